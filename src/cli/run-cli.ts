@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { EXIT_CODES } from '../errors/error-codes.ts';
+import { isGraphmemixError } from '../errors/graphmemix-error.ts';
+
+/**
+ * Runs the program and maps failures to exit codes: 2 for bad input or config, 69 for unavailable models,
+ * 74 for store failures, 70 for internal errors. With --json the error is printed as JSON on stderr.
+ */
+export async function runCli(program: Command, argv: string[]): Promise<void> {
+  program.exitOverride();
+  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    process.exitCode = reportError(error, argv.includes('--json'));
+  }
+}
+
+export function reportError(error: unknown, json: boolean): number {
+  const commanderCode = (error as { code?: string }).code;
+  if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
+    // help and version are not failures; usage mistakes are bad input.
+    if (commanderCode === 'commander.helpDisplayed' || commanderCode === 'commander.version') return 0;
+    if (commanderCode === 'commander.help') return 0;
+    return 2;
+  }
+  if (isGraphmemixError(error)) {
+    if (json) process.stderr.write(`${JSON.stringify({ error: error.toJSON() })}\n`);
+    else process.stderr.write(`error [${error.code}]: ${error.message}\n`);
+    return EXIT_CODES[error.code];
+  }
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  if (json) process.stderr.write(`${JSON.stringify({ error: { code: 'INTERNAL', message } })}\n`);
+  else process.stderr.write(`internal error: ${message}\n`);
+  return 70;
+}

@@ -1,0 +1,52 @@
+import type { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { ChatModel } from '../providers/model-spec.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { EvalQuestion } from '../types/question.ts';
+
+/** Import formats accepted by `graphmemix ingest --format` and the HTTP import route. */
+export type ImportFormat = 'unified' | 'bundle' | 'mem-gallery' | 'locomo' | 'm3exam' | 'photos' | 'mail';
+export const IMPORT_FORMATS: readonly ImportFormat[] = [
+  'unified',
+  'bundle',
+  'mem-gallery',
+  'locomo',
+  'm3exam',
+  'photos',
+  'mail',
+];
+
+/**
+ * What an importer yields, one item at a time, so huge sources stream and a bad record never stops the rest.
+ * Importers never write: every item goes through the one ingest path (src/digest/ingest.ts).
+ */
+export type ImportItem =
+  | { type: 'record'; record: MemoryRecord; source: SourcePosition }
+  | { type: 'question'; question: EvalQuestion; source: SourcePosition }
+  /** A record or question that could not be read; ingest reports it and continues. */
+  | { type: 'reject'; error: GraphmemixError; source: SourcePosition }
+  /** Non-fatal notes (dangling evidence ids, unreadable EXIF on an otherwise good photo). */
+  | { type: 'warning'; message: string; source: SourcePosition };
+
+export interface SourcePosition {
+  file: string;
+  line?: number;
+  /** Record id or dataset row id when known. */
+  recordId?: string;
+}
+
+export interface ImportOptions {
+  /** Put everything into this context (overrides ids from the source where the format has none). */
+  contextId?: string;
+  /** Vision model for captions (photos); absent offline. */
+  vision?: ChatModel;
+  /** Run OCR on images (photos importer). Default true. */
+  ocr?: boolean;
+  /** Largest text field accepted, in bytes. Default 1 MiB; larger records are rejected with TOO_LARGE. */
+  maxTextBytes?: number;
+}
+
+export interface Importer {
+  readonly format: ImportFormat;
+  /** `path` is one file or a directory searched recursively for this format's files. */
+  read(path: string, options: ImportOptions): AsyncIterable<ImportItem>;
+}

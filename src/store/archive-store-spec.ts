@@ -1,0 +1,113 @@
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { EvalQuestion } from '../types/question.ts';
+import type { MemoryEdge, RelationType } from '../types/relation.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+
+/**
+ * The storage port. Every backend (embedded SQLite, in-memory, a future server database) implements it
+ * and passes `test/store/store-conformance.ts`. Async so that networked backends fit without touching callers.
+ *
+ * Isolation rule: every method that reads rows takes a contextId and never returns another context's rows;
+ * lexical statistics (IDF, average length) are per context too.
+ */
+export interface ArchiveStore {
+  /** Bumped on incompatible changes of this interface. */
+  readonly specificationVersion: 'v1';
+  /** Backend name for traces and errors ('sqlite', 'memory'). */
+  readonly backend: string;
+
+  listContexts(): Promise<ContextInfo[]>;
+
+  /**
+   * Upserts records with their views in ONE transaction: either all land or none.
+   * A record whose contentHash is unchanged is left alone (idempotent re-import); a changed one replaces its
+   * views (and its vectors are dropped, to be recomputed).
+   */
+  writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome>;
+  getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined>;
+  /** Records in the order of `ids`; unknown ids are skipped. */
+  getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]>;
+  /** All records of a context in sequence order (paged for large contexts). */
+  listMemories(
+    contextId: string,
+    options?: { afterSequence?: number; limit?: number },
+  ): Promise<MemoryRecord[]>;
+  countMemories(contextId: string): Promise<number>;
+  /** Content hashes by id, to decide inserted/updated/unchanged before writing. */
+  getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>>;
+  /** Removes the record with its views, vectors and every edge touching it. Returns false when absent. */
+  deleteMemory(contextId: string, id: string): Promise<boolean>;
+
+  getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
+
+  /** Replaces every edge of the given relation types in the context (relations are recomputed per context). */
+  replaceEdges(
+    contextId: string,
+    types: readonly RelationType[],
+    edges: readonly MemoryEdge[],
+  ): Promise<void>;
+  /** Every edge touching any of the ids (both directions), each pair once. */
+  neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
+  countEdges(contextId: string): Promise<Record<RelationType, number>>;
+
+  /** Upserts evaluation questions by (contextId, id). */
+  putQuestions(questions: readonly EvalQuestion[]): Promise<number>;
+  listQuestions(contextId?: string): Promise<EvalQuestion[]>;
+
+  /** BM25 over the context's views; one hit per (memory, view). Statistics are per context. */
+  searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]>;
+
+  /** Dense vectors of views in a named embedding space (model id + dimensions). */
+  putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void>;
+  getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]>;
+  /** Cosine search; exact below a backend-defined size, approximate index above it (documented per backend). */
+  searchVectors(
+    contextId: string,
+    space: string,
+    query: Float32Array,
+    options: VectorSearchOptions,
+  ): Promise<ViewHit[]>;
+
+  /** Small JSON values: calibration, import progress, digest statistics. Global unless the key says otherwise. */
+  getMeta<T = unknown>(key: string): Promise<T | undefined>;
+  setMeta(key: string, value: unknown): Promise<void>;
+
+  integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
+  close(): Promise<void>;
+}
+
+export interface ContextInfo {
+  id: string;
+  memories: number;
+}
+
+export interface MemoryWrite {
+  record: MemoryRecord;
+  views: MemoryView[];
+  /** sha256 of the canonical record JSON; decides unchanged vs updated. */
+  contentHash: string;
+}
+
+export interface WriteOutcome {
+  inserted: string[];
+  updated: string[];
+  unchanged: string[];
+}
+
+export interface LexicalSearchOptions {
+  limit: number;
+  /** Restrict to these view kinds; all when absent. */
+  kinds?: readonly ViewKind[];
+}
+
+export interface VectorSearchOptions {
+  limit: number;
+  kinds?: readonly ViewKind[];
+}
+
+export interface VectorRow {
+  memoryId: string;
+  kind: ViewKind;
+  key: string;
+  vector: Float32Array;
+}

@@ -1,0 +1,4 @@
+export * from './memory-record.ts';
+export * from './question.ts';
+export * from './relation.ts';
+export * from './view.ts';
