@@ -1,0 +1,32 @@
+import type { RelationType } from '../types/relation.ts';
+
+/** One rejected record or question, with what to fix. */
+export interface IngestRejection {
+  code: string;
+  message: string;
+  file?: string;
+  line?: number;
+  recordId?: string;
+  field?: string;
+}
+
+/**
+ * What an ingest did. `--json` of `graphmemix ingest` prints the summary shape of the issue:
+ * {contexts, memories, assets, questions, edges{...}, rejected, seconds}.
+ */
+export interface IngestReport {
+  contexts: string[];
+  imported: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  rejected: IngestRejection[];
+  warnings: string[];
+  questions: number;
+  assets: number;
+  /** Edge counts per relation type over the touched contexts, after the relation rebuild. */
+  edges: Record<RelationType, number>;
+  seconds: number;
+  /** Seconds spent in each digest step (parse+views, write, relations, embeddings). */
+  stepSeconds: Record<string, number>;
+}

@@ -1,0 +1,145 @@
+import type { CandidateEdge, EdgeRole, ForestSolution, SolverParams } from '../core/candidate-graph.ts';
+import type { TokenUsage } from '../providers/model-spec.ts';
+import type { GeoLocation, MemoryKind } from '../types/memory-record.ts';
+import type { QuestionChoice, QuestionImage } from '../types/question.ts';
+import type { RelationType } from '../types/relation.ts';
+import type { ViewKind } from '../types/view.ts';
+
+/** A question as the pipeline receives it (the CLI/HTTP/MCP shells validate into this). */
+export interface QuestionInput {
+  prompt: string;
+  /** Dataset or caller instruction for the reader ("Answer in one word."). */
+  instruction?: string;
+  choices?: QuestionChoice[];
+  images?: QuestionImage[];
+  /** Question type when known (benchmarks); passed to the verifiers as a hint only. */
+  type?: string;
+}
+
+export interface RetrieveOptions {
+  /** Reader budget K. Default 10. */
+  k?: number;
+  /** Seeds L (24), candidate pool M (48), anchors (10), mutual-kNN expansion on/off. */
+  seeds?: number;
+  poolSize?: number;
+  anchors?: number;
+  solver?: Partial<Omit<SolverParams, 'k'>>;
+  /** Which verifiers: 'auto' = model-backed when a verifier model is configured, else offline. */
+  verifiers?: 'auto' | 'model' | 'offline' | 'none';
+  signal?: AbortSignal;
+}
+
+/** How a candidate entered the pool. */
+export type CandidateOrigin =
+  | { kind: 'seed'; rank: number; bestView: ViewKind; viewKey: string }
+  | { kind: 'expanded'; parentId: string; relationTypes: RelationType[]; strength: number };
+
+/** One of the M candidates, with every score the pipeline computed for it (the frozen pool). */
+export interface PoolCandidate {
+  memoryId: string;
+  /** 0-based pool position (retrieval order, then expansion order). */
+  position: number;
+  origin: CandidateOrigin;
+  /** s_i on the documented common scale (retrieval score; floor for unscored expanded candidates). */
+  retrievalScore: number;
+  /** Raw node verifier score 0..5 (0 when the verifier omitted it or did not run). */
+  verifierScore: number;
+  /** p_i = sigmoid(a*s + b*v + c). */
+  prize: number;
+  isAnchor: boolean;
+}
+
+/** One verified anchor-candidate edge as ECV judged it (kept or not), for inspection. */
+export interface VerifiedEdge extends CandidateEdge {
+  /** Whether it survived normalisation and role gating (positive role and s_inc > 0). */
+  kept: boolean;
+}
+
+export interface EvidenceItem {
+  /** 1-based reading rank. */
+  rank: number;
+  memoryId: string;
+  sourceId?: string;
+  kind: MemoryKind;
+  /** ISO timestamp (or date) of the memory. */
+  date?: string;
+  location?: GeoLocation;
+  speaker?: string;
+  /** Canonical text for the reader: text, then captions, then OCR capped at 320 chars. */
+  text: string;
+  /** Media for the reader (image uris; sampled frames for video). */
+  media: { kind: 'image' | 'video' | 'frame'; uri: string; caption?: string }[];
+  /** Index of its tree in `forest.trees`. */
+  tree: number;
+  /** Parent memory id in the tree and the relation joining them (absent for roots). */
+  parent?: { memoryId: string; relationTypes: RelationType[]; role: EdgeRole; weight: number };
+  prize: number;
+  retrievalScore: number;
+  verifierScore: number;
+}
+
+export type StageName = 'retrieve' | 'expand' | 'verify' | 'solve' | 'packet' | 'read';
+
+export interface ModelCallRecord {
+  stage: 'node_verifier' | 'edge_verifier' | 'caption' | 'reader' | 'embedding' | 'judge';
+  model: string;
+  attempts: number;
+  ok: boolean;
+  cached: boolean;
+  latencyMs: number;
+  usage: TokenUsage;
+  error?: string;
+}
+
+/**
+ * Flags make degradation visible: a caller can see that a verifier failed and prizes fell back to retrieval
+ * only, that no schema edge was eligible, that the pool was smaller than K, ...
+ */
+export type PipelineFlag =
+  | 'node_verifier_failed'
+  | 'edge_verifier_failed'
+  | 'node_verifier_offline'
+  | 'edge_verifier_offline'
+  | 'no_verifier'
+  | 'no_eligible_edges'
+  | 'empty_context'
+  | 'no_lexical_match'
+  | 'dense_retrieval_failed'
+  | 'question_caption_failed'
+  | 'reader_failed'
+  | 'pool_smaller_than_k';
+
+export interface PipelineTrace {
+  /** Milliseconds per stage. */
+  timings: Partial<Record<StageName, number>>;
+  totalMs: number;
+  modelCalls: ModelCallRecord[];
+  usage: TokenUsage;
+  flags: PipelineFlag[];
+  /** Names of the implementations used, e.g. { retriever: 'bm25+tfidf', nodeVerifier: 'lexical-support' }. */
+  components: Record<string, string>;
+  /** Prize calibration used: (a, b, c) and the key it was stored under. */
+  calibration: { a: number; b: number; c: number; key: string };
+}
+
+export interface RetrievalResult {
+  contextId: string;
+  question: QuestionInput;
+  /** Ordered evidence packet (at most K items, never empty when the context has memories). */
+  evidence: EvidenceItem[];
+  /** Text rendering of the packet for prompts. */
+  packetText: string;
+  /** The frozen candidate pool (M candidates) with all scores, in pool order. */
+  pool: PoolCandidate[];
+  /** Every ECV judgement (kept and dropped). */
+  verifiedEdges: VerifiedEdge[];
+  /** The solver's output, including its trace (initial set, swaps, dropped nodes, trees). */
+  forest: ForestSolution;
+  trace: PipelineTrace;
+}
+
+export interface AnswerResult extends RetrievalResult {
+  answer: string;
+  /** False when no reader model is configured or the reader failed (flagged); `answer` is then ''. */
+  answered: boolean;
+}
