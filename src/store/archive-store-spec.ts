@@ -79,6 +79,8 @@ export interface ArchiveStore {
 export interface ContextInfo {
   id: string;
   memories: number;
+  /** Highest record sequence in the context; absent when it has no memories. Ingest continues after it. */
+  maxSequence?: number;
 }
 
 export interface MemoryWrite {
@@ -95,6 +97,10 @@ export interface WriteOutcome {
 }
 
 export interface LexicalSearchOptions {
+  /**
+   * Hits per view kind: BM25 statistics are per (context, view kind), so raw scores of different kinds are
+   * not comparable and each kind gets its own top `limit` (see src/retrieval/bm25-index.ts).
+   */
   limit: number;
   /** Restrict to these view kinds; all when absent. */
   kinds?: readonly ViewKind[];

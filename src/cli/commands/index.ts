@@ -1,7 +1,16 @@
 import type { Command } from 'commander';
+import { registerIngestCommand } from './ingest-command.ts';
+import { registerMcpCommand } from './mcp-command.ts';
+import { registerServeCommand } from './serve-command.ts';
+import { registerViewCommand } from './view-command.ts';
 
 /**
  * Every CLI command lives in its own file exporting `register<Name>Command(program)`; add one line here.
  * Commands are thin: parse flags with the shared schema, call the public API, print text or --json.
  */
-export function registerCommands(_program: Command): void {}
+export function registerCommands(program: Command): void {
+  registerIngestCommand(program);
+  registerServeCommand(program);
+  registerMcpCommand(program);
+  registerViewCommand(program);
+}

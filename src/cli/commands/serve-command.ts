@@ -1,0 +1,93 @@
+import type { Command } from 'commander';
+import { parseInput } from '../../api-schemas/parse-input.ts';
+import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import type { RunningServer } from '../../server/start-server.ts';
+
+interface ServeFlags {
+  db: string;
+  port: string;
+  host: string;
+  open?: boolean;
+  config?: string;
+  maxBodyBytes?: string;
+  json?: boolean;
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS.')
+    .requiredOption('--db <file>', 'archive database file')
+    .option('--port <n>', 'port to listen on', '8787')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--open', 'open local mode: no API keys, binds 127.0.0.1 only')
+    .option('--config <file>', 'model config file (default: $GRAPHMEMIX_CONFIG or ./graphmemix.config.json)')
+    .option('--max-body-bytes <n>', 'largest accepted request body in bytes (default 16 MiB)')
+    .option('--json', 'print the listening address as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ GRAPHMEMIX_API_KEYS=secret graphmemix serve --db archive.db --port 8787
+  $ graphmemix serve --db archive.db --open
+  $ curl -s localhost:8787/v1/retrieve -H 'authorization: Bearer secret' \\
+      -d '{"user_id":"alice","question":"When is the design review?","k":10}'`,
+    )
+    .action(async (flags: ServeFlags) => {
+      const input = parseInput(listenFlagsSchema, {
+        db: flags.db,
+        port: flags.port,
+        host: flags.host,
+        open: flags.open === true,
+        max_body_bytes: flags.maxBodyBytes,
+      });
+      if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
+        throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
+      }
+      // Loaded on use: the CLI starts fast and other commands do not load the server stack.
+      const { mediaDirFor, openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+      const { apiKeysFromEnv, startServer } = await import('../../server/start-server.ts');
+      const graphmemix = await openShellGraphmemix({
+        db: input.db,
+        ...(flags.config ? { config: flags.config } : {}),
+      });
+      let server: RunningServer;
+      try {
+        server = await startServer({
+          graphmemix,
+          port: input.port,
+          host: input.host,
+          open: input.open === true,
+          apiKeys: apiKeysFromEnv(),
+          mediaDir: mediaDirFor(input.db),
+          ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
+        });
+      } catch (error) {
+        await graphmemix.close();
+        throw error;
+      }
+      if (flags.json)
+        process.stdout.write(`${JSON.stringify({ url: server.url, open: input.open === true })}\n`);
+      else
+        process.stdout.write(
+          `graphmemix API on ${server.url} (${input.open ? 'open local mode, no API keys' : 'bearer API keys required'}); viewer at ${server.url}/view?user_id=<id>&q=<question>\n`,
+        );
+      await untilSignal();
+      await server.close();
+      await graphmemix.close();
+    });
+}
+
+/** Resolves on SIGINT/SIGTERM so the store is closed cleanly (WAL checkpoint) before exit. */
+export function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}

@@ -1,0 +1,132 @@
+// `npm run demo`: the one-command tour. Builds the shipped example archive, ingests it offline into an
+// embedded store, asks the example questions, prints each evidence forest and writes the viewer page.
+// The LAST line printed is the path of that page (scripts and the demo test rely on it).
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openGraphmemix } from '../graphmemix.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import type { ImportFormat } from '../importers/importer-spec.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import { formatForestText } from '../viewer/format-forest-text.ts';
+import { renderViewerHtml, type ViewerQuestion } from '../viewer/render-viewer-html.ts';
+import { writeExampleArchive } from './example-archive.ts';
+
+export interface DemoResult {
+  outDir: string;
+  dbPath: string;
+  viewerPath: string;
+  seconds: number;
+}
+
+/**
+ * Runs the demo into `outDir` (a fresh temp dir by default). Offline by construction: no model set is
+ * passed, so verifiers and relations use their offline implementations whatever the environment says.
+ */
+export async function runDemo(
+  options: { outDir?: string; write?: (line: string) => void } = {},
+): Promise<DemoResult> {
+  const started = performance.now();
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const outDir = resolve(options.outDir ?? (await mkdtemp(join(tmpdir(), 'graphmemix-demo-'))));
+  const archive = await writeExampleArchive(join(outDir, 'example-archive'));
+  const dbPath = join(outDir, 'demo.db');
+  write(`graphmemix demo: example archive in ${join(outDir, 'example-archive')}`);
+
+  const graphmemix = await openGraphmemix({ db: dbPath });
+  const pages: ViewerQuestion[] = [];
+  try {
+    // All three sources land in the example person's one context.
+    await ingestAll(
+      graphmemix,
+      archive.contextId,
+      [
+        ['unified', archive.unifiedFile],
+        ['mail', archive.mailDir],
+        ['photos', archive.photosDir],
+      ],
+      write,
+    );
+
+    for (const [index, question] of archive.questions.entries()) {
+      const result = await graphmemix.retrieve(archive.contextId, question.prompt, { k: 8 });
+      write('');
+      write(`Q${index + 1}. ${question.prompt}`);
+      write(indent(formatForestText(result), '  '));
+      const expected = question.expectMemoryIds ?? [];
+      if (expected.length > 0) {
+        const found = expected.filter((id) => result.forest.order.includes(id)).length;
+        write(
+          `  expected evidence in the forest: ${found}/${expected.length}${question.answer ? ` (answer: ${question.answer})` : ''}`,
+        );
+      }
+      const records = new Map<string, MemoryRecord>();
+      const ids = result.pool.map((candidate) => candidate.memoryId);
+      for (const record of await graphmemix.store.getMemories(archive.contextId, ids))
+        records.set(record.id, record);
+      pages.push({
+        result,
+        records,
+        ...(question.expectMemoryIds ? { gold: question.expectMemoryIds } : {}),
+      });
+    }
+  } finally {
+    await graphmemix.close();
+  }
+
+  const viewerPath = join(outDir, 'demo-view.html');
+  await writeFile(
+    viewerPath,
+    renderViewerHtml(pages, { title: 'graphmemix demo: evidence forests', subtitle: `archive ${dbPath}` }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  write('');
+  write(
+    `done in ${seconds.toFixed(1)} s. Open the viewer page (candidate pool, verified edges, swaps, forests):`,
+  );
+  write(viewerPath);
+  return { outDir, dbPath, viewerPath, seconds };
+}
+
+async function ingestAll(
+  graphmemix: Graphmemix,
+  contextId: string,
+  sources: [ImportFormat, string][],
+  write: (line: string) => void,
+): Promise<void> {
+  for (const [format, path] of sources) {
+    const report = await graphmemix.ingest(path, { format, contextId });
+    const edges = Object.entries(report.edges)
+      .filter(([, count]) => count > 0)
+      .map(([type, count]) => `${type} ${count}`)
+      .join(', ');
+    write(
+      `ingested ${format.padEnd(7)} ${String(report.imported + report.updated + report.unchanged).padStart(3)} memories` +
+        `${report.rejected.length > 0 ? `, ${report.rejected.length} rejected` : ''} in ${report.seconds.toFixed(1)} s` +
+        `${edges ? ` (edges: ${edges})` : ''}`,
+    );
+    for (const rejection of report.rejected)
+      write(`  rejected ${rejection.recordId ?? rejection.file ?? ''}: ${rejection.message}`);
+  }
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({ options: { out: { type: 'string' } }, strict: true });
+  try {
+    await runDemo(values.out === undefined ? {} : { outDir: values.out });
+  } catch (error) {
+    process.stderr.write(
+      `demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  }
+}

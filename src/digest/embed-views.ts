@@ -1,0 +1,137 @@
+import type { EmbeddingModel } from '../providers/model-spec.ts';
+import type { ArchiveStore, VectorRow } from '../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { MemoryView } from '../types/view.ts';
+
+export interface EmbedViewsOptions {
+  /** Inputs per embedding request. Default 64. */
+  batchSize?: number;
+  signal?: AbortSignal;
+}
+
+export type EmbedViewsResult =
+  | {
+      ok: true;
+      /** Vector space name in the store: `embedding:${modelId}`. */
+      space: string;
+      /** One unit vector per record that has an embeddable view: the normalised mean of its view vectors. */
+      recordVectors: Map<string, Float32Array>;
+      embedded: number;
+      reused: number;
+    }
+  | { ok: false; space: string; warning: string; embedded: number; reused: number };
+
+/** View kinds whose text is embedded (paper 3.3: text and caption routes; OCR stays lexical). */
+export const EMBEDDED_VIEW_KINDS = ['text', 'caption'] as const;
+
+/**
+ * Digest-time embeddings: embeds the text and caption views of `records` with `model`, stores them with
+ * `store.putVectors` in space `embedding:${model.modelId}` and reuses vectors already stored for a view (the
+ * store drops a record's vectors when its content changes, so a stored vector is current). Each successful
+ * batch is stored at once, so a failure midway keeps the finished work for the next run.
+ *
+ * A model failure is an expected failure: the result is `{ok: false, warning}` and the caller degrades to
+ * the offline TF-IDF space.
+ */
+export async function embedViews(
+  store: ArchiveStore,
+  contextId: string,
+  records: readonly MemoryRecord[],
+  model: EmbeddingModel,
+  options: EmbedViewsOptions = {},
+): Promise<EmbedViewsResult> {
+  const space = `embedding:${model.modelId}`;
+  const views = await viewsOf(store, contextId, records);
+  const stored = new Map<string, Float32Array>();
+  for (const row of await store.getVectors(contextId, space)) stored.set(viewKey(row), row.vector);
+
+  const missing = views.filter((view) => !stored.has(viewKey(view)));
+  const reused = views.length - missing.length;
+  const batchSize = Math.max(1, options.batchSize ?? 64);
+  let embedded = 0;
+  for (let start = 0; start < missing.length; start += batchSize) {
+    const batch = missing.slice(start, start + batchSize);
+    let vectors: Float32Array[];
+    try {
+      const response = await model.embed(
+        batch.map((view) => ({ type: 'text', text: view.text })),
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+      vectors = response.vectors;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return {
+        ok: false,
+        space,
+        warning: `embedding model ${model.modelId} failed (${reason}); semantic_knn uses the offline tfidf space`,
+        embedded,
+        reused,
+      };
+    }
+    if (vectors.length !== batch.length) {
+      return {
+        ok: false,
+        space,
+        warning: `embedding model ${model.modelId} returned ${vectors.length} vectors for ${batch.length} inputs; semantic_knn uses the offline tfidf space`,
+        embedded,
+        reused,
+      };
+    }
+    const rows: VectorRow[] = batch.map((view, i) => ({
+      memoryId: view.memoryId,
+      kind: view.kind,
+      key: view.key,
+      vector: vectors[i]!,
+    }));
+    await store.putVectors(contextId, space, rows);
+    for (const row of rows) stored.set(viewKey(row), row.vector);
+    embedded += rows.length;
+  }
+
+  const sums = new Map<string, Float32Array>();
+  for (const view of views) {
+    const vector = stored.get(viewKey(view));
+    if (!vector) continue;
+    const unit = unitVector(vector);
+    if (!unit) continue;
+    const sum = sums.get(view.memoryId);
+    if (!sum) sums.set(view.memoryId, unit);
+    else for (let d = 0; d < Math.min(sum.length, unit.length); d++) sum[d] = sum[d]! + unit[d]!;
+  }
+  const recordVectors = new Map<string, Float32Array>();
+  for (const record of records) {
+    const sum = sums.get(record.id);
+    const unit = sum && unitVector(sum);
+    if (unit) recordVectors.set(record.id, unit);
+  }
+  return { ok: true, space, recordVectors, embedded, reused };
+}
+
+async function viewsOf(
+  store: ArchiveStore,
+  contextId: string,
+  records: readonly MemoryRecord[],
+): Promise<MemoryView[]> {
+  const kinds = new Set<string>(EMBEDDED_VIEW_KINDS);
+  const out: MemoryView[] = [];
+  for (let start = 0; start < records.length; start += 1000) {
+    const ids = records.slice(start, start + 1000).map((record) => record.id);
+    for (const view of await store.getViews(contextId, ids)) {
+      if (kinds.has(view.kind) && view.text.trim() !== '') out.push(view);
+    }
+  }
+  return out;
+}
+
+function viewKey(view: { memoryId: string; kind: string; key: string }): string {
+  return `${view.memoryId}\u0000${view.kind}\u0000${view.key}`;
+}
+
+/** A fresh L2-normalised copy, or undefined for a zero or non-finite vector. */
+function unitVector(vector: Float32Array): Float32Array | undefined {
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  if (!(norm > 0) || !Number.isFinite(norm)) return undefined;
+  const scale = 1 / Math.sqrt(norm);
+  return vector.map((value) => value * scale);
+}

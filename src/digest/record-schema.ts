@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { MEMORY_KINDS, type MediaAsset, type MemoryKind, type MemoryRecord } from '../types/memory-record.ts';
+
+/**
+ * The record as users write it (unified archive format, `addMemories`, HTTP/MCP bodies): camelCase
+ * `MemoryRecord` fields with `id` required and everything else optional. One schema for every boundary;
+ * the JSON Schema of the unified format is generated from it (`z.toJSONSchema(memoryRecordInputSchema)`).
+ *
+ * Objects are strict: an unknown key is almost always a typo ("timestmap"), and silently dropping it would
+ * lose data. Source-specific extras belong in `metadata`.
+ */
+
+/** ISO 8601 calendar date, optionally with time (minutes, seconds, fraction) and an offset (Z, +02:00, +0200). */
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+export const isoTimestampSchema = z
+  .string()
+  .regex(ISO_8601, 'expected an ISO 8601 date or date-time, e.g. 2024-06-03 or 2024-06-03T14:05:00Z')
+  .refine(isCalendarValid, 'not a real calendar date or time');
+
+const nonEmptyString = z.string().min(1);
+
+export const geoLocationSchema = z.strictObject({
+  name: z.string().optional(),
+  lat: z.number().min(-90).max(90).optional(),
+  lon: z.number().min(-180).max(180).optional(),
+});
+
+export const derivedFieldsSchema = z.strictObject({
+  captions: z.array(z.string()).optional(),
+  ocr: z.string().optional(),
+  summary: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+});
+
+export const exifDataSchema = z.strictObject({
+  takenAt: isoTimestampSchema.optional(),
+  lat: z.number().min(-90).max(90).optional(),
+  lon: z.number().min(-180).max(180).optional(),
+  make: z.string().optional(),
+  model: z.string().optional(),
+});
+
+export const mediaAssetInputSchema = z.strictObject({
+  /** Unique within the record; defaults to `asset-<index>` when absent. */
+  id: nonEmptyString.optional(),
+  kind: z.enum(['image', 'video', 'audio', 'document']),
+  uri: nonEmptyString.optional(),
+  mime: z.string().optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/i, 'expected a sha256 hex digest')
+    .optional(),
+  derived: derivedFieldsSchema.optional(),
+  exif: exifDataSchema.optional(),
+  frames: z.array(nonEmptyString).optional(),
+});
+
+export const memoryRecordInputSchema = z.strictObject({
+  id: nonEmptyString,
+  /** Accepted so exported records round-trip; the caller's context always wins (see toMemoryRecord). */
+  contextId: z.string().optional(),
+  kind: z.enum(MEMORY_KINDS as [MemoryKind, ...MemoryKind[]]).optional(),
+  sequence: z.number().int().nonnegative().optional(),
+  sessionId: z.string().optional(),
+  roundId: z.string().optional(),
+  sourceId: z.string().optional(),
+  role: z.string().optional(),
+  speaker: z.string().optional(),
+  timestamp: isoTimestampSchema.optional(),
+  location: geoLocationSchema.optional(),
+  text: z.string().optional(),
+  assets: z.array(mediaAssetInputSchema).optional(),
+  derived: derivedFieldsSchema.optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;
+
+export type ToMemoryRecordResult =
+  | { ok: true; record: MemoryRecord }
+  | { ok: false; field: string; message: string };
+
+/**
+ * Validates one user-written record and fills the defaults:
+ * - `contextId` is always `defaults.contextId` (the caller decides the archive; a record cannot move itself);
+ * - `sequence` is `defaults.sequence` when absent;
+ * - `kind` when absent: 'message' if the record has a role or speaker, else 'photo'/'video' for a record with
+ *   no text whose first asset is an image/video, else 'note';
+ * - `text` '' and `assets` [] when absent; asset ids `asset-<index>` when absent.
+ * A record needs some content: non-empty text or at least one asset.
+ * On failure names the first failing field as a dotted path ("assets.0.kind").
+ */
+export function toMemoryRecord(
+  input: unknown,
+  defaults: { contextId: string; sequence: number },
+): ToMemoryRecordResult {
+  const parsed = memoryRecordInputSchema.safeParse(input);
+  if (!parsed.success) return firstIssue(parsed.error);
+  const value = parsed.data;
+
+  const text = value.text ?? '';
+  const assets: MediaAsset[] = [];
+  const seenAssetIds = new Set<string>();
+  for (const [index, asset] of (value.assets ?? []).entries()) {
+    const id = asset.id ?? `asset-${index}`;
+    if (seenAssetIds.has(id)) {
+      return {
+        ok: false,
+        field: `assets.${index}.id`,
+        message: `asset id "${id}" appears twice in the record`,
+      };
+    }
+    seenAssetIds.add(id);
+    assets.push(stripUndefined({ ...asset, id }) as MediaAsset);
+  }
+  if (text.trim() === '' && assets.length === 0) {
+    return {
+      ok: false,
+      field: 'text',
+      message: 'record has no content: give non-empty text or at least one asset',
+    };
+  }
+
+  const { contextId: _ignored, kind, sequence, assets: _assets, text: _text, ...rest } = value;
+  const record = stripUndefined({
+    ...rest,
+    id: value.id,
+    contextId: defaults.contextId,
+    kind: kind ?? defaultKind(value, text, assets),
+    sequence: sequence ?? defaults.sequence,
+    text,
+    assets,
+  }) as MemoryRecord;
+  return { ok: true, record };
+}
+
+/** Zod issue -> dotted field path; unknown keys are named themselves. */
+function firstIssue(error: z.ZodError): { ok: false; field: string; message: string } {
+  const issue = error.issues[0];
+  if (!issue) return { ok: false, field: '', message: 'invalid record' };
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    return { ok: false, field: [...path, key].join('.'), message: `unknown field "${key}"` };
+  }
+  return { ok: false, field: path.join('.'), message: issue.message };
+}
+
+function defaultKind(value: MemoryRecordInputParsed, text: string, assets: MediaAsset[]): MemoryKind {
+  if (value.role !== undefined || value.speaker !== undefined) return 'message';
+  const first = assets[0];
+  if (text.trim() === '' && first) {
+    if (first.kind === 'image') return 'photo';
+    if (first.kind === 'video') return 'video';
+  }
+  return 'note';
+}
+
+function isCalendarValid(value: string): boolean {
+  const match = ISO_8601.exec(value);
+  if (!match) return false;
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day > daysInMonth) return false;
+  if (match[4] !== undefined && (Number(match[4]) > 23 || Number(match[5]) > 59)) return false;
+  if (match[6] !== undefined && Number(match[6]) > 60) return false;
+  return true;
+}
+
+/** exactOptionalPropertyTypes: optional fields are absent, never `undefined`. */
+function stripUndefined<T extends Record<string, unknown>>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) if (entry !== undefined) out[key] = entry;
+  return out as T;
+}

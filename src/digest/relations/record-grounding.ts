@@ -1,0 +1,111 @@
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import { haversineKm } from './haversine-km.ts';
+import { contentTokens, emailFacts } from './email-facts.ts';
+import { type MediaCapture, mediaCapture } from './media-capture.ts';
+import { orderedPair, type RecordPair } from './record-pair.ts';
+
+/** Constants of the `record_grounding` rule (documented on `recordGroundingPairs`). */
+export const RECORD_GROUNDING_RULE = {
+  maxKm: 5,
+  minSharedTokens: 2,
+  maxMediaPerEmail: 20,
+} as const;
+
+/**
+ * `record_grounding`: an email (kind 'email') and a media memory (`mediaCapture`) captured on a calendar day
+ * the email states (`extractDates`, relative words anchored to the sent date), when also
+ * - location agrees: every content token of one comma-separated part of the media's place name appears in
+ *   the email ("Alfama, Lisbon" matches a mail saying "lisbon"), or the email's own location name matches
+ *   that way, or both have coordinates within 5 km; or
+ * - content agrees: at least 2 distinct content tokens (shared tokenizer, no numbers or calendar words,
+ *   3+ characters) shared by the email and the media's text, captions, OCR, summary and tags.
+ * At most 20 media per email are linked, most shared tokens first (then location match, then id), so a
+ * day with hundreds of photos cannot flood one email.
+ */
+export function recordGroundingPairs(records: readonly MemoryRecord[]): RecordPair[] {
+  const mediaByDay = new Map<string, Array<{ capture: MediaCapture; record: MemoryRecord }>>();
+  for (const record of records) {
+    if (record.kind === 'email') continue;
+    const capture = mediaCapture(record);
+    if (!capture) continue;
+    const list = mediaByDay.get(capture.day);
+    if (list) list.push({ capture, record });
+    else mediaByDay.set(capture.day, [{ capture, record }]);
+  }
+  if (mediaByDay.size === 0) return [];
+
+  const mediaTokens = new Map<string, Set<string>>();
+  const tokensOf = (record: MemoryRecord): Set<string> => {
+    let tokens = mediaTokens.get(record.id);
+    if (!tokens) {
+      tokens = contentTokens(mediaText(record));
+      mediaTokens.set(record.id, tokens);
+    }
+    return tokens;
+  };
+
+  const out: RecordPair[] = [];
+  for (const record of records) {
+    if (record.kind !== 'email') continue;
+    const email = emailFacts(record);
+    const matches: Array<{ id: string; shared: number; located: boolean }> = [];
+    const seen = new Set<string>();
+    for (const day of email.statedDates) {
+      for (const { capture, record: media } of mediaByDay.get(day) ?? []) {
+        if (seen.has(media.id)) continue;
+        seen.add(media.id);
+        const shared = countShared(email.tokens, tokensOf(media));
+        const located = locationAgrees(record, email.tokens, capture);
+        if (located || shared >= RECORD_GROUNDING_RULE.minSharedTokens) {
+          matches.push({ id: media.id, shared, located });
+        }
+      }
+    }
+    matches.sort(
+      (x, y) =>
+        y.shared - x.shared || Number(y.located) - Number(x.located) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+    );
+    for (const match of matches.slice(0, RECORD_GROUNDING_RULE.maxMediaPerEmail)) {
+      out.push(orderedPair(record.id, match.id));
+    }
+  }
+  return out;
+}
+
+function locationAgrees(email: MemoryRecord, emailTokens: Set<string>, capture: MediaCapture): boolean {
+  const place = capture.placeName;
+  if (place && placeMentioned(place, emailTokens)) return true;
+  const emailPlace = email.location?.name;
+  if (place && emailPlace && placeMentioned(emailPlace, contentTokens(place))) return true;
+  const { lat, lon } = email.location ?? {};
+  if (lat === undefined || lon === undefined || capture.lat === undefined || capture.lon === undefined) {
+    return false;
+  }
+  return haversineKm(lat, lon, capture.lat, capture.lon) <= RECORD_GROUNDING_RULE.maxKm;
+}
+
+/** True when every token of at least one comma/semicolon-separated part of `place` is in `tokens`. */
+function placeMentioned(place: string, tokens: Set<string>): boolean {
+  return place.split(/[,;/|]/).some((part) => {
+    const partTokens = contentTokens(part);
+    if (partTokens.size === 0) return false;
+    for (const token of partTokens) if (!tokens.has(token)) return false;
+    return true;
+  });
+}
+
+function countShared(x: Set<string>, y: Set<string>): number {
+  const [small, large] = x.size <= y.size ? [x, y] : [y, x];
+  let shared = 0;
+  for (const token of small) if (large.has(token)) shared++;
+  return shared;
+}
+
+function mediaText(record: MemoryRecord): string {
+  const parts = [record.text];
+  for (const derived of [record.derived, ...record.assets.map((asset) => asset.derived)]) {
+    if (!derived) continue;
+    parts.push(...(derived.captions ?? []), derived.ocr ?? '', derived.summary ?? '', ...(derived.tags ?? []));
+  }
+  return parts.join('\n');
+}

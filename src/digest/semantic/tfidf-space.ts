@@ -1,0 +1,190 @@
+import { tokenize } from '../../retrieval/tokenize.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import { semanticText } from './semantic-text.ts';
+
+/** A sparse vector: term ids ascending, with their weights. */
+export interface SparseVector {
+  terms: Uint32Array;
+  weights: Float32Array;
+}
+
+/** One document of a TF-IDF space. */
+export interface TfidfDocument {
+  id: string;
+  text: string;
+}
+
+/**
+ * The offline semantic space of one context: TF-IDF over the shared tokenizer's tokens (the same terms BM25
+ * uses). Weights: sublinear tf (1 + ln tf) times smoothed idf (ln((1 + N) / (1 + df)) + 1, so a term in every
+ * document still counts a little), each document L2-normalised, so a dot product is a cosine. IDF is per
+ * context (isolation). Named for what it is: this is lexical similarity, not a learned embedding.
+ *
+ * Storage is CSR (one flat array of term ids and one of weights, with a start offset per document), which
+ * keeps 100k documents in a few tens of MB and makes the kNN loops allocation-free.
+ */
+export class TfidfSpace {
+  readonly name = 'tfidf';
+  readonly ids: readonly string[];
+  readonly vocabulary: ReadonlyMap<string, number>;
+  /** Document frequency per term id. */
+  readonly df: Uint32Array;
+  readonly idf: Float64Array;
+  /** Document d owns entries docStart[d] .. docStart[d + 1] - 1 of docTerm / docWeight. */
+  readonly docStart: Uint32Array;
+  readonly docTerm: Uint32Array;
+  readonly docWeight: Float32Array;
+  private postings: { start: Uint32Array; doc: Uint32Array; weight: Float32Array } | undefined;
+
+  constructor(documents: readonly TfidfDocument[]) {
+    const vocabulary = new Map<string, number>();
+    const docTermIds: Uint32Array[] = [];
+    let dfList: number[] = [];
+    for (const document of documents) {
+      const tokens = tokenize(document.text);
+      const ids = new Uint32Array(tokens.length);
+      for (let t = 0; t < tokens.length; t++) {
+        const token = tokens[t]!;
+        let id = vocabulary.get(token);
+        if (id === undefined) {
+          id = vocabulary.size;
+          vocabulary.set(token, id);
+          dfList.push(0);
+        }
+        ids[t] = id;
+      }
+      ids.sort();
+      for (let t = 0; t < ids.length; t++) if (t === 0 || ids[t] !== ids[t - 1]) dfList[ids[t]!]!++;
+      docTermIds.push(ids);
+    }
+    const n = documents.length;
+    this.ids = documents.map((document) => document.id);
+    this.vocabulary = vocabulary;
+    this.df = Uint32Array.from(dfList);
+    dfList = [];
+    this.idf = new Float64Array(this.df.length);
+    for (let t = 0; t < this.df.length; t++) this.idf[t] = Math.log((1 + n) / (1 + this.df[t]!)) + 1;
+
+    let entries = 0;
+    for (const ids of docTermIds) entries += distinctCount(ids);
+    this.docStart = new Uint32Array(n + 1);
+    this.docTerm = new Uint32Array(entries);
+    this.docWeight = new Float32Array(entries);
+    let at = 0;
+    for (let d = 0; d < n; d++) {
+      this.docStart[d] = at;
+      const ids = docTermIds[d]!;
+      const begin = at;
+      let norm = 0;
+      for (let t = 0; t < ids.length; ) {
+        const term = ids[t]!;
+        let run = 1;
+        while (t + run < ids.length && ids[t + run] === term) run++;
+        const weight = (1 + Math.log(run)) * this.idf[term]!;
+        this.docTerm[at] = term;
+        this.docWeight[at] = weight;
+        norm += weight * weight;
+        at++;
+        t += run;
+      }
+      const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+      for (let e = begin; e < at; e++) this.docWeight[e] = this.docWeight[e]! * scale;
+    }
+    this.docStart[n] = at;
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** The stored vector of document `index` (a view, not a copy). */
+  vector(index: number): SparseVector {
+    const start = this.docStart[index]!;
+    const end = this.docStart[index + 1]!;
+    return { terms: this.docTerm.subarray(start, end), weights: this.docWeight.subarray(start, end) };
+  }
+
+  /** A query in this space: same tokenizer and idf; terms unknown to the context are dropped. */
+  queryVector(text: string): SparseVector {
+    const counts = new Map<number, number>();
+    for (const token of tokenize(text)) {
+      const id = this.vocabulary.get(token);
+      if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    const terms = Uint32Array.from([...counts.keys()].sort((x, y) => x - y));
+    const weights = new Float32Array(terms.length);
+    let norm = 0;
+    terms.forEach((term, i) => {
+      const weight = (1 + Math.log(counts.get(term)!)) * this.idf[term]!;
+      weights[i] = weight;
+      norm += weight * weight;
+    });
+    const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! * scale;
+    return { terms, weights };
+  }
+
+  /** Cosine search of a query string over the context's documents (exact, via the inverted index). */
+  search(text: string, limit: number): Array<{ id: string; score: number }> {
+    const query = this.queryVector(text);
+    const postings = this.invertedIndex();
+    const scores = new Map<number, number>();
+    for (let q = 0; q < query.terms.length; q++) {
+      const term = query.terms[q]!;
+      const weight = query.weights[q]!;
+      for (let p = postings.start[term]!; p < postings.start[term + 1]!; p++) {
+        const doc = postings.doc[p]!;
+        scores.set(doc, (scores.get(doc) ?? 0) + weight * postings.weight[p]!);
+      }
+    }
+    return [...scores]
+      .sort((x, y) => y[1] - x[1] || x[0] - y[0])
+      .slice(0, limit)
+      .map(([doc, score]) => ({ id: this.ids[doc]!, score }));
+  }
+
+  /** Postings of every term (doc ascending), built on first use. */
+  invertedIndex(): { start: Uint32Array; doc: Uint32Array; weight: Float32Array } {
+    if (this.postings) return this.postings;
+    const start = new Uint32Array(this.df.length + 1);
+    for (let t = 0; t < this.df.length; t++) start[t + 1] = start[t]! + this.df[t]!;
+    const fill = start.slice(0, this.df.length);
+    const doc = new Uint32Array(this.docTerm.length);
+    const weight = new Float32Array(this.docTerm.length);
+    for (let d = 0; d < this.size; d++) {
+      for (let e = this.docStart[d]!; e < this.docStart[d + 1]!; e++) {
+        const slot = fill[this.docTerm[e]!]!++;
+        doc[slot] = d;
+        weight[slot] = this.docWeight[e]!;
+      }
+    }
+    this.postings = { start, doc, weight };
+    return this.postings;
+  }
+}
+
+/** TF-IDF space over records (text, captions, OCR: `semanticText`), in the given order. */
+export function buildTfidfSpace(records: readonly MemoryRecord[]): TfidfSpace {
+  return new TfidfSpace(records.map((record) => ({ id: record.id, text: semanticText(record) })));
+}
+
+/** Dot product of two sparse vectors (cosine when both are L2-normalised). */
+export function sparseDot(x: SparseVector, y: SparseVector): number {
+  let sum = 0;
+  let i = 0;
+  let j = 0;
+  while (i < x.terms.length && j < y.terms.length) {
+    const a = x.terms[i]!;
+    const b = y.terms[j]!;
+    if (a === b) sum += x.weights[i++]! * y.weights[j++]!;
+    else if (a < b) i++;
+    else j++;
+  }
+  return sum;
+}
+
+function distinctCount(sorted: Uint32Array): number {
+  let count = 0;
+  for (let t = 0; t < sorted.length; t++) if (t === 0 || sorted[t] !== sorted[t - 1]) count++;
+  return count;
+}

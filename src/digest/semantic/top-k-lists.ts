@@ -1,0 +1,102 @@
+/** One mutual-kNN pair by document index (a < b), with the mean of the two directed cosines. */
+export interface KnnPair {
+  a: number;
+  b: number;
+  similarity: number;
+}
+
+/**
+ * Bounded nearest-neighbour lists for n items: each keeps its k best (score desc, then index asc, so ties
+ * resolve the same way on every run). Flat typed arrays: no per-item allocation for 100k items.
+ */
+export class TopKLists {
+  readonly k: number;
+  private readonly neighbour: Int32Array;
+  private readonly score: Float64Array;
+  private readonly count: Uint16Array;
+  /** Entry score per item (0 until full, then the k-th score): one read decides most offers. */
+  private readonly kth: Float64Array;
+
+  constructor(n: number, k: number) {
+    this.k = k;
+    this.neighbour = new Int32Array(n * k);
+    this.score = new Float64Array(n * k);
+    this.count = new Uint16Array(n);
+    this.kth = new Float64Array(n);
+  }
+
+  /** Offers `other` with `score` to the list of `item`; scores <= 0 are never neighbours. */
+  offer(item: number, other: number, score: number): void {
+    if (!(score > 0) || score < this.kth[item]!) return;
+    const base = item * this.k;
+    let size = this.count[item]!;
+    if (size === this.k) {
+      const lastScore = this.score[base + size - 1]!;
+      if (score < lastScore || (score === lastScore && other > this.neighbour[base + size - 1]!)) return;
+      size--;
+    } else {
+      this.count[item] = size + 1;
+    }
+    let at = base + size;
+    while (at > base) {
+      const prevScore = this.score[at - 1]!;
+      if (prevScore > score || (prevScore === score && this.neighbour[at - 1]! < other)) break;
+      this.score[at] = prevScore;
+      this.neighbour[at] = this.neighbour[at - 1]!;
+      at--;
+    }
+    this.score[at] = score;
+    this.neighbour[at] = other;
+    if (this.count[item] === this.k) this.kth[item] = this.score[base + this.k - 1]!;
+  }
+
+  /** The score a newcomer must reach to enter `item`'s list: 0 until it is full, then its k-th score. */
+  threshold(item: number): number {
+    return this.kth[item]!;
+  }
+
+  /** Neighbours of `item`, best first. */
+  neighbours(item: number): Array<{ index: number; score: number }> {
+    const base = item * this.k;
+    const out: Array<{ index: number; score: number }> = [];
+    for (let r = 0; r < this.count[item]!; r++) {
+      out.push({ index: this.neighbour[base + r]!, score: this.score[base + r]! });
+    }
+    return out;
+  }
+
+  /** The directed score of `other` in `item`'s list, or undefined when it is not there. */
+  scoreOf(item: number, other: number): number | undefined {
+    const base = item * this.k;
+    for (let r = 0; r < this.count[item]!; r++) {
+      if (this.neighbour[base + r] === other) return this.score[base + r];
+    }
+    return undefined;
+  }
+
+  /**
+   * Mutual pairs: i in top-k of j and j in top-k of i. similarity = mean of the two directed scores (equal
+   * for a symmetric cosine; the definition is kept so an asymmetric score would still be handled).
+   */
+  mutualPairs(): KnnPair[] {
+    const pairs: KnnPair[] = [];
+    for (let i = 0; i < this.count.length; i++) {
+      const base = i * this.k;
+      for (let r = 0; r < this.count[i]!; r++) {
+        const j = this.neighbour[base + r]!;
+        if (j <= i) continue;
+        const back = this.scoreOf(j, i);
+        if (back !== undefined) pairs.push({ a: i, b: j, similarity: (this.score[base + r]! + back) / 2 });
+      }
+    }
+    return pairs;
+  }
+}
+
+/**
+ * Rounds a cosine to 1e-9 before ranking, so sums taken in a different order (inverted index vs brute
+ * force) rank ties the same way.
+ */
+export function rankableScore(value: number): number {
+  return Math.round(value * 1e9) / 1e9;
+}

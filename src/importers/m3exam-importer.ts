@@ -1,0 +1,258 @@
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import type { DerivedFields, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
+import type { EvalQuestion, QuestionChoice } from '../types/question.ts';
+import { parseEvidenceRefs } from './evidence-refs.ts';
+import { findFiles } from './find-files.ts';
+import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
+import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
+import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
+import { isReadableFile, MissingMediaLog, referencedAsset } from './media-files.ts';
+
+/**
+ * M3Exam persona folders (`<Persona>/sessions.json` + `question.json` + `images/`):
+ * - context id = the folder name (or `options.contextId`); ids below are prefixed with it;
+ * - per round `<ctx>:<round>:user` and `<ctx>:<round>:assistant`, roundId "D1:1" (same_round), sessionId,
+ *   timestamp = the session date; `is_followup` / `followup_of` kept in metadata;
+ * - the round's `img_file` images are assets of the user memory: absolute uri into `images/`, MIME, sha256,
+ *   asset id = file stem ("img_60", which is also how `fm` answers name images);
+ * - `img_description`: a list with one entry per image becomes each asset's caption; a single string (or a
+ *   list whose length does not match) describes the round's images together, so it goes to the user
+ *   memory's `derived.captions` instead of being pinned to one arbitrary image;
+ * - questions `<ctx>:q<index>`: type, answer.text = label, alternatives = the accepted answers, gold =
+ *   supporting_facts ("D12:4", "D2:7,D2:9") expanded to both memories of each round; `fj` questions get
+ *   their "(A) ..." options parsed into choices and `choiceIds` = [label].
+ */
+export function createM3examImporter(): Importer {
+  return { format: 'm3exam', read: readM3exam };
+}
+
+async function* readM3exam(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+  const files = await findFiles(path, (name) => name === 'sessions.json');
+  const sequences = new SequenceCounter();
+  for (const file of files) yield* readPersona(file, options, sequences);
+}
+
+async function* readPersona(
+  sessionsFile: string,
+  options: ImportOptions,
+  sequences: SequenceCounter,
+): AsyncGenerator<ImportItem> {
+  const directory = dirname(sessionsFile);
+  const prefix = basename(directory);
+  const contextId = options.contextId ?? prefix;
+  const sessions = await readJson(sessionsFile);
+  if (!sessions.ok) {
+    yield rejectItem(sessionsFile, 'INVALID_INPUT', sessions.message);
+    return;
+  }
+  if (!Array.isArray(sessions.value)) {
+    yield rejectItem(sessionsFile, 'INVALID_INPUT', 'expected a list of sessions');
+    return;
+  }
+  const imageDirectory = join(directory, 'images');
+  const baseDirectory = (await isDirectory(imageDirectory)) ? imageDirectory : directory;
+  const missing = new MissingMediaLog();
+  const rounds = new Set<string>();
+
+  for (const [sessionIndex, session] of sessions.value.entries()) {
+    const sessionField = String(sessionIndex);
+    if (!isJsonObject(session) || !Array.isArray(session.dialogues)) {
+      yield rejectItem(sessionsFile, 'INVALID_INPUT', 'session without a dialogues list', {
+        field: `${sessionField}.dialogues`,
+      });
+      continue;
+    }
+    const sessionId = asText(session.session_id) ?? `D${sessionIndex + 1}`;
+    const date = asText(session.date);
+    const timestamp = date !== undefined && /^\d{4}-\d{2}-\d{2}/.test(date) ? date : undefined;
+    if (date !== undefined && timestamp === undefined) {
+      yield warningItem(sessionsFile, `"${date}" is not an ISO date; session ${sessionId} has no timestamp`, {
+        field: `${sessionField}.date`,
+      });
+    }
+    for (const [roundIndex, round] of session.dialogues.entries()) {
+      const field = `${sessionField}.dialogues.${roundIndex}`;
+      const roundId = isJsonObject(round) ? asText(round.round) : undefined;
+      if (!isJsonObject(round) || roundId === undefined) {
+        yield rejectItem(sessionsFile, 'INVALID_INPUT', 'round without a round id', {
+          field: `${field}.round`,
+        });
+        continue;
+      }
+      if (rounds.has(roundId)) {
+        yield rejectItem(sessionsFile, 'DUPLICATE_ID', `round ${roundId} appears twice`, {
+          field: `${field}.round`,
+          recordId: roundId,
+        });
+        continue;
+      }
+      rounds.add(roundId);
+      const { assets, roundCaptions } = await roundImages(round, baseDirectory, missing);
+      const shared = compact({
+        contextId,
+        kind: 'message' as const,
+        sessionId,
+        roundId,
+        sourceId: basename(sessionsFile),
+        timestamp,
+      });
+      const metadata = compact({
+        isFollowup: round.is_followup ?? undefined,
+        followupOf: round.followup_of ?? undefined,
+      });
+      const hasMetadata = Object.keys(metadata).length > 0;
+      const user: MemoryRecord = compact({
+        ...shared,
+        id: `${prefix}:${roundId}:user`,
+        sequence: sequences.next(contextId),
+        role: 'user',
+        text: asText(round.user) ?? '',
+        assets,
+        derived: roundCaptions.length > 0 ? ({ captions: roundCaptions } satisfies DerivedFields) : undefined,
+        metadata: hasMetadata ? metadata : undefined,
+      });
+      const assistant: MemoryRecord = compact({
+        ...shared,
+        id: `${prefix}:${roundId}:assistant`,
+        sequence: sequences.next(contextId),
+        role: 'assistant',
+        text: asText(round.assistant) ?? '',
+        assets: [],
+        metadata: hasMetadata ? metadata : undefined,
+      });
+      yield { type: 'record', record: user, source: sourceAt(sessionsFile, { recordId: user.id }) };
+      yield { type: 'record', record: assistant, source: sourceAt(sessionsFile, { recordId: assistant.id }) };
+    }
+  }
+
+  const note = missing.message(baseDirectory);
+  if (note) yield warningItem(sessionsFile, note);
+  yield* readQuestions(directory, { prefix, contextId, rounds });
+}
+
+async function* readQuestions(
+  directory: string,
+  at: { prefix: string; contextId: string; rounds: Set<string> },
+): AsyncGenerator<ImportItem> {
+  const file = join(directory, 'question.json');
+  if (!(await isReadableFile(file))) return;
+  const questions = await readJson(file);
+  if (!questions.ok || !Array.isArray(questions.value)) {
+    yield rejectItem(
+      file,
+      'INVALID_INPUT',
+      questions.ok ? 'expected a list of questions' : questions.message,
+    );
+    return;
+  }
+  for (const [index, raw] of questions.value.entries()) {
+    const id = `${at.prefix}:q${index}`;
+    const place: ItemPlace = { recordId: id, field: String(index) };
+    const text = isJsonObject(raw) ? asText(raw.question) : undefined;
+    if (!isJsonObject(raw) || text === undefined || text.trim() === '') {
+      yield rejectItem(file, 'INVALID_INPUT', 'question without question text', {
+        ...place,
+        field: `${index}.question`,
+      });
+      continue;
+    }
+    const refs = parseEvidenceRefs(raw.supporting_facts);
+    const known = refs.ids.filter((round) => at.rounds.has(round));
+    const unresolved = [...refs.invalid, ...refs.ids.filter((round) => !at.rounds.has(round))];
+    if (unresolved.length > 0) {
+      yield warningItem(file, `unresolved evidence ${unresolved.join(', ')}`, {
+        ...place,
+        field: `${index}.supporting_facts`,
+      });
+    }
+    const type = asText(raw.type);
+    const accepted = asTextList(raw.answer);
+    const label = asText(raw.label) ?? accepted[0];
+    const options = type === 'fj' ? splitChoices(text) : undefined;
+    const choiceIds =
+      options !== undefined && label !== undefined && options.choices.some((choice) => choice.id === label)
+        ? [label]
+        : undefined;
+    const question: EvalQuestion = compact({
+      id,
+      contextId: at.contextId,
+      prompt: options?.stem ?? text,
+      type,
+      instruction: options?.instruction,
+      choices: options?.choices,
+      answer: compact({ text: label, alternatives: accepted.length > 0 ? accepted : undefined, choiceIds }),
+      evidence: known.flatMap((round) => [`${at.prefix}:${round}:user`, `${at.prefix}:${round}:assistant`]),
+      unresolvedEvidence: unresolved.length > 0 ? unresolved : undefined,
+      metadata: compact({
+        supportingFacts: asText(raw.supporting_facts),
+        answerAssetIds: type === 'fm' ? accepted : undefined,
+      }),
+    });
+    yield { type: 'question', question, source: sourceAt(file, { recordId: id }) };
+  }
+}
+
+async function roundImages(
+  round: JsonObject,
+  baseDirectory: string,
+  missing: MissingMediaLog,
+): Promise<{ assets: MediaAsset[]; roundCaptions: string[] }> {
+  const files = asTextList(round.img_file);
+  const descriptions = asTextList(round.img_description);
+  const perImage = Array.isArray(round.img_description) && descriptions.length === files.length;
+  const assets: MediaAsset[] = [];
+  for (const [index, file] of files.entries()) {
+    const caption = perImage ? descriptions[index] : undefined;
+    const built = await referencedAsset(file, baseDirectory, {
+      id: basename(file, extname(file)),
+      kind: 'image',
+      ...(caption === undefined ? {} : { derived: { captions: [caption] } }),
+    });
+    if (built.missing) missing.add(file);
+    if (built.asset) assets.push(built.asset);
+  }
+  return { assets, roundCaptions: perImage ? [] : descriptions };
+}
+
+/** "Stem\n(A) x\n(B) y\nOutput only the letter." -> stem, choices, trailing instruction. */
+function splitChoices(
+  text: string,
+): { stem: string; choices: QuestionChoice[]; instruction?: string } | undefined {
+  const lines = text.split('\n');
+  const choices: QuestionChoice[] = [];
+  let first = -1;
+  let last = -1;
+  for (const [index, line] of lines.entries()) {
+    const match = /^\s*\(?([A-Z])[).:]\s*(.+)$/.exec(line);
+    if (!match) continue;
+    if (first === -1) first = index;
+    last = index;
+    choices.push({ id: match[1]!, text: match[2]!.trim() });
+  }
+  if (choices.length < 2) return undefined;
+  const stem = lines.slice(0, first).join('\n').trim();
+  const instruction = lines
+    .slice(last + 1)
+    .join('\n')
+    .trim();
+  return compact({ stem, choices, instruction: instruction === '' ? undefined : instruction });
+}
+
+async function readJson(
+  file: string,
+): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+  try {
+    return { ok: true, value: JSON.parse(await readFile(file, 'utf8')) };
+  } catch (cause) {
+    return { ok: false, message: `not readable JSON: ${(cause as Error).message}` };
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,150 @@
+import { createRequire } from 'node:module';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  addMemoriesSchema,
+  answerSchema,
+  memoryRefSchema,
+  retrieveSchema,
+  searchSchema,
+} from '../api-schemas/route-schemas.ts';
+import { toQuestionCall, toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
+import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
+import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-serializers.ts';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/**
+ * The MCP face of graphmemix: five tools whose input schemas are the shared route schemas (same fields as the
+ * HTTP bodies). Every tool takes `user_id` and touches only that user's archive. Tool failures come back as
+ * `isError` results carrying the stable error code, so an agent can correct its call.
+ */
+export function createMcpServer(graphmemix: Graphmemix): McpServer {
+  const server = new McpServer({ name: 'graphmemix', version });
+
+  server.registerTool(
+    'add_memory',
+    {
+      title: 'Add memories',
+      description:
+        "Store one or more memories in the user's long-term archive (upsert by id). Use it for facts, events, " +
+        'messages or notes worth recalling later. Each memory needs an `id` unique for the user and usually ' +
+        '`text`; add `timestamp` (ISO 8601) when the time is known, it powers time questions. The reply lists ' +
+        'how many were imported or updated and any rejected with the reason.',
+      inputSchema: addMemoriesSchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const report = await graphmemix.addMemories(input.user_id, toRecordInputs(input));
+        return toApiIngestReport(input.user_id, report);
+      }),
+  );
+
+  server.registerTool(
+    'search_memories',
+    {
+      title: 'Search memories',
+      description:
+        "Fast keyword/semantic search over the user's memories, no reasoning over links between them. Use it " +
+        'to look up a specific memory or check whether something was stored. For answering a question from ' +
+        'the history use retrieve_evidence instead.',
+      inputSchema: searchSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const hits = await graphmemix.search(
+          input.user_id,
+          input.query,
+          input.k === undefined ? {} : { k: input.k },
+        );
+        return { user_id: input.user_id, results: hits.map(toApiSearchHit) };
+      }),
+  );
+
+  server.registerTool(
+    'retrieve_evidence',
+    {
+      title: 'Retrieve evidence for a question',
+      description:
+        'Find the small set of memories that together answer a question about the user history, including ' +
+        'memories linked to the obvious hits (the same conversation, a later email revising a plan, a photo ' +
+        'taken at that event). Returns the evidence in reading order, each with date, text and how it links ' +
+        'to its parent, plus `packet_text` ready to paste into your prompt. Use this before answering.',
+      inputSchema: retrieveSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const { question, options } = toQuestionCall(input);
+        return evidenceReply(input.user_id, await graphmemix.retrieve(input.user_id, question, options));
+      }),
+  );
+
+  server.registerTool(
+    'answer_question',
+    {
+      title: 'Answer a question from memory',
+      description:
+        "Answer a question from the user's history with the configured reader model, returning the answer " +
+        'and the evidence it used. If no reader model is configured `answered` is false: then read the ' +
+        'evidence yourself (or call retrieve_evidence).',
+      inputSchema: answerSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const { question, options } = toQuestionCall(input);
+        const result = await graphmemix.answer(input.user_id, question, options);
+        return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
+      }),
+  );
+
+  server.registerTool(
+    'delete_memory',
+    {
+      title: 'Delete a memory',
+      description:
+        "Permanently delete one memory (by id) from the user's archive, with its links. Use when the user " +
+        'asks to forget something or a stored memory is wrong. Fails with NOT_FOUND if the id does not exist.',
+      inputSchema: memoryRefSchema,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
+        if (!deleted)
+          throw new GraphmemixError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
+        return { user_id: input.user_id, memory_id: input.memory_id, deleted: true };
+      }),
+  );
+
+  return server;
+}
+
+/** The compact evidence view an agent needs; the full pool and trace stay with the HTTP API and viewer. */
+function evidenceReply(userId: string, result: RetrievalResult): Record<string, unknown> {
+  return {
+    user_id: userId,
+    question: result.question.prompt,
+    evidence: result.evidence.map(toApiEvidence),
+    packet_text: result.packetText,
+    trees: result.forest.trees.length,
+    flags: result.trace.flags,
+  };
+}
+
+async function run(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
+  try {
+    const value = await work();
+    return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+  } catch (error) {
+    const payload = isGraphmemixError(error)
+      ? error.toJSON()
+      : { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: payload }) }] };
+  }
+}

@@ -1,0 +1,12 @@
+export * from './create-models.ts';
+export * from './model-config.ts';
+export type * from './model-spec.ts';
+export * from './openai-compatible-chat.ts';
+export * from './openai-compatible-embedding.ts';
+export * from './post-openai-json.ts';
+export * from './structured-call.ts';
+export * from './to-image-url.ts';
+export * from './usage-meter.ts';
+export * from './with-cache.ts';
+export * from './with-concurrency.ts';
+export * from './with-retry.ts';

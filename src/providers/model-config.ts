@@ -1,0 +1,240 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { GraphmemixError } from '../errors/index.ts';
+
+const endpointFields = {
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  model: z.string().min(1).optional(),
+  /** The key itself. Prefer apiKeyEnv so config files hold no secrets. */
+  apiKey: z.string().min(1).optional(),
+  /** Name of the environment variable holding the key. */
+  apiKeyEnv: z.string().min(1).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  /** In-flight calls allowed on this endpoint (shared by every role on the same baseUrl). */
+  maxConcurrency: z.number().int().positive().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+};
+
+const chatEndpointSchema = z.strictObject(endpointFields);
+const embeddingEndpointSchema = z.strictObject({
+  ...endpointFields,
+  supportsImages: z.boolean().optional(),
+  batchSize: z.number().int().positive().optional(),
+});
+
+/**
+ * The models section of graphmemix.config.json. Chat roles inherit every field of `default` they do not
+ * set; `embedding` inherits the connection (baseUrl, key, timeout, headers, concurrency) but never the
+ * model, since a chat model does not embed. Unknown keys are rejected so a typo is named, not ignored.
+ */
+export const modelConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  default: chatEndpointSchema.optional(),
+  verifier: chatEndpointSchema.optional(),
+  reader: chatEndpointSchema.optional(),
+  vision: chatEndpointSchema.optional(),
+  judge: chatEndpointSchema.optional(),
+  embedding: embeddingEndpointSchema.optional(),
+  /** Directory of the on-disk call cache; relative paths are taken from the config file's folder. */
+  cacheDir: z.string().min(1).optional(),
+});
+
+export type ModelConfig = z.infer<typeof modelConfigSchema>;
+export type ChatRole = 'verifier' | 'reader' | 'vision' | 'judge';
+export const CHAT_ROLES: readonly ChatRole[] = ['verifier', 'reader', 'vision', 'judge'];
+
+export interface ResolvedEndpoint {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxConcurrency?: number;
+  headers?: Record<string, string>;
+}
+
+export interface ResolvedEmbeddingEndpoint extends ResolvedEndpoint {
+  supportsImages: boolean;
+  batchSize?: number;
+}
+
+/** Only the roles that are fully configured (base URL and model) appear. */
+export interface ResolvedModelConfig {
+  verifier?: ResolvedEndpoint;
+  reader?: ResolvedEndpoint;
+  vision?: ResolvedEndpoint;
+  judge?: ResolvedEndpoint;
+  embedding?: ResolvedEmbeddingEndpoint;
+  cacheDir?: string;
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** Environment variables and the config field each one sets. */
+export const ENV_FIELDS: Record<string, string> = {
+  GRAPHMEMIX_BASE_URL: 'default.baseUrl',
+  GRAPHMEMIX_MODEL: 'default.model',
+  GRAPHMEMIX_API_KEY: 'default.apiKey',
+  GRAPHMEMIX_VERIFIER_MODEL: 'verifier.model',
+  GRAPHMEMIX_READER_MODEL: 'reader.model',
+  GRAPHMEMIX_VISION_MODEL: 'vision.model',
+  GRAPHMEMIX_JUDGE_MODEL: 'judge.model',
+  GRAPHMEMIX_EMBEDDING_MODEL: 'embedding.model',
+  GRAPHMEMIX_EMBEDDING_BASE_URL: 'embedding.baseUrl',
+  GRAPHMEMIX_CACHE_DIR: 'cacheDir',
+};
+
+export const DEFAULT_CONFIG_FILE = 'graphmemix.config.json';
+
+/**
+ * Loads the model configuration. File: `options.path`, else $GRAPHMEMIX_CONFIG, else ./graphmemix.config.json
+ * when it exists (none is fine: environment only). Then the environment (ENV_FIELDS) overrides the file
+ * field by field, and roles inherit from `default` (a role's own field, from file or env, beats an inherited
+ * one: GRAPHMEMIX_MODEL does not replace a file's reader.model). Keys: the resolved apiKey, else the
+ * variable named by apiKeyEnv, else OPENAI_API_KEY. Throws CONFIG naming the field (location.field), or
+ * NOT_FOUND_PATH for a named config file that does not exist.
+ */
+export function loadModelConfig(
+  options: { path?: string; env?: Env; cwd?: string } = {},
+): ResolvedModelConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const named = options.path ?? env.GRAPHMEMIX_CONFIG;
+  const path = named !== undefined && named !== '' ? resolve(cwd, named) : resolve(cwd, DEFAULT_CONFIG_FILE);
+  let fileConfig: ModelConfig = {};
+  if (existsSync(path)) {
+    fileConfig = parseModelConfig(readJson(path), path);
+    if (fileConfig.cacheDir !== undefined) fileConfig.cacheDir = resolve(dirname(path), fileConfig.cacheDir);
+  } else if (named !== undefined && named !== '') {
+    throw new GraphmemixError('NOT_FOUND_PATH', `config file not found: ${path}`, {
+      location: { file: path },
+    });
+  }
+  const envConfig = configFromEnv(env, cwd);
+  return resolveModelConfig(mergeConfigs(fileConfig, envConfig), env);
+}
+
+/** Validates a raw config object; CONFIG error naming the first bad field (e.g. `reader.baseUrl`). */
+export function parseModelConfig(raw: unknown, source?: string): ModelConfig {
+  const parsed = modelConfigSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path.map(String) ?? [];
+  if (issue?.code === 'unrecognized_keys') path.push(issue.keys[0] ?? '');
+  const field = path.join('.');
+  const envName = Object.entries(ENV_FIELDS).find(([, target]) => target === field)?.[0];
+  const where = source === 'environment' && envName ? `${envName} (${field})` : field || '(root)';
+  throw new GraphmemixError('CONFIG', `bad model config: ${where}: ${issue?.message ?? 'invalid'}`, {
+    location: { field, ...(source && source !== 'environment' ? { file: source } : {}) },
+    details: {
+      source: source ?? 'object',
+      ...(envName && source === 'environment' ? { envVar: envName } : {}),
+    },
+  });
+}
+
+/** Applies inheritance and key lookup; drops roles without a model; CONFIG errors name the field. */
+export function resolveModelConfig(config: ModelConfig, env: Env = process.env): ResolvedModelConfig {
+  const out: ResolvedModelConfig = {};
+  const base = config.default ?? {};
+  for (const role of CHAT_ROLES) {
+    const endpoint = resolveEndpoint(role, config[role] ?? {}, base, env);
+    if (endpoint) out[role] = endpoint;
+  }
+  const own = config.embedding ?? {};
+  const { model: _chatModel, ...connection } = base;
+  const embedding = resolveEndpoint('embedding', own, connection, env);
+  if (embedding) {
+    out.embedding = { ...embedding, supportsImages: own.supportsImages ?? false };
+    if (own.batchSize !== undefined) out.embedding.batchSize = own.batchSize;
+  }
+  if (config.cacheDir !== undefined) out.cacheDir = config.cacheDir;
+  return out;
+}
+
+type EndpointFields = z.infer<typeof chatEndpointSchema>;
+
+function resolveEndpoint(
+  role: string,
+  own: EndpointFields,
+  inherited: EndpointFields,
+  env: Env,
+): ResolvedEndpoint | undefined {
+  const fields = { ...inherited, ...own };
+  if (fields.model === undefined) {
+    if (own.baseUrl !== undefined) throw configError(`${role}.model`, `${role} has a baseUrl but no model`);
+    return undefined;
+  }
+  if (fields.baseUrl === undefined) {
+    throw configError(`${role}.baseUrl`, `${role} model ${fields.model} has no baseUrl`);
+  }
+  const endpoint: ResolvedEndpoint = { baseUrl: fields.baseUrl, model: fields.model };
+  // A role's own key settings beat inherited ones; OPENAI_API_KEY is the last resort.
+  const apiKey =
+    keyFrom(own, role, env) ?? keyFrom(inherited, 'default', env) ?? (env.OPENAI_API_KEY || undefined);
+  if (apiKey !== undefined) endpoint.apiKey = apiKey;
+  if (fields.timeoutMs !== undefined) endpoint.timeoutMs = fields.timeoutMs;
+  if (fields.maxConcurrency !== undefined) endpoint.maxConcurrency = fields.maxConcurrency;
+  if (fields.headers !== undefined) endpoint.headers = fields.headers;
+  return endpoint;
+}
+
+function keyFrom(fields: EndpointFields, section: string, env: Env): string | undefined {
+  if (fields.apiKey !== undefined) return fields.apiKey;
+  if (fields.apiKeyEnv === undefined) return undefined;
+  const value = env[fields.apiKeyEnv];
+  if (!value) {
+    throw configError(
+      `${section}.apiKeyEnv`,
+      `environment variable ${fields.apiKeyEnv} (${section}.apiKeyEnv) is not set`,
+    );
+  }
+  return value;
+}
+
+function configFromEnv(env: Env, cwd: string): ModelConfig {
+  const raw: Record<string, Record<string, string> | string> = {};
+  for (const [name, target] of Object.entries(ENV_FIELDS)) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    const [section, key] = target.split('.') as [string, string | undefined];
+    if (key === undefined) raw[section] = section === 'cacheDir' ? resolve(cwd, value) : value;
+    else raw[section] = { ...(raw[section] as Record<string, string> | undefined), [key]: value };
+  }
+  return parseModelConfig(raw, 'environment');
+}
+
+/** Field-by-field: `over` wins wherever it sets a field. */
+function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
+  const out: ModelConfig = { ...under };
+  for (const key of ['default', ...CHAT_ROLES] as const) {
+    if (over[key]) out[key] = { ...under[key], ...over[key] };
+  }
+  if (over.embedding) out.embedding = { ...under.embedding, ...over.embedding };
+  if (over.cacheDir !== undefined) out.cacheDir = over.cacheDir;
+  return out;
+}
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new GraphmemixError('NOT_FOUND_PATH', `config file cannot be read: ${path}`, {
+      location: { file: path },
+      cause: error,
+    });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new GraphmemixError('CONFIG', `config file is not valid JSON: ${path}`, {
+      location: { file: path },
+      cause: error,
+    });
+  }
+}
+
+function configError(field: string, message: string): GraphmemixError {
+  return new GraphmemixError('CONFIG', `bad model config: ${message}`, { location: { field } });
+}

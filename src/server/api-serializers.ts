@@ -1,0 +1,77 @@
+import type { IngestReport } from '../digest/ingest-report.ts';
+import type { SearchHit } from '../graphmemix-api.ts';
+import type { AnswerResult, EvidenceItem, RetrievalResult } from '../pipeline/retrieval-result.ts';
+
+/**
+ * Wire shapes of the API and MCP tools. Top-level fields are snake_case like the request bodies; the
+ * nested solver structures (forest, pool, trace) keep the library's field names so they can be read with
+ * the library's types.
+ */
+export function toApiEvidence(item: EvidenceItem): Record<string, unknown> {
+  return {
+    rank: item.rank,
+    memory_id: item.memoryId,
+    ...(item.sourceId === undefined ? {} : { source_id: item.sourceId }),
+    kind: item.kind,
+    ...(item.date === undefined ? {} : { date: item.date }),
+    ...(item.location === undefined ? {} : { location: item.location }),
+    ...(item.speaker === undefined ? {} : { speaker: item.speaker }),
+    text: item.text,
+    media: item.media,
+    tree: item.tree,
+    ...(item.parent === undefined
+      ? {}
+      : {
+          parent: {
+            memory_id: item.parent.memoryId,
+            relation_types: item.parent.relationTypes,
+            role: item.parent.role,
+            weight: item.parent.weight,
+          },
+        }),
+    prize: item.prize,
+    retrieval_score: item.retrievalScore,
+    verifier_score: item.verifierScore,
+  };
+}
+
+export function toApiRetrieval(userId: string, result: RetrievalResult): Record<string, unknown> {
+  return {
+    user_id: userId,
+    question: result.question.prompt,
+    evidence: result.evidence.map(toApiEvidence),
+    packet_text: result.packetText,
+    forest: result.forest,
+    pool: result.pool,
+    verified_edges: result.verifiedEdges,
+    trace: result.trace,
+  };
+}
+
+export function toApiAnswer(userId: string, result: AnswerResult): Record<string, unknown> {
+  return { answer: result.answer, answered: result.answered, ...toApiRetrieval(userId, result) };
+}
+
+export function toApiSearchHit(hit: SearchHit): Record<string, unknown> {
+  return { memory_id: hit.memoryId, score: hit.score, best_view: hit.bestView, memory: hit.record };
+}
+
+export function toApiIngestReport(userId: string, report: IngestReport): Record<string, unknown> {
+  return {
+    user_id: userId,
+    imported: report.imported,
+    updated: report.updated,
+    unchanged: report.unchanged,
+    skipped: report.skipped,
+    rejected: report.rejected,
+    warnings: report.warnings,
+    assets: report.assets,
+    questions: report.questions,
+    seconds: report.seconds,
+  };
+}
+
+/** True when a write request changed nothing and rejected something: the caller sent only bad records. */
+export function allRejected(report: IngestReport): boolean {
+  return report.rejected.length > 0 && report.imported + report.updated + report.unchanged === 0;
+}

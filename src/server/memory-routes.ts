@@ -1,0 +1,125 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import { parseInput } from '../api-schemas/parse-input.ts';
+import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas/route-schemas.ts';
+import { toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
+import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
+import type { ImportFormat } from '../importers/importer-spec.ts';
+import { allRejected, toApiIngestReport } from './api-serializers.ts';
+import { httpError } from './error-response.ts';
+import { filesOf, isMultipart, readJson, readMultipart, textField } from './read-body.ts';
+import { safeFileName, saveUpload } from './save-upload.ts';
+
+export interface RouteDeps {
+  graphmemix: Graphmemix;
+  /** Where uploaded media is kept (referenced by asset uris, so it must outlive the request). */
+  mediaDir: string;
+}
+
+/** Prefix of multipart file fields that attach a file to a memory: `asset:<memory id>`. */
+export const ASSET_FIELD_PREFIX = 'asset:';
+
+/** /v1/memories: add (JSON or multipart with media), get, delete, import a file. */
+export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
+  const { graphmemix } = deps;
+
+  app.post('/v1/memories', async (c) => {
+    if (!isMultipart(c)) {
+      const input = parseInput(addMemoriesSchema, await readJson(c));
+      const report = await graphmemix.addMemories(input.user_id, toRecordInputs(input));
+      return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
+    }
+    // Multipart: `user_id`, `memories` (JSON array) and files named `asset:<memory id>`.
+    const body = await readMultipart(c);
+    const input = parseInput(addMemoriesSchema, {
+      user_id: textField(body, 'user_id'),
+      memories: parseJsonField(textField(body, 'memories')),
+    });
+    const records = toRecordInputs(input);
+    const byId = new Map(records.map((record) => [record.id, record]));
+    const uploads = filesOf(body).map(({ field, file }) => {
+      const id = field.startsWith(ASSET_FIELD_PREFIX) ? field.slice(ASSET_FIELD_PREFIX.length) : '';
+      if (!byId.has(id)) {
+        throw httpError(
+          'INVALID_INPUT',
+          `file field "${field}" must be "asset:<id of a memory in this request>"`,
+        );
+      }
+      return { id, file };
+    });
+    // Everything is validated before the first byte is written.
+    for (const { id, file } of uploads) {
+      const asset = await saveUpload(deps.mediaDir, input.user_id, file);
+      const record = byId.get(id) as MemoryRecordInput;
+      record.assets = [...(record.assets ?? []), asset];
+      if (record.kind === undefined && !record.text && asset.kind === 'image') record.kind = 'photo';
+    }
+    const report = await graphmemix.addMemories(input.user_id, records);
+    return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
+  });
+
+  app.post('/v1/memories/import', async (c) => {
+    if (!isMultipart(c))
+      throw httpError('INVALID_INPUT', 'send multipart/form-data with file, format, user_id');
+    const body = await readMultipart(c);
+    const input = parseInput(importSchema, {
+      user_id: textField(body, 'user_id'),
+      format: textField(body, 'format'),
+    });
+    const file = filesOf(body).find((f) => f.field === 'file')?.file;
+    if (!file) throw httpError('INVALID_INPUT', 'multipart field "file" is missing');
+    // Photos stay referenced by their path, so they go to the media dir; other formats are read once.
+    const keep = input.format === 'photos';
+    const dir = keep
+      ? join(
+          deps.mediaDir,
+          input.user_id,
+          'imports',
+          `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
+        )
+      : await mkdtemp(join(tmpdir(), 'graphmemix-import-'));
+    try {
+      await mkdir(dir, { recursive: true });
+      const path = join(dir, safeFileName(file.name));
+      await writeFile(path, Buffer.from(await file.arrayBuffer()));
+      const report = await graphmemix.ingest(path, {
+        format: input.format as ImportFormat,
+        contextId: input.user_id,
+      });
+      return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
+    } finally {
+      if (!keep) await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  app.get('/v1/memories/:id', async (c) => {
+    const input = parseInput(memoryRefSchema, {
+      user_id: c.req.query('user_id'),
+      memory_id: c.req.param('id'),
+    });
+    const memory = await graphmemix.getMemory(input.user_id, input.memory_id);
+    if (!memory) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
+    return c.json({ user_id: input.user_id, memory });
+  });
+
+  app.delete('/v1/memories/:id', async (c) => {
+    const input = parseInput(memoryRefSchema, {
+      user_id: c.req.query('user_id'),
+      memory_id: c.req.param('id'),
+    });
+    const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
+    if (!deleted) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
+    return c.json({ user_id: input.user_id, memory_id: input.memory_id, deleted: true });
+  });
+}
+
+function parseJsonField(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw httpError('INVALID_INPUT', 'multipart field "memories" is not valid JSON');
+  }
+}

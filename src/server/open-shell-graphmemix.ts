@@ -1,0 +1,26 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { openGraphmemix } from '../graphmemix.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import { createModels } from '../providers/create-models.ts';
+import { loadModelConfig } from '../providers/model-config.ts';
+
+/**
+ * Opens the archive for a long-running shell (serve, mcp, view) with the model config of the usual places
+ * (--config, $GRAPHMEMIX_CONFIG, ./graphmemix.config.json, environment); nothing configured means offline.
+ */
+export async function openShellGraphmemix(options: { db: string; config?: string }): Promise<Graphmemix> {
+  const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
+  return openGraphmemix({ db: options.db, models: createModels(config) });
+}
+
+/** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */
+export function mediaDirFor(db: string): string {
+  const dir =
+    db === ':memory:'
+      ? join(tmpdir(), `graphmemix-media-${process.pid}`)
+      : join(dirname(resolve(db)), `${basename(db)}.media`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import {
+  addMemoriesSchema,
+  answerSchema,
+  importSchema,
+  memoryRefSchema,
+  retrieveSchema,
+  searchSchema,
+  viewSchema,
+} from '../api-schemas/route-schemas.ts';
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * The OpenAPI 3.1 document, generated from the same zod schemas the routes validate with (z.toJSONSchema),
+ * so the document cannot drift from what the server accepts.
+ */
+export function buildOpenApiDocument(version: string): JsonObject {
+  const body = (schema: z.ZodType): JsonObject => ({
+    required: true,
+    content: { 'application/json': { schema: jsonSchema(schema) } },
+  });
+  const query = (schema: z.ZodObject, inPath: string[] = []): JsonObject[] =>
+    Object.entries((jsonSchema(schema).properties ?? {}) as Record<string, JsonObject>).map(([name, s]) => ({
+      name: inPath.includes(name) ? 'id' : name,
+      in: inPath.includes(name) ? 'path' : 'query',
+      required: ((jsonSchema(schema).required ?? []) as string[]).includes(name),
+      schema: s,
+    }));
+  const json = (description: string): JsonObject => ({
+    200: { description, content: { 'application/json': { schema: { type: 'object' } } } },
+    400: errorRef,
+    401: errorRef,
+    413: errorRef,
+  });
+  const addMultipart = jsonSchema(addMemoriesSchema);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'graphmemix API',
+      version,
+      description:
+        'Memory engine for agents: add memories per user, then retrieve query-time evidence forests. ' +
+        'Every call is scoped by user_id; send `Authorization: Bearer <key>` unless the server runs in open mode.',
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                details: { type: 'object' },
+              },
+            },
+          },
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/memories': {
+        post: {
+          summary: 'Add or update memories (JSON, or multipart with files named asset:<memory id>)',
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: addMultipart },
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['user_id', 'memories'],
+                  properties: {
+                    user_id: { type: 'string' },
+                    memories: { type: 'string', description: 'JSON array of memories' },
+                  },
+                  additionalProperties: { type: 'string', format: 'binary' },
+                },
+              },
+            },
+          },
+          responses: json('Ingest report'),
+        },
+      },
+      '/v1/memories/import': {
+        post: {
+          summary: 'Import a file in a supported format into the user archive',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  ...jsonSchema(importSchema),
+                  properties: {
+                    ...((jsonSchema(importSchema).properties ?? {}) as JsonObject),
+                    file: { type: 'string', format: 'binary' },
+                  },
+                },
+              },
+            },
+          },
+          responses: json('Ingest report'),
+        },
+      },
+      '/v1/memories/{id}': {
+        get: {
+          summary: 'Get one memory',
+          parameters: query(memoryRefSchema, ['memory_id']),
+          responses: { ...json('The memory'), 404: errorRef },
+        },
+        delete: {
+          summary: 'Delete one memory (with its views and edges)',
+          parameters: query(memoryRefSchema, ['memory_id']),
+          responses: { ...json('Deleted'), 404: errorRef },
+        },
+      },
+      '/v1/search': {
+        post: { summary: 'Flat multi-view search', requestBody: body(searchSchema), responses: json('Hits') },
+      },
+      '/v1/retrieve': {
+        post: {
+          summary: 'Evidence forest and packet for a question',
+          requestBody: body(retrieveSchema),
+          responses: json('Evidence, forest, pool, verified edges, trace'),
+        },
+      },
+      '/v1/answer': {
+        post: {
+          summary: 'Retrieve then answer with the reader model',
+          requestBody: body(answerSchema),
+          responses: json('Answer with its evidence'),
+        },
+      },
+      '/v1/health': { get: { summary: 'Liveness', security: [], responses: json('ok') } },
+      '/view': {
+        get: {
+          summary: 'Evidence-forest viewer page for a question (HTML)',
+          parameters: query(viewSchema),
+          responses: {
+            200: { description: 'HTML page', content: { 'text/html': {} } },
+            400: errorRef,
+            401: errorRef,
+          },
+        },
+      },
+    },
+  };
+}
+
+const errorRef = {
+  description: 'Error with a stable code',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
+function jsonSchema(schema: z.ZodType): JsonObject {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as JsonObject;
+  return rest;
+}

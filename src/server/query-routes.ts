@@ -1,0 +1,58 @@
+import type { Hono } from 'hono';
+import { parseInput } from '../api-schemas/parse-input.ts';
+import { answerSchema, retrieveSchema, searchSchema, viewSchema } from '../api-schemas/route-schemas.ts';
+import { toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
+import { toApiAnswer, toApiRetrieval, toApiSearchHit } from './api-serializers.ts';
+import { readJson } from './read-body.ts';
+
+/** Read routes: flat search, evidence forest, answer, and the viewer page. */
+export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
+  app.post('/v1/search', async (c) => {
+    const input = parseInput(searchSchema, await readJson(c));
+    const hits = await graphmemix.search(
+      input.user_id,
+      input.query,
+      input.k === undefined ? {} : { k: input.k },
+    );
+    return c.json({ user_id: input.user_id, results: hits.map(toApiSearchHit) });
+  });
+
+  app.post('/v1/retrieve', async (c) => {
+    const input = parseInput(retrieveSchema, await readJson(c));
+    const { question, options } = toQuestionCall(input);
+    const result = await graphmemix.retrieve(input.user_id, question, {
+      ...options,
+      signal: c.req.raw.signal,
+    });
+    return c.json(toApiRetrieval(input.user_id, result));
+  });
+
+  app.post('/v1/answer', async (c) => {
+    const input = parseInput(answerSchema, await readJson(c));
+    const { question, options } = toQuestionCall(input);
+    const result = await graphmemix.answer(input.user_id, question, { ...options, signal: c.req.raw.signal });
+    return c.json(toApiAnswer(input.user_id, result));
+  });
+
+  app.get('/view', async (c) => {
+    const input = parseInput(viewSchema, {
+      user_id: c.req.query('user_id'),
+      q: c.req.query('q'),
+      k: c.req.query('k'),
+    });
+    const result = await graphmemix.retrieve(
+      input.user_id,
+      input.q,
+      input.k === undefined ? {} : { k: input.k },
+    );
+    const records = new Map<string, MemoryRecord>();
+    for (const candidate of result.pool) {
+      const record = await graphmemix.getMemory(input.user_id, candidate.memoryId);
+      if (record) records.set(record.id, record);
+    }
+    return c.html(renderViewerHtml([{ result, records }], { subtitle: `user ${input.user_id}` }));
+  });
+}

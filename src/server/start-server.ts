@@ -1,0 +1,59 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { createServer, type ServerOptions } from './create-server.ts';
+
+export interface StartServerOptions extends ServerOptions {
+  port?: number;
+  host?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** Keys from GRAPHMEMIX_API_KEYS (comma-separated), the documented way to configure them. */
+export function apiKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.GRAPHMEMIX_API_KEYS ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Listens with @hono/node-server. Open mode (no keys) binds loopback only and refuses any other host, so an
+ * unauthenticated archive is never exposed on a network interface by accident.
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (options.open && !LOOPBACK.has(host)) {
+    throw new GraphmemixError(
+      'CONFIG',
+      `--open serves without API keys and binds 127.0.0.1 only; refusing host ${host}`,
+    );
+  }
+  const app = createServer(options);
+  return new Promise((resolve, reject) => {
+    const server = serve(
+      { fetch: app.fetch, port: options.port ?? 8787, hostname: host },
+      (info: AddressInfo) => {
+        const shown = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+        resolve({
+          url: `http://${shown}:${info.port}`,
+          port: info.port,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              // Keep-alive sockets would hold close() open for their idle timeout.
+              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
+    server.once('error', reject);
+  });
+}

@@ -1,0 +1,136 @@
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import {
+  type MemoryEdge,
+  RELATION_TYPES,
+  type RelationType,
+  SCHEMA_RELATION_TYPES,
+} from '../types/relation.ts';
+
+/** Key of an undirected pair (a < b). */
+export function pairKey(a: string, b: string): string {
+  return `${a}\u0000${b}`;
+}
+
+/**
+ * The replaceEdges semantics shared by every backend, computed as a diff so a backend writes only what changed:
+ * every type in `types` is removed from the context's existing edges, then `edges` are merged in (types
+ * united per pair). Strength follows MemoryEdge: the schema strength when any schema type holds, else the
+ * mutual-kNN similarity. Edges are normalised (a < b, types deduplicated in canonical order); a self-loop, a
+ * foreign context or a type outside `types` is a caller bug and throws INVALID_INPUT.
+ */
+export function diffEdgeReplacement(
+  contextId: string,
+  existing: Iterable<MemoryEdge>,
+  types: readonly RelationType[],
+  edges: readonly MemoryEdge[],
+): { upserts: MemoryEdge[]; deletes: MemoryEdge[] } {
+  const replaced = new Set(types);
+  const before = new Map<string, MemoryEdge>();
+  const after = new Map<string, MemoryEdge>();
+  for (const edge of existing) {
+    const key = pairKey(edge.a, edge.b);
+    before.set(key, edge);
+    if (!edge.types.some((type) => replaced.has(type))) continue;
+    const kept = stripTypes(edge, replaced);
+    if (kept) after.set(key, kept);
+    else after.set(key, DELETED);
+  }
+  for (const raw of edges) {
+    const edge = normalizeEdge(contextId, raw, replaced);
+    const key = pairKey(edge.a, edge.b);
+    const current = after.has(key) ? after.get(key) : before.get(key);
+    after.set(key, current && current !== DELETED ? mergeTwo(current, edge) : edge);
+  }
+  const upserts: MemoryEdge[] = [];
+  const deletes: MemoryEdge[] = [];
+  for (const [key, edge] of after) {
+    const previous = before.get(key);
+    if (edge === DELETED) {
+      if (previous) deletes.push(previous);
+    } else if (!previous || !sameEdge(previous, edge)) {
+      upserts.push(edge);
+    }
+  }
+  return { upserts, deletes };
+}
+
+export function hasSchemaType(types: readonly RelationType[]): boolean {
+  return types.some((type) => type !== 'semantic_knn');
+}
+
+/** Per-type counts (a pair with two types counts once for each). */
+export function countEdgeTypes(
+  edges: Iterable<{ types: readonly RelationType[] }>,
+): Record<RelationType, number> {
+  const counts = emptyEdgeCounts();
+  for (const edge of edges) for (const type of edge.types) counts[type] += 1;
+  return counts;
+}
+
+export function emptyEdgeCounts(): Record<RelationType, number> {
+  return Object.fromEntries(RELATION_TYPES.map((type) => [type, 0])) as Record<RelationType, number>;
+}
+
+const DELETED: MemoryEdge = { contextId: '', a: '', b: '', types: [], strength: 0 };
+const TYPE_ORDER = new Map(RELATION_TYPES.map((type, index) => [type, index]));
+const SCHEMA = new Set<RelationType>(SCHEMA_RELATION_TYPES);
+
+function normalizeEdge(contextId: string, edge: MemoryEdge, replaced: Set<RelationType>): MemoryEdge {
+  if (edge.contextId !== contextId) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `edge of context "${edge.contextId}" written to "${contextId}"`,
+    );
+  }
+  if (edge.a === edge.b) throw new GraphmemixError('INVALID_INPUT', `self-loop edge on memory "${edge.a}"`);
+  for (const type of edge.types) {
+    if (!replaced.has(type)) {
+      throw new GraphmemixError('INVALID_INPUT', `edge type "${type}" is not among the replaced types`);
+    }
+  }
+  if (edge.types.length === 0) throw new GraphmemixError('INVALID_INPUT', 'edge without relation types');
+  const [a, b] = edge.a < edge.b ? [edge.a, edge.b] : [edge.b, edge.a];
+  return withOptionalSimilarity(
+    { contextId, a, b, types: sortTypes(edge.types), strength: edge.strength },
+    edge.similarity,
+  );
+}
+
+function stripTypes(edge: MemoryEdge, replaced: Set<RelationType>): MemoryEdge | undefined {
+  const types = edge.types.filter((type) => !replaced.has(type));
+  if (types.length === 0) return undefined;
+  const similarity = types.includes('semantic_knn') ? edge.similarity : undefined;
+  const strength = hasSchemaType(types) ? edge.strength : (similarity ?? 0);
+  return withOptionalSimilarity(
+    { contextId: edge.contextId, a: edge.a, b: edge.b, types, strength },
+    similarity,
+  );
+}
+
+function mergeTwo(x: MemoryEdge, y: MemoryEdge): MemoryEdge {
+  const types = sortTypes([...x.types, ...y.types]);
+  const similarity = y.similarity ?? x.similarity;
+  const schemaStrengths = [x, y]
+    .filter((edge) => edge.types.some((type) => SCHEMA.has(type)))
+    .map((e) => e.strength);
+  const strength = schemaStrengths.length > 0 ? Math.max(...schemaStrengths) : (similarity ?? y.strength);
+  return withOptionalSimilarity({ contextId: x.contextId, a: x.a, b: x.b, types, strength }, similarity);
+}
+
+function sortTypes(types: readonly RelationType[]): RelationType[] {
+  return [...new Set(types)].sort((x, y) => (TYPE_ORDER.get(x) ?? 0) - (TYPE_ORDER.get(y) ?? 0));
+}
+
+function sameEdge(x: MemoryEdge, y: MemoryEdge): boolean {
+  return (
+    x.strength === y.strength &&
+    x.similarity === y.similarity &&
+    x.types.length === y.types.length &&
+    x.types.every((type, index) => y.types[index] === type)
+  );
+}
+
+function withOptionalSimilarity(edge: MemoryEdge, similarity: number | undefined): MemoryEdge {
+  if (similarity !== undefined) edge.similarity = similarity;
+  return edge;
+}

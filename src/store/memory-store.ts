@@ -1,0 +1,367 @@
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { Bm25Index } from '../retrieval/bm25-index.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { EvalQuestion } from '../types/question.ts';
+import type { MemoryEdge, RelationType } from '../types/relation.ts';
+import type { MemoryView, ViewHit } from '../types/view.ts';
+import type {
+  ArchiveStore,
+  ContextInfo,
+  LexicalSearchOptions,
+  MemoryWrite,
+  VectorRow,
+  VectorSearchOptions,
+  WriteOutcome,
+} from './archive-store-spec.ts';
+import { countEdgeTypes, diffEdgeReplacement, pairKey } from './edge-merge.ts';
+import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
+import { VectorIndex } from './vector-index.ts';
+
+interface StoredMemory {
+  record: MemoryRecord;
+  views: MemoryView[];
+  contentHash: string;
+}
+
+interface ContextData {
+  memories: Map<string, StoredMemory>;
+  edges: Map<string, MemoryEdge>;
+  /** memory id -> pair keys of its edges, for neighbors() and deletes. */
+  edgesByMemory: Map<string, Set<string>>;
+  /** space -> "memoryId\0kind\0key" -> row. */
+  vectors: Map<string, Map<string, VectorRow>>;
+  lexical?: Bm25Index;
+  vectorIndexes: Map<string, VectorIndex>;
+}
+
+/**
+ * The in-memory backend: plain maps, nothing persisted. For tests, the demo and short-lived embeddings.
+ * Everything crossing the boundary is cloned, so callers can never mutate stored state by accident.
+ * The BM25 and vector indexes are built lazily and dropped on any write to their context.
+ */
+export function createMemoryStore(): ArchiveStore {
+  return new MemoryStore();
+}
+
+class MemoryStore implements ArchiveStore {
+  readonly specificationVersion = 'v1' as const;
+  readonly backend = 'memory';
+  private readonly contexts = new Map<string, ContextData>();
+  private readonly questions = new Map<string, EvalQuestion>();
+  private readonly meta = new Map<string, string>();
+  private closed = false;
+
+  async listContexts(): Promise<ContextInfo[]> {
+    this.assertOpen();
+    return [...this.contexts.entries()]
+      .sort(([x], [y]) => compareStrings(x, y))
+      .map(([id, data]) => contextInfo(id, data));
+  }
+
+  async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
+    this.assertOpen();
+    for (const write of writes) assertWrite(contextId, write);
+    const data = this.context(contextId, true);
+    const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+    for (const write of writes) {
+      const id = write.record.id;
+      const previous = data.memories.get(id);
+      if (previous && previous.contentHash === write.contentHash) {
+        outcome.unchanged.push(id);
+        continue;
+      }
+      if (previous) {
+        for (const rows of data.vectors.values()) {
+          for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
+        }
+      }
+      (previous ? outcome.updated : outcome.inserted).push(id);
+      data.memories.set(
+        id,
+        structuredClone({ record: write.record, views: write.views, contentHash: write.contentHash }),
+      );
+    }
+    if (outcome.inserted.length + outcome.updated.length > 0) invalidate(data);
+    return outcome;
+  }
+
+  async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
+    this.assertOpen();
+    const stored = this.contexts.get(contextId)?.memories.get(id);
+    return stored ? structuredClone(stored.record) : undefined;
+  }
+
+  async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    this.assertOpen();
+    const memories = this.contexts.get(contextId)?.memories;
+    if (!memories) return [];
+    return ids.flatMap((id) => {
+      const stored = memories.get(id);
+      return stored ? [structuredClone(stored.record)] : [];
+    });
+  }
+
+  async listMemories(
+    contextId: string,
+    options: { afterSequence?: number; limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    this.assertOpen();
+    const memories = this.contexts.get(contextId)?.memories;
+    if (!memories) return [];
+    const after = options.afterSequence ?? Number.NEGATIVE_INFINITY;
+    const records = [...memories.values()]
+      .map((stored) => stored.record)
+      .filter((record) => record.sequence > after)
+      .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
+    return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
+  }
+
+  async countMemories(contextId: string): Promise<number> {
+    this.assertOpen();
+    return this.contexts.get(contextId)?.memories.size ?? 0;
+  }
+
+  async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    this.assertOpen();
+    const hashes = new Map<string, string>();
+    const memories = this.contexts.get(contextId)?.memories;
+    for (const id of ids) {
+      const stored = memories?.get(id);
+      if (stored) hashes.set(id, stored.contentHash);
+    }
+    return hashes;
+  }
+
+  async deleteMemory(contextId: string, id: string): Promise<boolean> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data?.memories.delete(id)) return false;
+    for (const key of data.edgesByMemory.get(id) ?? []) {
+      const edge = data.edges.get(key);
+      if (!edge) continue;
+      data.edges.delete(key);
+      data.edgesByMemory.get(edge.a === id ? edge.b : edge.a)?.delete(key);
+    }
+    data.edgesByMemory.delete(id);
+    for (const rows of data.vectors.values()) {
+      for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
+    }
+    invalidate(data);
+    return true;
+  }
+
+  async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
+    this.assertOpen();
+    const memories = this.contexts.get(contextId)?.memories;
+    if (!memories) return [];
+    return structuredClone(memoryIds.flatMap((id) => memories.get(id)?.views ?? []));
+  }
+
+  async replaceEdges(
+    contextId: string,
+    types: readonly RelationType[],
+    edges: readonly MemoryEdge[],
+  ): Promise<void> {
+    this.assertOpen();
+    const data = this.context(contextId, edges.length > 0);
+    const { upserts, deletes } = diffEdgeReplacement(contextId, data.edges.values(), types, edges);
+    for (const edge of upserts) {
+      for (const id of [edge.a, edge.b]) {
+        if (!data.memories.has(id)) {
+          throw new GraphmemixError(
+            'INVALID_INPUT',
+            `edge endpoint "${id}" is not a memory of "${contextId}"`,
+          );
+        }
+      }
+    }
+    for (const edge of deletes) {
+      const key = pairKey(edge.a, edge.b);
+      data.edges.delete(key);
+      data.edgesByMemory.get(edge.a)?.delete(key);
+      data.edgesByMemory.get(edge.b)?.delete(key);
+    }
+    for (const edge of upserts) {
+      const key = pairKey(edge.a, edge.b);
+      data.edges.set(key, structuredClone(edge));
+      for (const id of [edge.a, edge.b]) {
+        let keys = data.edgesByMemory.get(id);
+        if (!keys) {
+          keys = new Set();
+          data.edgesByMemory.set(id, keys);
+        }
+        keys.add(key);
+      }
+    }
+  }
+
+  async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    const keys = new Set<string>();
+    for (const id of memoryIds) for (const key of data.edgesByMemory.get(id) ?? []) keys.add(key);
+    return [...keys].sort().map((key) => structuredClone(data.edges.get(key)!));
+  }
+
+  async countEdges(contextId: string): Promise<Record<RelationType, number>> {
+    this.assertOpen();
+    return countEdgeTypes(this.contexts.get(contextId)?.edges.values() ?? []);
+  }
+
+  async putQuestions(questions: readonly EvalQuestion[]): Promise<number> {
+    this.assertOpen();
+    for (const question of questions) {
+      this.questions.set(pairKey(question.contextId, question.id), structuredClone(question));
+    }
+    return questions.length;
+  }
+
+  async listQuestions(contextId?: string): Promise<EvalQuestion[]> {
+    this.assertOpen();
+    const all = [...this.questions.values()];
+    return structuredClone(contextId === undefined ? all : all.filter((q) => q.contextId === contextId));
+  }
+
+  async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    data.lexical ??= Bm25Index.build(
+      [...data.memories.values()].flatMap((stored) => stored.views.filter((view) => view.text !== '')),
+    );
+    return data.lexical.search(query, options);
+  }
+
+  async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
+    this.assertOpen();
+    const data = this.context(contextId, false);
+    for (const row of rows) {
+      if (!data.memories.has(row.memoryId)) {
+        throw new GraphmemixError(
+          'INVALID_INPUT',
+          `vector of unknown memory "${row.memoryId}" in "${contextId}"`,
+        );
+      }
+    }
+    let space_ = data.vectors.get(space);
+    if (!space_) {
+      space_ = new Map();
+      data.vectors.set(space, space_);
+    }
+    const dims = space_.values().next().value?.vector.length ?? rows[0]?.vector.length;
+    for (const row of rows) {
+      if (row.vector.length !== dims) {
+        throw vectorDimensionError(space, dims ?? 0, row.vector.length);
+      }
+    }
+    for (const row of rows) {
+      space_.set(vectorKey(row), { ...row, vector: Float32Array.from(row.vector) });
+    }
+    data.vectorIndexes.delete(space);
+  }
+
+  async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
+    this.assertOpen();
+    const rows = [...(this.contexts.get(contextId)?.vectors.get(space)?.values() ?? [])];
+    const wanted = memoryIds ? new Set(memoryIds) : undefined;
+    return rows
+      .filter((row) => !wanted || wanted.has(row.memoryId))
+      .sort(compareVectorRows)
+      .map((row) => ({ ...row, vector: Float32Array.from(row.vector) }));
+  }
+
+  async searchVectors(
+    contextId: string,
+    space: string,
+    query: Float32Array,
+    options: VectorSearchOptions,
+  ): Promise<ViewHit[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    const rows = data?.vectors.get(space);
+    if (!data || !rows || rows.size === 0) return [];
+    let index = data.vectorIndexes.get(space);
+    if (!index) {
+      index = new VectorIndex([...rows.values()].sort(compareVectorRows));
+      data.vectorIndexes.set(space, index);
+    }
+    return index.search(query, options);
+  }
+
+  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
+    this.assertOpen();
+    const value = this.meta.get(key);
+    return value === undefined ? undefined : (JSON.parse(value) as T);
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    this.assertOpen();
+    if (value === undefined) this.meta.delete(key);
+    else this.meta.set(key, JSON.stringify(value));
+  }
+
+  async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    this.assertOpen();
+    const problems: string[] = [];
+    for (const [contextId, data] of this.contexts) {
+      for (const edge of data.edges.values()) {
+        if (!(edge.a < edge.b)) problems.push(`${contextId}: edge ${edge.a}-${edge.b} not ordered`);
+        for (const id of [edge.a, edge.b]) {
+          if (!data.memories.has(id))
+            problems.push(`${contextId}: edge ${edge.a}-${edge.b} dangles at ${id}`);
+        }
+      }
+      for (const [space, rows] of data.vectors) {
+        for (const row of rows.values()) {
+          if (!data.memories.has(row.memoryId))
+            problems.push(`${contextId}: vector ${space} dangles at ${row.memoryId}`);
+        }
+      }
+    }
+    return { ok: problems.length === 0, problems };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private context(contextId: string, create: boolean): ContextData {
+    let data = this.contexts.get(contextId);
+    if (!data) {
+      data = {
+        memories: new Map(),
+        edges: new Map(),
+        edgesByMemory: new Map(),
+        vectors: new Map(),
+        vectorIndexes: new Map(),
+      };
+      if (create) this.contexts.set(contextId, data);
+    }
+    return data;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new GraphmemixError('STORE', 'the memory store is closed');
+  }
+}
+
+function vectorKey(row: VectorRow): string {
+  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
+}
+
+function invalidate(data: ContextData): void {
+  delete data.lexical;
+  data.vectorIndexes.clear();
+}
+
+function contextInfo(id: string, data: ContextData): ContextInfo {
+  let maxSequence: number | undefined;
+  for (const stored of data.memories.values()) {
+    if (maxSequence === undefined || stored.record.sequence > maxSequence)
+      maxSequence = stored.record.sequence;
+  }
+  return maxSequence === undefined
+    ? { id, memories: data.memories.size }
+    : { id, memories: data.memories.size, maxSequence };
+}

@@ -1,0 +1,546 @@
+import Database from 'better-sqlite3';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { Bm25Index } from '../retrieval/bm25-index.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { EvalQuestion } from '../types/question.ts';
+import type { MemoryEdge, RelationType } from '../types/relation.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import type {
+  ArchiveStore,
+  ContextInfo,
+  LexicalSearchOptions,
+  MemoryWrite,
+  VectorRow,
+  VectorSearchOptions,
+  WriteOutcome,
+} from './archive-store-spec.ts';
+import { countEdgeTypes, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
+import { migrate } from './migrations.ts';
+import { assertWrite, vectorDimensionError } from './store-rules.ts';
+import { VectorIndex } from './vector-index.ts';
+
+/** How many contexts keep a cached BM25 / vector index per open store (least recently used is dropped). */
+const CACHED_CONTEXTS = 32;
+
+/**
+ * The embedded default backend: one SQLite file (better-sqlite3, WAL, foreign keys on).
+ *
+ * Durability: every write method is one transaction; WAL with synchronous=NORMAL keeps every committed
+ * transaction across a killed process (an OS crash may lose the last few, never corrupt the file).
+ * Lexical search: a BM25 index per context (src/retrieval/bm25-index.ts) built lazily from the views table
+ * and cached; `contexts.version` is bumped by every memory write/delete, so a cache built before a write (by
+ * this process or another one sharing the file) is rebuilt on the next search. Vector search works the same
+ * way with `contexts.vector_version` and src/store/vector-index.ts (exact, IVF above 20k vectors).
+ */
+export function createSqliteStore(file: string, options: { readonly?: boolean } = {}): ArchiveStore {
+  let db: Database.Database;
+  try {
+    db = new Database(file, {
+      readonly: options.readonly ?? false,
+      fileMustExist: options.readonly ?? false,
+    });
+    db.pragma('busy_timeout = 5000');
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+    assertGraphmemixFile(db, file);
+    if (!options.readonly) migrate(db, file);
+  } catch (error) {
+    if (error instanceof GraphmemixError) throw error;
+    throw new GraphmemixError('STORE', `cannot open store: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
+  }
+  return new SqliteStore(db, file);
+}
+
+interface Cached<T> {
+  version: number;
+  value: T;
+}
+
+class SqliteStore implements ArchiveStore {
+  readonly specificationVersion = 'v1' as const;
+  readonly backend = 'sqlite';
+  private readonly lexicalCache = new Map<string, Cached<Bm25Index>>();
+  private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
+  private readonly statements: ReturnType<typeof prepareStatements>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly file: string,
+  ) {
+    this.statements = prepareStatements(db);
+  }
+
+  async listContexts(): Promise<ContextInfo[]> {
+    const rows = this.run(() => this.statements.listContexts.all()) as {
+      id: string;
+      memories: number;
+      maxSequence: number | null;
+    }[];
+    return rows.map((row) =>
+      row.maxSequence === null
+        ? { id: row.id, memories: row.memories }
+        : { id: row.id, memories: row.memories, maxSequence: row.maxSequence },
+    );
+  }
+
+  async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
+    for (const write of writes) assertWrite(contextId, write);
+    const s = this.statements;
+    return this.run(() =>
+      this.db.transaction(() => {
+        const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+        s.ensureContext.run(contextId);
+        for (const { record, views, contentHash } of writes) {
+          const previous = s.getHash.get(contextId, record.id) as { content_hash: string } | undefined;
+          if (previous?.content_hash === contentHash) {
+            outcome.unchanged.push(record.id);
+            continue;
+          }
+          const columns = [
+            record.sequence,
+            record.kind,
+            record.sessionId ?? null,
+            record.roundId ?? null,
+            record.timestamp ?? null,
+            contentHash,
+            JSON.stringify(record),
+          ];
+          if (previous) {
+            s.updateMemory.run(...columns, contextId, record.id);
+            s.deleteViews.run(contextId, record.id);
+            s.deleteMemoryVectors.run(contextId, record.id);
+            outcome.updated.push(record.id);
+          } else {
+            s.insertMemory.run(contextId, record.id, ...columns);
+            outcome.inserted.push(record.id);
+          }
+          views.forEach((view, position) => {
+            s.insertView.run(
+              contextId,
+              record.id,
+              position,
+              view.kind,
+              view.key,
+              view.text,
+              view.uri ?? null,
+            );
+          });
+        }
+        if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+          s.bumpVersion.run(contextId);
+          if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
+        }
+        return outcome;
+      })(),
+    );
+  }
+
+  async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
+    const row = this.run(() => this.statements.getRecord.get(contextId, id)) as
+      | { record: string }
+      | undefined;
+    return row ? (JSON.parse(row.record) as MemoryRecord) : undefined;
+  }
+
+  async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    return this.run(() =>
+      ids.flatMap((id) => {
+        const row = this.statements.getRecord.get(contextId, id) as { record: string } | undefined;
+        return row ? [JSON.parse(row.record) as MemoryRecord] : [];
+      }),
+    );
+  }
+
+  async listMemories(
+    contextId: string,
+    options: { afterSequence?: number; limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    const rows = this.run(() =>
+      this.statements.listRecords.all({
+        contextId,
+        after: options.afterSequence ?? null,
+        limit: options.limit ?? -1,
+      }),
+    ) as { record: string }[];
+    return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  }
+
+  async countMemories(contextId: string): Promise<number> {
+    return (this.run(() => this.statements.countMemories.get(contextId)) as { n: number }).n;
+  }
+
+  async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const hashes = new Map<string, string>();
+    this.run(() => {
+      for (const id of ids) {
+        const row = this.statements.getHash.get(contextId, id) as { content_hash: string } | undefined;
+        if (row) hashes.set(id, row.content_hash);
+      }
+    });
+    return hashes;
+  }
+
+  async deleteMemory(contextId: string, id: string): Promise<boolean> {
+    const s = this.statements;
+    return this.run(() =>
+      this.db.transaction(() => {
+        // Views, vectors and edges go with it (ON DELETE CASCADE).
+        const deleted = s.deleteMemory.run(contextId, id).changes > 0;
+        if (deleted) {
+          s.bumpVersion.run(contextId);
+          s.bumpVectorVersion.run(contextId);
+        }
+        return deleted;
+      })(),
+    );
+  }
+
+  async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
+    return this.run(() =>
+      memoryIds.flatMap((id) =>
+        (this.statements.getViews.all(contextId, id) as ViewRow[]).map((row) => toView(id, row)),
+      ),
+    );
+  }
+
+  async replaceEdges(
+    contextId: string,
+    types: readonly RelationType[],
+    edges: readonly MemoryEdge[],
+  ): Promise<void> {
+    const s = this.statements;
+    this.run(() =>
+      this.db.transaction(() => {
+        const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
+        const { upserts, deletes } = diffEdgeReplacement(contextId, existing, types, edges);
+        for (const edge of deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
+        for (const edge of upserts) {
+          s.upsertEdge.run(
+            contextId,
+            edge.a,
+            edge.b,
+            JSON.stringify(edge.types),
+            edge.strength,
+            edge.similarity ?? null,
+          );
+        }
+      })(),
+    );
+  }
+
+  async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    const found = new Map<string, MemoryEdge>();
+    this.run(() => {
+      for (const id of new Set(memoryIds)) {
+        for (const row of this.statements.edgesOf.all(contextId, id, contextId, id) as EdgeRow[]) {
+          found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+        }
+      }
+    });
+    return [...found.keys()].sort().map((key) => found.get(key)!);
+  }
+
+  async countEdges(contextId: string): Promise<Record<RelationType, number>> {
+    const rows = this.run(() => this.statements.countEdgeTypes.all(contextId)) as {
+      types: string;
+      n: number;
+    }[];
+    const counts = emptyEdgeCounts();
+    for (const row of rows) {
+      const perType = countEdgeTypes([{ types: JSON.parse(row.types) as RelationType[] }]);
+      for (const type of Object.keys(perType) as RelationType[]) counts[type] += perType[type] * row.n;
+    }
+    return counts;
+  }
+
+  async putQuestions(questions: readonly EvalQuestion[]): Promise<number> {
+    this.run(() =>
+      this.db.transaction(() => {
+        for (const question of questions) {
+          this.statements.upsertQuestion.run(question.contextId, question.id, JSON.stringify(question));
+        }
+      })(),
+    );
+    return questions.length;
+  }
+
+  async listQuestions(contextId?: string): Promise<EvalQuestion[]> {
+    const rows = this.run(() =>
+      contextId === undefined
+        ? this.statements.listAllQuestions.all()
+        : this.statements.listQuestions.all(contextId),
+    ) as { question: string }[];
+    return rows.map((row) => JSON.parse(row.question) as EvalQuestion);
+  }
+
+  async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
+    const index = this.run(() => {
+      const version = this.contextVersion(contextId, 'version');
+      if (version === undefined) return undefined;
+      return cached(this.lexicalCache, contextId, version, () =>
+        Bm25Index.build(this.statements.lexicalDocuments.all(contextId) as LexicalRow[]),
+      );
+    });
+    return index ? index.search(query, options) : [];
+  }
+
+  async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const s = this.statements;
+    this.run(() =>
+      this.db.transaction(() => {
+        const existing = s.spaceDims.get(contextId, space) as { dims: number } | undefined;
+        const dims = existing?.dims ?? rows[0]!.vector.length;
+        for (const row of rows) {
+          if (row.vector.length !== dims) throw vectorDimensionError(space, dims, row.vector.length);
+          if (!s.getHash.get(contextId, row.memoryId)) {
+            throw new GraphmemixError(
+              'INVALID_INPUT',
+              `vector of unknown memory "${row.memoryId}" in "${contextId}"`,
+            );
+          }
+          const blob = Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength);
+          s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob);
+        }
+        s.bumpVectorVersion.run(contextId);
+      })(),
+    );
+  }
+
+  async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
+    const wanted = memoryIds ? new Set(memoryIds) : undefined;
+    const rows = this.run(() => this.statements.listVectors.all(contextId, space)) as VectorDbRow[];
+    return rows.filter((row) => !wanted || wanted.has(row.memory_id)).map(toVectorRow);
+  }
+
+  async searchVectors(
+    contextId: string,
+    space: string,
+    query: Float32Array,
+    options: VectorSearchOptions,
+  ): Promise<ViewHit[]> {
+    const index = this.run(() => {
+      const version = this.contextVersion(contextId, 'vector_version');
+      if (version === undefined) return undefined;
+      return cached(this.vectorCache, pairKey(contextId, space), version, () => {
+        const rows = (this.statements.listVectors.all(contextId, space) as VectorDbRow[]).map(toVectorRow);
+        return new VectorIndex(rows);
+      });
+    });
+    return index ? index.search(query, options) : [];
+  }
+
+  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
+    const row = this.run(() => this.statements.getMeta.get(key)) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    this.run(() => {
+      if (value === undefined) this.statements.deleteMeta.run(key);
+      else this.statements.setMeta.run(key, JSON.stringify(value));
+    });
+  }
+
+  async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    return this.run(() => {
+      const problems: string[] = [];
+      for (const row of this.db.pragma('integrity_check') as { integrity_check: string }[]) {
+        if (row.integrity_check !== 'ok') problems.push(`sqlite: ${row.integrity_check}`);
+      }
+      for (const row of this.db.pragma('foreign_key_check') as {
+        table: string;
+        rowid: number;
+        parent: string;
+      }[]) {
+        problems.push(`dangling ${row.table} row ${row.rowid} (missing ${row.parent})`);
+      }
+      const unparsable = (
+        this.db.prepare('SELECT context_id, id FROM memories WHERE json_valid(record) = 0').all() as {
+          context_id: string;
+          id: string;
+        }[]
+      ).map((row) => `memory ${row.context_id}/${row.id}: record is not valid JSON`);
+      problems.push(...unparsable);
+      return { ok: problems.length === 0, problems };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+    this.lexicalCache.clear();
+    this.vectorCache.clear();
+  }
+
+  private contextVersion(contextId: string, column: 'version' | 'vector_version'): number | undefined {
+    const row = this.statements.contextVersions.get(contextId) as
+      | { version: number; vector_version: number }
+      | undefined;
+    return row?.[column];
+  }
+
+  /** Runs a database call, mapping a closed handle and SQLite failures to STORE / INVALID_INPUT errors. */
+  private run<T>(work: () => T): T {
+    if (!this.db.open)
+      throw new GraphmemixError('STORE', 'the store is closed', { location: { file: this.file } });
+    try {
+      return work();
+    } catch (error) {
+      throw asStoreError(error, this.file);
+    }
+  }
+}
+
+interface ViewRow {
+  kind: ViewKind;
+  key: string;
+  text: string;
+  uri: string | null;
+}
+
+interface EdgeRow {
+  a: string;
+  b: string;
+  types: string;
+  strength: number;
+  similarity: number | null;
+}
+
+interface LexicalRow {
+  memoryId: string;
+  kind: ViewKind;
+  key: string;
+  text: string;
+}
+
+interface VectorDbRow {
+  memory_id: string;
+  kind: ViewKind;
+  key: string;
+  vector: Buffer;
+}
+
+function prepareStatements(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    listContexts: p(`SELECT c.id AS id, COUNT(m.id) AS memories, MAX(m.sequence) AS maxSequence
+      FROM contexts c LEFT JOIN memories m ON m.context_id = c.id GROUP BY c.id ORDER BY c.id`),
+    ensureContext: p('INSERT OR IGNORE INTO contexts (id) VALUES (?)'),
+    contextVersions: p('SELECT version, vector_version FROM contexts WHERE id = ?'),
+    bumpVersion: p('UPDATE contexts SET version = version + 1 WHERE id = ?'),
+    bumpVectorVersion: p('UPDATE contexts SET vector_version = vector_version + 1 WHERE id = ?'),
+    getHash: p('SELECT content_hash FROM memories WHERE context_id = ? AND id = ?'),
+    insertMemory: p(`INSERT INTO memories (context_id, id, sequence, kind, session_id, round_id, timestamp,
+      content_hash, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateMemory: p(`UPDATE memories SET sequence = ?, kind = ?, session_id = ?, round_id = ?, timestamp = ?,
+      content_hash = ?, record = ? WHERE context_id = ? AND id = ?`),
+    deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
+    getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
+    listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
+      AND (@after IS NULL OR sequence > @after) ORDER BY sequence, id LIMIT @limit`),
+    countMemories: p('SELECT COUNT(*) AS n FROM memories WHERE context_id = ?'),
+    insertView: p(
+      'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    deleteViews: p('DELETE FROM views WHERE context_id = ? AND memory_id = ?'),
+    getViews: p(
+      'SELECT kind, key, text, uri FROM views WHERE context_id = ? AND memory_id = ? ORDER BY position',
+    ),
+    lexicalDocuments: p(`SELECT memory_id AS memoryId, kind, key, text FROM views
+      WHERE context_id = ? AND text != '' ORDER BY memory_id, position`),
+    listEdges: p('SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ?'),
+    deleteEdge: p('DELETE FROM edges WHERE context_id = ? AND a = ? AND b = ?'),
+    upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
+      similarity = excluded.similarity`),
+    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ?
+      UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND b = ?`),
+    countEdgeTypes: p('SELECT types, COUNT(*) AS n FROM edges WHERE context_id = ? GROUP BY types'),
+    upsertQuestion: p(`INSERT INTO questions (context_id, id, question) VALUES (?, ?, ?)
+      ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`),
+    listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),
+    listAllQuestions: p('SELECT question FROM questions ORDER BY rowid'),
+    spaceDims: p('SELECT dims FROM vectors WHERE context_id = ? AND space = ? LIMIT 1'),
+    upsertVector: p(`INSERT INTO vectors (context_id, space, memory_id, kind, key, dims, vector)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (context_id, space, memory_id, kind, key)
+      DO UPDATE SET dims = excluded.dims, vector = excluded.vector`),
+    deleteMemoryVectors: p('DELETE FROM vectors WHERE context_id = ? AND memory_id = ?'),
+    listVectors: p(`SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
+      ORDER BY memory_id, kind, key`),
+    getMeta: p('SELECT value FROM meta WHERE key = ?'),
+    setMeta: p(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    deleteMeta: p('DELETE FROM meta WHERE key = ?'),
+  };
+}
+
+function cached<T>(cache: Map<string, Cached<T>>, key: string, version: number, build: () => T): T {
+  const hit = cache.get(key);
+  cache.delete(key);
+  const entry = hit && hit.version === version ? hit : { version, value: build() };
+  cache.set(key, entry);
+  if (cache.size > CACHED_CONTEXTS) cache.delete(cache.keys().next().value!);
+  return entry.value;
+}
+
+function toView(memoryId: string, row: ViewRow): MemoryView {
+  const view: MemoryView = { memoryId, kind: row.kind, key: row.key, text: row.text };
+  if (row.uri !== null) view.uri = row.uri;
+  return view;
+}
+
+function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
+  const edge: MemoryEdge = {
+    contextId,
+    a: row.a,
+    b: row.b,
+    types: JSON.parse(row.types) as RelationType[],
+    strength: row.strength,
+  };
+  if (row.similarity !== null) edge.similarity = row.similarity;
+  return edge;
+}
+
+function toVectorRow(row: VectorDbRow): VectorRow {
+  // Copy: the blob's buffer may not be 4-byte aligned, and callers must not share memory with the driver.
+  const bytes = new Uint8Array(row.vector.byteLength);
+  bytes.set(row.vector);
+  return { memoryId: row.memory_id, kind: row.kind, key: row.key, vector: new Float32Array(bytes.buffer) };
+}
+
+/** A non-empty database without our schema_version table is someone else's file: refuse to touch it. */
+function assertGraphmemixFile(db: Database.Database, file: string): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+    name: string;
+  }[];
+  if (tables.length > 0 && !tables.some((table) => table.name === 'schema_version')) {
+    throw new GraphmemixError('STORE', 'not a graphmemix store (no schema_version table)', {
+      location: { file },
+    });
+  }
+}
+
+function asStoreError(error: unknown, file: string): unknown {
+  if (error instanceof GraphmemixError) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) {
+    return new GraphmemixError('INVALID_INPUT', `store constraint failed: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
+  }
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) {
+    return new GraphmemixError('STORE', `store failure: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
+  }
+  return error;
+}

@@ -1,0 +1,41 @@
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { MemoryWrite, VectorRow } from './archive-store-spec.ts';
+
+/** Rejects writes that would break isolation or view ownership (every backend calls it first). */
+export function assertWrite(contextId: string, write: MemoryWrite): void {
+  if (write.record.contextId !== contextId) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `record "${write.record.id}" belongs to "${write.record.contextId}", not "${contextId}"`,
+      { location: { recordId: write.record.id, field: 'contextId' } },
+    );
+  }
+  for (const view of write.views) {
+    if (view.memoryId !== write.record.id) {
+      throw new GraphmemixError(
+        'INVALID_INPUT',
+        `view of "${view.memoryId}" written with record "${write.record.id}"`,
+        { location: { recordId: write.record.id } },
+      );
+    }
+  }
+}
+
+/** The order getVectors returns and vector indexes are built in: memory id, view kind, view key. */
+export function compareVectorRows(x: VectorRow, y: VectorRow): number {
+  return (
+    compareStrings(x.memoryId, y.memoryId) || compareStrings(x.kind, y.kind) || compareStrings(x.key, y.key)
+  );
+}
+
+export function compareStrings(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export function vectorDimensionError(space: string, expected: number, actual: number): GraphmemixError {
+  return new GraphmemixError(
+    'INVALID_INPUT',
+    `vector has ${actual} dimensions, space "${space}" has ${expected}`,
+    { details: { space, expected, actual } },
+  );
+}

@@ -1,0 +1,54 @@
+import type { ChatModel } from '../providers/model-spec.ts';
+import { callStructured } from '../providers/structured-call.ts';
+import { ecvMessages, normalizeJudgement, parseEcvVerdict } from './ecv-protocol.ts';
+import type { EdgeVerifier, EdgeVerifierInput, EdgeVerifierResult } from './edge-verifier-spec.ts';
+import { correctionWithIds, VERIFIER_MAX_TOKENS } from './node-verifier-protocol.ts';
+
+/**
+ * The model-backed edge verifier (ECV): one listwise JSON call over the eligible anchor-candidate pairs,
+ * validated (complete coverage, no duplicates, roles and scores in range), 3 attempts with a correction that
+ * lists the candidate ids, then the normalisation rules and role gating. No eligible pair: no call.
+ */
+export function createModelEdgeVerifier(model: ChatModel, options: { attempts?: number } = {}): EdgeVerifier {
+  return {
+    specificationVersion: 'v1',
+    name: `model:${model.modelId}`,
+    kind: 'model',
+    async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
+      if (input.candidates.length === 0) return { ok: true, judgements: [] };
+      const aliases = input.candidates.map(({ candidate }) => candidate.alias);
+      const result = await callStructured(
+        model,
+        {
+          messages: ecvMessages(input),
+          jsonMode: true,
+          temperature: 0,
+          maxTokens: VERIFIER_MAX_TOKENS,
+          ...(input.signal === undefined ? {} : { signal: input.signal }),
+        },
+        (text) => parseEcvVerdict(text, input),
+        { attempts: options.attempts ?? 3, correction: (error) => correctionWithIds(error, aliases) },
+      );
+      const call = {
+        model: model.modelId,
+        attempts: result.attempts,
+        ok: result.ok,
+        cached: result.ok ? result.cached : false,
+        latencyMs: result.latencyMs,
+        usage: result.usage,
+        ...(result.ok ? {} : { error: result.error }),
+      };
+      if (!result.ok) return { ok: false, error: result.error, call };
+      const eligible = new Map(
+        input.candidates.map(({ candidate, relations }) => [
+          candidate.memoryId,
+          new Set(relations.map((r) => r.anchorId)),
+        ]),
+      );
+      const judgements = result.value.map((raw) =>
+        normalizeJudgement(raw, eligible.get(raw.candidateId) ?? new Set()),
+      );
+      return { ok: true, judgements, call };
+    },
+  };
+}

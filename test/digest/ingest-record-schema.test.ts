@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { memoryRecordInputSchema, toMemoryRecord } from '../../src/digest/record-schema.ts';
+
+const defaults = { contextId: 'ctx', sequence: 7 };
+
+describe('toMemoryRecord', () => {
+  it('fills defaults and forces the caller context', () => {
+    const result = toMemoryRecord({ id: 'm1', text: 'hello', contextId: 'other' }, defaults);
+    expect(result).toEqual({
+      ok: true,
+      record: { id: 'm1', contextId: 'ctx', kind: 'note', sequence: 7, text: 'hello', assets: [] },
+    });
+  });
+
+  it('keeps given fields and infers kinds', () => {
+    const msg = toMemoryRecord({ id: 'm', text: 'hi', speaker: 'Ann', sequence: 3 }, defaults);
+    expect(msg.ok && msg.record.kind).toBe('message');
+    expect(msg.ok && msg.record.sequence).toBe(3);
+    const photo = toMemoryRecord({ id: 'p', assets: [{ kind: 'image', uri: '/a.jpg' }] }, defaults);
+    expect(photo.ok && photo.record.kind).toBe('photo');
+    expect(photo.ok && photo.record.assets[0]?.id).toBe('asset-0');
+  });
+
+  it.each([
+    [{ id: 'x', text: 'a', timestamp: '2024-13-01' }, 'timestamp'],
+    [{ id: 'x', text: 'a', timestamp: '2024-02-30' }, 'timestamp'],
+    [{ id: 'x', text: 'a', timestamp: 'yesterday' }, 'timestamp'],
+    [{ id: 'x', text: 42 }, 'text'],
+    [{ id: '', text: 'a' }, 'id'],
+    [{ text: 'a' }, 'id'],
+    [{ id: 'x', text: 'a', kind: 'tweet' }, 'kind'],
+    [{ id: 'x', text: 'a', timestmap: '2024-01-01' }, 'timestmap'],
+    [{ id: 'x', assets: [{ kind: 'image' }, { kind: 'bogus' }] }, 'assets.1.kind'],
+    [
+      {
+        id: 'x',
+        assets: [
+          { id: 'a', kind: 'image' },
+          { id: 'a', kind: 'image' },
+        ],
+      },
+      'assets.1.id',
+    ],
+    [{ id: 'x', text: '  ' }, 'text'],
+    [{ id: 'x', text: 'a', location: { lat: 200 } }, 'location.lat'],
+    [{ id: 'x', text: 'a', assets: [{ kind: 'image', exif: { takenAt: 'nope' } }] }, 'assets.0.exif.takenAt'],
+    ['not an object', ''],
+  ])('rejects %j naming field %s', (input, field) => {
+    const result = toMemoryRecord(input, defaults);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.field).toBe(field);
+  });
+
+  it('accepts ISO date-time forms', () => {
+    for (const timestamp of [
+      '2024-06-03',
+      '2024-06-03T14:05',
+      '2024-06-03T14:05:09.123Z',
+      '2024-06-03T14:05:00+02:00',
+    ]) {
+      expect(toMemoryRecord({ id: 'x', text: 'a', timestamp }, defaults).ok).toBe(true);
+    }
+  });
+
+  it('exports a schema that converts to JSON Schema', () => {
+    const schema = z.toJSONSchema(memoryRecordInputSchema) as { required?: string[] };
+    expect(schema.required).toEqual(['id']);
+  });
+});

@@ -1,0 +1,114 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
+import { createFakeGraphmemix } from '../support/fake-graphmemix.ts';
+
+const TOOLS = ['add_memory', 'answer_question', 'delete_memory', 'retrieve_evidence', 'search_memories'];
+
+function textOf(result: unknown): string {
+  const first = (result as CallToolResult).content[0];
+  return first?.type === 'text' ? first.text : '';
+}
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+});
+
+describe('MCP server', () => {
+  it('serves the five tools over real stdio and scopes every call by user_id', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'test/support/fake-mcp-stdio.ts'],
+      cwd: process.cwd(),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    clients.push(client);
+    await client.connect(transport);
+
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
+    for (const tool of tools) {
+      expect(tool.description?.length ?? 0).toBeGreaterThan(80);
+      expect((tool.inputSchema.required ?? []) as string[]).toContain('user_id');
+    }
+
+    const retrieved = await client.callTool({
+      name: 'retrieve_evidence',
+      arguments: { user_id: 'alice', question: 'Where is the offsite and is it a surprise party?' },
+    });
+    expect(retrieved.isError).toBeFalsy();
+    const body = JSON.parse(textOf(retrieved)) as { evidence: { memory_id: string; text: string }[] };
+    expect(body.evidence.map((e) => e.memory_id)).toContain('a1');
+    expect(body.evidence.some((e) => e.memory_id === 'b1' || e.text.includes('Bob'))).toBe(false);
+
+    const added = await client.callTool({
+      name: 'add_memory',
+      arguments: { user_id: 'alice', memories: [{ id: 'a3', text: 'Alice paid the Sintra hotel deposit' }] },
+    });
+    expect(JSON.parse(textOf(added))).toMatchObject({ user_id: 'alice', imported: 1 });
+
+    const searched = await client.callTool({
+      name: 'search_memories',
+      arguments: { user_id: 'alice', query: 'Sintra secret party' },
+    });
+    const hits = (JSON.parse(textOf(searched)) as { results: { memory_id: string }[] }).results.map(
+      (h) => h.memory_id,
+    );
+    expect(hits).toContain('a3');
+    expect(hits).not.toContain('b1');
+
+    // Deleting bob's memory through alice's scope fails with a code and leaves bob's archive alone.
+    const crossDelete = await client.callTool({
+      name: 'delete_memory',
+      arguments: { user_id: 'alice', memory_id: 'b1' },
+    });
+    expect(crossDelete.isError).toBe(true);
+    expect(JSON.parse(textOf(crossDelete)).error.code).toBe('NOT_FOUND');
+    const bobSearch = await client.callTool({
+      name: 'search_memories',
+      arguments: { user_id: 'bob', query: 'surprise party' },
+    });
+    expect(textOf(bobSearch)).toContain('b1');
+
+    const answered = await client.callTool({
+      name: 'answer_question',
+      arguments: { user_id: 'alice', question: 'Who booked train tickets?' },
+    });
+    expect(JSON.parse(textOf(answered))).toHaveProperty('answered');
+
+    // Schema validation happens before the tool runs: a missing user_id is a tool error, not a crash.
+    const invalid = await client.callTool({ name: 'search_memories', arguments: { query: 'x' } });
+    expect(invalid.isError).toBe(true);
+  });
+
+  it('serves streamable HTTP with bearer keys', async () => {
+    const graphmemix = createFakeGraphmemix();
+    await graphmemix.addMemories('alice', [{ id: 'a1', text: 'Alice likes green tea' }]);
+    const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'] });
+    const fetchApp = (input: string | URL | Request, init?: RequestInit) =>
+      Promise.resolve(app.request(input instanceof Request ? input : String(input), init));
+
+    const denied = await app.request('http://local/mcp', { method: 'POST', body: '{}' });
+    expect(denied.status).toBe(401);
+
+    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    clients.push(client);
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://local/mcp'), {
+        fetch: fetchApp,
+        requestInit: { headers: { authorization: 'Bearer k1' } },
+      }),
+    );
+    const result = await client.callTool({
+      name: 'search_memories',
+      arguments: { user_id: 'alice', query: 'green tea' },
+    });
+    expect(textOf(result)).toContain('a1');
+    expect(() => createMcpHttpApp({ graphmemix })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+  });
+});

@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BM25_B, BM25_K1, Bm25Index } from '../../src/retrieval/bm25-index.ts';
+import { STOPWORDS, stem, tokenize } from '../../src/retrieval/tokenize.ts';
+
+describe('tokenize', () => {
+  it('lowercases, splits, drops stopwords, keeps numbers and stems plurals', () => {
+    expect(tokenize("The Cities of John's photos, 2024-06-03 & 3 buses!")).toEqual([
+      'city',
+      'john',
+      'photo',
+      '2024',
+      '06',
+      '03',
+      '3',
+      'buse',
+    ]);
+    expect(tokenize("I don't know")).toEqual(['know']);
+    expect(tokenize('Café MÜNCHEN')).toEqual(['café', 'münchen']);
+    expect(tokenize('東京tower')).toEqual(['東', '京', 'tower']);
+    expect(stem('bus')).toBe('bus');
+    expect(stem('glass')).toBe('glass');
+    expect(stem('series')).toBe('sery');
+    expect(STOPWORDS.has('the')).toBe(true);
+  });
+
+  it('never yields empty tokens or stopwords', () => {
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        for (const token of tokenize(text)) {
+          expect(token.length).toBeGreaterThan(0);
+          expect(STOPWORDS.has(token)).toBe(false);
+        }
+      }),
+    );
+  });
+});
+
+describe('Bm25Index', () => {
+  it('matches the BM25 formula on a hand-computed case', () => {
+    const index = Bm25Index.build([
+      { memoryId: 'a', kind: 'text', key: 'main', text: 'apple banana' },
+      { memoryId: 'b', kind: 'text', key: 'main', text: 'cherry' },
+      { memoryId: 'c', kind: 'text', key: 'main', text: 'cherry cherry date' },
+    ]);
+    const [hit] = index.search('apple', { limit: 5 });
+    const idf = Math.log(1 + (3 - 1 + 0.5) / (1 + 0.5));
+    const avg = (2 + 1 + 3) / 3;
+    const expected = (idf * 1 * (BM25_K1 + 1)) / (1 + BM25_K1 * (1 - BM25_B + (BM25_B * 2) / avg));
+    expect(hit).toEqual({ memoryId: 'a', kind: 'text', key: 'main', rawScore: expected });
+    // Length normalisation: one "cherry" in a 1-token view beats two in a 3-token view (tf parts 1.257 vs 1.205).
+    const cherry = index.search('cherry', { limit: 5 });
+    expect(cherry.map((h) => h.memoryId)).toEqual(['b', 'c']);
+    const cherryIdf = Math.log(1 + (3 - 2 + 0.5) / (2 + 0.5));
+    expect(cherry[0]!.rawScore).toBeCloseTo(cherryIdf * 1.2571, 3);
+    expect(cherry[1]!.rawScore).toBeCloseTo(cherryIdf * 1.2055, 3);
+  });
+
+  it('keeps statistics per view kind and applies limit per kind', () => {
+    const index = Bm25Index.build([
+      { memoryId: 'a', kind: 'text', key: 'main', text: 'june trip' },
+      { memoryId: 'b', kind: 'text', key: 'main', text: 'june' },
+      { memoryId: 'a', kind: 'metadata', key: 'main', text: 'june 2024' },
+      { memoryId: 'b', kind: 'caption', key: 'x', text: 'a dog' },
+    ]);
+    const hits = index.search('june dog', { limit: 1 });
+    expect(hits.map((h) => `${h.memoryId}:${h.kind}`).sort()).toEqual(['a:metadata', 'b:caption', 'b:text']);
+    expect(index.search('june', { limit: 5, kinds: ['metadata'] }).map((h) => h.memoryId)).toEqual(['a']);
+    expect(index.size).toBe(4);
+  });
+});

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { describeStoreConformance, write } from './store-conformance.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-sqlite-'));
+let counter = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeStoreConformance('sqlite file', () => openStore(join(dir, `store-${counter++}.db`)));
+describeStoreConformance('sqlite :memory:', () => openStore(':memory:'));
+
+describe('sqlite store specifics', () => {
+  it('persists across reopen, in WAL mode', async () => {
+    const file = join(dir, 'persist.db');
+    const store = await openStore(file);
+    await store.writeMemories('ctx', [write('ctx', 'm1', 'kept across reopen', 0)]);
+    await store.putVectors('ctx', 's', [
+      { memoryId: 'm1', kind: 'text', key: 'main', vector: new Float32Array([0.5, 0.25]) },
+    ]);
+    await store.close();
+    const again = await openStore(file);
+    expect((await again.getMemory('ctx', 'm1'))?.text).toBe('kept across reopen');
+    expect([...(await again.getVectors('ctx', 's'))[0]!.vector]).toEqual([0.5, 0.25]);
+    expect((await again.searchLexical('ctx', 'reopen', { limit: 3 })).map((h) => h.memoryId)).toEqual(['m1']);
+    await again.close();
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+
+  it('sees writes made through another connection (version-checked caches)', async () => {
+    const file = join(dir, 'shared.db');
+    const reader = await openStore(file);
+    const writer = await openStore(file);
+    await writer.writeMemories('ctx', [write('ctx', 'm1', 'first words', 0)]);
+    expect(await reader.searchLexical('ctx', 'second', { limit: 3 })).toEqual([]);
+    await writer.writeMemories('ctx', [write('ctx', 'm2', 'second words', 1)]);
+    expect((await reader.searchLexical('ctx', 'second', { limit: 3 })).map((h) => h.memoryId)).toEqual([
+      'm2',
+    ]);
+    await reader.close();
+    await writer.close();
+  });
+
+  it('refuses a store written by a newer schema with code STORE', async () => {
+    const file = join(dir, 'newer.db');
+    (await openStore(file)).close();
+    const raw = new Database(file);
+    raw.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION + 1);
+    raw.close();
+    await expect(openStore(file)).rejects.toMatchObject({ code: 'STORE' });
+  });
+
+  it('refuses files that are not graphmemix stores', async () => {
+    const foreign = join(dir, 'foreign.db');
+    const raw = new Database(foreign);
+    raw.exec('CREATE TABLE people (name TEXT)');
+    raw.close();
+    await expect(openStore(foreign)).rejects.toMatchObject({ code: 'STORE' });
+    const text = join(dir, 'text.db');
+    writeFileSync(text, 'this is not a database at all, just some text that is long enough '.repeat(20));
+    await expect(openStore(text)).rejects.toMatchObject({ code: 'STORE' });
+    await expect(openStore(join(dir, 'missing-dir', 'x.db'))).rejects.toMatchObject({ code: 'STORE' });
+  });
+
+  it('throws STORE after close', async () => {
+    const store = await openStore(':memory:');
+    await store.close();
+    await expect(store.countMemories('ctx')).rejects.toMatchObject({ code: 'STORE' });
+  });
+});

@@ -1,0 +1,332 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
+import type { MemoryRecord } from '../../src/types/memory-record.ts';
+import type { EvalQuestion } from '../../src/types/question.ts';
+import type { MemoryEdge, RelationType } from '../../src/types/relation.ts';
+import type { MemoryView } from '../../src/types/view.ts';
+
+/**
+ * The ArchiveStore conformance suite. Every backend runs it from test/store/<backend>.test.ts:
+ *   describeStoreConformance('sqlite', () => openStore(file))
+ */
+export function describeStoreConformance(name: string, factory: () => Promise<ArchiveStore>): void {
+  describe(`ArchiveStore conformance: ${name}`, () => {
+    let store: ArchiveStore;
+    beforeEach(async () => {
+      store = await factory();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('declares the port version and a backend name', () => {
+      expect(store.specificationVersion).toBe('v1');
+      expect(store.backend.length).toBeGreaterThan(0);
+    });
+
+    it('inserts, reads back and reports unchanged on the same hash', async () => {
+      const writes = [write('ctx', 'm1', 'the red bicycle', 0), write('ctx', 'm2', 'a blue car', 1)];
+      expect(await store.writeMemories('ctx', writes)).toEqual({
+        inserted: ['m1', 'm2'],
+        updated: [],
+        unchanged: [],
+      });
+      expect(await store.writeMemories('ctx', writes)).toEqual({
+        inserted: [],
+        updated: [],
+        unchanged: ['m1', 'm2'],
+      });
+      expect(await store.getMemory('ctx', 'm1')).toEqual(writes[0]!.record);
+      expect(await store.getMemory('ctx', 'nope')).toBeUndefined();
+      expect((await store.getMemories('ctx', ['m2', 'zz', 'm1'])).map((r) => r.id)).toEqual(['m2', 'm1']);
+      expect(await store.countMemories('ctx')).toBe(2);
+      expect(await store.getContentHashes('ctx', ['m1', 'zz'])).toEqual(
+        new Map([['m1', 'hash-m1-the red bicycle']]),
+      );
+      expect(await store.listContexts()).toEqual([{ id: 'ctx', memories: 2, maxSequence: 1 }]);
+    });
+
+    it('returns copies: mutating a result does not change the store', async () => {
+      await store.writeMemories('ctx', [write('ctx', 'm1', 'original', 0)]);
+      const record = await store.getMemory('ctx', 'm1');
+      record!.text = 'mutated';
+      expect((await store.getMemory('ctx', 'm1'))!.text).toBe('original');
+    });
+
+    it('lists in sequence order with paging', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'c', 'x', 2),
+        write('ctx', 'a', 'y', 0),
+        write('ctx', 'b', 'z', 1),
+      ]);
+      expect((await store.listMemories('ctx')).map((r) => r.id)).toEqual(['a', 'b', 'c']);
+      expect((await store.listMemories('ctx', { afterSequence: 0, limit: 1 })).map((r) => r.id)).toEqual([
+        'b',
+      ]);
+      expect(await store.listMemories('other')).toEqual([]);
+    });
+
+    it('an update replaces views and drops vectors; edges stay until relations are rebuilt', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'm1', 'old words here', 0),
+        write('ctx', 'm2', 'other', 1),
+      ]);
+      await store.putVectors('ctx', 'space', [vector('m1', [1, 0]), vector('m2', [0, 1])]);
+      const outcome = await store.writeMemories('ctx', [write('ctx', 'm1', 'new text now', 0)]);
+      expect(outcome).toEqual({ inserted: [], updated: ['m1'], unchanged: [] });
+      expect((await store.getViews('ctx', ['m1'])).map((v) => v.text)).toEqual(['new text now', 'meta m1']);
+      expect((await store.getVectors('ctx', 'space')).map((v) => v.memoryId)).toEqual(['m2']);
+      expect(await store.searchLexical('ctx', 'old', { limit: 5 })).toEqual([]);
+      expect((await store.searchLexical('ctx', 'new', { limit: 5 })).map((h) => h.memoryId)).toEqual(['m1']);
+    });
+
+    it('delete removes the record, its views, vectors and every edge touching it', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'a', 'alpha', 0),
+        write('ctx', 'b', 'beta', 1),
+        write('ctx', 'c', 'gamma', 2),
+      ]);
+      await store.replaceEdges(
+        'ctx',
+        ['consecutive_turn'],
+        [edge('ctx', 'a', 'b', ['consecutive_turn']), edge('ctx', 'c', 'b', ['consecutive_turn'])],
+      );
+      await store.putVectors('ctx', 'space', [vector('a', [1, 0]), vector('b', [0, 1])]);
+      expect(await store.deleteMemory('ctx', 'b')).toBe(true);
+      expect(await store.deleteMemory('ctx', 'b')).toBe(false);
+      expect(await store.getMemory('ctx', 'b')).toBeUndefined();
+      expect(await store.getViews('ctx', ['b'])).toEqual([]);
+      expect(await store.neighbors('ctx', ['a', 'b', 'c'])).toEqual([]);
+      expect((await store.countEdges('ctx')).consecutive_turn).toBe(0);
+      expect((await store.getVectors('ctx', 'space')).map((v) => v.memoryId)).toEqual(['a']);
+      expect(await store.searchLexical('ctx', 'beta', { limit: 5 })).toEqual([]);
+      expect((await store.integrityCheck()).ok).toBe(true);
+    });
+
+    it('replaceEdges normalises pairs, merges types and replaces only the given types', async () => {
+      await store.writeMemories(
+        'ctx',
+        ['a', 'b', 'c', 'd'].map((id, i) => write('ctx', id, `text ${id}`, i)),
+      );
+      await store.replaceEdges(
+        'ctx',
+        ['same_round', 'consecutive_turn'],
+        [
+          edge('ctx', 'b', 'a', ['same_round']),
+          edge('ctx', 'a', 'b', ['consecutive_turn']),
+          edge('ctx', 'b', 'c', ['consecutive_turn']),
+        ],
+      );
+      await store.replaceEdges(
+        'ctx',
+        ['semantic_knn'],
+        [
+          { contextId: 'ctx', a: 'a', b: 'b', types: ['semantic_knn'], strength: 0.7, similarity: 0.7 },
+          { contextId: 'ctx', a: 'c', b: 'd', types: ['semantic_knn'], strength: 0.6, similarity: 0.6 },
+        ],
+      );
+      const ab = (await store.neighbors('ctx', ['a']))[0]!;
+      expect(ab).toEqual({
+        contextId: 'ctx',
+        a: 'a',
+        b: 'b',
+        types: ['same_round', 'consecutive_turn', 'semantic_knn'],
+        strength: 0.99,
+        similarity: 0.7,
+      });
+      expect(await store.countEdges('ctx')).toEqual({
+        same_round: 1,
+        consecutive_turn: 2,
+        event_bridge: 0,
+        same_record: 0,
+        record_grounding: 0,
+        semantic_knn: 2,
+      });
+      // Rebuild consecutive_turn only: b-c goes, a-b keeps its other types.
+      await store.replaceEdges('ctx', ['consecutive_turn'], []);
+      const after = await store.neighbors('ctx', ['b']);
+      expect(after).toEqual([
+        {
+          contextId: 'ctx',
+          a: 'a',
+          b: 'b',
+          types: ['same_round', 'semantic_knn'],
+          strength: 0.99,
+          similarity: 0.7,
+        },
+      ]);
+      // Dropping every schema type leaves the semantic similarity as the strength.
+      await store.replaceEdges('ctx', ['same_round'], []);
+      expect((await store.neighbors('ctx', ['a']))[0]).toMatchObject({
+        types: ['semantic_knn'],
+        strength: 0.7,
+      });
+      expect((await store.neighbors('ctx', ['c', 'd'])).map((e) => `${e.a}-${e.b}`)).toEqual(['c-d']);
+    });
+
+    it('replaceEdges rejects self-loops, foreign types and unknown endpoints', async () => {
+      await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0), write('ctx', 'b', 'y', 1)]);
+      await expect(
+        store.replaceEdges('ctx', ['same_round'], [edge('ctx', 'a', 'a', ['same_round'])]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(
+        store.replaceEdges('ctx', ['same_round'], [edge('ctx', 'a', 'b', ['event_bridge'])]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(
+        store.replaceEdges('ctx', ['same_round'], [edge('ctx', 'a', 'zz', ['same_round'])]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.neighbors('ctx', ['a', 'b'])).toEqual([]);
+    });
+
+    it('writes are all-or-nothing', async () => {
+      const good = write('ctx', 'ok', 'fine', 0);
+      const bad = write('other', 'bad', 'wrong context', 1);
+      await expect(store.writeMemories('ctx', [good, bad])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.countMemories('ctx')).toBe(0);
+    });
+
+    it('isolates contexts in every read method', async () => {
+      await store.writeMemories('one', [
+        write('one', 'm', 'shared apple words', 0),
+        write('one', 'n', 'pear', 1),
+      ]);
+      await store.writeMemories('two', [
+        write('two', 'm', 'apple apple banana', 0),
+        write('two', 'x', 'kiwi', 1),
+        write('two', 'y', 'apple', 2),
+      ]);
+      await store.replaceEdges('two', ['same_round'], [edge('two', 'm', 'x', ['same_round'])]);
+      await store.putVectors('two', 'space', [vector('m', [1, 0])]);
+      expect((await store.getMemory('one', 'm'))!.text).toBe('shared apple words');
+      expect(await store.getMemory('one', 'x')).toBeUndefined();
+      expect(await store.getMemories('one', ['m', 'x'])).toHaveLength(1);
+      expect((await store.listMemories('one')).map((r) => r.id)).toEqual(['m', 'n']);
+      expect(await store.countMemories('one')).toBe(2);
+      expect([...(await store.getContentHashes('one', ['m', 'x'])).keys()]).toEqual(['m']);
+      expect((await store.getViews('one', ['m', 'x'])).every((v) => v.memoryId === 'm')).toBe(true);
+      expect(await store.neighbors('one', ['m', 'x'])).toEqual([]);
+      expect((await store.countEdges('one')).same_round).toBe(0);
+      expect(await store.getVectors('one', 'space')).toEqual([]);
+      expect(await store.searchVectors('one', 'space', new Float32Array([1, 0]), { limit: 3 })).toEqual([]);
+      expect(await store.searchLexical('one', 'kiwi', { limit: 5 })).toEqual([]);
+      // BM25 statistics are per context: context one's score for "apple" ignores context two's documents.
+      const before = await store.searchLexical('one', 'apple', { limit: 5, kinds: ['text'] });
+      await store.writeMemories('two', [write('two', 'z', 'apple pie', 3)]);
+      const afterTwo = await store.searchLexical('one', 'apple', { limit: 5, kinds: ['text'] });
+      expect(afterTwo).toEqual(before);
+      await store.writeMemories('one', [write('one', 'o', 'apple tart', 2)]);
+      const afterOne = await store.searchLexical('one', 'apple', { limit: 5, kinds: ['text'] });
+      expect(afterOne.find((h) => h.memoryId === 'm')!.rawScore).not.toBe(before[0]!.rawScore);
+      expect(await store.deleteMemory('one', 'x')).toBe(false);
+      expect(await store.countMemories('two')).toBe(4);
+      expect((await store.listContexts()).map((c) => [c.id, c.memories])).toEqual([
+        ['one', 3],
+        ['two', 4],
+      ]);
+    });
+
+    it('searchLexical ranks by BM25, one hit per (memory, view), with a kind filter and per-kind limit', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'm1', 'photos of the harbour at sunset', 0),
+        write('ctx', 'm2', 'sunset sunset over the harbour', 1),
+        write('ctx', 'm3', 'grocery list: milk, eggs', 2),
+      ]);
+      const hits = await store.searchLexical('ctx', 'Sunset photo', { limit: 10, kinds: ['text'] });
+      expect(hits.map((h) => h.memoryId)).toEqual(['m1', 'm2']);
+      expect(hits.every((h) => h.kind === 'text' && h.key === 'main' && h.rawScore > 0)).toBe(true);
+      expect(await store.searchLexical('ctx', 'meta', { limit: 2, kinds: ['metadata'] })).toHaveLength(2);
+      const all = await store.searchLexical('ctx', 'sunset meta', { limit: 1 });
+      expect(all.map((h) => h.kind).sort()).toEqual(['metadata', 'text']);
+      expect(await store.searchLexical('ctx', 'the of', { limit: 5 })).toEqual([]);
+      expect(await store.searchLexical('nowhere', 'sunset', { limit: 5 })).toEqual([]);
+    });
+
+    it('stores vectors and searches them exactly by cosine with a kind filter', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'a', 'x', 0),
+        write('ctx', 'b', 'y', 1),
+        write('ctx', 'c', 'z', 2),
+      ]);
+      await store.putVectors('ctx', 'model@3', [
+        vector('a', [1, 0, 0]),
+        vector('b', [1, 1, 0]),
+        vector('c', [0, 0, 2], 'caption'),
+      ]);
+      const hits = await store.searchVectors('ctx', 'model@3', new Float32Array([2, 0, 0]), { limit: 2 });
+      expect(hits.map((h) => h.memoryId)).toEqual(['a', 'b']);
+      expect(hits[0]!.rawScore).toBeCloseTo(1, 6);
+      expect(hits[1]!.rawScore).toBeCloseTo(Math.SQRT1_2, 6);
+      const captions = await store.searchVectors('ctx', 'model@3', new Float32Array([0, 0, 1]), {
+        limit: 5,
+        kinds: ['caption'],
+      });
+      expect(captions.map((h) => [h.memoryId, h.kind])).toEqual([['c', 'caption']]);
+      const back = await store.getVectors('ctx', 'model@3', ['b']);
+      expect(back).toHaveLength(1);
+      expect([...back[0]!.vector]).toEqual([1, 1, 0]);
+      await store.putVectors('ctx', 'model@3', [vector('a', [0, 1, 0])]);
+      expect(
+        (await store.searchVectors('ctx', 'model@3', new Float32Array([0, 1, 0]), { limit: 1 }))[0]!.memoryId,
+      ).toBe('a');
+      await expect(store.putVectors('ctx', 'model@3', [vector('a', [1, 0])])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(store.putVectors('ctx', 'model@3', [vector('zz', [1, 0, 0])])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(
+        store.searchVectors('ctx', 'model@3', new Float32Array([1]), { limit: 1 }),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.getVectors('ctx', 'other-space')).toEqual([]);
+    });
+
+    it('upserts questions by (context, id) and lists them per context', async () => {
+      await store.putQuestions([question('one', 'q1', 'first?'), question('two', 'q1', 'other?')]);
+      expect(
+        await store.putQuestions([question('one', 'q1', 'first, edited?'), question('one', 'q2', 'second?')]),
+      ).toBe(2);
+      expect((await store.listQuestions('one')).map((q) => q.prompt)).toEqual(['first, edited?', 'second?']);
+      expect((await store.listQuestions('two')).map((q) => q.prompt)).toEqual(['other?']);
+      expect(await store.listQuestions()).toHaveLength(3);
+      expect((await store.listQuestions('one'))[0]).toEqual(question('one', 'q1', 'first, edited?'));
+    });
+
+    it('keeps meta values as JSON', async () => {
+      expect(await store.getMeta('missing')).toBeUndefined();
+      await store.setMeta('calibration', { a: 1, list: [1, 'two'] });
+      expect(await store.getMeta('calibration')).toEqual({ a: 1, list: [1, 'two'] });
+      await store.setMeta('calibration', 3);
+      expect(await store.getMeta<number>('calibration')).toBe(3);
+      await store.setMeta('calibration', undefined);
+      expect(await store.getMeta('calibration')).toBeUndefined();
+    });
+
+    it('passes the integrity check after a mix of writes', async () => {
+      await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0), write('ctx', 'b', 'y', 1)]);
+      await store.replaceEdges('ctx', ['same_round'], [edge('ctx', 'a', 'b', ['same_round'])]);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    });
+  });
+}
+
+/** A record with a text view and a metadata view; the hash follows the text so a new text is an update. */
+export function write(contextId: string, id: string, text: string, sequence: number): MemoryWrite {
+  const record: MemoryRecord = { id, contextId, kind: 'message', sequence, text, assets: [], speaker: 'Ann' };
+  const views: MemoryView[] = [
+    { memoryId: id, kind: 'text', key: 'main', text },
+    { memoryId: id, kind: 'metadata', key: 'main', text: `meta ${id}` },
+  ];
+  return { record, views, contentHash: `hash-${id}-${text}` };
+}
+
+function edge(contextId: string, a: string, b: string, types: RelationType[]): MemoryEdge {
+  return { contextId, a, b, types, strength: 0.99 };
+}
+
+function vector(memoryId: string, values: number[], kind: 'text' | 'caption' = 'text') {
+  return { memoryId, kind, key: 'main', vector: new Float32Array(values) };
+}
+
+function question(contextId: string, id: string, prompt: string): EvalQuestion {
+  return { id, contextId, prompt, answer: { text: 'x' }, evidence: [] };
+}
