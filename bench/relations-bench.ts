@@ -3,14 +3,18 @@
  * buildRelations on a generated text context, through the in-memory store.
  *
  *   npx tsx bench/relations-bench.ts [--sizes 10000,100000] [--cap N] [--sample 300] [--json]
+ *     [--mem-gallery ../shared/data/mem-gallery/dialog]   (real text: per-context recall and relation counts;
+ *                                                        skipped when the path is absent)
  *
  * Times are wall-clock and CPU (user) seconds; on a shared machine CPU time is the steadier figure.
  * The generated text is Zipfian background vocabulary plus per-topic words, a rough stand-in for chat.
  */
+import { existsSync } from 'node:fs';
 import { buildRelations } from '../src/digest/build-relations.ts';
 import { sparseMutualKnn } from '../src/digest/semantic/sparse-mutual-knn.ts';
 import { buildTfidfSpace, type TfidfSpace } from '../src/digest/semantic/tfidf-space.ts';
 import { TopKLists } from '../src/digest/semantic/top-k-lists.ts';
+import { createMemGalleryImporter } from '../src/importers/mem-gallery-importer.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
 
@@ -28,7 +32,9 @@ const rows: Array<Record<string, number | string>> = [];
 for (const n of sizes) {
   const records = generateRecords(n, 42);
   const space = measure(() => buildTfidfSpace(records));
-  const knn = measure(() => sparseMutualKnn(space.value, cap === undefined ? { k } : { k, maxPostings: cap }));
+  const knn = measure(() =>
+    sparseMutualKnn(space.value, cap === undefined ? { k } : { k, maxPostings: cap }),
+  );
   const listRecall = sampledListRecall(space.value, knn.value.lists, sample, k);
   const row: Record<string, number | string> = {
     records: n,
@@ -50,7 +56,11 @@ for (const n of sizes) {
   const store = await openStore('memory:');
   await store.writeMemories(
     'bench',
-    records.map((record) => ({ record: { ...record, contextId: 'bench' }, views: [], contentHash: record.id })),
+    records.map((record) => ({
+      record: { ...record, contextId: 'bench' },
+      views: [],
+      contentHash: record.id,
+    })),
   );
   const build = await measureAsync(() => buildRelations(store, 'bench'));
   row.buildRelationsSeconds = round(build.wall);
@@ -59,6 +69,43 @@ for (const n of sizes) {
   row.steps = JSON.stringify(build.value.seconds);
   await store.close();
   rows.push(row);
+}
+
+const memGallery = flag('mem-gallery');
+if (memGallery !== undefined && !existsSync(memGallery)) {
+  console.error(`mem-gallery path ${memGallery} not found: skipped`);
+} else if (memGallery !== undefined) {
+  const byContext = new Map<string, MemoryRecord[]>();
+  for await (const item of createMemGalleryImporter().read(memGallery, {})) {
+    if (item.type !== 'record') continue;
+    const list = byContext.get(item.record.contextId) ?? [];
+    list.push(item.record);
+    byContext.set(item.record.contextId, list);
+  }
+  const store = await openStore('memory:');
+  for (const [contextId, records] of byContext) {
+    records.sort((x, y) => x.sequence - y.sequence);
+    const space = buildTfidfSpace(records);
+    const approx = sparseMutualKnn(space, cap === undefined ? { k } : { k, maxPostings: cap });
+    const exact = sparseMutualKnn(space, { k, maxPostings: Number.POSITIVE_INFINITY });
+    const key = (p: { a: number; b: number }): number => p.a * records.length + p.b;
+    const exactKeys = new Set(exact.pairs.map(key));
+    const hits = approx.pairs.filter((pair) => exactKeys.has(key(pair))).length;
+    await store.writeMemories(
+      contextId,
+      records.map((record) => ({ record, views: [], contentHash: record.id })),
+    );
+    const build = await measureAsync(() => buildRelations(store, contextId));
+    rows.push({
+      records: records.length,
+      context: contextId,
+      mutualPairs: approx.pairs.length,
+      mutualPairRecall: round(hits / Math.max(1, exact.pairs.length), 4),
+      buildRelationsSeconds: round(build.wall),
+      counts: JSON.stringify(build.value.counts),
+    });
+  }
+  await store.close();
 }
 
 if (args.includes('--json')) console.log(JSON.stringify(rows, null, 2));
@@ -99,7 +146,24 @@ function generateRecords(n: number, seed: number): MemoryRecord[] {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state / 2 ** 32;
   };
-  const syllables = ['ka', 'lo', 'mi', 'ra', 'ne', 'to', 'su', 'pe', 'vi', 'do', 'an', 'el', 'or', 'us', 'ti', 'ba'];
+  const syllables = [
+    'ka',
+    'lo',
+    'mi',
+    'ra',
+    'ne',
+    'to',
+    'su',
+    'pe',
+    'vi',
+    'do',
+    'an',
+    'el',
+    'or',
+    'us',
+    'ti',
+    'ba',
+  ];
   const word = (i: number): string => {
     let text = '';
     let x = i + 17;
@@ -112,7 +176,10 @@ function generateRecords(n: number, seed: number): MemoryRecord[] {
   const vocabulary = 30_000;
   const cdf: number[] = [];
   let total = 0;
-  for (let r = 1; r <= vocabulary; r++) cdf.push((total += 1 / r));
+  for (let r = 1; r <= vocabulary; r++) {
+    total += 1 / r;
+    cdf.push(total);
+  }
   const zipf = (): number => {
     const u = rand() * total;
     let lo = 0;

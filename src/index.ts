@@ -2,3 +2,17 @@
 export * from './core/index.ts';
 export * from './errors/index.ts';
 export * from './types/index.ts';
+export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
+export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
+export type * from './pipeline/retrieval-result.ts';
+export { renderPacketText } from './pipeline/evidence-packet.ts';
+export { readerMessage } from './pipeline/reader-message.ts';
+export {
+  type CalibrationFit,
+  type CalibrationSample,
+  calibrationKey,
+  fitCalibration,
+  nodePrize,
+  type PrizeCalibration,
+} from './pipeline/prize-calibration.ts';
+export { calibratePrizes, type CalibrateOptions, type CalibrateReport } from './pipeline/calibrate-prizes.ts';

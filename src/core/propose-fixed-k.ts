@@ -106,34 +106,59 @@ function bestSwap(
       nodeSum += graph.nodes[i]!.prize - params.kappa;
     } else outside.push(i);
   }
-  if (outside.length === 0 || inside.length === 0) return null;
-  const values = new Float64Array(inside.length * outside.length);
+  const width = outside.length;
+  if (width === 0 || inside.length === 0) return null;
+  const values = new Float64Array(inside.length * width);
   let best = Number.NEGATIVE_INFINITY;
-  const scratch: number[] = [];
-  inside.forEach((out, oi) => {
+  const scratch: JoiningEdges = {
+    ranks: new Int32Array(edges.byRank.length),
+    ends: new Int32Array(edges.byRank.length),
+    count: 0,
+  };
+  const mergeUf = new UnionFind(m);
+  for (let oi = 0; oi < inside.length; oi++) {
+    const out = inside[oi]!;
     members[out] = 0;
+    // After this call `uf` holds the trees of the base forest; joinedGain reads them.
     const base = kruskalRanks(edges, members, uf);
     let baseGain = 0;
     for (const r of base) baseGain += edges.gain[r]!;
-    const baseNodes = nodeSum - (graph.nodes[out]!.prize - params.kappa);
-    outside.forEach((entering, ii) => {
-      scratch.length = 0;
-      for (const r of edges.incident[entering]!) {
-        const other = edges.lo[r] === entering ? edges.hi[r]! : edges.lo[r]!;
-        if (members[other] === 1) scratch.push(r);
+    const baseValue = nodeSum - (graph.nodes[out]!.prize - params.kappa) - params.kappa;
+    let edgelessSeen = false;
+    for (let ii = 0; ii < width; ii++) {
+      const entering = outside[ii]!;
+      const incident = edges.incident[entering]!;
+      if (incident.length === 0) {
+        // Nodes without positive edges are scored by prize alone and come in rank order, so the first one
+        // dominates the rest (higher or equal value, earlier rank): the rest can never be picked.
+        if (edgelessSeen) {
+          values[oi * width + ii] = Number.NEGATIVE_INFINITY;
+          continue;
+        }
+        edgelessSeen = true;
       }
-      const gain = scratch.length === 0 ? baseGain : mergedForestGain(edges, base, scratch, uf);
-      const value = baseNodes + graph.nodes[entering]!.prize - params.kappa + gain;
-      values[oi * outside.length + ii] = value;
+      scratch.count = 0;
+      for (let t = 0; t < incident.length; t++) {
+        const r = incident[t]!;
+        const other = edges.lo[r] === entering ? edges.hi[r]! : edges.lo[r]!;
+        if (members[other] === 1) {
+          scratch.ranks[scratch.count] = r;
+          scratch.ends[scratch.count] = other;
+          scratch.count += 1;
+        }
+      }
+      const gain = scratch.count === 0 ? baseGain : joinedGain(edges, base, baseGain, scratch, uf, mergeUf);
+      const value = baseValue + graph.nodes[entering]!.prize + gain;
+      values[oi * width + ii] = value;
       if (value > best) best = value;
-    });
+    }
     members[out] = 1;
-  });
+  }
   if (!(best > currentValue + OBJECTIVE_TOLERANCE)) return null;
   // Deterministic pick among the near-best: incoming earliest in rank, then outgoing latest in rank.
-  for (let ii = 0; ii < outside.length; ii++) {
+  for (let ii = 0; ii < width; ii++) {
     for (let oi = inside.length - 1; oi >= 0; oi--) {
-      const value = values[oi * outside.length + ii]!;
+      const value = values[oi * width + ii]!;
       if (value >= best - OBJECTIVE_TOLERANCE && value > currentValue + OBJECTIVE_TOLERANCE) {
         return { out: inside[oi]!, in: outside[ii]! };
       }
@@ -142,14 +167,48 @@ function bestSwap(
   return null;
 }
 
-/** Kruskal over two rank-sorted edge lists merged (a forest plus one node's edges); returns the gain. */
-function mergedForestGain(edges: GainEdges, forest: number[], extra: number[], uf: UnionFind): number {
+/** The entering node's positive-gain edges into the base node set: ranks ascending, and their far ends. */
+interface JoiningEdges {
+  ranks: Int32Array;
+  ends: Int32Array;
+  count: number;
+}
+
+/**
+ * Gain of the best forest once the entering node's edges join the base forest. When every edge lands in a
+ * different base tree the union is itself a forest, so all of them are taken; otherwise a merged Kruskal
+ * decides which base edges a cycle pushes out.
+ */
+function joinedGain(
+  edges: GainEdges,
+  base: number[],
+  baseGain: number,
+  joining: JoiningEdges,
+  baseTrees: UnionFind,
+  mergeUf: UnionFind,
+): number {
+  let gain = baseGain;
+  for (let i = 0; i < joining.count; i++) {
+    const tree = baseTrees.find(joining.ends[i]!);
+    for (let j = 0; j < i; j++) {
+      if (baseTrees.find(joining.ends[j]!) === tree) return mergedForestGain(edges, base, joining, mergeUf);
+    }
+    gain += edges.gain[joining.ranks[i]!]!;
+  }
+  return gain;
+}
+
+/** Kruskal over the base forest and the joining edges merged in rank order; returns the gain. */
+function mergedForestGain(edges: GainEdges, forest: number[], joining: JoiningEdges, uf: UnionFind): number {
   uf.reset();
   let gain = 0;
   let i = 0;
   let j = 0;
-  while (i < forest.length || j < extra.length) {
-    const r = j >= extra.length || (i < forest.length && forest[i]! < extra[j]!) ? forest[i++]! : extra[j++]!;
+  while (i < forest.length || j < joining.count) {
+    const r =
+      j >= joining.count || (i < forest.length && forest[i]! < joining.ranks[j]!)
+        ? forest[i++]!
+        : joining.ranks[j++]!;
     if (uf.union(edges.lo[r]!, edges.hi[r]!)) gain += edges.gain[r]!;
   }
   return gain;

@@ -6,9 +6,13 @@ import { RELATION_TYPES, type RelationType, type SchemaRelationType } from '../t
 import { embedViews } from './embed-views.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
-import { countRelationTypes, mergeRelationEdges, type SemanticPair } from './relations/merge-relation-edges.ts';
-import type { RecordPair } from './relations/record-pair.ts';
+import {
+  countRelationTypes,
+  mergeRelationEdges,
+  type SemanticPair,
+} from './relations/merge-relation-edges.ts';
 import { recordGroundingPairs } from './relations/record-grounding.ts';
+import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
 import { sameRoundPairs } from './relations/same-round.ts';
 import { denseMutualKnn } from './semantic/dense-mutual-knn.ts';
@@ -38,7 +42,9 @@ export interface BuildRelationsResult {
 /** Records per listMemories page. */
 const PAGE = 5000;
 
-const SCHEMA_RELATIONS: ReadonlyArray<[SchemaRelationType, (records: readonly MemoryRecord[]) => RecordPair[]]> = [
+const SCHEMA_RELATIONS: ReadonlyArray<
+  [SchemaRelationType, (records: readonly MemoryRecord[]) => RecordPair[]]
+> = [
   ['same_round', sameRoundPairs],
   ['consecutive_turn', consecutiveTurnPairs],
   ['event_bridge', eventBridgePairs],
@@ -88,7 +94,11 @@ export async function buildRelations(
     if (embedded.ok) {
       const ids = [...embedded.recordVectors.keys()];
       const result = denseMutualKnn([...embedded.recordVectors.values()], { k });
-      semantic = result.pairs.map((pair) => ({ a: ids[pair.a]!, b: ids[pair.b]!, similarity: pair.similarity }));
+      semantic = result.pairs.map((pair) => ({
+        a: ids[pair.a]!,
+        b: ids[pair.b]!,
+        similarity: pair.similarity,
+      }));
       semanticSpace = embedded.space;
     } else {
       warnings.push(embedded.warning);

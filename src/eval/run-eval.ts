@@ -6,6 +6,8 @@ import type { Graphmemix } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
 import type { QuestionInput, RetrievalResult, StageName } from '../pipeline/retrieval-result.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
+import { Bm25Index } from '../retrieval/bm25-index.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import { exactMatch, tokenF1 } from './answer-metrics.ts';
 import {
@@ -102,13 +104,12 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       0,
     );
 
-    const spaces = new Map<string, { space: TfidfSpace; indexOf: Map<string, number> }>();
-    const spaceFor = async (contextId: string) => {
-      let entry = spaces.get(contextId);
+    const contextData = new Map<string, ContextBaselines>();
+    const baselinesFor = async (contextId: string): Promise<ContextBaselines> => {
+      let entry = contextData.get(contextId);
       if (!entry) {
-        const space = buildTfidfSpace(await gm.store.listMemories(contextId));
-        entry = { space, indexOf: new Map(space.ids.map((id, index) => [id, index])) };
-        spaces.set(contextId, entry);
+        entry = contextBaselines(await gm.store.listMemories(contextId));
+        contextData.set(contextId, entry);
       }
       return entry;
     };
@@ -192,12 +193,13 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
         continue;
       }
 
-      const { space, indexOf } = await spaceFor(question.contextId);
-      const pool = frozenPoolFromResult(result, space, indexOf);
+      const baselines = await baselinesFor(question.contextId);
+      const pool = frozenPoolFromResult(result, baselines.space, baselines.indexOf);
+      const flat = flatTopK(baselines.flat, searchText(input), options.k);
       for (const name of options.selectors) {
         const selected =
           name === 'lexical-topk'
-            ? await flatLexical(gm, question.contextId, input.prompt, options.k, ['text'])
+            ? flat
             : name === 'graphmemix'
               ? result.evidence.map((item) => item.memoryId)
               : poolSelector(name)(pool, options.k);
@@ -205,7 +207,9 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       }
       if (options.ablation) {
         const steps: Record<(typeof ABLATION_STEPS)[number], string[]> = {
-          'single-view top-K': await flatLexical(gm, question.contextId, input.prompt, options.k, ['text']),
+          'single-view top-K': await flatLexical(gm, question.contextId, searchText(input), options.k, [
+            'text',
+          ]),
           '+ multi-view': (await gm.search(question.contextId, searchText(input), { k: options.k })).map(
             (h) => h.memoryId,
           ),
@@ -285,7 +289,40 @@ function searchText(input: QuestionInput): string {
   return [input.prompt, ...(input.images ?? []).map((image) => image.caption ?? '')].join(' ').trim();
 }
 
-/** Flat BM25 over the whole context (no graph, no verifier): max over the chosen view kinds, top-K. */
+interface ContextBaselines {
+  space: TfidfSpace;
+  indexOf: Map<string, number>;
+  /** One flat BM25 document per memory: its text and captions (no views, no graph). */
+  flat: Bm25Index;
+}
+
+/**
+ * Per-context data of the baselines: the offline TF-IDF space (similarities for MMR, DPP, facility location)
+ * and the flat BM25 index of `lexical-topk`, which scores one document per memory (text + captions, as the
+ * paper's conversion puts a round's captions on its user row), the classic flat-retrieval baseline.
+ */
+function contextBaselines(records: readonly MemoryRecord[]): ContextBaselines {
+  const space = buildTfidfSpace(records);
+  const flat = Bm25Index.build(
+    records.map((record) => ({
+      memoryId: record.id,
+      kind: 'text' as const,
+      key: 'flat',
+      text: [
+        record.text,
+        ...record.assets.flatMap((asset) => asset.derived?.captions ?? []),
+        ...(record.derived?.captions ?? []),
+      ].join(' '),
+    })),
+  );
+  return { space, indexOf: new Map(space.ids.map((id, index) => [id, index])), flat };
+}
+
+function flatTopK(index: Bm25Index, query: string, k: number): string[] {
+  return index.search(query, { limit: k }).map((hit) => hit.memoryId);
+}
+
+/** Single-view retrieval through the store: BM25 over one view kind, max-pooled per memory, top-K. */
 async function flatLexical(
   gm: Graphmemix,
   contextId: string,

@@ -1,7 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { toMemoryRecord } from '../digest/record-schema.ts';
-import { type AssetRow, assetIdOf, contentOf, derivedOf, memoryKindOf, timestampOf } from './bundle-rows.ts';
+import {
+  type AssetRow,
+  assetIdOf,
+  assetInputOf,
+  contentOf,
+  derivedOf,
+  memoryKindOf,
+  timestampOf,
+} from './bundle-rows.ts';
 import { findFiles } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
@@ -184,10 +192,10 @@ function memoryInputOf(
   }
   const blockIds = new Set(content.assets.map((asset) => asset.id));
   for (const [index, linked] of assets.linkedAssets.entries()) {
-    const input = contentOf([{ ...linked, type: 'asset' }], () => undefined).assets[0];
-    if (input !== undefined && !blockIds.has(input.id)) {
+    const input = assetInputOf(linked, `linked-${index}`);
+    if (!blockIds.has(input.id)) {
       blockIds.add(input.id);
-      content.assets.push({ ...input, id: input.id ?? `linked-${index}` });
+      content.assets.push(input);
     }
   }
 

@@ -133,7 +133,7 @@ export class MissingMediaLog {
     const more = this.#references.length > 3 ? `, ... (${this.#references.length - 3} more)` : '';
     return (
       `${this.#references.length} media file(s) not found relative to ${baseDirectory}: ${examples}${more}; ` +
-      'assets kept with their captions and no uri, assets without derived text dropped'
+      'each is kept without uri where it has a caption, otherwise dropped'
     );
   }
 }

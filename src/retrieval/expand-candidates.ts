@@ -1,10 +1,11 @@
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
+import type { ViewKind } from '../types/view.ts';
 
 /** A memory scored by multi-view retrieval (s on the common scale) with the view that gave its max. */
 export interface ScoredMemory {
   memoryId: string;
   score: number;
-  bestView: string;
+  bestView: ViewKind;
   viewKey: string;
 }
 

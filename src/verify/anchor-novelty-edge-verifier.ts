@@ -7,6 +7,12 @@ import { termWeights } from './lexical-node-verifier.ts';
 
 /** Token-set overlap (Jaccard) at or above which a candidate only repeats its anchor. */
 export const NEAR_DUPLICATE_JACCARD = 0.8;
+/**
+ * Relations that put two memories in ONE unit (the two halves of a round, one email thread, an email and the
+ * photos it talks about): the candidate completes the anchor's fact, so it inherits the anchor's relevance.
+ * Across units (adjacent turns of different rounds, nearby photos) a candidate must be relevant on its own.
+ */
+const SAME_UNIT: ReadonlySet<string> = new Set(['same_round', 'same_record', 'record_grounding']);
 /** Words that mark a later memory as revising an earlier one: differing values are then an update, not a conflict. */
 const UPDATE_CUES =
   /\b(update[ds]?|revis(?:ed|ion)|correct(?:ed|ion)|chang(?:e|ed)|moved|postponed|rescheduled|extended|delayed|brought forward|instead|now|new (?:date|deadline|time))\b/i;
@@ -17,9 +23,11 @@ const UPDATE_CUES =
  * - both state dates or numbers, the values differ, the texts share a topic, and the candidate carries no
  *   update cue -> conflict; with an update cue -> clarification (the revision is the evidence);
  * - otherwise incremental support = 5 x novelty x relevance, where novelty = share of the candidate's distinct
- *   terms absent from the anchor, and relevance = 0.4 + 0.6 x (question-term coverage of anchor+candidate,
- *   rarity-weighted) with a bonus when the candidate adds question terms the anchor lacks (new_fact);
- *   a candidate that adds no question term is a clarification (context for the anchor's fact).
+ *   terms absent from the anchor, and relevance = the better question-term coverage of the two (rarity-weighted)
+ *   relative to the best-covered memory of the pool when the relation puts both in one unit (same_round,
+ *   same_record, record_grounding: the candidate completes the anchor's fact), else the candidate's own
+ *   relative coverage (an adjacent turn of another round must be relevant by itself).
+ *   Role: new_fact when the candidate adds question terms the anchor lacks, else clarification.
  * The best anchor is the one with the highest support (ties: earlier anchor). Rules of method notes 5 apply.
  */
 export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
@@ -35,6 +43,10 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
       for (const { candidate } of input.candidates) texts.set(candidate.memoryId, recordFullText(candidate.record));
       const tokenSets = new Map([...texts].map(([id, text]) => [id, new Set(tokenize(text))]));
       const weights = termWeights(terms, [...tokenSets.values()]);
+      // Relevance is relative to the best-covered memory of this question, so "relevant" means the same
+      // thing for a question whose best match shares one term and one whose best match shares five.
+      const coverage = new Map([...tokenSets].map(([id, tokens]) => [id, weightedCoverage(tokens, terms, weights)]));
+      const bestCoverage = Math.max(1e-9, ...coverage.values());
       const judgements: EdgeJudgement[] = input.candidates.map(({ candidate, relations }) => {
         let best: { anchorId: string; score: number; role: EdgeRole } | undefined;
         for (const relation of relations) {
@@ -43,6 +55,9 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
             { tokens: tokenSets.get(relation.anchorId) ?? new Set(), text: texts.get(relation.anchorId) ?? '' },
             terms,
             weights,
+            (relation.relationTypes.some((t) => SAME_UNIT.has(t))
+              ? Math.max(coverage.get(candidate.memoryId)!, coverage.get(relation.anchorId) ?? 0)
+              : coverage.get(candidate.memoryId)!) / bestCoverage,
           );
           if (best === undefined || rank(verdict) > rank(best)) best = { anchorId: relation.anchorId, ...verdict };
         }
@@ -67,6 +82,7 @@ export function judgePair(
   anchor: PairSide,
   terms: readonly string[],
   weights: readonly number[],
+  pairRelevance: number,
 ): { score: number; role: EdgeRole } {
   if (candidate.tokens.size === 0) return { score: 0, role: 'irrelevant' };
   let shared = 0;
@@ -82,22 +98,25 @@ export function judgePair(
     return UPDATE_CUES.test(candidate.text) ? { score: 5, role: 'clarification' } : { score: 0, role: 'conflict' };
   }
 
-  const total = weights.reduce((sum, w) => sum + w, 0);
-  let pairCovered = 0;
   let added = 0;
   for (const [index, term] of terms.entries()) {
-    const inCandidate = candidate.tokens.has(term);
-    const inAnchor = anchor.tokens.has(term);
-    if (inCandidate || inAnchor) pairCovered += weights[index]!;
-    if (inCandidate && !inAnchor) added += weights[index]!;
+    if (candidate.tokens.has(term) && !anchor.tokens.has(term)) added += weights[index]!;
   }
-  const coverage = total > 0 ? pairCovered / total : 0;
   const novelty = 1 - shared / candidate.tokens.size;
-  const bonus = total > 0 ? (0.5 * added) / total : 0;
-  const relevance = Math.min(1, 0.4 + 0.6 * coverage + bonus);
-  const score = Math.round(Math.min(5, 5 * novelty * relevance) * 10) / 10;
+  const score = Math.round(Math.min(5, 5 * novelty * Math.min(1, Math.max(0, pairRelevance))) * 10) / 10;
   if (score <= 0) return { score: 0, role: 'irrelevant' };
   return { score, role: added > 0 ? 'new_fact' : 'clarification' };
+}
+
+/** Rarity-weighted share of the question terms a token set contains. */
+function weightedCoverage(tokens: Set<string>, terms: readonly string[], weights: readonly number[]): number {
+  let covered = 0;
+  let total = 0;
+  for (const [index, term] of terms.entries()) {
+    total += weights[index]!;
+    if (tokens.has(term)) covered += weights[index]!;
+  }
+  return total > 0 ? covered / total : 0;
 }
 
 /** Positive roles beat non-positive ones; then the higher score. */

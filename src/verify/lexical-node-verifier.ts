@@ -3,9 +3,10 @@ import { recordFullText } from './candidate-snippet.ts';
 import type { NodeVerifier, NodeVerifierInput, NodeVerifierResult } from './node-verifier-spec.ts';
 
 /**
- * Offline node verifier `lexical-support` (no model): v_i = 5 x the share of the question's terms that the
+ * Offline node verifier `lexical-support` (no model): coverage = the share of the question's terms that the
  * memory's full text (text, captions, OCR, speaker, place) contains, each term weighted by its rarity IN THE
- * POOL (ln(1 + M / df)), so a term every candidate shares says little. One decimal. It measures lexical
+ * POOL (ln(1 + M / df)), so a term every candidate shares says little; v_i = 5 x coverage / best coverage in
+ * the pool (listwise, like the model verifier). One decimal. It measures lexical
  * support only; it cannot read negation or time, which is why it is named for what it is.
  */
 export function createLexicalNodeVerifier(): NodeVerifier {
@@ -26,12 +27,16 @@ export function lexicalSupportScores(question: string, documents: readonly { id:
   const sets = documents.map((d) => new Set(tokenize(d.text)));
   const weights = termWeights(terms, sets);
   const total = weights.reduce((sum, w) => sum + w, 0);
+  const covered = sets.map((tokens) => {
+    let sum = 0;
+    for (const [t, term] of terms.entries()) if (tokens.has(term)) sum += weights[t]!;
+    return total > 0 ? sum / total : 0;
+  });
+  // Relative to the best-covered candidate: the verifier ranks within the list (listwise), like a model would.
+  const best = Math.max(0, ...covered);
   const scores = new Map<string, number>();
   for (const [index, document] of documents.entries()) {
-    const tokens = sets[index]!;
-    let covered = 0;
-    for (const [t, term] of terms.entries()) if (tokens.has(term)) covered += weights[t]!;
-    scores.set(document.id, total > 0 ? Math.round((50 * covered) / total) / 10 : 0);
+    scores.set(document.id, best > 0 ? Math.round((50 * covered[index]!) / best) / 10 : 0);
   }
   return scores;
 }

@@ -16,10 +16,29 @@ function cli(...args: string[]) {
 }
 
 const lines = [
-  { id: 'm1', text: 'We booked the train to Porto', speaker: 'Ann', sessionId: 's1', sequence: 0, timestamp: '2024-06-03T10:00:00Z' },
-  { id: 'm2', text: 'Great, which day?', speaker: 'assistant', sessionId: 's1', sequence: 1, timestamp: '2024-06-03T10:01:00Z' },
+  {
+    id: 'm1',
+    text: 'We booked the train to Porto',
+    speaker: 'Ann',
+    sessionId: 's1',
+    sequence: 0,
+    timestamp: '2024-06-03T10:00:00Z',
+  },
+  {
+    id: 'm2',
+    text: 'Great, which day?',
+    speaker: 'assistant',
+    sessionId: 's1',
+    sequence: 1,
+    timestamp: '2024-06-03T10:01:00Z',
+  },
   { id: 'm3', text: 7 },
-  { id: 'p1', kind: 'photo', sequence: 2, assets: [{ id: 'a', kind: 'image', derived: { captions: ['a train at a platform'] } }] },
+  {
+    id: 'p1',
+    kind: 'photo',
+    sequence: 2,
+    assets: [{ id: 'a', kind: 'image', derived: { captions: ['a train at a platform'] } }],
+  },
 ];
 
 describe('graphmemix ingest', () => {
@@ -30,15 +49,37 @@ describe('graphmemix ingest', () => {
     const first = cli('ingest', file, '--format', 'unified', '--db', db, '--context', 'alice', '--json');
     expect(first.code).toBe(0);
     const summary = JSON.parse(first.stdout) as Record<string, unknown>;
-    expect(Object.keys(summary).slice(0, 7)).toEqual(['contexts', 'memories', 'assets', 'questions', 'edges', 'rejected', 'seconds']);
-    expect(Object.keys(summary.edges as object)).toEqual([
-      'same_round', 'consecutive_turn', 'event_bridge', 'same_record', 'record_grounding', 'semantic_knn',
+    expect(Object.keys(summary).slice(0, 7)).toEqual([
+      'contexts',
+      'memories',
+      'assets',
+      'questions',
+      'edges',
+      'rejected',
+      'seconds',
     ]);
-    expect(summary).toMatchObject({ contexts: 1, memories: 3, assets: 1, questions: 0, rejected: 1, imported: 3 });
+    expect(Object.keys(summary.edges as object)).toEqual([
+      'same_round',
+      'consecutive_turn',
+      'event_bridge',
+      'same_record',
+      'record_grounding',
+      'semantic_knn',
+    ]);
+    expect(summary).toMatchObject({
+      contexts: 1,
+      memories: 3,
+      assets: 1,
+      questions: 0,
+      rejected: 1,
+      imported: 3,
+    });
     expect((summary.edges as Record<string, number>).consecutive_turn).toBe(1);
     expect(first.stdout.trim().split('\n')).toHaveLength(1);
 
-    const again = JSON.parse(cli('ingest', file, '--format', 'unified', '--db', db, '--context', 'alice', '--json').stdout);
+    const again = JSON.parse(
+      cli('ingest', file, '--format', 'unified', '--db', db, '--context', 'alice', '--json').stdout,
+    );
     expect(again).toMatchObject({ memories: 3, imported: 0, unchanged: 3, edges: summary.edges });
   });
 
@@ -57,7 +98,15 @@ describe('graphmemix ingest', () => {
   });
 
   it('exits 2 for a missing path or an unknown format', () => {
-    const missing = cli('ingest', join(dir, 'nope.jsonl'), '--format', 'unified', '--db', join(dir, 'c.db'), '--json');
+    const missing = cli(
+      'ingest',
+      join(dir, 'nope.jsonl'),
+      '--format',
+      'unified',
+      '--db',
+      join(dir, 'c.db'),
+      '--json',
+    );
     expect(missing.code).toBe(2);
     expect(JSON.parse(missing.stderr).error.code).toBe('NOT_FOUND_PATH');
     const unknown = cli('ingest', dir, '--format', 'csv', '--db', join(dir, 'c.db'), '--json');
@@ -68,7 +117,9 @@ describe('graphmemix ingest', () => {
 
 describe('progress line', () => {
   it('formats a bar with a total and a count without one', () => {
-    expect(formatProgress('ingest', 50, 200, 2, 'items')).toBe('ingest [######------------------] 25% 50/200 25/s items');
+    expect(formatProgress('ingest', 50, 200, 2, 'items')).toBe(
+      'ingest [######------------------] 25% 50/200 25/s items',
+    );
     expect(formatProgress('ingest', 1500, undefined, 0)).toBe('ingest 1,500');
   });
 });

@@ -186,4 +186,31 @@ describe('ingestItems', () => {
     expect(resumed).toMatchObject({ imported: 13, unchanged: 10 });
     expect(await snapshot(store, 'ctx')).toEqual(await snapshot(clean, 'ctx'));
   });
+
+  it('rebuilds relations of every touched context and reports the edge counts', async () => {
+    const store = await openStore(':memory:');
+    const session = (contextId: string, count: number) =>
+      Array.from({ length: count }, (_, i) =>
+        recordItem(
+          {
+            id: `t${i}`,
+            contextId,
+            kind: 'message',
+            sequence: i,
+            sessionId: 's1',
+            text: `turn ${i} about the garden`,
+            assets: [],
+          },
+          i + 1,
+        ),
+      );
+    const report = await ingestItems(store, [...session('one', 3), ...session('two', 4)]);
+    expect(report.contexts).toEqual(['one', 'two']);
+    expect(report.edges.consecutive_turn).toBe(2 + 3);
+    expect((await store.countEdges('one')).consecutive_turn).toBe(2);
+    expect(report.stepSeconds.relations).toBeGreaterThan(0);
+    expect((await store.neighbors('two', ['t1'])).map((e) => `${e.a}-${e.b}`)).toEqual(
+      expect.arrayContaining(['t0-t1', 't1-t2']),
+    );
+  });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildViews, dateForms } from '../../src/digest/build-views.ts';
 import { canonicalJson, contentHash } from '../../src/digest/content-hash.ts';
@@ -86,6 +87,16 @@ describe('contentHash', () => {
     expect(contentHash(a)).toMatch(/^[0-9a-f]{64}$/);
     expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 0 }] } })).toBe(
       '{"a":{"c":[3,{"e":0,"f":1}],"d":2},"b":1}',
+    );
+  });
+
+  it('canonicalJson round-trips any JSON value and matches JSON.stringify on sorted input', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalJson(value);
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+      }),
     );
   });
 });

@@ -148,3 +148,74 @@ describe('Mem-Gallery importer', () => {
     await store.close();
   });
 });
+
+describe('Mem-Gallery counts follow the release arithmetic', () => {
+  it('memories = 2R + C, same_round = R, consecutive_turn = 2R - S, images and gold as written', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(join(dir, 'dialog'));
+    // Deterministic, uneven structure: contexts with 1..4 sessions of 1..5 rounds.
+    let rounds = 0;
+    let sessions = 0;
+    let images = 0;
+    let gold = 0;
+    let questions = 0;
+    for (let context = 0; context < 3; context += 1) {
+      const multi = [];
+      for (let session = 1; session <= context + 2; session += 1) {
+        const dialogues = [];
+        for (let round = 1; round <= ((context + session) % 5) + 1; round += 1) {
+          const withImage = (round + session) % 3 === 0;
+          images += withImage ? 1 : 0;
+          dialogues.push({
+            round: `D${session}:${round}`,
+            user: `user ${context}/${session}/${round}`,
+            assistant: `assistant ${context}/${session}/${round}`,
+            ...(withImage
+              ? {
+                  image_id: [`D${session}:IMG_${round}`],
+                  input_image: [`x/${round}.jpg`],
+                  image_caption: ['c'],
+                }
+              : {}),
+          });
+        }
+        rounds += dialogues.length;
+        sessions += 1;
+        multi.push({ session_id: `D${session}`, date: '2024-01-0' + session, dialogues });
+      }
+      const qas = [
+        { point: 'FR', question: 'q', answer: 'a', clue: ['D1:1'] },
+        { point: 'AR', question: 'q', answer: 'Not mentioned.', clue: [] },
+      ];
+      questions += qas.length;
+      gold += 1;
+      await writeFile(
+        join(dir, 'dialog', `ctx${context}.json`),
+        JSON.stringify({
+          character_profile: { name: `P${context}` },
+          multi_session_dialogues: multi,
+          'human-annotated QAs': qas,
+        }),
+      );
+    }
+    const store = await openStore(':memory:');
+    const report = await ingestItems(store, createMemGalleryImporter().read(dir, {}));
+    const stored = await store.listQuestions();
+    expect({
+      memories: report.imported,
+      sameRound: report.edges.same_round,
+      consecutive: report.edges.consecutive_turn,
+      images: report.assets,
+      questions: report.questions,
+      gold: stored.filter((question) => question.evidence.length > 0).length,
+    }).toEqual({
+      memories: 2 * rounds + 3,
+      sameRound: rounds,
+      consecutive: 2 * rounds - sessions,
+      images,
+      questions,
+      gold,
+    });
+    await store.close();
+  });
+});

@@ -58,8 +58,9 @@ describe.skipIf(!ready)('graphmemix mcp (real CLI over stdio)', () => {
       expect(retrieved.isError, textOf(retrieved)).toBeFalsy();
       const body = JSON.parse(textOf(retrieved)) as { evidence: { memory_id: string; text: string }[] };
       const ids = body.evidence.map((e) => e.memory_id);
-      expect(ids).toContain('a2');
-      expect(ids).not.toContain('b1');
+      // Which pottery memories make the forest is the pipeline's call; they must be alice's and on topic.
+      expect(ids.some((id) => id === 'a1' || id === 'a2')).toBe(true);
+      expect(ids.every((id) => ['a1', 'a2', 'a3'].includes(id))).toBe(true);
       expect(textOf(retrieved)).not.toContain('4242');
 
       const search = await client.callTool({

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerEvalCommand } from './eval-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -13,4 +14,5 @@ export function registerCommands(program: Command): void {
   registerServeCommand(program);
   registerMcpCommand(program);
   registerViewCommand(program);
+  registerEvalCommand(program);
 }

@@ -1,6 +1,6 @@
+import { tokenize } from '../../retrieval/tokenize.ts';
 import type { EmailMetadata } from '../../types/email-metadata.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { tokenize } from '../../retrieval/tokenize.ts';
 import { calendarDay, extractDates, timestampMs } from '../date-extraction.ts';
 
 /** What the email relations read from one email record. */
@@ -63,7 +63,10 @@ export function normalizeSubject(subject: string): string {
     if (next === value) break;
     value = next;
   }
-  return value.toLowerCase().replace(/\s+/g, ' ').replace(/[\s.!?:;,-]+$/, '');
+  return value
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!?:;,-]+$/, '');
 }
 
 /**
@@ -96,7 +99,10 @@ function subjectStem(subject: string): string[] {
 }
 
 function normalizeMessageId(value: string): string {
-  return value.trim().replace(/^<+|>+$/g, '').toLowerCase();
+  return value
+    .trim()
+    .replace(/^<+|>+$/g, '')
+    .toLowerCase();
 }
 
 function readEmailMetadata(value: unknown): EmailMetadata {

@@ -46,11 +46,7 @@ export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[]
     }
   }
   candidates.sort(
-    (p, q) =>
-      p.gap - q.gap ||
-      p.km - q.km ||
-      compare(p.pair[0], q.pair[0]) ||
-      compare(p.pair[1], q.pair[1]),
+    (p, q) => p.gap - q.gap || p.km - q.km || compare(p.pair[0], q.pair[0]) || compare(p.pair[1], q.pair[1]),
   );
 
   const degree = new Map<string, number>();

@@ -1,6 +1,6 @@
 import {
-  RELATION_TYPES,
   type MemoryEdge,
+  RELATION_TYPES,
   type RelationType,
   SCHEMA_EDGE_STRENGTH,
   type SchemaRelationType,
@@ -24,36 +24,38 @@ export function mergeRelationEdges(
   schema: Partial<Record<SchemaRelationType, readonly RecordPair[]>>,
   semantic: readonly SemanticPair[],
 ): MemoryEdge[] {
-  const byPair = new Map<string, { a: string; b: string; types: Set<RelationType>; similarity?: number }>();
+  // Types as a bit mask (bit = index in RELATION_TYPES): cheap to merge for hundreds of thousands of pairs.
+  const byPair = new Map<string, { a: string; b: string; mask: number; similarity?: number }>();
   const entry = (x: string, y: string) => {
     const [a, b] = orderedPair(x, y);
     const key = `${a}\u0000${b}`;
     let found = byPair.get(key);
     if (!found) {
-      found = { a, b, types: new Set() };
+      found = { a, b, mask: 0 };
       byPair.set(key, found);
     }
     return found;
   };
   for (const [type, pairs] of Object.entries(schema) as Array<[SchemaRelationType, readonly RecordPair[]]>) {
-    for (const [x, y] of pairs) if (x !== y) entry(x, y).types.add(type);
+    const bit = 1 << RELATION_TYPES.indexOf(type);
+    for (const [x, y] of pairs) if (x !== y) entry(x, y).mask |= bit;
   }
+  const semanticBit = 1 << RELATION_TYPES.indexOf('semantic_knn');
   for (const pair of semantic) {
     if (pair.a === pair.b) continue;
     const found = entry(pair.a, pair.b);
-    found.types.add('semantic_knn');
+    found.mask |= semanticBit;
     found.similarity = pair.similarity;
   }
   const edges: MemoryEdge[] = [];
   for (const found of byPair.values()) {
-    const types = RELATION_TYPES.filter((type) => found.types.has(type));
-    const schemaHolds = types.some((type) => type !== 'semantic_knn');
+    const types = RELATION_TYPES.filter((_, bit) => found.mask & (1 << bit));
     const edge: MemoryEdge = {
       contextId,
       a: found.a,
       b: found.b,
       types,
-      strength: schemaHolds ? SCHEMA_EDGE_STRENGTH : (found.similarity ?? 0),
+      strength: found.mask & ~semanticBit ? SCHEMA_EDGE_STRENGTH : (found.similarity ?? 0),
     };
     if (found.similarity !== undefined) edge.similarity = found.similarity;
     edges.push(edge);

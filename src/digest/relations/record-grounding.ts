@@ -1,6 +1,6 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { haversineKm } from './haversine-km.ts';
 import { contentTokens, emailFacts } from './email-facts.ts';
+import { haversineKm } from './haversine-km.ts';
 import { type MediaCapture, mediaCapture } from './media-capture.ts';
 import { orderedPair, type RecordPair } from './record-pair.ts';
 
@@ -63,7 +63,9 @@ export function recordGroundingPairs(records: readonly MemoryRecord[]): RecordPa
     }
     matches.sort(
       (x, y) =>
-        y.shared - x.shared || Number(y.located) - Number(x.located) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+        y.shared - x.shared ||
+        Number(y.located) - Number(x.located) ||
+        (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
     );
     for (const match of matches.slice(0, RECORD_GROUNDING_RULE.maxMediaPerEmail)) {
       out.push(orderedPair(record.id, match.id));
@@ -105,7 +107,12 @@ function mediaText(record: MemoryRecord): string {
   const parts = [record.text];
   for (const derived of [record.derived, ...record.assets.map((asset) => asset.derived)]) {
     if (!derived) continue;
-    parts.push(...(derived.captions ?? []), derived.ocr ?? '', derived.summary ?? '', ...(derived.tags ?? []));
+    parts.push(
+      ...(derived.captions ?? []),
+      derived.ocr ?? '',
+      derived.summary ?? '',
+      ...(derived.tags ?? []),
+    );
   }
   return parts.join('\n');
 }

@@ -51,7 +51,9 @@ function linkThreads(emails: readonly EmailFacts[], out: PairSet): void {
 function linkSubjects(emails: readonly EmailFacts[], out: PairSet): void {
   const windowMs = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
   const bySubject = groupBy(emails, (email) =>
-    email.timeMs !== undefined && email.subjectTokens >= SAME_RECORD_RULE.minSubjectTokens ? [email.subject] : [],
+    email.timeMs !== undefined && email.subjectTokens >= SAME_RECORD_RULE.minSubjectTokens
+      ? [email.subject]
+      : [],
   );
   for (const group of bySubject.values()) {
     group.sort((x, y) => (x.timeMs ?? 0) - (y.timeMs ?? 0));

@@ -30,7 +30,10 @@ const MAX_BUCKET_SPAN = 128;
  * 2 * MAX_BUCKET_SPAN only compares members within MAX_BUCKET_SPAN positions of each other (index order).
  * That bounds the work at about n * tables * (bucket size) instead of n^2 / 2. Deterministic (seeded).
  */
-export function denseMutualKnn(vectors: readonly Float32Array[], options: DenseKnnOptions = {}): DenseKnnResult {
+export function denseMutualKnn(
+  vectors: readonly Float32Array[],
+  options: DenseKnnOptions = {},
+): DenseKnnResult {
   const n = vectors.length;
   const k = options.k ?? 8;
   const unit = vectors.map(normalized);
@@ -72,7 +75,9 @@ export function denseMutualKnn(vectors: readonly Float32Array[], options: DenseK
   }
   const positions = bucketsPerTable.map((buckets) => {
     const position = new Int32Array(n);
-    for (const members of buckets.values()) members.forEach((item, at) => (position[item] = at));
+    for (const members of buckets.values()) {
+      for (let at = 0; at < members.length; at++) position[members[at]!] = at;
+    }
     return position;
   });
   for (let i = 0; i < n; i++) {
@@ -80,7 +85,10 @@ export function denseMutualKnn(vectors: readonly Float32Array[], options: DenseK
     for (let table = 0; table < tables; table++) {
       const members = bucketsPerTable[table]!.get(codes[table]![i]!)!;
       const from = positions[table]![i]! + 1;
-      const to = members.length > 2 * MAX_BUCKET_SPAN ? Math.min(members.length, from + MAX_BUCKET_SPAN) : members.length;
+      const to =
+        members.length > 2 * MAX_BUCKET_SPAN
+          ? Math.min(members.length, from + MAX_BUCKET_SPAN)
+          : members.length;
       for (let at = from; at < to; at++) {
         const j = members[at]!;
         if (stamp[j] === i) continue;

@@ -13,14 +13,27 @@ describe('mergeRelationEdges', () => {
   it('makes one edge per pair with all its types; schema strength 0.99, else the similarity', () => {
     const edges = mergeRelationEdges(
       'ctx',
-      { same_round: [['a', 'b']], consecutive_turn: [['a', 'b'], ['b', 'c']] },
+      {
+        same_round: [['a', 'b']],
+        consecutive_turn: [
+          ['a', 'b'],
+          ['b', 'c'],
+        ],
+      },
       [
         { a: 'b', b: 'a', similarity: 0.4 },
         { a: 'c', b: 'd', similarity: 0.3 },
       ],
     );
     expect(edges).toEqual([
-      { contextId: 'ctx', a: 'a', b: 'b', types: ['same_round', 'consecutive_turn', 'semantic_knn'], strength: 0.99, similarity: 0.4 },
+      {
+        contextId: 'ctx',
+        a: 'a',
+        b: 'b',
+        types: ['same_round', 'consecutive_turn', 'semantic_knn'],
+        strength: 0.99,
+        similarity: 0.4,
+      },
       { contextId: 'ctx', a: 'b', b: 'c', types: ['consecutive_turn'], strength: 0.99 },
       { contextId: 'ctx', a: 'c', b: 'd', types: ['semantic_knn'], strength: 0.3, similarity: 0.3 },
     ]);
@@ -28,7 +41,10 @@ describe('mergeRelationEdges', () => {
 });
 
 /** Counts calls to replaceEdges while delegating everything to the real store. */
-function countingStore(store: ArchiveStore): { store: ArchiveStore; replaceCalls: Array<readonly RelationType[]> } {
+function countingStore(store: ArchiveStore): {
+  store: ArchiveStore;
+  replaceCalls: Array<readonly RelationType[]>;
+} {
   const replaceCalls: Array<readonly RelationType[]> = [];
   const proxy = new Proxy(store, {
     get(target, property, receiver) {
@@ -60,21 +76,59 @@ async function storeWith(contextId: string, records: MemoryRecord[]): Promise<Ar
   const store = await openStore('memory:');
   await store.writeMemories(
     contextId,
-    records.map((record) => ({ record: { ...record, contextId }, views: viewsOf(record), contentHash: `${record.id}:${record.text}` })),
+    records.map((record) => ({
+      record: { ...record, contextId },
+      views: viewsOf(record),
+      contentHash: `${record.id}:${record.text}`,
+    })),
   );
   return store;
 }
 
 function archive(): MemoryRecord[] {
   return [
-    makeRecord('u1', { sessionId: 's1', roundId: 'r1', sequence: 1, text: 'We hiked the volcano crater trail' }),
-    makeRecord('a1', { sessionId: 's1', roundId: 'r1', sequence: 2, text: 'The volcano crater trail sounds steep' }),
-    makeRecord('u2', { sessionId: 's1', roundId: 'r2', sequence: 3, text: 'Then we ate grilled octopus downtown' }),
-    makeRecord('a2', { sessionId: 's1', roundId: 'r2', sequence: 4, text: 'Grilled octopus is a local favourite' }),
+    makeRecord('u1', {
+      sessionId: 's1',
+      roundId: 'r1',
+      sequence: 1,
+      text: 'We hiked the volcano crater trail',
+    }),
+    makeRecord('a1', {
+      sessionId: 's1',
+      roundId: 'r1',
+      sequence: 2,
+      text: 'The volcano crater trail sounds steep',
+    }),
+    makeRecord('u2', {
+      sessionId: 's1',
+      roundId: 'r2',
+      sequence: 3,
+      text: 'Then we ate grilled octopus downtown',
+    }),
+    makeRecord('a2', {
+      sessionId: 's1',
+      roundId: 'r2',
+      sequence: 4,
+      text: 'Grilled octopus is a local favourite',
+    }),
     makeRecord('x1', { sessionId: 's2', sequence: 5, text: 'Unrelated chat about tax forms' }),
-    { ...makePhoto('p1', '2024-05-07T10:00:00', 38.7, -9.1, { caption: 'volcano crater at sunrise' }), sequence: 6 },
-    { ...makePhoto('p2', '2024-05-07T10:20:00', 38.7, -9.1, { caption: 'volcano crater rim trail' }), sequence: 7 },
-    { ...makeEmail('e1', '2024-04-01T09:00:00Z', 'Volcano tour booking', 'Ref: VT-4471. Your crater tour is on May 7, 2024.'), sequence: 8 },
+    {
+      ...makePhoto('p1', '2024-05-07T10:00:00', 38.7, -9.1, { caption: 'volcano crater at sunrise' }),
+      sequence: 6,
+    },
+    {
+      ...makePhoto('p2', '2024-05-07T10:20:00', 38.7, -9.1, { caption: 'volcano crater rim trail' }),
+      sequence: 7,
+    },
+    {
+      ...makeEmail(
+        'e1',
+        '2024-04-01T09:00:00Z',
+        'Volcano tour booking',
+        'Ref: VT-4471. Your crater tour is on May 7, 2024.',
+      ),
+      sequence: 8,
+    },
     { ...makeEmail('e2', '2024-04-03T09:00:00Z', 'Re: Volcano tour booking', 'Thanks!'), sequence: 9 },
   ];
 }
@@ -97,7 +151,9 @@ describe('buildRelations', () => {
     for (const step of ['load', 'same_round', 'semantic_knn', 'write', 'total']) {
       expect(result.seconds[step]).toBeGreaterThanOrEqual(0);
     }
-    const [edge] = await store.neighbors('ctx', ['u1']).then((edges) => edges.filter((e) => e.b === 'u1' || e.a === 'u1'));
+    const [edge] = await store
+      .neighbors('ctx', ['u1'])
+      .then((edges) => edges.filter((e) => e.b === 'u1' || e.a === 'u1'));
     expect(edge?.strength).toBe(0.99);
     await store.close();
   });
@@ -105,8 +161,16 @@ describe('buildRelations', () => {
   it('is idempotent and keeps contexts apart', async () => {
     const store = await storeWith('ctx', archive());
     await store.writeMemories('other', [
-      { record: makeRecord('o1', { contextId: 'other', sessionId: 's', text: 'volcano' }), views: [], contentHash: 'o1' },
-      { record: makeRecord('o2', { contextId: 'other', sessionId: 's', text: 'volcano' }), views: [], contentHash: 'o2' },
+      {
+        record: makeRecord('o1', { contextId: 'other', sessionId: 's', text: 'volcano' }),
+        views: [],
+        contentHash: 'o1',
+      },
+      {
+        record: makeRecord('o2', { contextId: 'other', sessionId: 's', text: 'volcano' }),
+        views: [],
+        contentHash: 'o2',
+      },
     ]);
     const first = await buildRelations(store, 'ctx');
     const second = await buildRelations(store, 'ctx');

@@ -9,12 +9,9 @@ const days = (text: string, anchor?: string, dayFirst?: boolean): string[] =>
 
 describe('extractDates', () => {
   it('reads ISO and month-name forms, with and without a year', () => {
-    expect(days('Call at 2024-05-07T10:00; party 9 May 2024; trip May 20th, 2024; 1st of June', '2024-04-01')).toEqual([
-      '2024-05-07',
-      '2024-05-09',
-      '2024-05-20',
-      '2024-06-01',
-    ]);
+    expect(
+      days('Call at 2024-05-07T10:00; party 9 May 2024; trip May 20th, 2024; 1st of June', '2024-04-01'),
+    ).toEqual(['2024-05-07', '2024-05-09', '2024-05-20', '2024-06-01']);
   });
 
   it('drops year-less dates without an anchor and picks the year nearest the anchor', () => {

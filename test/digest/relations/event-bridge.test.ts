@@ -6,14 +6,17 @@ import { makePhoto, makeRecord, pairKeys } from './make-record.ts';
 
 /** Degrees of latitude for a north-south distance in km (mean Earth radius). */
 const degreesFor = (km: number): number => (km / (6371.0088 * Math.PI)) * 180;
-const at = (seconds: number): string => new Date(Date.UTC(2024, 4, 7, 10, 0, 0) + seconds * 1000).toISOString();
+const at = (seconds: number): string =>
+  new Date(Date.UTC(2024, 4, 7, 10, 0, 0) + seconds * 1000).toISOString();
 
 describe('event_bridge', () => {
   it('links captures 1 minute to 1 hour apart: 59 s no, 61 s yes, 61 min no', () => {
     const base = makePhoto('base', at(0), 38.7, -9.1);
     expect(eventBridgePairs([base, makePhoto('p59', at(59), 38.7, -9.1)])).toEqual([]);
     expect(pairKeys(eventBridgePairs([base, makePhoto('p61', at(61), 38.7, -9.1)]))).toEqual(['base|p61']);
-    expect(pairKeys(eventBridgePairs([base, makePhoto('p60m', at(3600), 38.7, -9.1)]))).toEqual(['base|p60m']);
+    expect(pairKeys(eventBridgePairs([base, makePhoto('p60m', at(3600), 38.7, -9.1)]))).toEqual([
+      'base|p60m',
+    ]);
     expect(eventBridgePairs([base, makePhoto('p61m', at(61 * 60), 38.7, -9.1)])).toEqual([]);
   });
 
@@ -29,9 +32,9 @@ describe('event_bridge', () => {
   it('needs coordinates and media: no location, or a text message, gives no link', () => {
     const base = makePhoto('base', at(0), 1, 1);
     expect(eventBridgePairs([base, makePhoto('nowhere', at(300))])).toEqual([]);
-    expect(eventBridgePairs([base, makeRecord('msg', { timestamp: at(300), location: { lat: 1, lon: 1 } })])).toEqual(
-      [],
-    );
+    expect(
+      eventBridgePairs([base, makeRecord('msg', { timestamp: at(300), location: { lat: 1, lon: 1 } })]),
+    ).toEqual([]);
   });
 
   it('reads EXIF time and GPS from an asset of a non-photo record', () => {
@@ -57,7 +60,9 @@ describe('event_bridge', () => {
   it('never exceeds two neighbours and does not depend on input order (random bursts)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 7200 }), fc.integer({ min: 0, max: 3 })), { maxLength: 25 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 7200 }), fc.integer({ min: 0, max: 3 })), {
+          maxLength: 25,
+        }),
         (items) => {
           const photos = items.map(([seconds, spot], i) => makePhoto(`p${i}`, at(seconds), spot * 0.03, 0));
           const pairs = eventBridgePairs(photos);

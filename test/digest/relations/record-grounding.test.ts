@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RECORD_GROUNDING_RULE, recordGroundingPairs } from '../../../src/digest/relations/record-grounding.ts';
+import {
+  RECORD_GROUNDING_RULE,
+  recordGroundingPairs,
+} from '../../../src/digest/relations/record-grounding.ts';
 import { makeEmail, makePhoto, pairKeys } from './make-record.ts';
 
 describe('record_grounding', () => {
@@ -24,7 +27,9 @@ describe('record_grounding', () => {
 
   it('does not link on the date alone, or with one shared token', () => {
     const bare = makePhoto('bare', '2024-05-07T16:00:00', 52.5, 13.4, { place: 'Berlin' });
-    const one = makePhoto('one', '2024-05-07T17:00:00', undefined, undefined, { caption: 'a tram in the rain' });
+    const one = makePhoto('one', '2024-05-07T17:00:00', undefined, undefined, {
+      caption: 'a tram in the rain',
+    });
     expect(recordGroundingPairs([booking, bare, one])).toEqual([]);
   });
 

@@ -30,7 +30,10 @@ describe('same_record', () => {
   it('links replies through In-Reply-To / References and siblings of one parent', () => {
     const records = [
       makeEmail('root', '2024-05-01T09:00:00Z', 'Quarterly plan', 'hello', { messageId: '<r@x>' }),
-      makeEmail('reply', '2024-05-02T09:00:00Z', 'Something else', 'ok', { messageId: '<a@x>', inReplyTo: '<R@x>' }),
+      makeEmail('reply', '2024-05-02T09:00:00Z', 'Something else', 'ok', {
+        messageId: '<a@x>',
+        inReplyTo: '<R@x>',
+      }),
       makeEmail('deep', '2024-06-30T09:00:00Z', 'Another', 'fine', { references: ['<r@x>', '<a@x>'] }),
       makeEmail('sibling', '2024-05-03T09:00:00Z', 'Other words', 'no', { inReplyTo: 'r@x' }),
     ];
@@ -64,7 +67,10 @@ describe('same_record', () => {
   });
 
   it('does not link one-word subjects by subject alone', () => {
-    const records = [makeEmail('a', '2024-05-01T09:00:00Z', 'Hello'), makeEmail('b', '2024-05-02T09:00:00Z', 'Re: hello')];
+    const records = [
+      makeEmail('a', '2024-05-01T09:00:00Z', 'Hello'),
+      makeEmail('b', '2024-05-02T09:00:00Z', 'Re: hello'),
+    ];
     expect(sameRecordPairs(records)).toEqual([]);
   });
 

@@ -54,7 +54,8 @@ describe('consecutive_turn', () => {
     let sequence = 0;
     for (let session = 0; session < 240; session++) {
       const turns = 33 + (session < 4 ? 1 : 0);
-      for (let t = 0; t < turns; t++) records.push(makeRecord(`s${session}t${t}`, { sessionId: `s${session}`, sequence: sequence++ }));
+      for (let t = 0; t < turns; t++)
+        records.push(makeRecord(`s${session}t${t}`, { sessionId: `s${session}`, sequence: sequence++ }));
     }
     expect(records).toHaveLength(7924);
     expect(consecutiveTurnPairs(records)).toHaveLength(7684);

@@ -7,14 +7,25 @@ import { TopKLists } from '../../../src/digest/semantic/top-k-lists.ts';
 import { bruteForceMutualKnn } from './brute-force-knn.ts';
 
 const WORDS = 'apple river stone cloud lamp violin garden harbor tiger pencil orange mirror'.split(' ');
-const textArb = fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 8 }).map((words) => words.join(' '));
+const textArb = fc
+  .array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 8 })
+  .map((words) => words.join(' '));
 
-const key = (pairs: ReadonlyArray<{ a: number; b: number }>): string[] => pairs.map((p) => `${p.a}-${p.b}`).sort();
+const key = (pairs: ReadonlyArray<{ a: number; b: number }>): string[] =>
+  pairs.map((p) => `${p.a}-${p.b}`).sort();
 
 describe('TopKLists', () => {
   it('keeps the k best by score, ties by lower index, ignoring non-positive scores', () => {
     const lists = new TopKLists(1, 3);
-    for (const [other, score] of [[5, 0.5], [2, 0.9], [9, 0.5], [4, 0.5], [7, 0], [8, -1], [1, 0.2]] as const) {
+    for (const [other, score] of [
+      [5, 0.5],
+      [2, 0.9],
+      [9, 0.5],
+      [4, 0.5],
+      [7, 0],
+      [8, -1],
+      [1, 0.2],
+    ] as const) {
       lists.offer(0, other, score);
     }
     expect(lists.neighbours(0)).toEqual([
@@ -29,35 +40,45 @@ describe('TopKLists', () => {
 describe('sparseMutualKnn', () => {
   it('equals brute force when exact, for every k (differential, random small corpora)', () => {
     fc.assert(
-      fc.property(fc.array(textArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 8 }), (texts, k) => {
-        const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
-        const exact = sparseMutualKnn(space, { k, maxPostings: Number.POSITIVE_INFINITY });
-        const brute = bruteForceMutualKnn(space.size, k, (i, j) => sparseDot(space.vector(i), space.vector(j)));
-        expect(key(exact.pairs)).toEqual(key(brute));
-        for (const pair of exact.pairs) {
-          const other = brute.find((b) => b.a === pair.a && b.b === pair.b)!;
-          expect(pair.similarity).toBeCloseTo(other.similarity, 9);
-        }
-      }),
+      fc.property(
+        fc.array(textArb, { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        (texts, k) => {
+          const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+          const exact = sparseMutualKnn(space, { k, maxPostings: Number.POSITIVE_INFINITY });
+          const brute = bruteForceMutualKnn(space.size, k, (i, j) =>
+            sparseDot(space.vector(i), space.vector(j)),
+          );
+          expect(key(exact.pairs)).toEqual(key(brute));
+          for (const pair of exact.pairs) {
+            const other = brute.find((b) => b.a === pair.a && b.b === pair.b)!;
+            expect(pair.similarity).toBeCloseTo(other.similarity, 9);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it('is symmetric, caps degree at k and scores exact cosines, also when pruning', () => {
     fc.assert(
-      fc.property(fc.array(textArb, { minLength: 2, maxLength: 60 }), fc.integer({ min: 2, max: 6 }), (texts, cap) => {
-        const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
-        const k = 3;
-        const result = sparseMutualKnn(space, { k, maxPostings: cap });
-        const degree = new Map<number, number>();
-        for (const pair of result.pairs) {
-          expect(pair.a).toBeLessThan(pair.b);
-          expect(result.lists.scoreOf(pair.a, pair.b)).toBe(result.lists.scoreOf(pair.b, pair.a));
-          expect(pair.similarity).toBeCloseTo(sparseDot(space.vector(pair.a), space.vector(pair.b)), 6);
-          for (const end of [pair.a, pair.b]) degree.set(end, (degree.get(end) ?? 0) + 1);
-        }
-        for (const count of degree.values()) expect(count).toBeLessThanOrEqual(k);
-      }),
+      fc.property(
+        fc.array(textArb, { minLength: 2, maxLength: 60 }),
+        fc.integer({ min: 2, max: 6 }),
+        (texts, cap) => {
+          const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+          const k = 3;
+          const result = sparseMutualKnn(space, { k, maxPostings: cap });
+          const degree = new Map<number, number>();
+          for (const pair of result.pairs) {
+            expect(pair.a).toBeLessThan(pair.b);
+            expect(result.lists.scoreOf(pair.a, pair.b)).toBe(result.lists.scoreOf(pair.b, pair.a));
+            expect(pair.similarity).toBeCloseTo(sparseDot(space.vector(pair.a), space.vector(pair.b)), 6);
+            for (const end of [pair.a, pair.b]) degree.set(end, (degree.get(end) ?? 0) + 1);
+          }
+          for (const count of degree.values()) expect(count).toBeLessThanOrEqual(k);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -73,7 +94,11 @@ describe('sparseMutualKnn', () => {
       const topic = Math.floor(rand() * 100);
       const words: string[] = [];
       for (let w = 0; w < 15; w++) {
-        words.push(rand() < 0.4 ? `topic${topic}w${Math.floor(rand() * 20)}` : `common${Math.floor(rand() * 300 * rand())}`);
+        words.push(
+          rand() < 0.4
+            ? `topic${topic}w${Math.floor(rand() * 20)}`
+            : `common${Math.floor(rand() * 300 * rand())}`,
+        );
       }
       texts.push(words.join(' '));
     }
@@ -93,21 +118,26 @@ describe('denseMutualKnn', () => {
 
   it('equals brute force in exact mode', () => {
     fc.assert(
-      fc.property(fc.array(vectorArb, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 8 }), (raw, k) => {
-        const vectors = raw.map((values) => Float32Array.from(values));
-        const unit = vectors.map((v) => {
-          const norm = Math.hypot(...v);
-          return norm > 0 ? v.map((x) => x / norm) : new Float32Array(0);
-        });
-        const cos = (i: number, j: number): number => {
-          let sum = 0;
-          for (let d = 0; d < Math.min(unit[i]!.length, unit[j]!.length); d++) sum += unit[i]![d]! * unit[j]![d]!;
-          return sum;
-        };
-        const result = denseMutualKnn(vectors, { k });
-        expect(result.method).toBe('exact');
-        expect(key(result.pairs)).toEqual(key(bruteForceMutualKnn(vectors.length, k, cos)));
-      }),
+      fc.property(
+        fc.array(vectorArb, { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 8 }),
+        (raw, k) => {
+          const vectors = raw.map((values) => Float32Array.from(values));
+          const unit = vectors.map((v) => {
+            const norm = Math.hypot(...v);
+            return norm > 0 ? v.map((x) => x / norm) : new Float32Array(0);
+          });
+          const cos = (i: number, j: number): number => {
+            let sum = 0;
+            for (let d = 0; d < Math.min(unit[i]!.length, unit[j]!.length); d++)
+              sum += unit[i]![d]! * unit[j]![d]!;
+            return sum;
+          };
+          const result = denseMutualKnn(vectors, { k });
+          expect(result.method).toBe('exact');
+          expect(key(result.pairs)).toEqual(key(bruteForceMutualKnn(vectors.length, k, cos)));
+        },
+      ),
       { numRuns: 100 },
     );
   });

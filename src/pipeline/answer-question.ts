@@ -1,0 +1,57 @@
+import type { ChatModel } from '../providers/model-spec.ts';
+import { READER_MAX_TOKENS, readerMessage } from './reader-message.ts';
+import { sumUsage } from './retrieve-evidence.ts';
+import type { AnswerResult, RetrievalResult } from './retrieval-result.ts';
+
+/**
+ * Runs the reader on a retrieval result: one call, temperature 0, at most 1,000 output tokens. No reader model
+ * or a failed call -> answered false with answer '' (the failure flagged and traced), never a throw.
+ */
+export async function readAnswer(
+  result: RetrievalResult,
+  reader: ChatModel | undefined,
+  signal?: AbortSignal,
+): Promise<AnswerResult> {
+  if (reader === undefined) return { ...result, answer: '', answered: false };
+  const started = performance.now();
+  const trace = { ...result.trace, modelCalls: [...result.trace.modelCalls], flags: [...result.trace.flags] };
+  let answer = '';
+  let answered = false;
+  try {
+    const response = await reader.chat({
+      messages: [readerMessage(result.question, result.evidence)],
+      temperature: 0,
+      maxTokens: READER_MAX_TOKENS,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    answer = response.text.trim();
+    answered = answer !== '';
+    trace.modelCalls.push({
+      stage: 'reader',
+      model: reader.modelId,
+      attempts: 1,
+      ok: answered,
+      cached: response.cached,
+      latencyMs: response.latencyMs,
+      usage: response.usage,
+      ...(answered ? {} : { error: 'empty reply' }),
+    });
+  } catch (error) {
+    trace.modelCalls.push({
+      stage: 'reader',
+      model: reader.modelId,
+      attempts: 1,
+      ok: false,
+      cached: false,
+      latencyMs: performance.now() - started,
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  if (!answered) trace.flags.push('reader_failed');
+  const readMs = performance.now() - started;
+  trace.timings = { ...trace.timings, read: readMs };
+  trace.totalMs += readMs;
+  trace.usage = sumUsage(trace.modelCalls);
+  return { ...result, trace, answer, answered };
+}

@@ -1,0 +1,38 @@
+import { SCHEMA_RELATION_TYPES, type MemoryEdge, type SchemaRelationType } from '../types/relation.ts';
+import type { EligibleRelation } from '../verify/edge-verifier-spec.ts';
+
+/**
+ * ECV eligibility (paper eq. 7, method notes 5): pairs (anchor a, candidate i) of the pool joined by a SCHEMA
+ * edge; semantic_knn never counts. An anchor can be the candidate of another anchor. Result: candidate id ->
+ * its eligible anchor relations, candidates in pool order, anchors in pool order.
+ */
+export function eligibleRelations(
+  poolOrder: readonly string[],
+  anchors: readonly string[],
+  edges: readonly MemoryEdge[],
+): Map<string, EligibleRelation[]> {
+  const inPool = new Set(poolOrder);
+  const anchorRank = new Map(anchors.map((id, rank) => [id, rank]));
+  const byCandidate = new Map<string, EligibleRelation[]>();
+  for (const edge of edges) {
+    const types = edge.types.filter((t): t is SchemaRelationType =>
+      (SCHEMA_RELATION_TYPES as readonly string[]).includes(t),
+    );
+    if (types.length === 0) continue;
+    for (const [anchor, candidate] of [
+      [edge.a, edge.b],
+      [edge.b, edge.a],
+    ] as const) {
+      if (!anchorRank.has(anchor) || !inPool.has(candidate) || anchor === candidate) continue;
+      const list = byCandidate.get(candidate) ?? [];
+      if (!list.some((r) => r.anchorId === anchor)) list.push({ anchorId: anchor, relationTypes: types });
+      byCandidate.set(candidate, list);
+    }
+  }
+  const ordered = new Map<string, EligibleRelation[]>();
+  for (const id of poolOrder) {
+    const list = byCandidate.get(id);
+    if (list) ordered.set(id, list.sort((x, y) => anchorRank.get(x.anchorId)! - anchorRank.get(y.anchorId)!));
+  }
+  return ordered;
+}

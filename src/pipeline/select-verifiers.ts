@@ -1,0 +1,32 @@
+import { GraphmemixError } from '../errors/index.ts';
+import type { ModelSet } from '../providers/model-spec.ts';
+import { createAnchorNoveltyEdgeVerifier } from '../verify/anchor-novelty-edge-verifier.ts';
+import type { EdgeVerifier } from '../verify/edge-verifier-spec.ts';
+import { createLexicalNodeVerifier } from '../verify/lexical-node-verifier.ts';
+import { createModelEdgeVerifier } from '../verify/model-edge-verifier.ts';
+import { createModelNodeVerifier } from '../verify/model-node-verifier.ts';
+import type { NodeVerifier } from '../verify/node-verifier-spec.ts';
+import type { RetrieveOptions } from './retrieval-result.ts';
+
+export interface VerifierPair {
+  node?: NodeVerifier;
+  edge?: EdgeVerifier;
+}
+
+/**
+ * 'auto': model-backed verifiers when a verifier model is configured, else the offline pair;
+ * 'model' without a verifier model is a CONFIG error; 'none' runs neither (retrieval-only prizes, no edges).
+ */
+export function selectVerifiers(mode: RetrieveOptions['verifiers'], models: ModelSet): VerifierPair {
+  const choice = mode ?? 'auto';
+  if (choice === 'none') return {};
+  if (choice === 'offline' || (choice === 'auto' && models.verifier === undefined)) {
+    return { node: createLexicalNodeVerifier(), edge: createAnchorNoveltyEdgeVerifier() };
+  }
+  if (models.verifier === undefined) {
+    throw new GraphmemixError('CONFIG', 'verifiers "model" need a verifier model in the model config', {
+      location: { field: 'verifier' },
+    });
+  }
+  return { node: createModelNodeVerifier(models.verifier), edge: createModelEdgeVerifier(models.verifier) };
+}

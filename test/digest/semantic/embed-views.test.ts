@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { embedViews } from '../../../src/digest/embed-views.ts';
+import type { EmbeddingInput, EmbeddingModel } from '../../../src/providers/model-spec.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+
+const record = (id: string, text: string, sequence: number): MemoryRecord => ({
+  id,
+  contextId: 'ctx',
+  kind: 'message',
+  sequence,
+  text,
+  assets: [],
+});
+
+function axisModel(): EmbeddingModel & { inputs: EmbeddingInput[] } {
+  const inputs: EmbeddingInput[] = [];
+  return {
+    specificationVersion: 'v1',
+    provider: 'test',
+    modelId: 'axis',
+    supportsImages: false,
+    inputs,
+    async embed(batch) {
+      inputs.push(...batch);
+      // "a ..." -> x axis, anything else -> y axis, scaled by length so normalisation matters.
+      const vectors = batch.map((input) => {
+        const text = input.type === 'text' ? input.text : '';
+        return Float32Array.from(text.startsWith('a') ? [text.length, 0] : [0, text.length]);
+      });
+      return { vectors, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, cached: false };
+    },
+  };
+}
+
+describe('embedViews', () => {
+  it('embeds text and caption views in batches, stores them, and re-embeds only changed records', async () => {
+    const store = await openStore('memory:');
+    const records = [record('r1', 'alpha', 1), record('r2', 'beta', 2), record('r3', 'another', 3)];
+    const write = (list: MemoryRecord[]) =>
+      store.writeMemories(
+        'ctx',
+        list.map((r) => ({
+          record: r,
+          views: [
+            { memoryId: r.id, kind: 'text' as const, key: 'main', text: r.text },
+            { memoryId: r.id, kind: 'ocr' as const, key: 'main', text: 'ignored ocr' },
+          ],
+          contentHash: r.text,
+        })),
+      );
+    await write(records);
+    const model = axisModel();
+    const first = await embedViews(store, 'ctx', records, model, { batchSize: 2 });
+    expect(first.ok).toBe(true);
+    if (!first.ok) return;
+    expect(first.space).toBe('embedding:axis');
+    expect(first.embedded).toBe(3);
+    expect(model.inputs.map((input) => (input.type === 'text' ? input.text : ''))).toEqual([
+      'alpha',
+      'beta',
+      'another',
+    ]);
+    expect([...first.recordVectors.get('r1')!]).toEqual([1, 0]);
+
+    const changed = [records[0]!, record('r2', 'apple', 2), records[2]!];
+    await write(changed);
+    const second = await embedViews(store, 'ctx', changed, model);
+    expect(second).toMatchObject({ ok: true, embedded: 1, reused: 2 });
+    expect(model.inputs).toHaveLength(4);
+    await store.close();
+  });
+
+  it('returns a warning result instead of throwing when the model fails', async () => {
+    const store = await openStore('memory:');
+    await store.writeMemories('ctx', [
+      {
+        record: record('r1', 'alpha', 1),
+        views: [{ memoryId: 'r1', kind: 'text', key: 'main', text: 'alpha' }],
+        contentHash: 'h',
+      },
+    ]);
+    const broken: EmbeddingModel = {
+      ...axisModel(),
+      embed: async () => {
+        throw new Error('503 from server');
+      },
+    };
+    const result = await embedViews(store, 'ctx', [record('r1', 'alpha', 1)], broken);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.warning).toContain('503');
+    await store.close();
+  });
+});
