@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDevQuestion } from '../src/eval/splits.ts';
-import { calibratePrizes, toQuestionInput } from '../src/pipeline/calibrate-prizes.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
+import { calibratePrizes, toQuestionInput } from '../src/pipeline/calibrate-prizes.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string): boolean => args.includes(name);
@@ -20,7 +20,8 @@ const value = (name: string, fallback: string): string => {
   const index = args.indexOf(name);
   return index >= 0 && args[index + 1] !== undefined ? args[index + 1]! : fallback;
 };
-const path = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--k') ?? '../shared/data/mem-gallery/dialog';
+const path =
+  args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--k') ?? '../shared/data/mem-gallery/dialog';
 const k = Number(value('--k', '10'));
 
 if (!existsSync(path)) {
@@ -37,12 +38,29 @@ try {
   let calibration: unknown;
   if (flag('--calibrate')) {
     const fit = await calibratePrizes(gm.store, {}, { include: (q) => isDevQuestion(q.id) });
-    calibration = { key: fit.key, a: fit.a, b: fit.b, c: fit.c, samples: fit.samples, positives: fit.positives, questions: fit.questions };
+    calibration = {
+      key: fit.key,
+      a: fit.a,
+      b: fit.b,
+      c: fit.c,
+      samples: fit.samples,
+      positives: fit.positives,
+      questions: fit.questions,
+    };
   }
-  const rows: { dev: boolean; flat: number; pipeline: number; packet: number; pool: number; type?: string }[] = [];
+  const rows: {
+    dev: boolean;
+    flat: number;
+    pipeline: number;
+    packet: number;
+    pool: number;
+    type?: string;
+  }[] = [];
   const questions = (await Promise.all(report.contexts.map((c) => gm.store.listQuestions(c)))).flat();
   for (const question of questions) {
-    const stored = new Set((await gm.store.getMemories(question.contextId, question.evidence)).map((r) => r.id));
+    const stored = new Set(
+      (await gm.store.getMemories(question.contextId, question.evidence)).map((r) => r.id),
+    );
     if (stored.size === 0) continue;
     const input = toQuestionInput(question);
     const flat = (await gm.search(question.contextId, input.prompt, { k })).map((h) => h.memoryId);
@@ -81,7 +99,11 @@ try {
     console.log(`Mem-Gallery ${path}: ${out.memories} memories, ingest ${out.ingestSeconds}s, K=${k}`);
     if (calibration) console.log(`calibration (dev fold): ${JSON.stringify(calibration)}`);
     console.log('subset        questions  flat-top-K  pipeline  pool(M)  mean packet');
-    for (const [name, s] of [['all', out.all], ['dev fold', out.devFold], ['other folds', out.otherFolds]] as const) {
+    for (const [name, s] of [
+      ['all', out.all],
+      ['dev fold', out.devFold],
+      ['other folds', out.otherFolds],
+    ] as const) {
       console.log(
         `${name.padEnd(13)} ${String(s.questions).padStart(9)}  ${s.flatRecall.toFixed(2).padStart(10)}  ${s.pipelineRecall.toFixed(2).padStart(8)}  ${s.poolRecall.toFixed(2).padStart(7)}  ${s.meanPacket.toFixed(2).padStart(11)}`,
       );

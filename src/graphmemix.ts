@@ -2,11 +2,16 @@ import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/index.ts';
 import type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
-import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { getImporter } from './importers/importer-registry.ts';
+import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
+import type {
+  AnswerResult,
+  QuestionInput,
+  RetrievalResult,
+  RetrieveOptions,
+} from './pipeline/retrieval-result.ts';
 import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
-import type { AnswerResult, QuestionInput, RetrievalResult, RetrieveOptions } from './pipeline/retrieval-result.ts';
 import type { ModelSet } from './providers/model-spec.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
@@ -39,7 +44,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 
   const toQuestion = (question: string | QuestionInput): QuestionInput => {
     const input = typeof question === 'string' ? { prompt: question } : question;
-    if (typeof input.prompt !== 'string' || (input.prompt.trim() === '' && (input.images ?? []).length === 0)) {
+    if (
+      typeof input.prompt !== 'string' ||
+      (input.prompt.trim() === '' && (input.images ?? []).length === 0)
+    ) {
       throw new GraphmemixError('INVALID_INPUT', 'a question needs a non-empty prompt or an image', {
         location: { field: 'prompt' },
       });
@@ -49,7 +57,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 
   return {
     store,
-    async ingest(path: string, ingestOptions: { format: ImportFormat; contextId?: string }): Promise<IngestReport> {
+    async ingest(
+      path: string,
+      ingestOptions: { format: ImportFormat; contextId?: string },
+    ): Promise<IngestReport> {
       const importer = await getImporter(ingestOptions.format);
       const items = importer.read(path, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
@@ -84,16 +95,31 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         { limit: Math.max(k, 24), ...(models.embedding ? { embedding: models.embedding } : {}) },
       );
       const top = result.ranked.slice(0, k);
-      const records = new Map((await store.getMemories(contextId, top.map((m) => m.memoryId))).map((r) => [r.id, r]));
+      const records = new Map(
+        (
+          await store.getMemories(
+            contextId,
+            top.map((m) => m.memoryId),
+          )
+        ).map((r) => [r.id, r]),
+      );
       return top.flatMap((m) => {
         const record = records.get(m.memoryId);
         return record ? [{ memoryId: m.memoryId, score: m.score, bestView: m.bestView, record }] : [];
       });
     },
-    async retrieve(contextId: string, question: string | QuestionInput, retrieveOptions?: RetrieveOptions): Promise<RetrievalResult> {
+    async retrieve(
+      contextId: string,
+      question: string | QuestionInput,
+      retrieveOptions?: RetrieveOptions,
+    ): Promise<RetrievalResult> {
       return retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions);
     },
-    async answer(contextId: string, question: string | QuestionInput, retrieveOptions?: RetrieveOptions): Promise<AnswerResult> {
+    async answer(
+      contextId: string,
+      question: string | QuestionInput,
+      retrieveOptions?: RetrieveOptions,
+    ): Promise<AnswerResult> {
       const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions);
       return readAnswer(result, models.reader, retrieveOptions?.signal);
     },

@@ -1,7 +1,7 @@
 import type { ChatModel } from '../providers/model-spec.ts';
 import { READER_MAX_TOKENS, readerMessage } from './reader-message.ts';
-import { sumUsage } from './retrieve-evidence.ts';
 import type { AnswerResult, RetrievalResult } from './retrieval-result.ts';
+import { sumUsage } from './retrieve-evidence.ts';
 
 /**
  * Runs the reader on a retrieval result: one call, temperature 0, at most 1,000 output tokens. No reader model

@@ -9,8 +9,8 @@ import {
   calibrationMetaKey,
   fitCalibration,
 } from './prize-calibration.ts';
-import { retrieveEvidence } from './retrieve-evidence.ts';
 import type { QuestionInput, RetrieveOptions } from './retrieval-result.ts';
+import { retrieveEvidence } from './retrieve-evidence.ts';
 import { selectVerifiers } from './select-verifiers.ts';
 
 export interface CalibrateOptions {
@@ -53,7 +53,9 @@ export async function calibratePrizes(
     edgeVerifier: verifiers.edge?.name ?? 'none',
   });
   const contexts = options.contexts ?? (await store.listContexts()).map((c) => c.id);
-  const questions = (await Promise.all(contexts.map((c) => store.listQuestions(c)))).flat().filter(options.include);
+  const questions = (await Promise.all(contexts.map((c) => store.listQuestions(c))))
+    .flat()
+    .filter(options.include);
   const samples: CalibrationSample[] = [];
   let used = 0;
   let skipped = 0;
@@ -70,7 +72,11 @@ export async function calibratePrizes(
     });
     used++;
     for (const candidate of result.pool) {
-      samples.push({ s: candidate.retrievalScore, v: candidate.verifierScore, gold: gold.has(candidate.memoryId) });
+      samples.push({
+        s: candidate.retrievalScore,
+        v: candidate.verifierScore,
+        gold: gold.has(candidate.memoryId),
+      });
     }
   }
   const fit = fitCalibration(samples);

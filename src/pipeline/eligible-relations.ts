@@ -1,4 +1,4 @@
-import { SCHEMA_RELATION_TYPES, type MemoryEdge, type SchemaRelationType } from '../types/relation.ts';
+import { type MemoryEdge, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import type { EligibleRelation } from '../verify/edge-verifier-spec.ts';
 
 /**
@@ -32,7 +32,11 @@ export function eligibleRelations(
   const ordered = new Map<string, EligibleRelation[]>();
   for (const id of poolOrder) {
     const list = byCandidate.get(id);
-    if (list) ordered.set(id, list.sort((x, y) => anchorRank.get(x.anchorId)! - anchorRank.get(y.anchorId)!));
+    if (list)
+      ordered.set(
+        id,
+        list.sort((x, y) => anchorRank.get(x.anchorId)! - anchorRank.get(y.anchorId)!),
+      );
   }
   return ordered;
 }

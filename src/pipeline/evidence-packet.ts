@@ -1,7 +1,7 @@
 import type { ForestSolution } from '../core/candidate-graph.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import { cleanOcr, PACKET_OCR_CHARS } from '../verify/clean-ocr.ts';
 import { recordCaptions, recordOcr } from '../verify/candidate-snippet.ts';
+import { cleanOcr, PACKET_OCR_CHARS } from '../verify/clean-ocr.ts';
 import type { EvidenceItem, PoolCandidate } from './retrieval-result.ts';
 
 /**
@@ -66,7 +66,8 @@ export function evidenceMedia(record: MemoryRecord): EvidenceItem['media'] {
   for (const asset of record.assets) {
     const caption = asset.derived?.captions?.[0];
     const withCaption = caption === undefined ? {} : { caption };
-    if (asset.kind === 'image' && asset.uri !== undefined) media.push({ kind: 'image', uri: asset.uri, ...withCaption });
+    if (asset.kind === 'image' && asset.uri !== undefined)
+      media.push({ kind: 'image', uri: asset.uri, ...withCaption });
     if (asset.kind !== 'video') continue;
     if (asset.frames && asset.frames.length > 0) {
       for (const frame of asset.frames) media.push({ kind: 'frame', uri: frame, ...withCaption });

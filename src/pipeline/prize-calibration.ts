@@ -28,7 +28,11 @@ export function nodePrize(calibration: PrizeCalibration, s: number, v: number): 
 }
 
 /** The calibration key: retriever configuration + node verifier (+ edge verifier, for the record). */
-export function calibrationKey(parts: { retriever: string; nodeVerifier: string; edgeVerifier: string }): string {
+export function calibrationKey(parts: {
+  retriever: string;
+  nodeVerifier: string;
+  edgeVerifier: string;
+}): string {
   return `${parts.retriever}|node=${parts.nodeVerifier}|edge=${parts.edgeVerifier}`;
 }
 
@@ -127,7 +131,8 @@ function solve3(h: number[][], g: number[]): number[] {
   const m = h.map((row, i) => [...row, g[i]!]);
   for (let col = 0; col < 3; col++) {
     let pivot = col;
-    for (let row = col + 1; row < 3; row++) if (Math.abs(m[row]![col]!) > Math.abs(m[pivot]![col]!)) pivot = row;
+    for (let row = col + 1; row < 3; row++)
+      if (Math.abs(m[row]![col]!) > Math.abs(m[pivot]![col]!)) pivot = row;
     [m[col], m[pivot]] = [m[pivot]!, m[col]!];
     const p = m[col]![col]!;
     if (Math.abs(p) < 1e-300) return [0, 0, 0];

@@ -1,15 +1,20 @@
-import { DEFAULT_SOLVER_PARAMS, type CandidateEdge, type CandidateGraph } from '../core/candidate-graph.ts';
+import { type CandidateEdge, type CandidateGraph, DEFAULT_SOLVER_PARAMS } from '../core/candidate-graph.ts';
 import { ecvEdgeWeight, edgeCostFromWeight, solveForest } from '../core/index.ts';
 import type { ModelSet, TokenUsage } from '../providers/model-spec.ts';
-import { expandCandidates, type PoolEntry, poolScores, type ScoredMemory } from '../retrieval/expand-candidates.ts';
+import {
+  expandCandidates,
+  type PoolEntry,
+  poolScores,
+  type ScoredMemory,
+} from '../retrieval/expand-candidates.ts';
 import { multiViewSearch, retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult } from '../verify/node-verifier-spec.ts';
-import { type VerifierCall, type VerifierCandidate, candidateAlias } from '../verify/verifier-input.ts';
-import { buildEvidence, renderPacketText } from './evidence-packet.ts';
+import { candidateAlias, type VerifierCall, type VerifierCandidate } from '../verify/verifier-input.ts';
 import { eligibleRelations } from './eligible-relations.ts';
+import { buildEvidence, renderPacketText } from './evidence-packet.ts';
 import { calibrationKey, nodePrize, resolveCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
 import type {
@@ -66,11 +71,18 @@ export async function retrieveEvidence(
   const captions = await questionImageCaptions(question.images ?? [], deps.models.vision, signal);
   modelCalls.push(...captions.calls);
   if (captions.failed) flags.add('question_caption_failed');
-  const queryText = [question.prompt, ...(question.choices ?? []).map((c) => c.text), ...captions.captions].join('\n');
+  const queryText = [
+    question.prompt,
+    ...(question.choices ?? []).map((c) => c.text),
+    ...captions.captions,
+  ].join('\n');
   const search = await multiViewSearch(
     deps.store,
     contextId,
-    { text: queryText, imageUris: (question.images ?? []).flatMap((i) => (i.uri === undefined ? [] : [i.uri])) },
+    {
+      text: queryText,
+      imageUris: (question.images ?? []).flatMap((i) => (i.uri === undefined ? [] : [i.uri])),
+    },
     {
       limit: Math.max(poolSize, seedCount * 2),
       ...(deps.models.embedding ? { embedding: deps.models.embedding } : {}),
@@ -100,11 +112,22 @@ export async function retrieveEvidence(
   lap('retrieve');
 
   // 2. One-hop expansion, the cut to M, pool records, anchors.
-  const edges = seeds.length > 0 ? await deps.store.neighbors(contextId, seeds.map((s) => s.memoryId)) : [];
+  const edges =
+    seeds.length > 0
+      ? await deps.store.neighbors(
+          contextId,
+          seeds.map((s) => s.memoryId),
+        )
+      : [];
   const entries = expandCandidates(seeds, edges, poolSize);
   const { scores } = poolScores(entries, retrievedScore);
   const records = new Map(
-    (await deps.store.getMemories(contextId, entries.map((e) => e.memoryId))).map((r) => [r.id, r] as const),
+    (
+      await deps.store.getMemories(
+        contextId,
+        entries.map((e) => e.memoryId),
+      )
+    ).map((r) => [r.id, r] as const),
   );
   const present = entries
     .map((entry, index) => ({ entry, score: scores[index]! }))
@@ -237,7 +260,12 @@ export async function retrieveEvidence(
         solver: 'forest: 1-swap proposal + exact refinement',
         store: deps.store.backend,
       },
-      calibration: { a: calibration.a, b: calibration.b, c: calibration.c, key: `${calibration.key} (${calibration.source})` },
+      calibration: {
+        a: calibration.a,
+        b: calibration.b,
+        c: calibration.c,
+        key: `${calibration.key} (${calibration.source})`,
+      },
     },
   };
 }
@@ -258,23 +286,32 @@ function callRecord(stage: ModelCallRecord['stage'], call: VerifierCall): ModelC
 
 function originOf(entry: PoolEntry, ranked: readonly ScoredMemory[]): PoolCandidate['origin'] {
   if (entry.kind === 'expanded') {
-    return { kind: 'expanded', parentId: entry.parentId, relationTypes: entry.relationTypes, strength: entry.strength };
+    return {
+      kind: 'expanded',
+      parentId: entry.parentId,
+      relationTypes: entry.relationTypes,
+      strength: entry.strength,
+    };
   }
   const hit = ranked[entry.rank];
   const bestView = hit?.memoryId === entry.memoryId ? hit.bestView : 'text';
-  return { kind: 'seed', rank: entry.rank, bestView, viewKey: hit?.memoryId === entry.memoryId ? hit.viewKey : 'main' };
+  return {
+    kind: 'seed',
+    rank: entry.rank,
+    bestView,
+    viewKey: hit?.memoryId === entry.memoryId ? hit.viewKey : 'main',
+  };
 }
 
 /** No view matched: the most recent memories (score 0) so the packet is never silently empty. */
-async function fallbackSeeds(
-  store: ArchiveStore,
-  contextId: string,
-  count: number,
-): Promise<ScoredMemory[]> {
+async function fallbackSeeds(store: ArchiveStore, contextId: string, count: number): Promise<ScoredMemory[]> {
   const info = (await store.listContexts()).find((c) => c.id === contextId);
   if (!info || info.memories === 0) return [];
   const after = info.maxSequence === undefined ? undefined : info.maxSequence - count * 4 - 1;
-  let recent: MemoryRecord[] = await store.listMemories(contextId, after === undefined ? {} : { afterSequence: after });
+  let recent: MemoryRecord[] = await store.listMemories(
+    contextId,
+    after === undefined ? {} : { afterSequence: after },
+  );
   if (recent.length === 0) recent = await store.listMemories(contextId);
   return recent
     .slice(-count)

@@ -11,7 +11,14 @@ export interface ScoredMemory {
 
 export type PoolEntry =
   | { kind: 'seed'; memoryId: string; rank: number; score: number }
-  | { kind: 'expanded'; memoryId: string; parentId: string; parentRank: number; relationTypes: RelationType[]; strength: number };
+  | {
+      kind: 'expanded';
+      memoryId: string;
+      parentId: string;
+      parentRank: number;
+      relationTypes: RelationType[];
+      strength: number;
+    };
 
 /**
  * One-hop expansion and the cut to M (method notes 3, paper eq. 5). Seeds come first in retrieval order.
@@ -69,7 +76,10 @@ function compareProposals(
  * Retrieval scores for the pool: a memory retrieval scored keeps its s; one it did not gets the floor
  * (lowest retained retrieval score - 0.01, method notes 3), "retained" meaning scored members of the pool.
  */
-export function poolScores(pool: readonly PoolEntry[], retrieved: ReadonlyMap<string, number>): { scores: number[]; floor: number } {
+export function poolScores(
+  pool: readonly PoolEntry[],
+  retrieved: ReadonlyMap<string, number>,
+): { scores: number[]; floor: number } {
   const known = pool.map((entry) => retrieved.get(entry.memoryId));
   const present = known.filter((s): s is number => s !== undefined);
   const floor = (present.length > 0 ? Math.min(...present) : 0) - 0.01;

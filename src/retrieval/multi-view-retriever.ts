@@ -79,7 +79,9 @@ export async function multiViewSearch(
           cached: response.cached,
         };
         for (const vector of response.vectors) {
-          const hits = await store.searchVectors(contextId, embeddingSpace(model), vector, { limit: options.limit });
+          const hits = await store.searchVectors(contextId, embeddingSpace(model), vector, {
+            limit: options.limit,
+          });
           for (const hit of hits) offer(hit, denseScore(hit.rawScore));
         }
       } catch (error) {

@@ -1,8 +1,13 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import { recordFullText } from './candidate-snippet.ts';
-import type { EdgeJudgement, EdgeVerifier, EdgeVerifierInput, EdgeVerifierResult } from './edge-verifier-spec.ts';
 import { normalizeJudgement } from './ecv-protocol.ts';
+import type {
+  EdgeJudgement,
+  EdgeVerifier,
+  EdgeVerifierInput,
+  EdgeVerifierResult,
+} from './edge-verifier-spec.ts';
 import { termWeights } from './lexical-node-verifier.ts';
 
 /** Token-set overlap (Jaccard) at or above which a candidate only repeats its anchor. */
@@ -36,34 +41,53 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     name: 'anchor-novelty',
     kind: 'offline',
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
-      const question = [input.question.prompt, ...(input.question.choices ?? []).map((c) => c.text)].join('\n');
+      const question = [input.question.prompt, ...(input.question.choices ?? []).map((c) => c.text)].join(
+        '\n',
+      );
       const terms = [...new Set(tokenize(question))];
       const texts = new Map<string, string>();
       for (const anchor of input.anchors) texts.set(anchor.memoryId, recordFullText(anchor.record));
-      for (const { candidate } of input.candidates) texts.set(candidate.memoryId, recordFullText(candidate.record));
+      for (const { candidate } of input.candidates)
+        texts.set(candidate.memoryId, recordFullText(candidate.record));
       const tokenSets = new Map([...texts].map(([id, text]) => [id, new Set(tokenize(text))]));
       const weights = termWeights(terms, [...tokenSets.values()]);
       // Relevance is relative to the best-covered memory of this question, so "relevant" means the same
       // thing for a question whose best match shares one term and one whose best match shares five.
-      const coverage = new Map([...tokenSets].map(([id, tokens]) => [id, weightedCoverage(tokens, terms, weights)]));
+      const coverage = new Map(
+        [...tokenSets].map(([id, tokens]) => [id, weightedCoverage(tokens, terms, weights)]),
+      );
       const bestCoverage = Math.max(1e-9, ...coverage.values());
       const judgements: EdgeJudgement[] = input.candidates.map(({ candidate, relations }) => {
         let best: { anchorId: string; score: number; role: EdgeRole } | undefined;
         for (const relation of relations) {
           const verdict = judgePair(
             { tokens: tokenSets.get(candidate.memoryId)!, text: texts.get(candidate.memoryId)! },
-            { tokens: tokenSets.get(relation.anchorId) ?? new Set(), text: texts.get(relation.anchorId) ?? '' },
+            {
+              tokens: tokenSets.get(relation.anchorId) ?? new Set(),
+              text: texts.get(relation.anchorId) ?? '',
+            },
             terms,
             weights,
             (relation.relationTypes.some((t) => SAME_UNIT.has(t))
               ? Math.max(coverage.get(candidate.memoryId)!, coverage.get(relation.anchorId) ?? 0)
               : coverage.get(candidate.memoryId)!) / bestCoverage,
           );
-          if (best === undefined || rank(verdict) > rank(best)) best = { anchorId: relation.anchorId, ...verdict };
+          if (best === undefined || rank(verdict) > rank(best))
+            best = { anchorId: relation.anchorId, ...verdict };
         }
         const raw = best
-          ? { candidateId: candidate.memoryId, anchorId: best.anchorId, incrementalSupport: best.score, role: best.role }
-          : { candidateId: candidate.memoryId, anchorId: null, incrementalSupport: 0, role: 'irrelevant' as const };
+          ? {
+              candidateId: candidate.memoryId,
+              anchorId: best.anchorId,
+              incrementalSupport: best.score,
+              role: best.role,
+            }
+          : {
+              candidateId: candidate.memoryId,
+              anchorId: null,
+              incrementalSupport: 0,
+              role: 'irrelevant' as const,
+            };
         return normalizeJudgement(raw, new Set(relations.map((r) => r.anchorId)));
       });
       return { ok: true, judgements };
@@ -93,9 +117,13 @@ export function judgePair(
   const candidateValues = valuesOf(candidate.text);
   const anchorValues = valuesOf(anchor.text);
   const valuesDiffer =
-    candidateValues.size > 0 && anchorValues.size > 0 && ![...candidateValues].some((v) => anchorValues.has(v));
+    candidateValues.size > 0 &&
+    anchorValues.size > 0 &&
+    ![...candidateValues].some((v) => anchorValues.has(v));
   if (valuesDiffer && jaccard >= 0.2) {
-    return UPDATE_CUES.test(candidate.text) ? { score: 5, role: 'clarification' } : { score: 0, role: 'conflict' };
+    return UPDATE_CUES.test(candidate.text)
+      ? { score: 5, role: 'clarification' }
+      : { score: 0, role: 'conflict' };
   }
 
   let added = 0;
@@ -121,7 +149,8 @@ function weightedCoverage(tokens: Set<string>, terms: readonly string[], weights
 
 /** Positive roles beat non-positive ones; then the higher score. */
 function rank(verdict: { score: number; role: EdgeRole }): number {
-  const positive = verdict.role === 'new_fact' || verdict.role === 'clarification' || verdict.role === 'corroboration';
+  const positive =
+    verdict.role === 'new_fact' || verdict.role === 'clarification' || verdict.role === 'corroboration';
   return (positive ? 10 : 0) + verdict.score;
 }
 

@@ -46,10 +46,17 @@ export function locationText(record: MemoryRecord): string | undefined {
  * (at most 120 characters, lines sharing question terms first), then `Location: ...`; 420 characters in all.
  * OCR and location are reserved first, so a long message body is what gets cut, never the place.
  */
-export function candidateSnippet(record: MemoryRecord, questionText: string, maxChars = SNIPPET_CHARS): string {
+export function candidateSnippet(
+  record: MemoryRecord,
+  questionText: string,
+  maxChars = SNIPPET_CHARS,
+): string {
   const ocr = cleanOcr(recordOcr(record), questionText, SNIPPET_OCR_CHARS);
   const location = locationText(record);
-  const tail = [ocr === '' ? undefined : `OCR: ${ocr}`, location === undefined ? undefined : `Location: ${location}`]
+  const tail = [
+    ocr === '' ? undefined : `OCR: ${ocr}`,
+    location === undefined ? undefined : `Location: ${location}`,
+  ]
     .filter((part): part is string => part !== undefined)
     .join(' ');
   const body = [record.text.trim(), ...recordCaptions(record).map((c) => `[caption] ${c}`)]
@@ -64,7 +71,13 @@ export function candidateSnippet(record: MemoryRecord, questionText: string, max
 
 /** Every text route of a record joined (text, captions, OCR, speaker): what offline verifiers read. */
 export function recordFullText(record: MemoryRecord): string {
-  return [record.speaker ?? '', record.text, ...recordCaptions(record), recordOcr(record), record.location?.name ?? '']
+  return [
+    record.speaker ?? '',
+    record.text,
+    ...recordCaptions(record),
+    recordOcr(record),
+    record.location?.name ?? '',
+  ]
     .filter((part) => part !== '')
     .join('\n');
 }

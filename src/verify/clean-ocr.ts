@@ -27,7 +27,11 @@ export function cleanOcr(raw: string, questionText: string, maxChars: number): s
     kept.push({ line, tokens, signature });
   }
   const ranked = kept
-    .map((entry, index) => ({ entry, index, preference: preference(entry.line, entry.tokens, questionTerms) }))
+    .map((entry, index) => ({
+      entry,
+      index,
+      preference: preference(entry.line, entry.tokens, questionTerms),
+    }))
     .sort((x, y) => y.preference - x.preference || x.index - y.index);
   return truncate(ranked.map(({ entry }) => entry.line).join(' | '), maxChars);
 }

@@ -67,15 +67,14 @@ export interface RawEdgeJudgement {
  * [0, 5] are rejected. Anchor ids are mapped from aliases; unknown ones are kept as given so that the first
  * normalisation rule clears them. direct_support is read and discarded: the node verifier owns it.
  */
-export function parseEcvVerdict(
-  text: string,
-  input: EdgeVerifierInput,
-): ParseResult<RawEdgeJudgement[]> {
+export function parseEcvVerdict(text: string, input: EdgeVerifierInput): ParseResult<RawEdgeJudgement[]> {
   const parsed = parseJsonObject(text);
   if (!parsed.ok) return parsed;
   const rows = parsed.value.candidates;
   if (!Array.isArray(rows)) return { ok: false, error: 'missing array field "candidates"' };
-  const candidateByAlias = new Map(input.candidates.map(({ candidate }) => [candidate.alias, candidate.memoryId]));
+  const candidateByAlias = new Map(
+    input.candidates.map(({ candidate }) => [candidate.alias, candidate.memoryId]),
+  );
   const idByAlias = new Map<string, string>(input.anchors.map((a) => [a.alias, a.memoryId]));
   for (const [alias, id] of candidateByAlias) idByAlias.set(alias, id);
   const out = new Map<string, RawEdgeJudgement>();
@@ -127,7 +126,10 @@ export function parseEcvVerdict(
  * 4. non-positive role with score > 0 -> score 0.
  * Kept iff the role is positive (new_fact, clarification, corroboration) and score > 0.
  */
-export function normalizeJudgement(raw: RawEdgeJudgement, eligibleAnchors: ReadonlySet<string>): EdgeJudgement {
+export function normalizeJudgement(
+  raw: RawEdgeJudgement,
+  eligibleAnchors: ReadonlySet<string>,
+): EdgeJudgement {
   let { anchorId, incrementalSupport, role } = raw;
   const positive = POSITIVE_ROLES.includes(role);
   if (anchorId !== null && !eligibleAnchors.has(anchorId)) {

@@ -15,14 +15,25 @@ export function createLexicalNodeVerifier(): NodeVerifier {
     name: 'lexical-support',
     kind: 'offline',
     async verify(input: NodeVerifierInput): Promise<NodeVerifierResult> {
-      const question = [input.question.prompt, ...(input.question.choices ?? []).map((c) => c.text)].join('\n');
-      return { ok: true, scores: lexicalSupportScores(question, input.candidates.map((c) => ({ id: c.memoryId, text: recordFullText(c.record) }))) };
+      const question = [input.question.prompt, ...(input.question.choices ?? []).map((c) => c.text)].join(
+        '\n',
+      );
+      return {
+        ok: true,
+        scores: lexicalSupportScores(
+          question,
+          input.candidates.map((c) => ({ id: c.memoryId, text: recordFullText(c.record) })),
+        ),
+      };
     },
   };
 }
 
 /** The scoring rule on plain data (exported for tests and for the edge verifier's relevance term). */
-export function lexicalSupportScores(question: string, documents: readonly { id: string; text: string }[]): Map<string, number> {
+export function lexicalSupportScores(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+): Map<string, number> {
   const terms = [...new Set(tokenize(question))];
   const sets = documents.map((d) => new Set(tokenize(d.text)));
   const weights = termWeights(terms, sets);

@@ -1,12 +1,12 @@
 import type { ChatModel } from '../providers/model-spec.ts';
 import { callStructured } from '../providers/structured-call.ts';
-import type { NodeVerifier, NodeVerifierInput, NodeVerifierResult } from './node-verifier-spec.ts';
 import {
   correctionWithIds,
   nodeVerifierMessages,
   parseNodeVerdict,
   VERIFIER_MAX_TOKENS,
 } from './node-verifier-protocol.ts';
+import type { NodeVerifier, NodeVerifierInput, NodeVerifierResult } from './node-verifier-spec.ts';
 
 /**
  * The model-backed node verifier: ONE listwise JSON call over all candidates (aliases C00..), validated,
@@ -43,7 +43,8 @@ export function createModelNodeVerifier(model: ChatModel, options: { attempts?: 
       };
       if (!result.ok) return { ok: false, error: result.error, call };
       const scores = new Map<string, number>();
-      for (const candidate of input.candidates) scores.set(candidate.memoryId, result.value.get(candidate.alias) ?? 0);
+      for (const candidate of input.candidates)
+        scores.set(candidate.memoryId, result.value.get(candidate.alias) ?? 0);
       return { ok: true, scores, call };
     },
   };

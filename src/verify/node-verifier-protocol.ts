@@ -26,7 +26,10 @@ export function questionPayload(question: VerifierQuestion): Record<string, unkn
 }
 
 /** The canonical candidate fields (paper A.4): alias, modalities, date, location, score, snippet. */
-export function candidatePayload(candidate: VerifierCandidate, questionText: string): Record<string, unknown> {
+export function candidatePayload(
+  candidate: VerifierCandidate,
+  questionText: string,
+): Record<string, unknown> {
   const { record } = candidate;
   return {
     id: candidate.alias,
@@ -40,7 +43,9 @@ export function candidatePayload(candidate: VerifierCandidate, questionText: str
 
 /** Text the snippets are made query-aware against: the prompt, the choices and the image captions. */
 export function questionText(question: VerifierQuestion): string {
-  return [question.prompt, ...(question.choices ?? []).map((c) => c.text), ...question.imageCaptions].join('\n');
+  return [question.prompt, ...(question.choices ?? []).map((c) => c.text), ...question.imageCaptions].join(
+    '\n',
+  );
 }
 
 export function nodeVerifierMessages(
@@ -62,7 +67,10 @@ export function nodeVerifierMessages(
  * Parses {"selected": [{"id", "score"}]} into scores by alias. Rejects unknown ids, duplicate ids, and
  * scores that are not numbers in [0, 5]; candidates left out score 0 (added by the caller).
  */
-export function parseNodeVerdict(text: string, validAliases: ReadonlySet<string>): ParseResult<Map<string, number>> {
+export function parseNodeVerdict(
+  text: string,
+  validAliases: ReadonlySet<string>,
+): ParseResult<Map<string, number>> {
   const parsed = parseJsonObject(text);
   if (!parsed.ok) return parsed;
   const selected = parsed.value.selected;
@@ -79,7 +87,10 @@ export function parseNodeVerdict(text: string, validAliases: ReadonlySet<string>
     if (scores.has(id)) return { ok: false, error: `id ${id} appears more than once` };
     const value = typeof score === 'string' && score.trim() !== '' ? Number(score) : score;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 5) {
-      return { ok: false, error: `score of ${id} must be a number from 0 to 5, got ${JSON.stringify(score)}` };
+      return {
+        ok: false,
+        error: `score of ${id} must be a number from 0 to 5, got ${JSON.stringify(score)}`,
+      };
     }
     scores.set(id, value);
   }

@@ -1,6 +1,6 @@
+import type { TokenUsage } from '../providers/model-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { QuestionChoice } from '../types/question.ts';
-import type { TokenUsage } from '../providers/model-spec.ts';
 
 /** The question as both verifiers see it: text, options, and the (noisy) captions of its images. */
 export interface VerifierQuestion {

@@ -10,7 +10,13 @@ export const NOTICE_TEXT =
 export const FIGURE1_QUESTION = 'What is the revised deadline for the community garden grant application?';
 
 export function figure1Records(): MemoryRecordInput[] {
-  const email = (id: string, day: string, text: string, messageId: string, inReplyTo?: string): MemoryRecordInput => ({
+  const email = (
+    id: string,
+    day: string,
+    text: string,
+    messageId: string,
+    inReplyTo?: string,
+  ): MemoryRecordInput => ({
     id,
     kind: 'email',
     timestamp: `2024-02-${day}T09:00:00Z`,
@@ -43,3 +49,9 @@ export function figure1Records(): MemoryRecordInput[] {
     { id: 'note-10', kind: 'note', text: 'Renewed the library card; it now expires in two years.' },
   ];
 }
+
+/**
+ * Calibration pinned in the store (the documented override of the shipped defaults), so the tests check the
+ * structure, not whatever the shipped fit is: under it a lone copy of the notice does not justify a chain.
+ */
+export const PINNED = { a: 4, b: 0.2, c: -5 };

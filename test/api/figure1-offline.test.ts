@@ -3,13 +3,7 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { calibrationKey, calibrationMetaKey } from '../../src/pipeline/prize-calibration.ts';
 import { retrieverName } from '../../src/retrieval/multi-view-retriever.ts';
-import { FIGURE1_QUESTION, figure1Records } from './figure1-archive.ts';
-
-/**
- * Calibration pinned in the store (the documented override of the shipped defaults), so this test checks the
- * structure, not whatever the shipped fit is: under it a lone copy of the notice does not justify a chain.
- */
-export const PINNED = { a: 4, b: 0.2, c: -5 };
+import { FIGURE1_QUESTION, figure1Records, PINNED } from './figure1-archive.ts';
 
 describe('Figure 1 archive, offline verifiers', () => {
   let gm: Graphmemix;
@@ -17,7 +11,11 @@ describe('Figure 1 archive, offline verifiers', () => {
     gm = await openGraphmemix({ db: ':memory:' });
     const report = await gm.addMemories('alice', figure1Records());
     expect(report.rejected).toEqual([]);
-    const key = calibrationKey({ retriever: retrieverName(undefined), nodeVerifier: 'lexical-support', edgeVerifier: 'anchor-novelty' });
+    const key = calibrationKey({
+      retriever: retrieverName(undefined),
+      nodeVerifier: 'lexical-support',
+      edgeVerifier: 'anchor-novelty',
+    });
     await gm.store.setMeta(calibrationMetaKey(key), PINNED);
   });
   afterEach(async () => gm.close());
@@ -42,7 +40,9 @@ describe('Figure 1 archive, offline verifiers', () => {
     expect(copyEdges.length).toBeGreaterThan(0);
     expect(copyEdges.every((e) => !e.kept)).toBe(true);
 
-    expect(result.trace.flags).toEqual(expect.arrayContaining(['node_verifier_offline', 'edge_verifier_offline']));
+    expect(result.trace.flags).toEqual(
+      expect.arrayContaining(['node_verifier_offline', 'edge_verifier_offline']),
+    );
     expect(result.trace.calibration).toMatchObject(PINNED);
     expect(result.trace.components.nodeVerifier).toBe('lexical-support');
     expect(result.trace.modelCalls).toEqual([]);

@@ -98,13 +98,19 @@ describe('differential: exact refinement vs enumeration of every subset, tie rul
     fc.assert(fc.property(arbitraryDenseGraph(12), check), { numRuns: 120 });
   });
 
-  it('dense cyclic components at K = 14', () => {
+  it('components equal enumeration at K = 18 on dense graphs with prizes around kappa', () => {
     fc.assert(
-      fc.property(
-        arbitraryDenseGraph(14).filter((g) => g.nodes.length >= 13),
-        check,
-      ),
-      { numRuns: 12 },
+      fc.property(arbitraryDenseGraph(18, 18), (graph) => {
+        const fast = refineExact(graph.nodes, graph.edges, REFINE);
+        const full = refineExact(graph.nodes, graph.edges, REFINE, 'enumerate');
+        expect(fast.selected.map((n) => n.id)).toEqual(full.selected.map((n) => n.id));
+        expect(fast.objective).toBeCloseTo(full.objective, 10);
+      }),
+      { numRuns: 3 },
     );
+  });
+
+  it('dense cyclic components at K = 14', () => {
+    fc.assert(fc.property(arbitraryDenseGraph(14, 13), check), { numRuns: 12 });
   });
 });

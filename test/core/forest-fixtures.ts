@@ -55,9 +55,9 @@ export function arbitraryGraph(shape: GraphShape): fc.Arbitrary<CandidateGraph> 
 }
 
 /** Dense graphs: every pair joined with probability ~0.6, prizes around kappa. */
-export function arbitraryDenseGraph(maxNodes: number): fc.Arbitrary<CandidateGraph> {
+export function arbitraryDenseGraph(maxNodes: number, minNodes = 2): fc.Arbitrary<CandidateGraph> {
   return fc
-    .array(fc.double({ min: 0.0, max: 0.25, noNaN: true }), { minLength: 2, maxLength: maxNodes })
+    .array(fc.double({ min: 0.0, max: 0.25, noNaN: true }), { minLength: minNodes, maxLength: maxNodes })
     .chain((prizes) => {
       const n = prizes.length;
       const pairs = (n * (n - 1)) / 2;

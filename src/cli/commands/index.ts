@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
+import { registerAskCommand } from './ask-command.ts';
+import { registerCalibrateCommand } from './calibrate-command.ts';
 import { registerEvalCommand } from './eval-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { registerRetrieveCommand } from './retrieve-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerViewCommand } from './view-command.ts';
 
@@ -15,4 +18,7 @@ export function registerCommands(program: Command): void {
   registerMcpCommand(program);
   registerViewCommand(program);
   registerEvalCommand(program);
+  registerRetrieveCommand(program);
+  registerAskCommand(program);
+  registerCalibrateCommand(program);
 }

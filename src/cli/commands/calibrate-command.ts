@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { GraphmemixError } from '../../errors/index.ts';
+
+interface CalibrateFlags {
+  db: string;
+  context?: string[];
+  questions: string;
+  verifiers?: string;
+  config?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export function registerCalibrateCommand(program: Command): void {
+  program
+    .command('calibrate')
+    .description(
+      'Fit the prize calibration p = sigmoid(a*s + b*v + c) on the stored dev questions and save it in the archive.',
+    )
+    .requiredOption('--db <file>', 'archive database file (with imported benchmark questions)')
+    .option('--context <id...>', 'contexts whose questions are used (default: all)')
+    .option('--questions <split>', 'dev (sha256 fold 0, the only split meant for fitting) | all', 'dev')
+    .option('--verifiers <mode>', 'auto | model | offline | none (default auto): the configuration to fit')
+    .option('--config <file>', 'model config file')
+    .option('--dry-run', 'fit and print, do not save')
+    .option('--json', 'print the fit as JSON')
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --db dev.db
+  $ graphmemix calibrate --db dev.db --questions dev`,
+    )
+    .action(async (flags: CalibrateFlags) => {
+      if (flags.questions !== 'dev' && flags.questions !== 'all') {
+        throw new GraphmemixError('INVALID_INPUT', '--questions must be dev or all', {
+          location: { field: 'questions' },
+        });
+      }
+      const verifiers = flags.verifiers;
+      if (verifiers !== undefined && !['auto', 'model', 'offline', 'none'].includes(verifiers)) {
+        throw new GraphmemixError('INVALID_INPUT', '--verifiers must be auto, model, offline or none', {
+          location: { field: 'verifiers' },
+        });
+      }
+      const { loadModelConfig } = await import('../../providers/model-config.ts');
+      const { createModels } = await import('../../providers/create-models.ts');
+      const { openStore } = await import('../../store/open-store.ts');
+      const { calibratePrizes } = await import('../../pipeline/calibrate-prizes.ts');
+      const { isDevQuestion } = await import('../../eval/splits.ts');
+      const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
+      const store = await openStore(flags.db);
+      try {
+        const report = await calibratePrizes(store, models, {
+          ...(flags.context ? { contexts: flags.context } : {}),
+          include: flags.questions === 'dev' ? (q) => isDevQuestion(q.id) : () => true,
+          ...(verifiers === undefined
+            ? {}
+            : { verifiers: verifiers as 'auto' | 'model' | 'offline' | 'none' }),
+          save: !flags.dryRun,
+        });
+        if (report.samples === 0) {
+          throw new GraphmemixError(
+            'NOT_FOUND',
+            'no stored questions with gold evidence matched; ingest a benchmark first',
+            {
+              location: { field: 'questions' },
+            },
+          );
+        }
+        if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        else {
+          process.stdout.write(
+            `key ${report.key}\n` +
+              `a ${report.a.toFixed(6)}  b ${report.b.toFixed(6)}  c ${report.c.toFixed(6)}\n` +
+              `${report.questions} questions (${report.skipped} skipped without stored gold), ${report.samples} pool candidates, ${report.positives} gold; log loss ${report.logLoss.toFixed(4)}\n` +
+              `${report.saved ? 'saved to the archive' : 'not saved (--dry-run)'}\n`,
+          );
+        }
+      } finally {
+        await store.close();
+      }
+    });
+}
