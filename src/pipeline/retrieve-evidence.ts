@@ -10,8 +10,9 @@ import {
 import { multiViewSearch, retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
+import type { SchemaRelationType } from '../types/relation.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
-import type { NodeVerifierResult } from '../verify/node-verifier-spec.ts';
+import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import { candidateAlias, type VerifierCall, type VerifierCandidate } from '../verify/verifier-input.ts';
 import { eligibleRelations } from './eligible-relations.ts';
 import { buildEvidence, renderPacketText } from './evidence-packet.ts';
@@ -163,9 +164,16 @@ export async function retrieveEvidence(
     ...(signal ? { signal } : {}),
   };
   if (verifiers.edge && edgeInput.candidates.length === 0) flags.add('no_eligible_edges');
+  const relations =
+    verifiers.node?.kind === 'offline' ? await poolRelations(deps.store, contextId, candidates) : [];
   const [nodeResult, edgeResult] = await Promise.all([
     verifiers.node && candidates.length > 0
-      ? verifiers.node.verify({ question: verifierQuestion, candidates, ...(signal ? { signal } : {}) })
+      ? verifiers.node.verify({
+          question: verifierQuestion,
+          candidates,
+          relations,
+          ...(signal ? { signal } : {}),
+        })
       : Promise.resolve<NodeVerifierResult | undefined>(undefined),
     verifiers.edge && edgeInput.candidates.length > 0
       ? verifiers.edge.verify(edgeInput)
@@ -301,6 +309,23 @@ function originOf(entry: PoolEntry, ranked: readonly ScoredMemory[]): PoolCandid
     bestView,
     viewKey: hit?.memoryId === entry.memoryId ? hit.viewKey : 'main',
   };
+}
+
+/** Schema relations among pool members (for verifiers that read a memory in its context). */
+async function poolRelations(
+  store: ArchiveStore,
+  contextId: string,
+  candidates: readonly VerifierCandidate[],
+): Promise<PoolRelation[]> {
+  const ids = candidates.map((c) => c.memoryId);
+  const inPool = new Set(ids);
+  const relations: PoolRelation[] = [];
+  for (const edge of await store.neighbors(contextId, ids)) {
+    if (!inPool.has(edge.a) || !inPool.has(edge.b)) continue;
+    const types = edge.types.filter((t): t is SchemaRelationType => t !== 'semantic_knn');
+    if (types.length > 0) relations.push({ a: edge.a, b: edge.b, types });
+  }
+  return relations;
 }
 
 /** No view matched: the most recent memories (score 0) so the packet is never silently empty. */

@@ -1,8 +1,8 @@
 import { GraphmemixError } from '../errors/index.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import { createAnchorNoveltyEdgeVerifier } from '../verify/anchor-novelty-edge-verifier.ts';
+import { createContextLexicalNodeVerifier } from '../verify/context-lexical-node-verifier.ts';
 import type { EdgeVerifier } from '../verify/edge-verifier-spec.ts';
-import { createLexicalNodeVerifier } from '../verify/lexical-node-verifier.ts';
 import { createModelEdgeVerifier } from '../verify/model-edge-verifier.ts';
 import { createModelNodeVerifier } from '../verify/model-node-verifier.ts';
 import type { NodeVerifier } from '../verify/node-verifier-spec.ts';
@@ -21,7 +21,7 @@ export function selectVerifiers(mode: RetrieveOptions['verifiers'], models: Mode
   const choice = mode ?? 'auto';
   if (choice === 'none') return {};
   if (choice === 'offline' || (choice === 'auto' && models.verifier === undefined)) {
-    return { node: createLexicalNodeVerifier(), edge: createAnchorNoveltyEdgeVerifier() };
+    return { node: createContextLexicalNodeVerifier(), edge: createAnchorNoveltyEdgeVerifier() };
   }
   if (models.verifier === undefined) {
     throw new GraphmemixError('CONFIG', 'verifiers "model" need a verifier model in the model config', {

@@ -1,10 +1,23 @@
+import type { SchemaRelationType } from '../types/relation.ts';
 import type { VerifierCall, VerifierCandidate, VerifierQuestion } from './verifier-input.ts';
 
 export interface NodeVerifierInput {
   question: VerifierQuestion;
   /** All M pool candidates in pool order. */
   candidates: VerifierCandidate[];
+  /**
+   * Schema relations among the pool candidates (both endpoints in the pool). A model verifier judges each
+   * snippet on its own and ignores them; the offline verifier uses them to read a memory in its context.
+   */
+  relations?: PoolRelation[];
   signal?: AbortSignal;
+}
+
+/** A schema relation between two pool candidates. */
+export interface PoolRelation {
+  a: string;
+  b: string;
+  types: SchemaRelationType[];
 }
 
 /**
