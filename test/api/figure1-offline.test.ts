@@ -13,7 +13,7 @@ describe('Figure 1 archive, offline verifiers', () => {
     expect(report.rejected).toEqual([]);
     const key = calibrationKey({
       retriever: retrieverName(undefined),
-      nodeVerifier: 'lexical-support',
+      nodeVerifier: 'lexical-context-support',
       edgeVerifier: 'anchor-novelty',
     });
     await gm.store.setMeta(calibrationMetaKey(key), PINNED);
@@ -44,7 +44,7 @@ describe('Figure 1 archive, offline verifiers', () => {
       expect.arrayContaining(['node_verifier_offline', 'edge_verifier_offline']),
     );
     expect(result.trace.calibration).toMatchObject(PINNED);
-    expect(result.trace.components.nodeVerifier).toBe('lexical-support');
+    expect(result.trace.components.nodeVerifier).toBe('lexical-context-support');
     expect(result.trace.modelCalls).toEqual([]);
     expect(result.packetText).toContain('[Evidence 1]');
     expect(result.pool.slice(0, 10).every((c) => c.isAnchor)).toBe(true);
