@@ -1,6 +1,11 @@
 import type { IngestReport } from './digest/ingest-report.ts';
 import type { ImportFormat } from './importers/importer-spec.ts';
-import type { AnswerResult, QuestionInput, RetrievalResult, RetrieveOptions } from './pipeline/retrieval-result.ts';
+import type {
+  AnswerResult,
+  QuestionInput,
+  RetrievalResult,
+  RetrieveOptions,
+} from './pipeline/retrieval-result.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 import type { ViewKind } from './types/view.ts';
@@ -14,7 +19,10 @@ export interface Graphmemix {
   readonly store: ArchiveStore;
 
   /** Import a file or directory in a supported format through the one ingest path. */
-  ingest(path: string, options: { format: ImportFormat; contextId?: string }): Promise<IngestReport>;
+  ingest(
+    path: string,
+    options: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
+  ): Promise<IngestReport>;
   /**
    * Add or update records given as plain objects (unified record shape; missing sequence/kind defaulted).
    * Invalid ones are rejected in the report, valid ones kept.
@@ -26,9 +34,17 @@ export interface Graphmemix {
   /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score. */
   search(contextId: string, query: string, options?: { k?: number }): Promise<SearchHit[]>;
   /** The full question pipeline up to the evidence packet. Never throws for a model fault. */
-  retrieve(contextId: string, question: string | QuestionInput, options?: RetrieveOptions): Promise<RetrievalResult>;
+  retrieve(
+    contextId: string,
+    question: string | QuestionInput,
+    options?: RetrieveOptions,
+  ): Promise<RetrievalResult>;
   /** retrieve() then the reader model. */
-  answer(contextId: string, question: string | QuestionInput, options?: RetrieveOptions): Promise<AnswerResult>;
+  answer(
+    contextId: string,
+    question: string | QuestionInput,
+    options?: RetrieveOptions,
+  ): Promise<AnswerResult>;
 
   close(): Promise<void>;
 }

@@ -59,7 +59,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     store,
     async ingest(
       path: string,
-      ingestOptions: { format: ImportFormat; contextId?: string },
+      ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
     ): Promise<IngestReport> {
       const importer = await getImporter(ingestOptions.format);
       const items = importer.read(path, {
@@ -70,6 +70,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       return ingestItems(store, items, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+        ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
       });
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {

@@ -126,14 +126,15 @@ export async function buildRelations(
 
 async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
   const records: MemoryRecord[] = [];
-  let afterSequence: number | undefined;
+  let last: MemoryRecord | undefined;
   for (;;) {
+    // Keyset paging on (sequence, id): sources imported separately may reuse sequence numbers.
     const page = await store.listMemories(
       contextId,
-      afterSequence === undefined ? { limit: PAGE } : { afterSequence, limit: PAGE },
+      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
     );
     records.push(...page);
     if (page.length < PAGE) return records;
-    afterSequence = page[page.length - 1]!.sequence;
+    last = page[page.length - 1]!;
   }
 }

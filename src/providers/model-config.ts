@@ -91,7 +91,7 @@ export const DEFAULT_CONFIG_FILE = 'graphmemix.config.json';
  * when it exists (none is fine: environment only). Then the environment (ENV_FIELDS) overrides the file
  * field by field, and roles inherit from `default` (a role's own field, from file or env, beats an inherited
  * one: GRAPHMEMIX_MODEL does not replace a file's reader.model). Keys: the resolved apiKey, else the
- * variable named by apiKeyEnv, else OPENAI_API_KEY. Throws CONFIG naming the field (location.field), or
+ * variable named by apiKeyEnv, else OPENAI_API_KEY (only for api.openai.com). Throws CONFIG naming the field (location.field), or
  * NOT_FOUND_PATH for a named config file that does not exist.
  */
 export function loadModelConfig(
@@ -169,14 +169,25 @@ function resolveEndpoint(
     throw configError(`${role}.baseUrl`, `${role} model ${fields.model} has no baseUrl`);
   }
   const endpoint: ResolvedEndpoint = { baseUrl: fields.baseUrl, model: fields.model };
-  // A role's own key settings beat inherited ones; OPENAI_API_KEY is the last resort.
+  // A role's own key settings beat inherited ones. OPENAI_API_KEY is the last resort, and only for OpenAI's own
+  // endpoint: sending it to whatever base URL is configured (a local or third-party server) would leak it.
   const apiKey =
-    keyFrom(own, role, env) ?? keyFrom(inherited, 'default', env) ?? (env.OPENAI_API_KEY || undefined);
+    keyFrom(own, role, env) ??
+    keyFrom(inherited, 'default', env) ??
+    (isOpenAIEndpoint(fields.baseUrl) ? env.OPENAI_API_KEY || undefined : undefined);
   if (apiKey !== undefined) endpoint.apiKey = apiKey;
   if (fields.timeoutMs !== undefined) endpoint.timeoutMs = fields.timeoutMs;
   if (fields.maxConcurrency !== undefined) endpoint.maxConcurrency = fields.maxConcurrency;
   if (fields.headers !== undefined) endpoint.headers = fields.headers;
   return endpoint;
+}
+
+function isOpenAIEndpoint(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
 }
 
 function keyFrom(fields: EndpointFields, section: string, env: Env): string | undefined {

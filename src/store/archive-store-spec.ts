@@ -27,10 +27,14 @@ export interface ArchiveStore {
   getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined>;
   /** Records in the order of `ids`; unknown ids are skipped. */
   getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]>;
-  /** All records of a context in sequence order (paged for large contexts). */
+  /**
+   * All records of a context in (sequence, id) order, paged for large contexts. Sequences of different sources
+   * may tie, so a page continues after the key (afterSequence, afterId) of the last record it got; with only
+   * afterSequence it continues after every record of that sequence.
+   */
   listMemories(
     contextId: string,
-    options?: { afterSequence?: number; limit?: number },
+    options?: { afterSequence?: number; afterId?: string; limit?: number },
   ): Promise<MemoryRecord[]>;
   countMemories(contextId: string): Promise<number>;
   /** Content hashes by id, to decide inserted/updated/unchanged before writing. */

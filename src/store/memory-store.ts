@@ -103,15 +103,20 @@ class MemoryStore implements ArchiveStore {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     this.assertOpen();
     const memories = this.contexts.get(contextId)?.memories;
     if (!memories) return [];
     const after = options.afterSequence ?? Number.NEGATIVE_INFINITY;
+    const afterId = options.afterSequence === undefined ? undefined : options.afterId;
     const records = [...memories.values()]
       .map((stored) => stored.record)
-      .filter((record) => record.sequence > after)
+      .filter(
+        (record) =>
+          record.sequence > after ||
+          (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0),
+      )
       .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
     return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
   }

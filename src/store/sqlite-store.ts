@@ -159,12 +159,13 @@ class SqliteStore implements ArchiveStore {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     const rows = this.run(() =>
       this.statements.listRecords.all({
         contextId,
         after: options.afterSequence ?? null,
+        afterId: options.afterSequence === undefined ? null : (options.afterId ?? null),
         limit: options.limit ?? -1,
       }),
     ) as { record: string }[];
@@ -443,7 +444,8 @@ function prepareStatements(db: Database.Database) {
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
-      AND (@after IS NULL OR sequence > @after) ORDER BY sequence, id LIMIT @limit`),
+      AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
+      ORDER BY sequence, id LIMIT @limit`),
     countMemories: p('SELECT COUNT(*) AS n FROM memories WHERE context_id = ?'),
     insertView: p(
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',

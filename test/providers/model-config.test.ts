@@ -76,13 +76,26 @@ describe('loadModelConfig', () => {
     expect(config.cacheDir).toBe(join(cwd, 'env-cache'));
   });
 
-  it('configures everything from the environment alone, with OPENAI_API_KEY as the fallback key', () => {
+  it('configures everything from the environment alone; OPENAI_API_KEY goes only to api.openai.com', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'gmx-env-'));
     const config = loadModelConfig({
       cwd,
+      env: {
+        GRAPHMEMIX_BASE_URL: 'https://api.openai.com/v1',
+        GRAPHMEMIX_MODEL: 'm',
+        OPENAI_API_KEY: 'sk-fallback',
+      },
+    });
+    expect(config.verifier).toEqual({
+      baseUrl: 'https://api.openai.com/v1',
+      model: 'm',
+      apiKey: 'sk-fallback',
+    });
+    const local = loadModelConfig({
+      cwd,
       env: { GRAPHMEMIX_BASE_URL: 'http://h/v1', GRAPHMEMIX_MODEL: 'm', OPENAI_API_KEY: 'sk-fallback' },
     });
-    expect(config.verifier).toEqual({ baseUrl: 'http://h/v1', model: 'm', apiKey: 'sk-fallback' });
+    expect(local.verifier).toEqual({ baseUrl: 'http://h/v1', model: 'm' });
     expect(config.embedding).toBeUndefined();
     const withOwnKey = loadModelConfig({
       cwd,

@@ -66,6 +66,27 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.listMemories('other')).toEqual([]);
     });
 
+    it('pages by (sequence, id) so sources that reuse sequence numbers lose nothing', async () => {
+      await store.writeMemories('ctx', [
+        write('ctx', 'mail-b', 'x', 0),
+        write('ctx', 'chat-a', 'y', 0),
+        write('ctx', 'photo-c', 'z', 0),
+        write('ctx', 'chat-d', 'w', 1),
+      ]);
+      const seen: string[] = [];
+      let last: { sequence: number; id: string } | undefined;
+      for (;;) {
+        const page = await store.listMemories(
+          'ctx',
+          last ? { afterSequence: last.sequence, afterId: last.id, limit: 2 } : { limit: 2 },
+        );
+        seen.push(...page.map((r) => r.id));
+        if (page.length < 2) break;
+        last = page[page.length - 1]!;
+      }
+      expect(seen).toEqual(['chat-a', 'mail-b', 'photo-c', 'chat-d']);
+    });
+
     it('an update replaces views and drops vectors; edges stay until relations are rebuilt', async () => {
       await store.writeMemories('ctx', [
         write('ctx', 'm1', 'old words here', 0),

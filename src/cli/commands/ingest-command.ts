@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ingestItems } from '../../digest/ingest.ts';
 import type { IngestReport } from '../../digest/ingest-report.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { getImporter, isImportFormat } from '../../importers/importer-registry.ts';
+import { openGraphmemix } from '../../graphmemix.ts';
+import { isImportFormat } from '../../importers/importer-registry.ts';
 import { IMPORT_FORMATS } from '../../importers/importer-spec.ts';
-import { openStore } from '../../store/open-store.ts';
+import { createModels } from '../../providers/create-models.ts';
+import { loadModelConfig } from '../../providers/model-config.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
 import { createProgress } from '../progress.ts';
 
@@ -14,6 +15,7 @@ interface IngestFlags {
   db: string;
   context?: string;
   json?: boolean;
+  config?: string;
 }
 
 export function registerIngestCommand(program: Command): void {
@@ -25,6 +27,10 @@ export function registerIngestCommand(program: Command): void {
     .requiredOption('--db <file>', 'archive database file (created when absent)')
     .option('--context <id>', 'put everything into this archive context')
     .option('--json', 'print the summary as one JSON object')
+    .option(
+      '--config <file>',
+      'model config (vision captions for photos, embeddings); default: env / ./graphmemix.config.json',
+    )
     .addHelpText(
       'after',
       `
@@ -54,18 +60,19 @@ export async function runIngest(path: string, flags: IngestFlags): Promise<Inges
       location: { file: path },
     });
   }
-  const importer = await getImporter(flags.format);
-  const store = await openStore(flags.db);
+  // Configured models join the digest (vision captions for photos, embeddings); nothing configured: offline.
+  const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
+  const gm = await openGraphmemix({ db: flags.db, models });
   const progress = createProgress({ label: `ingest ${flags.format}` });
   try {
-    const items = importer.read(path, flags.context === undefined ? {} : { contextId: flags.context });
-    return await ingestItems(store, items, {
+    return await gm.ingest(path, {
+      format: flags.format,
       ...(flags.context === undefined ? {} : { contextId: flags.context }),
       onProgress: (n) => progress.update(n, 'items'),
     });
   } finally {
     progress.done();
-    await store.close();
+    await gm.close();
   }
 }
 
