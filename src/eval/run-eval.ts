@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { buildTfidfSpace, type TfidfSpace } from '../digest/semantic/tfidf-space.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
+import { toQuestionInput } from '../pipeline/calibrate-prizes.ts';
 import type { QuestionInput, RetrievalResult, StageName } from '../pipeline/retrieval-result.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import { Bm25Index } from '../retrieval/bm25-index.ts';
@@ -272,16 +273,6 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     await gm.close();
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   }
-}
-
-function toQuestionInput(question: EvalQuestion): QuestionInput {
-  return {
-    prompt: question.prompt,
-    ...(question.instruction === undefined ? {} : { instruction: question.instruction }),
-    ...(question.choices === undefined ? {} : { choices: question.choices }),
-    ...(question.images === undefined ? {} : { images: question.images }),
-    ...(question.type === undefined ? {} : { type: question.type }),
-  };
 }
 
 /** The question text plus its image captions (the question's own images count as query text). */
