@@ -7,6 +7,8 @@ import { runEval } from '../../src/eval/run-eval.ts';
 import { SELECTOR_NAMES } from '../../src/eval/selectors/selector-registry.ts';
 import { writeEvalReport } from '../../src/eval/write-eval-report.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import { createOpenAICompatibleChat } from '../../src/providers/openai-compatible-chat.ts';
+import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 
 /** A small unified archive: two sessions about a trip, unrelated chatter, and three kinds of question. */
 function writeFixture(): string {
@@ -110,6 +112,35 @@ describe('runEval', () => {
     expect(markdown).toContain('| graphmemix |');
     expect(markdown).toContain('q-bread: ghost-id');
     expect(readFileSync(join(dir, 'recall-by-selector.svg'), 'utf8')).toMatch(/^<svg /);
+  });
+
+  it('answers with the reader and judges the answers when models are configured', async () => {
+    const server = await startFakeOpenAIServer();
+    try {
+      // The judge sees a system rubric; everything else here is the reader.
+      server.setHandler('chat', (request) => {
+        const system = request.body.messages[0];
+        const isJudge = system?.role === 'system' && String(system.content).includes('You grade answers');
+        return isJudge
+          ? { type: 'json', value: { correct: true } }
+          : { type: 'text', content: 'Casa do Largo' };
+      });
+      const chat = createOpenAICompatibleChat({ baseUrl: server.baseUrl, model: 'fake' });
+      const report = await runEval({
+        format: 'unified',
+        data: writeFixture(),
+        k: 4,
+        selectors: ['graphmemix'],
+        questions: 'all',
+        models: { reader: chat, judge: chat },
+        open: (db, models) => openGraphmemix({ db, models }),
+      });
+      expect(report.answers).toMatchObject({ judged: 3, accuracy: 1, failed: 0 });
+      expect(report.answers!.exact_match).toBeCloseTo(1 / 3, 12);
+      expect(report.model_calls_per_question).toBe(2);
+    } finally {
+      await server.close();
+    }
   });
 
   it('runs from the CLI and writes the documented JSON shape', () => {
