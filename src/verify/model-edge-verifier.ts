@@ -1,8 +1,7 @@
 import type { ChatModel } from '../providers/model-spec.ts';
-import { callStructured } from '../providers/structured-call.ts';
+import { callVerifierModel } from './call-verifier-model.ts';
 import { ecvMessages, normalizeJudgement, parseEcvVerdict } from './ecv-protocol.ts';
 import type { EdgeVerifier, EdgeVerifierInput, EdgeVerifierResult } from './edge-verifier-spec.ts';
-import { correctionWithIds, VERIFIER_MAX_TOKENS } from './node-verifier-protocol.ts';
 
 /**
  * The model-backed edge verifier (ECV): one listwise JSON call over the eligible anchor-candidate pairs,
@@ -17,27 +16,16 @@ export function createModelEdgeVerifier(model: ChatModel, options: { attempts?: 
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       if (input.candidates.length === 0) return { ok: true, judgements: [] };
       const aliases = input.candidates.map(({ candidate }) => candidate.alias);
-      const result = await callStructured(
+      const { result, call } = await callVerifierModel(
         model,
+        ecvMessages(input),
+        (text) => parseEcvVerdict(text, input),
         {
-          messages: ecvMessages(input),
-          jsonMode: true,
-          temperature: 0,
-          maxTokens: VERIFIER_MAX_TOKENS,
+          aliases,
+          ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
           ...(input.signal === undefined ? {} : { signal: input.signal }),
         },
-        (text) => parseEcvVerdict(text, input),
-        { attempts: options.attempts ?? 3, correction: (error) => correctionWithIds(error, aliases) },
       );
-      const call = {
-        model: model.modelId,
-        attempts: result.attempts,
-        ok: result.ok,
-        cached: result.ok ? result.cached : false,
-        latencyMs: result.latencyMs,
-        usage: result.usage,
-        ...(result.ok ? {} : { error: result.error }),
-      };
       if (!result.ok) return { ok: false, error: result.error, call };
       const eligible = new Map(
         input.candidates.map(({ candidate, relations }) => [

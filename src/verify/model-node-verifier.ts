@@ -1,11 +1,6 @@
 import type { ChatModel } from '../providers/model-spec.ts';
-import { callStructured } from '../providers/structured-call.ts';
-import {
-  correctionWithIds,
-  nodeVerifierMessages,
-  parseNodeVerdict,
-  VERIFIER_MAX_TOKENS,
-} from './node-verifier-protocol.ts';
+import { callVerifierModel } from './call-verifier-model.ts';
+import { nodeVerifierMessages, parseNodeVerdict } from './node-verifier-protocol.ts';
 import type { NodeVerifier, NodeVerifierInput, NodeVerifierResult } from './node-verifier-spec.ts';
 
 /**
@@ -20,27 +15,16 @@ export function createModelNodeVerifier(model: ChatModel, options: { attempts?: 
     async verify(input: NodeVerifierInput): Promise<NodeVerifierResult> {
       const aliases = input.candidates.map((c) => c.alias);
       const valid = new Set(aliases);
-      const result = await callStructured(
+      const { result, call } = await callVerifierModel(
         model,
+        nodeVerifierMessages(input.question, input.candidates),
+        (text) => parseNodeVerdict(text, valid),
         {
-          messages: nodeVerifierMessages(input.question, input.candidates),
-          jsonMode: true,
-          temperature: 0,
-          maxTokens: VERIFIER_MAX_TOKENS,
+          aliases,
+          ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
           ...(input.signal === undefined ? {} : { signal: input.signal }),
         },
-        (text) => parseNodeVerdict(text, valid),
-        { attempts: options.attempts ?? 3, correction: (error) => correctionWithIds(error, aliases) },
       );
-      const call = {
-        model: model.modelId,
-        attempts: result.attempts,
-        ok: result.ok,
-        cached: result.ok ? result.cached : false,
-        latencyMs: result.latencyMs,
-        usage: result.usage,
-        ...(result.ok ? {} : { error: result.error }),
-      };
       if (!result.ok) return { ok: false, error: result.error, call };
       const scores = new Map<string, number>();
       for (const candidate of input.candidates)
