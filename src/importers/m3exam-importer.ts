@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DerivedFields, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion, QuestionChoice } from '../types/question.ts';
+import { dialogueRounds } from './dialogue-rounds.ts';
 import { parseEvidenceRefs } from './evidence-refs.ts';
 import { findFiles } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
@@ -55,75 +56,47 @@ async function* readPersona(
   const missing = new MissingMediaLog();
   const rounds = new Set<string>();
 
-  for (const [sessionIndex, session] of sessions.value.entries()) {
-    const sessionField = String(sessionIndex);
-    if (!isJsonObject(session) || !Array.isArray(session.dialogues)) {
-      yield rejectItem(sessionsFile, 'INVALID_INPUT', 'session without a dialogues list', {
-        field: `${sessionField}.dialogues`,
-      });
+  for (const item of dialogueRounds(sessionsFile, sessions.value, '', rounds)) {
+    if (item.type !== 'round') {
+      yield item;
       continue;
     }
-    const sessionId = asText(session.session_id) ?? `D${sessionIndex + 1}`;
-    const date = asText(session.date);
-    const timestamp = date !== undefined && /^\d{4}-\d{2}-\d{2}/.test(date) ? date : undefined;
-    if (date !== undefined && timestamp === undefined) {
-      yield warningItem(sessionsFile, `"${date}" is not an ISO date; session ${sessionId} has no timestamp`, {
-        field: `${sessionField}.date`,
-      });
-    }
-    for (const [roundIndex, round] of session.dialogues.entries()) {
-      const field = `${sessionField}.dialogues.${roundIndex}`;
-      const roundId = isJsonObject(round) ? asText(round.round) : undefined;
-      if (!isJsonObject(round) || roundId === undefined) {
-        yield rejectItem(sessionsFile, 'INVALID_INPUT', 'round without a round id', {
-          field: `${field}.round`,
-        });
-        continue;
-      }
-      if (rounds.has(roundId)) {
-        yield rejectItem(sessionsFile, 'DUPLICATE_ID', `round ${roundId} appears twice`, {
-          field: `${field}.round`,
-          recordId: roundId,
-        });
-        continue;
-      }
-      rounds.add(roundId);
-      const { assets, roundCaptions } = await roundImages(round, baseDirectory, missing);
-      const shared = compact({
-        contextId,
-        kind: 'message' as const,
-        sessionId,
-        roundId,
-        sourceId: basename(sessionsFile),
-        timestamp,
-      });
-      const metadata = compact({
-        isFollowup: round.is_followup ?? undefined,
-        followupOf: round.followup_of ?? undefined,
-      });
-      const hasMetadata = Object.keys(metadata).length > 0;
-      const user: MemoryRecord = compact({
-        ...shared,
-        id: `${prefix}:${roundId}:user`,
-        sequence: sequences.next(contextId),
-        role: 'user',
-        text: asText(round.user) ?? '',
-        assets,
-        derived: roundCaptions.length > 0 ? ({ captions: roundCaptions } satisfies DerivedFields) : undefined,
-        metadata: hasMetadata ? metadata : undefined,
-      });
-      const assistant: MemoryRecord = compact({
-        ...shared,
-        id: `${prefix}:${roundId}:assistant`,
-        sequence: sequences.next(contextId),
-        role: 'assistant',
-        text: asText(round.assistant) ?? '',
-        assets: [],
-        metadata: hasMetadata ? metadata : undefined,
-      });
-      yield { type: 'record', record: user, source: sourceAt(sessionsFile, { recordId: user.id }) };
-      yield { type: 'record', record: assistant, source: sourceAt(sessionsFile, { recordId: assistant.id }) };
-    }
+    const { sessionId, timestamp, roundId, round } = item;
+    const { assets, roundCaptions } = await roundImages(round, baseDirectory, missing);
+    const shared = compact({
+      contextId,
+      kind: 'message' as const,
+      sessionId,
+      roundId,
+      sourceId: basename(sessionsFile),
+      timestamp,
+    });
+    const metadata = compact({
+      isFollowup: round.is_followup ?? undefined,
+      followupOf: round.followup_of ?? undefined,
+    });
+    const hasMetadata = Object.keys(metadata).length > 0;
+    const user: MemoryRecord = compact({
+      ...shared,
+      id: `${prefix}:${roundId}:user`,
+      sequence: sequences.next(contextId),
+      role: 'user',
+      text: asText(round.user) ?? '',
+      assets,
+      derived: roundCaptions.length > 0 ? ({ captions: roundCaptions } satisfies DerivedFields) : undefined,
+      metadata: hasMetadata ? metadata : undefined,
+    });
+    const assistant: MemoryRecord = compact({
+      ...shared,
+      id: `${prefix}:${roundId}:assistant`,
+      sequence: sequences.next(contextId),
+      role: 'assistant',
+      text: asText(round.assistant) ?? '',
+      assets: [],
+      metadata: hasMetadata ? metadata : undefined,
+    });
+    yield { type: 'record', record: user, source: sourceAt(sessionsFile, { recordId: user.id }) };
+    yield { type: 'record', record: assistant, source: sourceAt(sessionsFile, { recordId: assistant.id }) };
   }
 
   const note = missing.message(baseDirectory);

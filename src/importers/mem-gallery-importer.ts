@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion, QuestionImage } from '../types/question.ts';
+import { dialogueRounds } from './dialogue-rounds.ts';
 import { parseEvidenceRefs } from './evidence-refs.ts';
 import { findFiles, hasExtension } from './find-files.ts';
 import { rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
@@ -67,67 +68,41 @@ async function* readDialogFile(
   const personaName = isJsonObject(data.character_profile) ? asText(data.character_profile.name) : undefined;
 
   const rounds = new Set<string>();
-  for (const [sessionIndex, session] of data.multi_session_dialogues.entries()) {
-    const sessionField = `multi_session_dialogues.${sessionIndex}`;
-    if (!isJsonObject(session) || !Array.isArray(session.dialogues)) {
-      yield rejectItem(file, 'INVALID_INPUT', 'session without a dialogues list', {
-        field: `${sessionField}.dialogues`,
-      });
+  for (const item of dialogueRounds(file, data.multi_session_dialogues, 'multi_session_dialogues', rounds)) {
+    if (item.type !== 'round') {
+      yield item;
       continue;
     }
-    const sessionId = asText(session.session_id) ?? `D${sessionIndex + 1}`;
-    const date = asText(session.date);
-    const timestamp = date !== undefined && /^\d{4}-\d{2}-\d{2}/.test(date) ? date : undefined;
-    if (date !== undefined && timestamp === undefined) {
-      yield warningItem(file, `"${date}" is not an ISO date; session ${sessionId} has no timestamp`, {
-        field: `${sessionField}.date`,
-      });
-    }
-    for (const [roundIndex, round] of session.dialogues.entries()) {
-      const field = `${sessionField}.dialogues.${roundIndex}`;
-      const roundId = isJsonObject(round) ? asText(round.round) : undefined;
-      if (!isJsonObject(round) || roundId === undefined) {
-        yield rejectItem(file, 'INVALID_INPUT', 'round without a round id', { field: `${field}.round` });
-        continue;
-      }
-      if (rounds.has(roundId)) {
-        yield rejectItem(file, 'DUPLICATE_ID', `round ${roundId} appears twice`, {
-          field: `${field}.round`,
-          recordId: roundId,
-        });
-        continue;
-      }
-      rounds.add(roundId);
-      const shared = compact({
-        contextId,
-        sessionId,
-        roundId,
-        sourceId,
-        timestamp,
-        kind: 'message' as const,
-      });
-      const assets = await roundAssets(round, baseDirectory, missing);
-      const user: MemoryRecord = {
-        ...shared,
-        id: `${prefix}:${roundId}:user`,
-        sequence: sequences.next(contextId),
-        role: 'user',
-        speaker: personaName ?? 'user',
-        text: asText(round.user) ?? '',
-        assets,
-      };
-      const assistant: MemoryRecord = {
-        ...shared,
-        id: `${prefix}:${roundId}:assistant`,
-        sequence: sequences.next(contextId),
-        role: 'assistant',
-        speaker: 'assistant',
-        text: asText(round.assistant) ?? '',
-        assets: [],
-      };
-      yield { type: 'record', record: user, source: sourceAt(file, { recordId: user.id }) };
-      yield { type: 'record', record: assistant, source: sourceAt(file, { recordId: assistant.id }) };
-    }
+    const { sessionId, timestamp, roundId, round } = item;
+    const shared = compact({
+      contextId,
+      sessionId,
+      roundId,
+      sourceId,
+      timestamp,
+      kind: 'message' as const,
+    });
+    const assets = await roundAssets(round, baseDirectory, missing);
+    const user: MemoryRecord = {
+      ...shared,
+      id: `${prefix}:${roundId}:user`,
+      sequence: sequences.next(contextId),
+      role: 'user',
+      speaker: personaName ?? 'user',
+      text: asText(round.user) ?? '',
+      assets,
+    };
+    const assistant: MemoryRecord = {
+      ...shared,
+      id: `${prefix}:${roundId}:assistant`,
+      sequence: sequences.next(contextId),
+      role: 'assistant',
+      speaker: 'assistant',
+      text: asText(round.assistant) ?? '',
+      assets: [],
+    };
+    yield { type: 'record', record: user, source: sourceAt(file, { recordId: user.id }) };
+    yield { type: 'record', record: assistant, source: sourceAt(file, { recordId: assistant.id }) };
   }
 
   const questions = Array.isArray(data['human-annotated QAs']) ? data['human-annotated QAs'] : [];
