@@ -1,6 +1,6 @@
 /**
  * Regenerates schema/unified-archive.schema.json from the zod schema of the unified archive format.
- * Run `npx tsx scripts/write-json-schema.ts` after changing src/digest/record-schema.ts or
+ * Run `npx tsx scripts/write-json-schema.ts` after changing src/schemas/record-schema.ts or
  * src/importers/unified-line-schema.ts; test/importers/unified-json-schema.test.ts fails until you do.
  */
 import { writeFileSync } from 'node:fs';

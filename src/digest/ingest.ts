@@ -9,7 +9,7 @@ import { buildRelations } from './build-relations.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import type { IngestRejection, IngestReport } from './ingest-report.ts';
-import { toMemoryRecord } from './record-schema.ts';
+import { toMemoryRecord } from '../schemas/record-schema.ts';
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;

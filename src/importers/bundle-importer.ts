@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { toMemoryRecord } from '../digest/record-schema.ts';
+import { toMemoryRecord } from '../schemas/record-schema.ts';
 import {
   type AssetRow,
   assetIdOf,

@@ -1,6 +1,6 @@
 import { basename, dirname, extname } from 'node:path';
 import type { z } from 'zod';
-import { toMemoryRecord } from '../digest/record-schema.ts';
+import { toMemoryRecord } from '../schemas/record-schema.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import { findFiles, hasExtension } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';

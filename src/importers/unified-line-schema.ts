@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { memoryRecordInputSchema } from '../digest/record-schema.ts';
+import { memoryRecordInputSchema } from '../schemas/record-schema.ts';
 
 /**
  * The unified archive format (JSONL), one object per line, told apart by `type`:
  * - `{"type":"context","id":"alice"}` starts a context: the records after it (until the next context line)
  *   belong to it unless they name their own `contextId`;
- * - `{"type":"memory", ...record}`: a MemoryRecordInput (src/digest/record-schema.ts);
+ * - `{"type":"memory", ...record}`: a MemoryRecordInput (src/schemas/record-schema.ts);
  * - `{"type":"question", ...}`: an evaluation question stored with the archive.
  * docs/archive-format.md documents it; schema/unified-archive.schema.json is generated from `unifiedLineSchema`
  * by scripts/write-json-schema.ts.

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleArchive, writeExampleArchive } from '../../src/demo/example-archive.ts';
-import { toMemoryRecord } from '../../src/digest/record-schema.ts';
+import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import { eventBridgePairs } from '../../src/digest/relations/event-bridge.ts';
 import { recordGroundingPairs } from '../../src/digest/relations/record-grounding.ts';
 import { sameRecordPairs } from '../../src/digest/relations/same-record.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { memoryRecordInputSchema, toMemoryRecord } from '../../src/digest/record-schema.ts';
+import { memoryRecordInputSchema, toMemoryRecord } from '../../src/schemas/record-schema.ts';
 
 const defaults = { contextId: 'ctx', sequence: 7 };
 
