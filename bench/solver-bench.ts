@@ -4,7 +4,7 @@
  * randomness): "question" instances shaped like real ones (M = 48, prizes = sigmoid of retrieval and
  * verifier scores with the method notes' calibration, 0..12 verified anchor-candidate edges) and stress
  * instances (200 edges, M up to 384, K up to 24), plus "dense" refinement instances (M = K, every pair
- * joined with probability 0.3, prizes 0..0.25 around kappa: the exact refinement's hard case).
+ * joined with probability 0.3, prizes 0..0.15 around kappa: the exact refinement's hard case).
  * Each instance is solved 3 times and its fastest run kept, so the percentiles describe the solver rather
  * than scheduler noise on a shared machine.
  */
@@ -182,7 +182,7 @@ function makeDenseGraph(m: number, random: () => number): CandidateGraph {
   const nodes: CandidateNode[] = Array.from({ length: m }, (_, i) => ({
     id: `mem-${i}`,
     position: i,
-    prize: 0.25 * random(),
+    prize: 0.15 * random(),
   }));
   const edges: CandidateEdge[] = [];
   for (let i = 0; i < m; i++) {

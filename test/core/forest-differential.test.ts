@@ -98,6 +98,10 @@ describe('differential: exact refinement vs enumeration of every subset, tie rul
     fc.assert(fc.property(arbitraryDenseGraph(12), check), { numRuns: 120 });
   });
 
+  it('dense cyclic components with exact ties (K <= 12)', () => {
+    fc.assert(fc.property(arbitraryDenseGraph(12, 2, true), check), { numRuns: 200 });
+  });
+
   it('components equal enumeration at K = 18 on dense graphs with prizes around kappa', () => {
     fc.assert(
       fc.property(arbitraryDenseGraph(18, 18), (graph) => {

@@ -40,8 +40,8 @@ export function arbitraryGraph(shape: GraphShape): fc.Arbitrary<CandidateGraph> 
   const prize = shape.tiedPrizes
     ? fc.integer({ min: 1, max: 15 }).map((k) => k / 16)
     : shape.lowPrizes
-      ? fc.double({ min: 0.01, max: 0.3, noNaN: true })
-      : fc.double({ min: 0.01, max: 0.99, noNaN: true });
+      ? micro(10_000, 300_000)
+      : micro(10_000, 990_000);
   return fc.array(prize, { minLength: 1, maxLength: shape.maxNodes }).chain((prizes) => {
     const n = prizes.length;
     const nodes = prizes.map((p, i) => node(`m${String(i).padStart(2, '0')}`, i, p));
@@ -55,27 +55,49 @@ export function arbitraryGraph(shape: GraphShape): fc.Arbitrary<CandidateGraph> 
 }
 
 /** Dense graphs: every pair joined with probability ~0.6, prizes around kappa. */
-export function arbitraryDenseGraph(maxNodes: number, minNodes = 2): fc.Arbitrary<CandidateGraph> {
-  return fc
-    .array(fc.double({ min: 0.0, max: 0.25, noNaN: true }), { minLength: minNodes, maxLength: maxNodes })
-    .chain((prizes) => {
-      const n = prizes.length;
-      const pairs = (n * (n - 1)) / 2;
-      return fc
-        .array(fc.integer({ min: 0, max: 8 }), { minLength: pairs, maxLength: pairs })
-        .map((levels) => {
-          const nodes = prizes.map((p, i) => node(`d${String(i).padStart(2, '0')}`, i, p));
-          const edges: CandidateEdge[] = [];
-          let k = 0;
-          for (let i = 0; i < n; i++) {
-            for (let j = i + 1; j < n; j++) {
-              const level = levels[k++]!;
-              if (level >= 2 && level <= 6) edges.push(ecvEdge(nodes[i]!.id, nodes[j]!.id, level - 1));
-            }
-          }
-          return { nodes, edges };
-        });
+export function arbitraryDenseGraph(
+  maxNodes: number,
+  minNodes = 2,
+  tied = false,
+): fc.Arbitrary<CandidateGraph> {
+  const prize = tied ? fc.constantFrom(...TIE_PRIZES) : micro(0, 250_000);
+  return fc.array(prize, { minLength: minNodes, maxLength: maxNodes }).chain((prizes) => {
+    const n = prizes.length;
+    const pairs = (n * (n - 1)) / 2;
+    return fc.array(fc.integer({ min: 0, max: 8 }), { minLength: pairs, maxLength: pairs }).map((levels) => {
+      const nodes = prizes.map((p, i) => node(`d${String(i).padStart(2, '0')}`, i, p));
+      const edges: CandidateEdge[] = [];
+      let k = 0;
+      for (let i = 0; i < n; i++) {
+        for (let j = i + 1; j < n; j++) {
+          const level = levels[k++]!;
+          if (level >= 2 && level <= 6) edges.push(ecvEdge(nodes[i]!.id, nodes[j]!.id, level - 1));
+        }
+      }
+      return { nodes, edges };
     });
+  });
+}
+
+/**
+ * Prizes that create exact ties: a few dyadic values, and kappa - B for each edge level, where joining a
+ * memory by that edge adds exactly nothing (so "fewer memories" must decide).
+ */
+const TIE_PRIZES = [
+  0,
+  1 / 16,
+  2 / 16,
+  3 / 16,
+  ...[2, 3, 4, 5].map((s) => 0.1 * edgeCostFromWeight(ecvEdgeWeight(s))),
+];
+
+/**
+ * Prizes on a 1e-6 grid: values either tie exactly or differ far beyond the 1e-12 tie tolerance. Raw doubles
+ * from fast-check cluster at the range ends (e.g. 1e-13 apart), where "within 1e-12" stops being transitive
+ * and the brute-force definition (max, then filter) and any pairwise tie rule may legitimately differ.
+ */
+function micro(min: number, max: number): fc.Arbitrary<number> {
+  return fc.integer({ min, max }).map((x) => x / 1_000_000);
 }
 
 function idOf(i: number, n: number): string {

@@ -12,7 +12,10 @@ import { arbitraryGraph, shuffled } from './forest-fixtures.ts';
 
 const PROPOSAL = { kappa: 0.2, lambda: 0.1 };
 
-const graphs = arbitraryGraph({ maxNodes: 16, maxEdges: 30 });
+const graphs = fc.oneof(
+  arbitraryGraph({ maxNodes: 16, maxEdges: 30 }),
+  arbitraryGraph({ maxNodes: 16, maxEdges: 30, tiedPrizes: true }),
+);
 const budgets = fc.integer({ min: 1, max: 10 });
 
 describe('properties of solveForest on random graphs', () => {

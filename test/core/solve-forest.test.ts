@@ -92,6 +92,19 @@ describe('solveForest on hand-made graphs', () => {
     expect(refineExact(nodes, edges, REFINE, 'enumerate').selected.map((n) => n.id)).toEqual(['A', 'C']);
   });
 
+  it('all-negative ties inside one cyclic-search component resolve to the earliest position', () => {
+    // Regression found by mutation: the search meets {b} first (more optimistic), must still reach {a}.
+    const nodes = [
+      node('a', 0, 0.1 * ecvEdge('x', 'y', 2).cost),
+      node('b', 1, 0.1 * ecvEdge('x', 'y', 2).cost),
+    ];
+    const hub = node('h', 2, 0);
+    const other = node('o', 3, 0.1 * ecvEdge('x', 'y', 3).cost);
+    const edges = [ecvEdge('a', 'h', 2), ecvEdge('b', 'h', 3)];
+    const refined = refineExact([...nodes, hub, other], edges, REFINE);
+    expect(refined.selected.map((n) => n.id)).toEqual(['a']);
+  });
+
   it('a memory worth exactly kappa is dropped (ties prefer fewer memories)', () => {
     const nodes = [node('a', 0, 0.5), node('b', 1, 0.25)];
     const refined = refineExact(nodes, [], { kappa: 0.25, lambda: 0.1 });
