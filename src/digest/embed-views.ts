@@ -23,6 +23,8 @@ export type EmbedViewsResult =
 
 /** View kinds whose text is embedded (paper 3.3: text and caption routes; OCR stays lexical). */
 export const EMBEDDED_VIEW_KINDS = ['text', 'caption'] as const;
+/** Pixel views, embedded only by a vision embedding model (`supportsImages`): the image itself is a route in. */
+export const EMBEDDED_PIXEL_KINDS = ['image', 'frame'] as const;
 
 /**
  * Digest-time embeddings: embeds the text and caption views of `records` with `model`, stores them with
@@ -41,7 +43,7 @@ export async function embedViews(
   options: EmbedViewsOptions = {},
 ): Promise<EmbedViewsResult> {
   const space = `embedding:${model.modelId}`;
-  const views = await viewsOf(store, contextId, records);
+  const views = await viewsOf(store, contextId, records, model.supportsImages);
   const stored = new Map<string, Float32Array>();
   for (const row of await store.getVectors(contextId, space)) stored.set(viewKey(row), row.vector);
 
@@ -54,7 +56,11 @@ export async function embedViews(
     let vectors: Float32Array[];
     try {
       const response = await model.embed(
-        batch.map((view) => ({ type: 'text', text: view.text })),
+        batch.map((view) =>
+          view.uri !== undefined && isPixelView(view.kind)
+            ? { type: 'image' as const, uri: view.uri }
+            : { type: 'text' as const, text: view.text },
+        ),
         options.signal === undefined ? {} : { signal: options.signal },
       );
       vectors = response.vectors;
@@ -111,6 +117,7 @@ async function viewsOf(
   store: ArchiveStore,
   contextId: string,
   records: readonly MemoryRecord[],
+  withPixels: boolean,
 ): Promise<MemoryView[]> {
   const kinds = new Set<string>(EMBEDDED_VIEW_KINDS);
   const out: MemoryView[] = [];
@@ -118,9 +125,14 @@ async function viewsOf(
     const ids = records.slice(start, start + 1000).map((record) => record.id);
     for (const view of await store.getViews(contextId, ids)) {
       if (kinds.has(view.kind) && view.text.trim() !== '') out.push(view);
+      else if (withPixels && isPixelView(view.kind) && view.uri !== undefined) out.push(view);
     }
   }
   return out;
+}
+
+function isPixelView(kind: string): boolean {
+  return (EMBEDDED_PIXEL_KINDS as readonly string[]).includes(kind);
 }
 
 function viewKey(view: { memoryId: string; kind: string; key: string }): string {

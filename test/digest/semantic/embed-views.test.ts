@@ -92,3 +92,53 @@ describe('embedViews', () => {
     await store.close();
   });
 });
+
+describe('embedViews with a vision embedding model', () => {
+  it('embeds image views by their pixels when the model supports images, and skips them otherwise', async () => {
+    const store = await openStore('memory:');
+    const photo: MemoryRecord = {
+      id: 'p1',
+      contextId: 'ctx',
+      kind: 'photo',
+      sequence: 1,
+      text: '',
+      assets: [
+        { id: 'a1', kind: 'image', uri: '/photos/tram.jpg', derived: { captions: ['a yellow tram'] } },
+      ],
+    };
+    await store.writeMemories('ctx', [
+      {
+        record: photo,
+        views: [
+          { memoryId: 'p1', kind: 'caption', key: 'a1', text: 'a yellow tram' },
+          { memoryId: 'p1', kind: 'image', key: 'a1', text: '', uri: '/photos/tram.jpg' },
+        ],
+        contentHash: 'h',
+      },
+    ]);
+    const textOnly = axisModel();
+    await embedViews(store, 'ctx', [photo], textOnly);
+    expect(textOnly.inputs).toEqual([{ type: 'text', text: 'a yellow tram' }]);
+
+    const vision = { ...axisModel(), modelId: 'vision', supportsImages: true };
+    const inputs: EmbeddingInput[] = [];
+    vision.embed = async (batch) => {
+      inputs.push(...batch);
+      return {
+        vectors: batch.map(() => Float32Array.from([1, 0])),
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        cached: false,
+      };
+    };
+    const result = await embedViews(store, 'ctx', [photo], vision);
+    expect(result.ok).toBe(true);
+    expect(inputs).toEqual([
+      { type: 'text', text: 'a yellow tram' },
+      { type: 'image', uri: '/photos/tram.jpg' },
+    ]);
+    expect((await store.getVectors('ctx', 'embedding:vision')).map((row) => row.kind).sort()).toEqual([
+      'caption',
+      'image',
+    ]);
+  });
+});
