@@ -1,6 +1,7 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
-import { recordFullText } from './candidate-snippet.ts';
+import type { SchemaRelationType } from '../types/relation.ts';
+import { unitSupport, verifierDocumentText, verifierQueryText } from './context-lexical-node-verifier.ts';
 import { normalizeJudgement } from './ecv-protocol.ts';
 import type {
   EdgeJudgement,
@@ -8,32 +9,53 @@ import type {
   EdgeVerifierInput,
   EdgeVerifierResult,
 } from './edge-verifier-spec.ts';
-import { termWeights } from './lexical-node-verifier.ts';
+import type { PoolRelation } from './node-verifier-spec.ts';
 
-/** Token-set overlap (Jaccard) at or above which a candidate only repeats its anchor. */
+/** Token-set overlap (Jaccard) at or above which a candidate only repeats its anchor (a true near-duplicate). */
 export const NEAR_DUPLICATE_JACCARD = 0.8;
+/** Token overlap above which two memories of DIFFERENT units with differing dates/amounts talk about one thing. */
+const CONFLICT_TOPIC_JACCARD = 0.2;
+/**
+ * Exponent applied to a cross-unit candidate's relative relevance. An edge buys its candidate into the
+ * proposal (up to ~kappa of bonus), so edges must be precise: squaring keeps a strongly matching neighbour
+ * unit near full support while a half-matching one drops to a quarter (and is then cut by the refinement).
+ */
+export const CROSS_UNIT_EXPONENT = 2;
 /**
  * Relations that put two memories in ONE unit (the two halves of a round, one email thread, an email and the
- * photos it talks about): the candidate completes the anchor's fact, so it inherits the anchor's relevance.
+ * photos it talks about): the candidate completes the anchor's fact, so it inherits the anchor unit's relevance.
  * Across units (adjacent turns of different rounds, nearby photos) a candidate must be relevant on its own.
  */
-const SAME_UNIT: ReadonlySet<string> = new Set(['same_round', 'same_record', 'record_grounding']);
+const SAME_UNIT: ReadonlySet<SchemaRelationType> = new Set(['same_round', 'same_record', 'record_grounding']);
+/**
+ * Relations that make two memories ONE exchange (a message and its reply in one round): they state different
+ * things by design, so differing values between them are never a conflict. Separate records of one thread
+ * (same_record) can revise each other and are still checked.
+ */
+const ONE_EXCHANGE: ReadonlySet<SchemaRelationType> = new Set(['same_round']);
 /** Words that mark a later memory as revising an earlier one: differing values are then an update, not a conflict. */
 const UPDATE_CUES =
   /\b(update[ds]?|revis(?:ed|ion)|correct(?:ed|ion)|chang(?:e|ed)|moved|postponed|rescheduled|extended|delayed|brought forward|instead|now|new (?:date|deadline|time))\b/i;
 
 /**
- * Offline edge verifier `anchor-novelty` (no model). For each candidate and each eligible anchor:
+ * Offline edge verifier `anchor-novelty` (no model). Reads every anchor and candidate as part of its UNIT (the
+ * memories joined by same_round / same_record / record_grounding among them) and scores each unit's lexical
+ * support of the question (prompt, options, question-image captions) the way the offline node verifier does
+ * (BM25-style, src/verify/context-lexical-node-verifier.ts), relative to the best unit: rel(u) in [0, 1].
+ * For each candidate and each eligible anchor:
  * - near-duplicate of the anchor (token Jaccard >= 0.8) -> redundant;
- * - both state dates or numbers, the values differ, the texts share a topic, and the candidate carries no
- *   update cue -> conflict; with an update cue -> clarification (the revision is the evidence);
- * - otherwise incremental support = 5 x novelty x relevance, where novelty = share of the candidate's distinct
- *   terms absent from the anchor, and relevance = the better question-term coverage of the two (rarity-weighted)
- *   relative to the best-covered memory of the pool when the relation puts both in one unit (same_round,
- *   same_record, record_grounding: the candidate completes the anchor's fact), else the candidate's own
- *   relative coverage (an adjacent turn of another round must be relevant by itself).
- *   Role: new_fact when the candidate adds question terms the anchor lacks, else clarification.
- * The best anchor is the one with the highest support (ties: earlier anchor). Rules of method notes 5 apply.
+ * - not one exchange (anything but same_round): both state dates or numbers, the values differ, the texts
+ *   share a topic, and the candidate carries no update cue -> conflict; with an update cue -> clarification
+ *   (5: the revision is the evidence);
+ * - same unit (the candidate completes the anchor: the reply to a question, the rest of a thread):
+ *   incremental support 5 whenever the unit supports the question at all (rel > 0), else irrelevant. The
+ *   edge only counts once its anchor is selected, and a unit is one piece of evidence: the anchor's partner
+ *   is then exactly as relevant as the anchor, so there is nothing to discount;
+ * - different units: incremental support = 5 x rel(candidate's unit)^CROSS_UNIT_EXPONENT (a neighbouring turn
+ *   must be relevant by itself; squaring keeps these edges precise).
+ * Role: new_fact when the candidate adds question terms the anchor lacks, else clarification; support that
+ * rounds to 0 -> irrelevant. The best anchor is the one with the highest support (ties: earlier anchor).
+ * Rules of method notes 5 apply.
  */
 export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
   return {
@@ -41,22 +63,26 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     name: 'anchor-novelty',
     kind: 'offline',
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
-      const question = [input.question.prompt, ...(input.question.choices ?? []).map((c) => c.text)].join(
-        '\n',
-      );
-      const terms = [...new Set(tokenize(question))];
+      const query = verifierQueryText(input.question);
+      const terms = [...new Set(tokenize(query))];
       const texts = new Map<string, string>();
-      for (const anchor of input.anchors) texts.set(anchor.memoryId, recordFullText(anchor.record));
+      for (const anchor of input.anchors) texts.set(anchor.memoryId, verifierDocumentText(anchor.record));
       for (const { candidate } of input.candidates)
-        texts.set(candidate.memoryId, recordFullText(candidate.record));
+        texts.set(candidate.memoryId, verifierDocumentText(candidate.record));
       const tokenSets = new Map([...texts].map(([id, text]) => [id, new Set(tokenize(text))]));
-      const weights = termWeights(terms, [...tokenSets.values()]);
-      // Relevance is relative to the best-covered memory of this question, so "relevant" means the same
-      // thing for a question whose best match shares one term and one whose best match shares five.
-      const coverage = new Map(
-        [...tokenSets].map(([id, tokens]) => [id, weightedCoverage(tokens, terms, weights)]),
+      const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
+        relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
-      const bestCoverage = Math.max(1e-9, ...coverage.values());
+      const support = unitSupport(
+        query,
+        [...texts].map(([id, text]) => ({ id, text })),
+        pairs,
+      );
+      // Relative to the best unit of this question, so "relevant" means the same thing for a question whose
+      // best match shares one term and one whose best match shares five.
+      const bestUnit = Math.max(1e-9, ...support.byUnit);
+      const relevance = (id: string): number =>
+        (support.byUnit[support.unitOf.get(id) ?? -1] ?? 0) / bestUnit;
       const judgements: EdgeJudgement[] = input.candidates.map(({ candidate, relations }) => {
         let best: { anchorId: string; score: number; role: EdgeRole } | undefined;
         for (const relation of relations) {
@@ -67,10 +93,13 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
               text: texts.get(relation.anchorId) ?? '',
             },
             terms,
-            weights,
-            (relation.relationTypes.some((t) => SAME_UNIT.has(t))
-              ? Math.max(coverage.get(candidate.memoryId)!, coverage.get(relation.anchorId) ?? 0)
-              : coverage.get(candidate.memoryId)!) / bestCoverage,
+            {
+              sameUnit: relation.relationTypes.some((t) => SAME_UNIT.has(t)),
+              oneExchange: relation.relationTypes.some((t) => ONE_EXCHANGE.has(t)),
+              relevance: relation.relationTypes.some((t) => SAME_UNIT.has(t))
+                ? relevance(relation.anchorId)
+                : relevance(candidate.memoryId),
+            },
           );
           if (best === undefined || rank(verdict) > rank(best))
             best = { anchorId: relation.anchorId, ...verdict };
@@ -100,13 +129,16 @@ interface PairSide {
   text: string;
 }
 
-/** One candidate-anchor pair on plain data (exported for tests). */
+/**
+ * One candidate-anchor pair on plain data (exported for tests). `link.relevance` is the relative support in
+ * [0, 1] of the unit that carries the pair: the anchor's unit for a same-unit pair, the candidate's own unit
+ * otherwise.
+ */
 export function judgePair(
   candidate: PairSide,
   anchor: PairSide,
   terms: readonly string[],
-  weights: readonly number[],
-  pairRelevance: number,
+  link: { sameUnit: boolean; oneExchange: boolean; relevance: number },
 ): { score: number; role: EdgeRole } {
   if (candidate.tokens.size === 0) return { score: 0, role: 'irrelevant' };
   let shared = 0;
@@ -114,37 +146,31 @@ export function judgePair(
   const jaccard = shared / (candidate.tokens.size + anchor.tokens.size - shared);
   if (jaccard >= NEAR_DUPLICATE_JACCARD) return { score: 0, role: 'redundant' };
 
-  const candidateValues = valuesOf(candidate.text);
-  const anchorValues = valuesOf(anchor.text);
-  const valuesDiffer =
-    candidateValues.size > 0 &&
-    anchorValues.size > 0 &&
-    ![...candidateValues].some((v) => anchorValues.has(v));
-  if (valuesDiffer && jaccard >= 0.2) {
-    return UPDATE_CUES.test(candidate.text)
-      ? { score: 5, role: 'clarification' }
-      : { score: 0, role: 'conflict' };
+  if (!link.oneExchange) {
+    // The two halves of one exchange state different things by design (question and answer); any other pair
+    // can disagree about a value.
+    const candidateValues = valuesOf(candidate.text);
+    const anchorValues = valuesOf(anchor.text);
+    const valuesDiffer =
+      candidateValues.size > 0 &&
+      anchorValues.size > 0 &&
+      ![...candidateValues].some((v) => anchorValues.has(v));
+    if (valuesDiffer && jaccard >= CONFLICT_TOPIC_JACCARD) {
+      return UPDATE_CUES.test(candidate.text)
+        ? { score: 5, role: 'clarification' }
+        : { score: 0, role: 'conflict' };
+    }
   }
 
-  let added = 0;
-  for (const [index, term] of terms.entries()) {
-    if (candidate.tokens.has(term) && !anchor.tokens.has(term)) added += weights[index]!;
-  }
-  const novelty = 1 - shared / candidate.tokens.size;
-  const score = Math.round(Math.min(5, 5 * novelty * Math.min(1, Math.max(0, pairRelevance))) * 10) / 10;
+  const relevance = Math.min(1, Math.max(0, link.relevance));
+  const score = link.sameUnit
+    ? relevance > 0
+      ? 5
+      : 0
+    : Math.round(5 * relevance ** CROSS_UNIT_EXPONENT * 10) / 10;
   if (score <= 0) return { score: 0, role: 'irrelevant' };
-  return { score, role: added > 0 ? 'new_fact' : 'clarification' };
-}
-
-/** Rarity-weighted share of the question terms a token set contains. */
-function weightedCoverage(tokens: Set<string>, terms: readonly string[], weights: readonly number[]): number {
-  let covered = 0;
-  let total = 0;
-  for (const [index, term] of terms.entries()) {
-    total += weights[index]!;
-    if (tokens.has(term)) covered += weights[index]!;
-  }
-  return total > 0 ? covered / total : 0;
+  const addsTerm = terms.some((term) => candidate.tokens.has(term) && !anchor.tokens.has(term));
+  return { score, role: addsTerm ? 'new_fact' : 'clarification' };
 }
 
 /** Positive roles beat non-positive ones; then the higher score. */

@@ -1,7 +1,7 @@
 import { tokenize } from '../retrieval/tokenize.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
-import { termWeights } from './lexical-node-verifier.ts';
 import type {
   NodeVerifier,
   NodeVerifierInput,
@@ -13,25 +13,34 @@ import type {
  * Relations that make two memories one unit of evidence: the two halves of a dialogue round, one email thread.
  * A unit is read as a whole (a reply is judged with the message it answers).
  */
-const UNIT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set(['same_round', 'same_record']);
+export const UNIT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set(['same_round', 'same_record']);
 /** Relations that place a unit in its immediate context: the neighbouring turns of a session, a photo burst. */
-const CONTEXT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set(['consecutive_turn', 'event_bridge']);
+export const CONTEXT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set([
+  'consecutive_turn',
+  'event_bridge',
+]);
 /**
- * Weight of the best neighbouring unit's support. Conversations keep a topic over several turns, so a turn next
- * to a strongly matching one is more likely relevant than an isolated lexical match. Set once, on the Mem-Gallery
- * and M3Exam dev folds (like the prize calibration); see docs/offline-verifiers.md.
+ * Weight of the neighbouring units' mean support. Conversations keep a topic over several turns (70% of
+ * Mem-Gallery's gold rounds sit next to another gold round), so a turn between strongly matching ones is
+ * more likely relevant than an isolated lexical match. 1 = a unit's own support and its neighbourhood's
+ * count alike; chosen on the dev fold among 0.3 / 0.5 / 0.7 / 1.0 / 1.3 (docs/offline-verifiers.md).
  */
-export const CONTEXT_WEIGHT = Number(process.env.GMX_CW ?? 0.5);
+export const CONTEXT_WEIGHT = 1;
+/** Standard BM25 constants (Robertson & Zaragoza), not tuned here: tf saturation and length normalisation. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
 
 /**
  * Offline node verifier `lexical-context-support` (no model). Lexical support of the question (prompt,
  * options, and the question images' captions) by a memory read in its context:
- *   unit(i)    = rarity-weighted share of question terms found in the memory together with its unit partners
- *                (same_round / same_record members present in the pool);
- *   context(i) = the best unit(j) over units j adjacent to i's unit (consecutive_turn / event_bridge);
+ *   unit(i)    = BM25-style support of the memory's UNIT (the memory with its same_round / same_record
+ *                partners in the pool, read as one document): per question term a rarity weight times a
+ *                saturating term frequency, length-normalised, divided by the sum of the rarity weights;
+ *   context(i) = the mean unit support of the units adjacent to i's unit (consecutive_turn / event_bridge;
+ *                neighbours outside the pool count as unsupported);
  *   v_i        = 5 x (unit(i) + CONTEXT_WEIGHT x context(i)) / the best such value in the pool (listwise).
- * Rarity weights are ln(1 + M / df) over the pool, so a term every candidate shares says little. It measures
- * lexical support only: it cannot read negation or time, which is why it is named for what it is.
+ * Rarity weights are ln(1 + N / df) over the pool's units, so a term every unit shares says little. It
+ * measures lexical support only: it cannot read negation or time, which is why it is named for what it is.
  */
 export function createContextLexicalNodeVerifier(): NodeVerifier {
   return {
@@ -39,21 +48,34 @@ export function createContextLexicalNodeVerifier(): NodeVerifier {
     name: 'lexical-context-support',
     kind: 'offline',
     async verify(input: NodeVerifierInput): Promise<NodeVerifierResult> {
-      const question = [
-        input.question.prompt,
-        ...(input.question.choices ?? []).map((c) => c.text),
-        ...input.question.imageCaptions,
-      ].join('\n');
       return {
         ok: true,
         scores: contextSupportScores(
-          question,
-          input.candidates.map((c) => ({ id: c.memoryId, text: recordFullText(c.record) })),
+          verifierQueryText(input.question),
+          input.candidates.map((c) => ({ id: c.memoryId, text: verifierDocumentText(c.record) })),
           input.relations ?? [],
         ),
       };
     },
   };
+}
+
+/** The question as the offline verifiers read it: prompt, options and the question images' captions. */
+export function verifierQueryText(question: NodeVerifierInput['question']): string {
+  return [question.prompt, ...(question.choices ?? []).map((c) => c.text), ...question.imageCaptions].join(
+    '\n',
+  );
+}
+
+/**
+ * A memory as the offline verifiers read it: every text route (recordFullText) plus the calendar date it was
+ * written or taken, so a question that names a day ("what did I show on 2024-06-17") is supported by that
+ * day's memories (the model verifiers see the date in their payload too).
+ */
+export function verifierDocumentText(record: MemoryRecord): string {
+  const text = recordFullText(record);
+  const day = record.timestamp === undefined ? undefined : /^\d{4}-\d{2}-\d{2}/.exec(record.timestamp)?.[0];
+  return day === undefined ? text : `${text}\n${day}`;
 }
 
 /** The scoring rule on plain data (exported for tests). */
@@ -62,31 +84,16 @@ export function contextSupportScores(
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
 ): Map<string, number> {
-  const terms = [...new Set(tokenize(question))];
-  const tokens = new Map(documents.map((d) => [d.id, new Set(tokenize(d.text))]));
-  const weights = termWeights(terms, [...tokens.values()]);
-  const total = weights.reduce((sum, w) => sum + w, 0);
-  const partners = adjacency(relations, UNIT_RELATIONS, tokens);
-  const neighbours = adjacency(relations, CONTEXT_RELATIONS, tokens);
-
-  const unitMembers = (id: string): string[] => [id, ...(partners.get(id) ?? [])];
-  const unitSupport = new Map<string, number>();
-  for (const { id } of documents) {
-    let covered = 0;
-    for (const [t, term] of terms.entries()) {
-      if (unitMembers(id).some((member) => tokens.get(member)?.has(term))) covered += weights[t]!;
-    }
-    unitSupport.set(id, total > 0 ? covered / total : 0);
-  }
+  const support = unitSupport(question, documents, relations);
+  const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
   const raw = documents.map(({ id }) => {
-    let context = 0;
-    for (const member of unitMembers(id)) {
-      for (const neighbour of neighbours.get(member) ?? []) {
-        if (unitMembers(id).includes(neighbour)) continue;
-        context = Math.max(context, unitSupport.get(neighbour) ?? 0);
-      }
-    }
-    return (unitSupport.get(id) ?? 0) + CONTEXT_WEIGHT * context;
+    const unit = support.unitOf.get(id)!;
+    const adjacent = [...(neighbours.get(unit) ?? [])];
+    // Mean over (at least) both sides: a neighbour outside the pool counts as unsupported, so one strong
+    // neighbour lifts a unit half as much as two.
+    const context =
+      adjacent.reduce((sum, u) => sum + (support.byUnit[u] ?? 0), 0) / Math.max(2, adjacent.length);
+    return (support.byUnit[unit] ?? 0) + CONTEXT_WEIGHT * context;
   });
   const best = Math.max(0, ...raw);
   const scores = new Map<string, number>();
@@ -96,17 +103,103 @@ export function contextSupportScores(
   return scores;
 }
 
+export interface UnitSupport {
+  /** Unit index of each document id (units are the connected components of the unit relations). */
+  unitOf: Map<string, number>;
+  /** BM25-style support of each unit, in [0, k1 + 1). */
+  byUnit: number[];
+}
+
+/**
+ * Groups documents into units (connected by same_round / same_record) and scores each unit as one document
+ * against the question terms: sum_t w_t * tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)) / sum_t w_t, with
+ * w_t = ln(1 + (N + 1) / (df_t + 1)) over the N units. Saturation keeps a term repeated five times from
+ * outweighing a second, different question term; the length factor keeps long units from winning by size.
+ */
+export function unitSupport(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+  relations: readonly PoolRelation[],
+): UnitSupport {
+  const terms = [...new Set(tokenize(question))];
+  const unitOf = groupUnits(
+    documents.map((d) => d.id),
+    relations,
+  );
+  const unitCount = Math.max(0, ...unitOf.values()) + (documents.length > 0 ? 1 : 0);
+  const tf: Map<string, number>[] = Array.from({ length: unitCount }, () => new Map());
+  const length = new Array<number>(unitCount).fill(0);
+  for (const document of documents) {
+    const unit = unitOf.get(document.id)!;
+    for (const token of tokenize(document.text)) {
+      tf[unit]!.set(token, (tf[unit]!.get(token) ?? 0) + 1);
+      length[unit]!++;
+    }
+  }
+  const averageLength = Math.max(1, length.reduce((sum, n) => sum + n, 0) / Math.max(1, unitCount));
+  const weights = terms.map((term) => {
+    let df = 0;
+    for (const counts of tf) if (counts.has(term)) df++;
+    return Math.log(1 + (unitCount + 1) / (df + 1));
+  });
+  const total = weights.reduce((sum, w) => sum + w, 0);
+  const byUnit = tf.map((counts, unit) => {
+    if (total <= 0) return 0;
+    const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length[unit]!) / averageLength);
+    let sum = 0;
+    for (const [t, term] of terms.entries()) {
+      const f = counts.get(term) ?? 0;
+      if (f > 0) sum += (weights[t]! * f * (BM25_K1 + 1)) / (f + norm);
+    }
+    return sum / total;
+  });
+  return { unitOf, byUnit };
+}
+
+/** Connected components over the unit relations; units numbered in order of first appearance. */
+function groupUnits(ids: readonly string[], relations: readonly PoolRelation[]): Map<string, number> {
+  const parent = new Map(ids.map((id) => [id, id]));
+  const find = (id: string): string => {
+    let root = id;
+    while (parent.get(root) !== root) root = parent.get(root)!;
+    parent.set(id, root);
+    return root;
+  };
+  for (const relation of relations) {
+    if (!relation.types.some((t) => UNIT_RELATIONS.has(t))) continue;
+    if (!parent.has(relation.a) || !parent.has(relation.b)) continue;
+    const [ra, rb] = [find(relation.a), find(relation.b)];
+    if (ra === rb) continue;
+    // The smaller id becomes the root, so units do not depend on relation order.
+    const [low, high] = ra < rb ? [ra, rb] : [rb, ra];
+    parent.set(high, low);
+  }
+  const numberOf = new Map<string, number>();
+  const unitOf = new Map<string, number>();
+  for (const id of ids) {
+    const root = find(id);
+    if (!numberOf.has(root)) numberOf.set(root, numberOf.size);
+    unitOf.set(id, numberOf.get(root)!);
+  }
+  return unitOf;
+}
+
+/** Unit-level adjacency over the given relation types (a unit is never its own neighbour). */
 function adjacency(
   relations: readonly PoolRelation[],
   types: ReadonlySet<SchemaRelationType>,
-  present: ReadonlyMap<string, unknown>,
-): Map<string, string[]> {
-  const map = new Map<string, string[]>();
+  unitOf: ReadonlyMap<string, number>,
+): Map<number, Set<number>> {
+  const map = new Map<number, Set<number>>();
   for (const relation of relations) {
     if (!relation.types.some((t) => types.has(t))) continue;
-    if (!present.has(relation.a) || !present.has(relation.b)) continue;
-    map.set(relation.a, [...(map.get(relation.a) ?? []), relation.b]);
-    map.set(relation.b, [...(map.get(relation.b) ?? []), relation.a]);
+    const ua = unitOf.get(relation.a);
+    const ub = unitOf.get(relation.b);
+    if (ua === undefined || ub === undefined || ua === ub) continue;
+    if (!map.has(ua)) map.set(ua, new Set());
+    if (!map.has(ub)) map.set(ub, new Set());
+    map.get(ua)!.add(ub);
+    map.get(ub)!.add(ua);
   }
   return map;
 }

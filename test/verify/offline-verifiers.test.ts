@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { tokenize } from '../../src/retrieval/tokenize.ts';
+import type { MemoryRecord } from '../../src/types/memory-record.ts';
+import { createAnchorNoveltyEdgeVerifier, judgePair } from '../../src/verify/anchor-novelty-edge-verifier.ts';
+import {
+  contextSupportScores,
+  createContextLexicalNodeVerifier,
+  unitSupport,
+  verifierDocumentText,
+} from '../../src/verify/context-lexical-node-verifier.ts';
+import type { PoolRelation } from '../../src/verify/node-verifier-spec.ts';
+
+const round = (a: string, b: string): PoolRelation => ({ a, b, types: ['same_round'] });
+const next = (a: string, b: string): PoolRelation => ({ a, b, types: ['consecutive_turn'] });
+
+const record = (id: string, text: string, extra: Partial<MemoryRecord> = {}): MemoryRecord => ({
+  id,
+  contextId: 'c',
+  kind: 'message',
+  sequence: 1,
+  text,
+  assets: [],
+  ...extra,
+});
+
+describe('unitSupport (BM25-style, per unit)', () => {
+  it('reads the members of one round as one document', () => {
+    const docs = [
+      { id: 'q', text: 'Which kayak should I buy?' },
+      { id: 'a', text: 'A touring model from Lisbon harbour.' },
+      { id: 'x', text: 'Lisbon is sunny.' },
+    ];
+    const joined = unitSupport('kayak Lisbon', docs, [round('q', 'a')]);
+    expect(joined.unitOf.get('q')).toBe(joined.unitOf.get('a'));
+    const alone = unitSupport('kayak Lisbon', docs, []);
+    // Joined, the round covers both terms; apart, each half covers one.
+    const unitScore = joined.byUnit[joined.unitOf.get('q')!]!;
+    expect(unitScore).toBeGreaterThan(alone.byUnit[alone.unitOf.get('q')!]!);
+    expect(unitScore).toBeGreaterThan(alone.byUnit[alone.unitOf.get('a')!]!);
+  });
+
+  it('saturates term frequency: two distinct question terms beat one term repeated', () => {
+    const docs = [
+      { id: 'rep', text: 'kayak kayak kayak kayak kayak kayak' },
+      { id: 'two', text: 'kayak paddle other words here' },
+      { id: 'none', text: 'nothing at all here today ok' },
+    ];
+    const s = unitSupport('kayak paddle', docs, []);
+    expect(s.byUnit[s.unitOf.get('two')!]!).toBeGreaterThan(s.byUnit[s.unitOf.get('rep')!]!);
+    expect(s.byUnit[s.unitOf.get('none')!]).toBe(0);
+  });
+});
+
+describe('contextSupportScores (lexical-context-support)', () => {
+  it('gives both halves of a round the same score, and the best unit 5', () => {
+    const scores = contextSupportScores(
+      'kayak paddle',
+      [
+        { id: 'u1', text: 'Which kayak?' },
+        { id: 'a1', text: 'Take a long paddle.' },
+        { id: 'u2', text: 'Weather today' },
+      ],
+      [round('u1', 'a1')],
+    );
+    expect(scores.get('u1')).toBe(5);
+    expect(scores.get('a1')).toBe(5);
+    expect(scores.get('u2')).toBe(0);
+  });
+
+  it('lifts a unit between supported neighbours above an equal isolated match', () => {
+    const docs = [
+      { id: 'left', text: 'kayak trip planning' },
+      { id: 'mid', text: 'paddle choice' },
+      { id: 'right', text: 'kayak rental shop' },
+      { id: 'lone', text: 'paddle sale' },
+    ];
+    const scores = contextSupportScores('kayak paddle', docs, [next('left', 'mid'), next('mid', 'right')]);
+    expect(scores.get('mid')!).toBeGreaterThan(scores.get('lone')!);
+    // One supported neighbour counts half as much as two (the missing side counts as unsupported).
+    const oneSide = contextSupportScores('kayak paddle', docs, [next('left', 'mid')]);
+    expect(oneSide.get('mid')!).toBeGreaterThan(oneSide.get('lone')!);
+    expect(oneSide.get('mid')! / oneSide.get('lone')!).toBeLessThan(scores.get('mid')! / scores.get('lone')!);
+  });
+
+  it('reads the memory date, so a question naming the day is supported by that day', async () => {
+    expect(
+      tokenize(verifierDocumentText(record('m', 'hello', { timestamp: '2024-06-17T10:00:00Z' }))),
+    ).toEqual(expect.arrayContaining(['2024', '06', '17']));
+    const verifier = createContextLexicalNodeVerifier();
+    const candidate = (id: string, timestamp: string, position: number) => ({
+      memoryId: id,
+      alias: `C0${position}`,
+      record: record(id, 'We talked about robots.', { timestamp }),
+      retrievalScore: 0.5,
+      isAnchor: true,
+    });
+    const result = await verifier.verify({
+      question: { prompt: 'What did we say about robots on 2024-06-17?', imageCaptions: [] },
+      candidates: [candidate('june', '2024-06-17', 0), candidate('july', '2024-07-02', 1)],
+    });
+    if (!result.ok) throw new Error(result.error);
+    expect(result.scores.get('june')!).toBeGreaterThan(result.scores.get('july')!);
+  });
+});
+
+describe('judgePair (anchor-novelty)', () => {
+  const side = (text: string) => ({ text, tokens: new Set(tokenize(text)) });
+  const terms = tokenize('When is the kayak trip?');
+
+  it('a same-unit partner of a supported unit gets full support; of an unsupported unit, none', () => {
+    const reply = side('Next Saturday at nine.');
+    const ask = side('When is the kayak trip?');
+    const link = { sameUnit: true, oneExchange: true, relevance: 0.3 };
+    expect(judgePair(reply, ask, terms, link)).toEqual({ score: 5, role: 'clarification' });
+    expect(judgePair(reply, ask, terms, { ...link, relevance: 0 })).toEqual({ score: 0, role: 'irrelevant' });
+  });
+
+  it('a cross-unit candidate is scored by its own relevance, squared', () => {
+    const link = { sameUnit: false, oneExchange: false, relevance: 0.5 };
+    expect(judgePair(side('The kayak trip needs a booking.'), side('Hello there'), terms, link)).toEqual({
+      score: 1.3,
+      role: 'new_fact',
+    });
+    expect(
+      judgePair(side('Unrelated chatter'), side('Hello there'), terms, { ...link, relevance: 1 }).score,
+    ).toBe(5);
+  });
+
+  it('never calls the two halves of one exchange a conflict, but does across units', () => {
+    const a = side('Is the kayak trip on March 1 at the lake?');
+    const b = side('No, the kayak trip is on March 9 at the lake.');
+    expect(judgePair(b, a, terms, { sameUnit: true, oneExchange: true, relevance: 1 }).role).not.toBe(
+      'conflict',
+    );
+    expect(judgePair(b, a, terms, { sameUnit: false, oneExchange: false, relevance: 1 })).toEqual({
+      score: 0,
+      role: 'conflict',
+    });
+  });
+
+  it('only true near-duplicates are redundant', () => {
+    const a = side('The kayak trip starts at the lake pier at nine');
+    expect(
+      judgePair(side('The kayak trip starts at the lake pier at nine!'), a, terms, {
+        sameUnit: false,
+        oneExchange: false,
+        relevance: 1,
+      }).role,
+    ).toBe('redundant');
+    expect(
+      judgePair(side('The kayak trip starts at the river'), a, terms, {
+        sameUnit: false,
+        oneExchange: false,
+        relevance: 1,
+      }).role,
+    ).not.toBe('redundant');
+  });
+});
+
+describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
+  it('keeps the round partner of a relevant anchor and drops an irrelevant neighbouring turn', async () => {
+    const candidate = (id: string, text: string, position: number) => ({
+      memoryId: id,
+      alias: `C0${position}`,
+      record: record(id, text),
+      retrievalScore: 0.4,
+      isAnchor: position === 0,
+    });
+    const anchor = candidate('ask', 'When is the kayak trip to the lake?', 0);
+    const result = await createAnchorNoveltyEdgeVerifier().verify({
+      question: { prompt: 'When is the kayak trip?', imageCaptions: [] },
+      anchors: [anchor],
+      candidates: [
+        {
+          candidate: candidate('reply', 'Next Saturday, early morning.', 1),
+          relations: [{ anchorId: 'ask', relationTypes: ['same_round', 'consecutive_turn'] }],
+        },
+        {
+          candidate: candidate('later', 'My cat knocked over a plant.', 2),
+          relations: [{ anchorId: 'ask', relationTypes: ['consecutive_turn'] }],
+        },
+      ],
+    });
+    if (!result.ok) throw new Error(result.error);
+    const byId = new Map(result.judgements.map((j) => [j.candidateId, j]));
+    expect(byId.get('reply')).toMatchObject({ anchorId: 'ask', incrementalSupport: 5, kept: true });
+    expect(byId.get('later')).toMatchObject({ kept: false, incrementalSupport: 0 });
+  });
+});
