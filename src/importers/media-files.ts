@@ -1,40 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mimeForPath } from '../types/media-mime.ts';
 import type { AssetKind, DerivedFields, MediaAsset } from '../types/memory-record.ts';
 
-const MIME_BY_EXTENSION: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.bmp': 'image/bmp',
-  '.tif': 'image/tiff',
-  '.tiff': 'image/tiff',
-  '.heic': 'image/heic',
-  '.svg': 'image/svg+xml',
-  '.mp4': 'video/mp4',
-  '.mov': 'video/quicktime',
-  '.webm': 'video/webm',
-  '.mkv': 'video/x-matroska',
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.m4a': 'audio/mp4',
-  '.ogg': 'audio/ogg',
-  '.pdf': 'application/pdf',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.html': 'text/html',
-};
-
-/** MIME type guessed from the extension of a path or URL; undefined when unknown. */
-export function mimeForPath(path: string): string | undefined {
-  const clean = path.split(/[?#]/, 1)[0] ?? path;
-  return MIME_BY_EXTENSION[extname(clean).toLowerCase()];
-}
+export { mimeForPath };
 
 export function assetKindForMime(mime: string | undefined): AssetKind | undefined {
   if (mime === undefined) return undefined;

@@ -1,21 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GraphmemixError } from '../errors/index.ts';
-
-const MIME_BY_EXTENSION: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.bmp': 'image/bmp',
-  '.tif': 'image/tiff',
-  '.tiff': 'image/tiff',
-  '.heic': 'image/heic',
-  '.avif': 'image/avif',
-  '.svg': 'image/svg+xml',
-};
+import { mimeForPath } from '../types/media-mime.ts';
 
 /**
  * An image reference as a URL a model endpoint can fetch: http(s) and data: URLs pass through; local paths
@@ -34,7 +20,7 @@ export async function toImageUrl(uri: string, mime?: string): Promise<string> {
       cause: error,
     });
   }
-  const type = mime ?? MIME_BY_EXTENSION[extname(path).toLowerCase()] ?? sniffImageType(bytes);
+  const type = mime ?? mimeForPath(path) ?? sniffImageType(bytes);
   return `data:${type};base64,${bytes.toString('base64')}`;
 }
 
