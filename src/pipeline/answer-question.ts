@@ -1,4 +1,5 @@
 import type { ChatModel } from '../providers/model-spec.ts';
+import { answeredCall, failedCall } from './model-call-record.ts';
 import { READER_MAX_TOKENS, readerMessage } from './reader-message.ts';
 import type { AnswerResult, RetrievalResult } from './retrieval-result.ts';
 import { sumUsage } from './retrieve-evidence.ts';
@@ -26,27 +27,11 @@ export async function readAnswer(
     });
     answer = response.text.trim();
     answered = answer !== '';
-    trace.modelCalls.push({
-      stage: 'reader',
-      model: reader.modelId,
-      attempts: 1,
-      ok: answered,
-      cached: response.cached,
-      latencyMs: response.latencyMs,
-      usage: response.usage,
-      ...(answered ? {} : { error: 'empty reply' }),
-    });
+    trace.modelCalls.push(
+      answeredCall('reader', reader.modelId, response, answered ? undefined : 'empty reply'),
+    );
   } catch (error) {
-    trace.modelCalls.push({
-      stage: 'reader',
-      model: reader.modelId,
-      attempts: 1,
-      ok: false,
-      cached: false,
-      latencyMs: performance.now() - started,
-      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-      error: error instanceof Error ? error.message : String(error),
-    });
+    trace.modelCalls.push(failedCall('reader', reader.modelId, started, error));
   }
   if (!answered) trace.flags.push('reader_failed');
   const readMs = performance.now() - started;

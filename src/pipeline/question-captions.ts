@@ -1,5 +1,6 @@
 import type { ChatModel } from '../providers/model-spec.ts';
 import type { QuestionImage } from '../types/question.ts';
+import { answeredCall, failedCall } from './model-call-record.ts';
 import type { ModelCallRecord } from './retrieval-result.ts';
 
 const CAPTION_PROMPT =
@@ -40,27 +41,10 @@ export async function questionImageCaptions(
         ...(signal === undefined ? {} : { signal }),
       });
       if (response.text.trim() !== '') captions.push(response.text.trim());
-      calls.push({
-        stage: 'caption',
-        model: vision.modelId,
-        attempts: 1,
-        ok: true,
-        cached: response.cached,
-        latencyMs: response.latencyMs,
-        usage: response.usage,
-      });
+      calls.push(answeredCall('caption', vision.modelId, response));
     } catch (error) {
       failed = true;
-      calls.push({
-        stage: 'caption',
-        model: vision.modelId,
-        attempts: 1,
-        ok: false,
-        cached: false,
-        latencyMs: performance.now() - started,
-        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-        error: error instanceof Error ? error.message : String(error),
-      });
+      calls.push(failedCall('caption', vision.modelId, started, error));
     }
   }
   return { captions, calls, failed };
