@@ -2,6 +2,7 @@ import { type GraphmemixError, isGraphmemixError } from '../errors/graphmemix-er
 import type { ImportItem, SourcePosition } from '../importers/importer-spec.ts';
 import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from '../importers/text-size-limit.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
+import { toMemoryRecord } from '../schemas/record-schema.ts';
 import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
@@ -9,7 +10,6 @@ import { buildRelations } from './build-relations.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import type { IngestRejection, IngestReport } from './ingest-report.ts';
-import { toMemoryRecord } from '../schemas/record-schema.ts';
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;

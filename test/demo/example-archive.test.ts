@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleArchive, writeExampleArchive } from '../../src/demo/example-archive.ts';
-import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import { eventBridgePairs } from '../../src/digest/relations/event-bridge.ts';
 import { recordGroundingPairs } from '../../src/digest/relations/record-grounding.ts';
 import { sameRecordPairs } from '../../src/digest/relations/same-record.ts';
@@ -11,6 +10,7 @@ import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import { createMailImporter } from '../../src/importers/mail-importer.ts';
 import { createPhotosImporter } from '../../src/importers/photos-importer.ts';
 import { createUnifiedImporter } from '../../src/importers/unified-importer.ts';
+import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { collect, recordsOf } from '../fixtures/import-items.ts';
 

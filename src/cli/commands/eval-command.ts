@@ -7,7 +7,6 @@ import { parseSelectorList } from '../../eval/selectors/selector-registry.ts';
 import { QUESTION_SPLITS } from '../../eval/splits.ts';
 import { writeEvalReport } from '../../eval/write-eval-report.ts';
 import { openGraphmemix } from '../../graphmemix.ts';
-import { IMPORT_FORMATS } from '../../importers/importer-spec.ts';
 import { createModels } from '../../providers/create-models.ts';
 import { loadModelConfig } from '../../providers/model-config.ts';
 import { renderViewerHtml } from '../../viewer/render-viewer-html.ts';
