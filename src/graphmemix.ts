@@ -1,3 +1,4 @@
+import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/index.ts';
@@ -86,7 +87,19 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       });
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
-    deleteMemory: (contextId, id) => store.deleteMemory(contextId, id),
+    async deleteMemory(contextId: string, id: string): Promise<boolean> {
+      const deleted = await store.deleteMemory(contextId, id);
+      // The store drops the memory's own edges; rebuilding relations also re-links what it separated (the
+      // turns around a deleted message) and refreshes the kNN lists, as after any ingest.
+      if (deleted) {
+        await buildRelations(
+          store,
+          contextId,
+          models.embedding === undefined ? {} : { embedding: models.embedding },
+        );
+      }
+      return deleted;
+    },
     async search(contextId: string, query: string, searchOptions: { k?: number } = {}): Promise<SearchHit[]> {
       const k = searchOptions.k ?? 10;
       const result = await multiViewSearch(
