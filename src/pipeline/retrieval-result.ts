@@ -4,6 +4,7 @@ import type { GeoLocation, MemoryKind } from '../types/memory-record.ts';
 import type { QuestionChoice, QuestionImage } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
 import type { ViewKind } from '../types/view.ts';
+import type { VerifierCall } from '../verify/verifier-input.ts';
 
 /** A question as the pipeline receives it (the CLI/HTTP/MCP shells validate into this). */
 export interface QuestionInput {
@@ -80,15 +81,9 @@ export interface EvidenceItem {
 
 export type StageName = 'retrieve' | 'expand' | 'verify' | 'solve' | 'packet' | 'read';
 
-export interface ModelCallRecord {
+/** One model call in a question's trace: what it cost, whether it worked, and which stage made it. */
+export interface ModelCallRecord extends VerifierCall {
   stage: 'node_verifier' | 'edge_verifier' | 'caption' | 'reader' | 'embedding' | 'judge';
-  model: string;
-  attempts: number;
-  ok: boolean;
-  cached: boolean;
-  latencyMs: number;
-  usage: TokenUsage;
-  error?: string;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { CandidateEdge, ForestTree } from '../../src/core/candidate-graph.ts';
+import type { CandidateEdge, ForestSolution, ForestTree } from '../../src/core/candidate-graph.ts';
 import type { IngestRejection, IngestReport } from '../../src/digest/ingest-report.ts';
 import type { Graphmemix, MemoryRecordInput, SearchHit } from '../../src/graphmemix-api.ts';
 import type { ImportFormat } from '../../src/importers/importer-spec.ts';
+import { buildEvidence } from '../../src/pipeline/evidence-packet.ts';
 import type {
   AnswerResult,
   EvidenceItem,
@@ -203,40 +204,31 @@ function buildResult(
   const outside = pool.find((candidate) => !selectedIds.has(candidate.memoryId));
   const swapIn = selected[selected.length - 1];
   const swaps = outside && swapIn ? [{ out: outside.memoryId, in: swapIn.memoryId, objective: 1.25 }] : [];
-  const byId = new Map(all.map((record) => [record.id, record]));
-  const evidence: EvidenceItem[] = [];
-  trees.forEach((tree, treeIndex) => {
-    for (const id of tree.order) {
-      const record = byId.get(id);
-      const candidate = pool.find((c) => c.memoryId === id);
-      if (!record || !candidate) continue;
-      const parent = tree.parents[id];
-      evidence.push({
-        rank: evidence.length + 1,
-        memoryId: id,
-        kind: record.kind,
-        ...(record.timestamp === undefined ? {} : { date: record.timestamp }),
-        ...(record.speaker === undefined ? {} : { speaker: record.speaker }),
-        text: record.text,
-        media: [],
-        tree: treeIndex,
-        ...(parent
-          ? {
-              parent: {
-                memoryId: parent.parentId,
-                relationTypes: parent.edge.relationTypes,
-                role: parent.edge.role,
-                weight: parent.edge.weight,
-              },
-            }
-          : {}),
-        prize: candidate.prize,
-        retrievalScore: candidate.retrievalScore,
-        verifierScore: candidate.verifierScore,
-      });
-    }
-  });
   const objective = selected.reduce((sum, candidate) => sum + candidate.prize, 0);
+  const forest: ForestSolution = {
+    order,
+    trees,
+    edges,
+    objective,
+    trace: {
+      initial: [...(swaps[0] ? [swaps[0].out] : []), ...selected.slice(0, -1).map((c) => c.memoryId)],
+      initialObjective: objective - 0.1,
+      swaps,
+      proposal: selected.map((c) => c.memoryId),
+      proposalObjective: objective,
+      proposalEdges: edges,
+      dropped: [],
+      finalObjective: objective,
+      refineMethod: 'enumerate',
+    },
+  };
+  // The real packet builder, so the fake's evidence has exactly the shape the shells get from the pipeline.
+  const evidence = buildEvidence(
+    forest,
+    new Map(all.map((record) => [record.id, record])),
+    new Map(pool.map((candidate) => [candidate.memoryId, candidate])),
+    question.prompt,
+  );
   return {
     contextId,
     question,
@@ -244,23 +236,7 @@ function buildResult(
     packetText: evidence.map((item) => `[${item.rank}] ${item.date ?? ''} ${item.text}`).join('\n'),
     pool,
     verifiedEdges,
-    forest: {
-      order,
-      trees,
-      edges,
-      objective,
-      trace: {
-        initial: [...(swaps[0] ? [swaps[0].out] : []), ...selected.slice(0, -1).map((c) => c.memoryId)],
-        initialObjective: objective - 0.1,
-        swaps,
-        proposal: selected.map((c) => c.memoryId),
-        proposalObjective: objective,
-        proposalEdges: edges,
-        dropped: [],
-        finalObjective: objective,
-        refineMethod: 'enumerate',
-      },
-    },
+    forest,
     trace: {
       timings: { retrieve: 1, expand: 1, verify: 1, solve: 1, packet: 1 },
       totalMs: 5,
