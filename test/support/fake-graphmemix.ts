@@ -6,7 +6,6 @@ import type { ImportFormat } from '../../src/importers/importer-spec.ts';
 import { buildEvidence } from '../../src/pipeline/evidence-packet.ts';
 import type {
   AnswerResult,
-  EvidenceItem,
   PoolCandidate,
   QuestionInput,
   RetrievalResult,
