@@ -10,6 +10,7 @@ import { buildRelations } from './build-relations.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import type { IngestRejection, IngestReport } from './ingest-report.ts';
+import { countRelationTypes } from './relations/merge-relation-edges.ts';
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;
@@ -61,7 +62,7 @@ export async function ingestItems(
     warnings: [],
     questions: 0,
     assets: 0,
-    edges: emptyCounts(),
+    edges: countRelationTypes([]),
     seconds: 0,
     stepSeconds: { parse: 0, write: 0, relations: 0 },
   };
@@ -285,15 +286,4 @@ function positionOf(
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function emptyCounts(): Record<RelationType, number> {
-  return {
-    same_round: 0,
-    consecutive_turn: 0,
-    event_bridge: 0,
-    same_record: 0,
-    record_grounding: 0,
-    semantic_knn: 0,
-  };
 }
