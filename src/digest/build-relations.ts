@@ -1,16 +1,13 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import { countEdgeTypes } from '../store/edge-merge.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { RELATION_TYPES, type RelationType, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
-import {
-  countRelationTypes,
-  mergeRelationEdges,
-  type SemanticPair,
-} from './relations/merge-relation-edges.ts';
+import { mergeRelationEdges, type SemanticPair } from './relations/merge-relation-edges.ts';
 import { recordGroundingPairs } from './relations/record-grounding.ts';
 import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
@@ -121,7 +118,7 @@ export async function buildRelations(
   await store.replaceEdges(contextId, RELATION_TYPES, edges);
   lap('write');
   seconds.total = (performance.now() - started) / 1000;
-  return { counts: countRelationTypes(edges), seconds, semanticSpace, warnings };
+  return { counts: countEdgeTypes(edges), seconds, semanticSpace, warnings };
 }
 
 async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {

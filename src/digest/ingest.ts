@@ -4,13 +4,13 @@ import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from '../importers/text-si
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import { toMemoryRecord } from '../schemas/record-schema.ts';
 import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
+import { emptyEdgeCounts } from '../store/edge-merge.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
 import { buildRelations } from './build-relations.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import type { IngestRejection, IngestReport } from './ingest-report.ts';
-import { countRelationTypes } from './relations/merge-relation-edges.ts';
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;
@@ -62,7 +62,7 @@ export async function ingestItems(
     warnings: [],
     questions: 0,
     assets: 0,
-    edges: countRelationTypes([]),
+    edges: emptyEdgeCounts(),
     seconds: 0,
     stepSeconds: { parse: 0, write: 0, relations: 0 },
   };

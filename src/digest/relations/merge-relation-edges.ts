@@ -1,7 +1,6 @@
 import {
   type MemoryEdge,
   RELATION_TYPES,
-  type RelationType,
   SCHEMA_EDGE_STRENGTH,
   type SchemaRelationType,
 } from '../../types/relation.ts';
@@ -61,11 +60,4 @@ export function mergeRelationEdges(
     edges.push(edge);
   }
   return edges.sort((x, y) => (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0));
-}
-
-/** Pairs carrying each relation type. */
-export function countRelationTypes(edges: readonly MemoryEdge[]): Record<RelationType, number> {
-  const counts = Object.fromEntries(RELATION_TYPES.map((type) => [type, 0])) as Record<RelationType, number>;
-  for (const edge of edges) for (const type of edge.types) counts[type]++;
-  return counts;
 }
