@@ -1,5 +1,5 @@
 import { tokenize } from '../retrieval/tokenize.ts';
-import type { MemoryRecord } from '../types/memory-record.ts';
+import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
 import type {
@@ -68,14 +68,29 @@ export function verifierQueryText(question: NodeVerifierInput['question']): stri
 }
 
 /**
- * A memory as the offline verifiers read it: every text route (recordFullText) plus the calendar date it was
- * written or taken, so a question that names a day ("what did I show on 2024-06-17") is supported by that
- * day's memories (the model verifiers see the date in their payload too).
+ * Words a question uses for each kind of media. The model verifiers see a candidate's modalities in their
+ * payload (method notes 4); the offline verifiers read them as these words, so "which photo shows ..." is
+ * supported by memories that carry a photo, and a reply in the photo's round (one unit) shares it.
+ */
+export const MODALITY_WORDS: Readonly<Record<AssetKind, string>> = {
+  image: 'image photo picture photograph pic',
+  video: 'video clip footage',
+  audio: 'audio recording voice',
+  document: 'document file attachment',
+};
+
+/**
+ * A memory as the offline verifiers read it: every text route (recordFullText), the words for its media
+ * (MODALITY_WORDS, once per kind), and the calendar date it was written or taken, so a question that names
+ * a day ("what did I show on 2024-06-17") is supported by that day's memories (the model verifiers see the
+ * modalities and the date in their payload too).
  */
 export function verifierDocumentText(record: MemoryRecord): string {
-  const text = recordFullText(record);
+  const parts = [recordFullText(record)];
+  for (const kind of new Set(record.assets.map((a) => a.kind))) parts.push(MODALITY_WORDS[kind]);
   const day = record.timestamp === undefined ? undefined : /^\d{4}-\d{2}-\d{2}/.exec(record.timestamp)?.[0];
-  return day === undefined ? text : `${text}\n${day}`;
+  if (day !== undefined) parts.push(day);
+  return parts.join('\n');
 }
 
 /** The scoring rule on plain data (exported for tests). */

@@ -101,6 +101,44 @@ describe('contextSupportScores (lexical-context-support)', () => {
     if (!result.ok) throw new Error(result.error);
     expect(result.scores.get('june')!).toBeGreaterThan(result.scores.get('july')!);
   });
+
+  it('reads a memory\'s media as words, so "which photo" prefers the round that carries one', async () => {
+    const photo = record('u1', 'Here is the one from the lake.', {
+      assets: [{ id: 'img1', kind: 'image', uri: 'file:///lake.jpg' }],
+    });
+    expect(tokenize(verifierDocumentText(photo))).toEqual(
+      expect.arrayContaining(['photo', 'image', 'picture']),
+    );
+    // Each media kind is named once, however many assets of that kind the record holds.
+    const two = record('u2', 'x', {
+      assets: [
+        { id: 'a', kind: 'image', uri: 'file:///a.jpg' },
+        { id: 'b', kind: 'image', uri: 'file:///b.jpg' },
+      ],
+    });
+    expect(tokenize(verifierDocumentText(two)).filter((t) => t === 'photo')).toHaveLength(1);
+    const verifier = createContextLexicalNodeVerifier();
+    const candidate = (r: MemoryRecord, position: number) => ({
+      memoryId: r.id,
+      alias: `C0${position}`,
+      record: r,
+      retrievalScore: 0.5,
+      isAnchor: true,
+    });
+    const result = await verifier.verify({
+      question: { prompt: 'Which photos show the lake?', imageCaptions: [] },
+      candidates: [
+        candidate(photo, 0),
+        candidate(record('a1', 'Lovely light on the water.'), 1),
+        candidate(record('u3', 'We walked around the lake.'), 2),
+      ],
+      relations: [round('u1', 'a1')],
+    });
+    if (!result.ok) throw new Error(result.error);
+    // The reply shares its round's photo; the plain mention of the lake does not carry one.
+    expect(result.scores.get('u1')!).toBeGreaterThan(result.scores.get('u3')!);
+    expect(result.scores.get('a1')).toBe(result.scores.get('u1'));
+  });
 });
 
 describe('judgePair (anchor-novelty)', () => {
