@@ -1,6 +1,7 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
+import { recordFullText } from './candidate-snippet.ts';
 import { unitSupport, verifierDocumentText, verifierQueryText } from './context-lexical-node-verifier.ts';
 import { normalizeJudgement } from './ecv-protocol.ts';
 import type {
@@ -65,11 +66,16 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       const query = verifierQueryText(input.question);
       const terms = [...new Set(tokenize(query))];
+      // Support reads the verifier document (content, media words, day); the pair checks read the content
+      // only: every record's own date would otherwise be a "stated value" (two thread emails of different days
+      // would conflict), and shared media words would make two short photo messages near-duplicates.
       const texts = new Map<string, string>();
-      for (const anchor of input.anchors) texts.set(anchor.memoryId, verifierDocumentText(anchor.record));
-      for (const { candidate } of input.candidates)
-        texts.set(candidate.memoryId, verifierDocumentText(candidate.record));
-      const tokenSets = new Map([...texts].map(([id, text]) => [id, new Set(tokenize(text))]));
+      const contents = new Map<string, string>();
+      for (const { memoryId, record } of [...input.anchors, ...input.candidates.map((c) => c.candidate)]) {
+        texts.set(memoryId, verifierDocumentText(record));
+        contents.set(memoryId, recordFullText(record));
+      }
+      const tokenSets = new Map([...contents].map(([id, text]) => [id, new Set(tokenize(text))]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
@@ -87,10 +93,10 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         let best: { anchorId: string; score: number; role: EdgeRole } | undefined;
         for (const relation of relations) {
           const verdict = judgePair(
-            { tokens: tokenSets.get(candidate.memoryId)!, text: texts.get(candidate.memoryId)! },
+            { tokens: tokenSets.get(candidate.memoryId)!, text: contents.get(candidate.memoryId)! },
             {
               tokens: tokenSets.get(relation.anchorId) ?? new Set(),
-              text: texts.get(relation.anchorId) ?? '',
+              text: contents.get(relation.anchorId) ?? '',
             },
             terms,
             {

@@ -224,4 +224,41 @@ describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
     expect(byId.get('reply')).toMatchObject({ anchorId: 'ask', incrementalSupport: 5, kept: true });
     expect(byId.get('later')).toMatchObject({ kept: false, incrementalSupport: 0 });
   });
+
+  it('judges pairs on content: the record dates and media words are no stated values and no shared text', async () => {
+    const side = (id: string, text: string, position: number, extra: Partial<MemoryRecord>) => ({
+      memoryId: id,
+      alias: `C0${position}`,
+      record: record(id, text, extra),
+      retrievalScore: 0.4,
+      isAnchor: position === 0,
+    });
+    // A thread reply written two days later states no value of its own: not a conflict with the first email.
+    const first = side('e1', 'Kayak trip plan: meet at the harbour, bring a paddle and lunch.', 0, {
+      kind: 'email',
+      timestamp: '2024-06-01T09:00:00Z',
+    });
+    const reply = side('e2', 'Kayak trip: I will bring a paddle and lunch for two.', 1, {
+      kind: 'email',
+      timestamp: '2024-06-03T09:00:00Z',
+    });
+    // Two short photo messages share the media words but show different things: not near-duplicates.
+    const photo = (id: string, text: string, position: number) =>
+      side(id, text, position, { assets: [{ id: `${id}-img`, kind: 'image', uri: `file:///${id}.jpg` }] });
+    const lakePhoto = photo('p1', 'Kayak trip, lake at sunrise.', 2);
+    const harbourPhoto = photo('p2', 'Kayak trip, lake at sunset.', 3);
+    const result = await createAnchorNoveltyEdgeVerifier().verify({
+      question: { prompt: 'Which photos show the kayak trip?', imageCaptions: [] },
+      anchors: [first, lakePhoto],
+      candidates: [
+        { candidate: reply, relations: [{ anchorId: 'e1', relationTypes: ['same_record'] }] },
+        { candidate: harbourPhoto, relations: [{ anchorId: 'p1', relationTypes: ['event_bridge'] }] },
+      ],
+    });
+    if (!result.ok) throw new Error(result.error);
+    const byId = new Map(result.judgements.map((j) => [j.candidateId, j]));
+    expect(byId.get('e2')).toMatchObject({ anchorId: 'e1', kept: true });
+    expect(byId.get('e2')!.role).not.toBe('conflict');
+    expect(byId.get('p2')!.role).not.toBe('redundant');
+  });
 });
