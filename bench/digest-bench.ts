@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ingestItems } from '../src/digest/ingest.ts';
 import type { IngestReport } from '../src/digest/ingest-report.ts';
+import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
@@ -224,16 +225,6 @@ function sizeOf(file: string): number {
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
-}
-
-function mulberry32(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function printTable(): void {

@@ -18,6 +18,7 @@ import {
   refineExact,
   solveForest,
 } from '../src/core/index.ts';
+import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
 
 interface BenchCase {
   kind: 'question' | 'stress' | 'dense';
@@ -218,18 +219,6 @@ function percentile(values: number[], q: number): number {
 
 function us(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)}ms` : `${value.toFixed(0)}us`;
-}
-
-/** Small seeded PRNG (mulberry32) so every run times the same instances. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 main();

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { toMemoryRecord } from '../schemas/record-schema.ts';
 import {
@@ -15,6 +14,7 @@ import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } fr
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
 import { isReadableFile } from './media-files.ts';
+import { readJsonFile } from './read-json-file.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
 import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from './text-size-limit.ts';
@@ -49,14 +49,11 @@ async function* readBundle(
   const manifestFile = join(directory, 'manifest.json');
   let defaultContext = basename(directory);
   if (await isReadableFile(manifestFile)) {
-    try {
-      const manifest: unknown = JSON.parse(await readFile(manifestFile, 'utf8'));
-      if (isJsonObject(manifest)) defaultContext = asText(manifest.context_id) ?? defaultContext;
-    } catch (cause) {
-      yield warningItem(
-        manifestFile,
-        `unreadable manifest (${(cause as Error).message}); continuing without it`,
-      );
+    const manifest = await readJsonFile(manifestFile);
+    if (!manifest.ok) {
+      yield warningItem(manifestFile, `unreadable manifest (${manifest.error}); continuing without it`);
+    } else if (isJsonObject(manifest.value)) {
+      defaultContext = asText(manifest.value.context_id) ?? defaultContext;
     }
   }
   const contextOf = (row: JsonObject): string =>

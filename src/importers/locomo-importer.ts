@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
@@ -9,6 +8,7 @@ import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
 import { MissingMediaLog, referencedAsset } from './media-files.ts';
 import { parseDatasetDate } from './parse-dataset-date.ts';
+import { readJsonFile } from './read-json-file.ts';
 
 /**
  * LoCoMo release format and its variants:
@@ -35,13 +35,12 @@ async function* readLocomo(path: string, options: ImportOptions): AsyncGenerator
   const files = await findFiles(path, (name) => hasExtension(name, ['.json']));
   const sequences = new SequenceCounter();
   for (const file of files) {
-    let data: unknown;
-    try {
-      data = JSON.parse(await readFile(file, 'utf8'));
-    } catch (cause) {
-      yield rejectItem(file, 'INVALID_INPUT', `not valid JSON: ${(cause as Error).message}`);
+    const parsed = await readJsonFile(file);
+    if (!parsed.ok) {
+      yield rejectItem(file, 'INVALID_INPUT', `not valid JSON: ${parsed.error}`);
       continue;
     }
+    const data = parsed.value;
     const stem = basename(file, '.json');
     const samples = Array.isArray(data) ? data : [data];
     for (const [index, sample] of samples.entries()) {

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DerivedFields, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion, QuestionChoice } from '../types/question.ts';
@@ -9,6 +9,7 @@ import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } fr
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
 import { isReadableFile, MissingMediaLog, referencedAsset } from './media-files.ts';
+import { readJsonFile } from './read-json-file.ts';
 
 /**
  * M3Exam persona folders (`<Persona>/sessions.json` + `question.json` + `images/`):
@@ -42,9 +43,9 @@ async function* readPersona(
   const directory = dirname(sessionsFile);
   const prefix = basename(directory);
   const contextId = options.contextId ?? prefix;
-  const sessions = await readJson(sessionsFile);
+  const sessions = await readJsonFile(sessionsFile);
   if (!sessions.ok) {
-    yield rejectItem(sessionsFile, 'INVALID_INPUT', sessions.message);
+    yield rejectItem(sessionsFile, 'INVALID_INPUT', `not readable JSON: ${sessions.error}`);
     return;
   }
   if (!Array.isArray(sessions.value)) {
@@ -110,12 +111,12 @@ async function* readQuestions(
 ): AsyncGenerator<ImportItem> {
   const file = join(directory, 'question.json');
   if (!(await isReadableFile(file))) return;
-  const questions = await readJson(file);
+  const questions = await readJsonFile(file);
   if (!questions.ok || !Array.isArray(questions.value)) {
     yield rejectItem(
       file,
       'INVALID_INPUT',
-      questions.ok ? 'expected a list of questions' : questions.message,
+      questions.ok ? 'expected a list of questions' : `not readable JSON: ${questions.error}`,
     );
     return;
   }
@@ -210,16 +211,6 @@ function splitChoices(
     .join('\n')
     .trim();
   return compact({ stem, choices, instruction: instruction === '' ? undefined : instruction });
-}
-
-async function readJson(
-  file: string,
-): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
-  try {
-    return { ok: true, value: JSON.parse(await readFile(file, 'utf8')) };
-  } catch (cause) {
-    return { ok: false, message: `not readable JSON: ${(cause as Error).message}` };
-  }
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion, QuestionImage } from '../types/question.ts';
@@ -9,6 +8,7 @@ import { rejectItem, SequenceCounter, sourceAt, warningItem } from './import-ite
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
 import { isReadableFile, locateMedia, MissingMediaLog, referencedAsset } from './media-files.ts';
+import { readJsonFile } from './read-json-file.ts';
 
 /**
  * Mem-Gallery raw dialog files (`dialog/<Context>.json`), converted as the paper does (A.1):
@@ -38,13 +38,12 @@ async function* readDialogFile(
   options: ImportOptions,
   sequences: SequenceCounter,
 ): AsyncGenerator<ImportItem> {
-  let data: unknown;
-  try {
-    data = JSON.parse(await readFile(file, 'utf8'));
-  } catch (cause) {
-    yield rejectItem(file, 'INVALID_INPUT', `not valid JSON: ${(cause as Error).message}`);
+  const parsed = await readJsonFile(file);
+  if (!parsed.ok) {
+    yield rejectItem(file, 'INVALID_INPUT', `not valid JSON: ${parsed.error}`);
     return;
   }
+  const data = parsed.value;
   if (!isJsonObject(data) || !Array.isArray(data.multi_session_dialogues)) {
     yield rejectItem(file, 'INVALID_INPUT', 'not a Mem-Gallery dialog file', {
       field: 'multi_session_dialogues',

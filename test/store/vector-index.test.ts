@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import type { VectorRow } from '../../src/store/archive-store-spec.ts';
 import { VectorIndex } from '../../src/store/vector-index.ts';
 
-/** Deterministic pseudo-random numbers (mulberry32) so the test replays exactly. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic pseudo-random numbers so the test replays exactly. */
+const random = mulberry32;
 
 function clusteredRows(n: number, dims: number, clusters: number, seed: number): VectorRow[] {
   const next = random(seed);

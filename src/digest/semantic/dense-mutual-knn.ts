@@ -1,3 +1,4 @@
+import { mulberry32 } from './seeded-random.ts';
 import { type KnnPair, rankableScore, TopKLists } from './top-k-lists.ts';
 
 export interface DenseKnnOptions {
@@ -117,14 +118,7 @@ function normalized(vector: Float32Array): Float32Array {
 
 /** Seeded standard normal samples (mulberry32 + Box-Muller): the hyperplanes must not change between runs. */
 function gaussian(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
+  const uniform = mulberry32(seed);
   return () => {
     const u = Math.max(uniform(), 1e-12);
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * uniform());
