@@ -50,6 +50,13 @@ export interface ArchiveStore {
     types: readonly RelationType[],
     edges: readonly MemoryEdge[],
   ): Promise<void>;
+  /**
+   * Applies per-pair type changes in ONE transaction, reading and writing only the named pairs: the incremental
+   * path (a write touches what it changes). Per pair: types := (types - remove) + add; similarity is set when
+   * `similarity` is given with semantic_knn in `add`, and dropped with semantic_knn; a pair left without
+   * types is deleted; strength follows MemoryEdge. Unknown endpoints and self-loops are INVALID_INPUT.
+   */
+  changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void>;
   /** Every edge touching any of the ids (both directions), each pair once. */
   neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
   countEdges(contextId: string): Promise<Record<RelationType, number>>;
@@ -85,6 +92,16 @@ export interface ContextInfo {
   memories: number;
   /** Highest record sequence in the context; absent when it has no memories. Ingest continues after it. */
   maxSequence?: number;
+}
+
+/** One pair's relation change (see ArchiveStore.changeEdges). Order of a and b does not matter. */
+export interface EdgeChange {
+  a: string;
+  b: string;
+  add?: readonly RelationType[];
+  remove?: readonly RelationType[];
+  /** The mutual-kNN similarity, required when `add` holds semantic_knn. */
+  similarity?: number;
 }
 
 export interface MemoryWrite {

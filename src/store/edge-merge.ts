@@ -3,8 +3,10 @@ import {
   type MemoryEdge,
   RELATION_TYPES,
   type RelationType,
+  SCHEMA_EDGE_STRENGTH,
   SCHEMA_RELATION_TYPES,
 } from '../types/relation.ts';
+import type { EdgeChange } from './archive-store-spec.ts';
 
 /** Key of an undirected pair (a < b). */
 export function pairKey(a: string, b: string): string {
@@ -52,6 +54,48 @@ export function diffEdgeReplacement(
     }
   }
   return { upserts, deletes };
+}
+
+/**
+ * The changeEdges semantics shared by every backend: the edge after one pair's change, or undefined when the
+ * pair is left without types. `existing` is the stored edge of the pair (if any).
+ */
+export function applyEdgeChange(
+  contextId: string,
+  existing: MemoryEdge | undefined,
+  change: EdgeChange,
+): MemoryEdge | undefined {
+  if (change.a === change.b) {
+    throw new GraphmemixError('INVALID_INPUT', `self-loop edge on memory "${change.a}"`);
+  }
+  const add = change.add ?? [];
+  if (add.includes('semantic_knn') && !Number.isFinite(change.similarity)) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `semantic_knn edge ${change.a}-${change.b} needs a similarity`,
+    );
+  }
+  const removed = new Set(change.remove ?? []);
+  const types = sortTypes([...(existing?.types ?? []).filter((type) => !removed.has(type)), ...add]);
+  if (types.length === 0) return undefined;
+  const similarity = !types.includes('semantic_knn')
+    ? undefined
+    : add.includes('semantic_knn')
+      ? change.similarity
+      : existing?.similarity;
+  const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
+  const strength = hasSchemaType(types) ? SCHEMA_EDGE_STRENGTH : (similarity ?? 0);
+  return withOptionalSimilarity({ contextId, a, b, types, strength }, similarity);
+}
+
+/** True when two stored forms of one pair are the same (no write needed). */
+export function sameEdge(x: MemoryEdge, y: MemoryEdge): boolean {
+  return (
+    x.strength === y.strength &&
+    x.similarity === y.similarity &&
+    x.types.length === y.types.length &&
+    x.types.every((type, index) => y.types[index] === type)
+  );
 }
 
 export function hasSchemaType(types: readonly RelationType[]): boolean {
@@ -119,15 +163,6 @@ function mergeTwo(x: MemoryEdge, y: MemoryEdge): MemoryEdge {
 
 function sortTypes(types: readonly RelationType[]): RelationType[] {
   return [...new Set(types)].sort((x, y) => (TYPE_ORDER.get(x) ?? 0) - (TYPE_ORDER.get(y) ?? 0));
-}
-
-function sameEdge(x: MemoryEdge, y: MemoryEdge): boolean {
-  return (
-    x.strength === y.strength &&
-    x.similarity === y.similarity &&
-    x.types.length === y.types.length &&
-    x.types.every((type, index) => y.types[index] === type)
-  );
 }
 
 function withOptionalSimilarity(edge: MemoryEdge, similarity: number | undefined): MemoryEdge {

@@ -7,13 +7,14 @@ import type { MemoryView, ViewHit } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  EdgeChange,
   LexicalSearchOptions,
   MemoryWrite,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
 } from './archive-store-spec.ts';
-import { countEdgeTypes, diffEdgeReplacement, pairKey } from './edge-merge.ts';
+import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -180,24 +181,39 @@ class MemoryStore implements ArchiveStore {
         }
       }
     }
-    for (const edge of deletes) {
-      const key = pairKey(edge.a, edge.b);
-      data.edges.delete(key);
-      data.edgesByMemory.get(edge.a)?.delete(key);
-      data.edgesByMemory.get(edge.b)?.delete(key);
-    }
-    for (const edge of upserts) {
-      const key = pairKey(edge.a, edge.b);
-      data.edges.set(key, structuredClone(edge));
-      for (const id of [edge.a, edge.b]) {
-        let keys = data.edgesByMemory.get(id);
-        if (!keys) {
-          keys = new Set();
-          data.edgesByMemory.set(id, keys);
+    applyEdgeWrites(data, upserts, deletes);
+  }
+
+  async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
+    this.assertOpen();
+    if (changes.length === 0) return;
+    const data = this.context(contextId, true);
+    // Compute every result first (validation included), then write: all-or-nothing like a transaction.
+    const after = new Map<string, { before: MemoryEdge | undefined; edge: MemoryEdge | undefined }>();
+    for (const change of changes) {
+      for (const id of [change.a, change.b]) {
+        if (!data.memories.has(id)) {
+          throw new GraphmemixError(
+            'INVALID_INPUT',
+            `edge endpoint "${id}" is not a memory of "${contextId}"`,
+          );
         }
-        keys.add(key);
+      }
+      const key = change.a < change.b ? pairKey(change.a, change.b) : pairKey(change.b, change.a);
+      const before = after.has(key) ? after.get(key)!.before : data.edges.get(key);
+      const current = after.has(key) ? after.get(key)!.edge : before;
+      after.set(key, { before, edge: applyEdgeChange(contextId, current, change) });
+    }
+    const upserts: MemoryEdge[] = [];
+    const deletes: MemoryEdge[] = [];
+    for (const { before, edge } of after.values()) {
+      if (!edge) {
+        if (before) deletes.push(before);
+      } else if (!before || !sameEdge(before, edge)) {
+        upserts.push(edge);
       }
     }
+    applyEdgeWrites(data, upserts, deletes);
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
@@ -369,4 +385,29 @@ function contextInfo(id: string, data: ContextData): ContextInfo {
   return maxSequence === undefined
     ? { id, memories: data.memories.size }
     : { id, memories: data.memories.size, maxSequence };
+}
+
+function applyEdgeWrites(
+  data: ContextData,
+  upserts: readonly MemoryEdge[],
+  deletes: readonly MemoryEdge[],
+): void {
+  for (const edge of deletes) {
+    const key = pairKey(edge.a, edge.b);
+    data.edges.delete(key);
+    data.edgesByMemory.get(edge.a)?.delete(key);
+    data.edgesByMemory.get(edge.b)?.delete(key);
+  }
+  for (const edge of upserts) {
+    const key = pairKey(edge.a, edge.b);
+    data.edges.set(key, structuredClone(edge));
+    for (const id of [edge.a, edge.b]) {
+      let keys = data.edgesByMemory.get(id);
+      if (!keys) {
+        keys = new Set();
+        data.edgesByMemory.set(id, keys);
+      }
+      keys.add(key);
+    }
+  }
 }

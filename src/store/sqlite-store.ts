@@ -8,13 +8,21 @@ import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  EdgeChange,
   LexicalSearchOptions,
   MemoryWrite,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
 } from './archive-store-spec.ts';
-import { countEdgeTypes, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
+import {
+  applyEdgeChange,
+  countEdgeTypes,
+  diffEdgeReplacement,
+  emptyEdgeCounts,
+  pairKey,
+  sameEdge,
+} from './edge-merge.ts';
 import { migrate } from './migrations.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -93,51 +101,53 @@ class SqliteStore implements ArchiveStore {
     for (const write of writes) assertWrite(contextId, write);
     const s = this.statements;
     return this.run(() =>
-      this.db.transaction(() => {
-        const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
-        s.ensureContext.run(contextId);
-        for (const { record, views, contentHash } of writes) {
-          const previous = s.getHash.get(contextId, record.id) as { content_hash: string } | undefined;
-          if (previous?.content_hash === contentHash) {
-            outcome.unchanged.push(record.id);
-            continue;
+      this.db
+        .transaction(() => {
+          const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+          s.ensureContext.run(contextId);
+          for (const { record, views, contentHash } of writes) {
+            const previous = s.getHash.get(contextId, record.id) as { content_hash: string } | undefined;
+            if (previous?.content_hash === contentHash) {
+              outcome.unchanged.push(record.id);
+              continue;
+            }
+            const columns = [
+              record.sequence,
+              record.kind,
+              record.sessionId ?? null,
+              record.roundId ?? null,
+              record.timestamp ?? null,
+              contentHash,
+              JSON.stringify(record),
+            ];
+            if (previous) {
+              s.updateMemory.run(...columns, contextId, record.id);
+              s.deleteViews.run(contextId, record.id);
+              s.deleteMemoryVectors.run(contextId, record.id);
+              outcome.updated.push(record.id);
+            } else {
+              s.insertMemory.run(contextId, record.id, ...columns);
+              outcome.inserted.push(record.id);
+            }
+            views.forEach((view, position) => {
+              s.insertView.run(
+                contextId,
+                record.id,
+                position,
+                view.kind,
+                view.key,
+                view.text,
+                view.uri ?? null,
+              );
+            });
           }
-          const columns = [
-            record.sequence,
-            record.kind,
-            record.sessionId ?? null,
-            record.roundId ?? null,
-            record.timestamp ?? null,
-            contentHash,
-            JSON.stringify(record),
-          ];
-          if (previous) {
-            s.updateMemory.run(...columns, contextId, record.id);
-            s.deleteViews.run(contextId, record.id);
-            s.deleteMemoryVectors.run(contextId, record.id);
-            outcome.updated.push(record.id);
-          } else {
-            s.insertMemory.run(contextId, record.id, ...columns);
-            outcome.inserted.push(record.id);
+          if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+            s.bumpVersion.run(contextId);
+            if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
-          views.forEach((view, position) => {
-            s.insertView.run(
-              contextId,
-              record.id,
-              position,
-              view.kind,
-              view.key,
-              view.text,
-              view.uri ?? null,
-            );
-          });
-        }
-        if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
-          s.bumpVersion.run(contextId);
-          if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
-        }
-        return outcome;
-      })(),
+          return outcome;
+        })
+        .immediate(),
     );
   }
 
@@ -190,15 +200,17 @@ class SqliteStore implements ArchiveStore {
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     const s = this.statements;
     return this.run(() =>
-      this.db.transaction(() => {
-        // Views, vectors and edges go with it (ON DELETE CASCADE).
-        const deleted = s.deleteMemory.run(contextId, id).changes > 0;
-        if (deleted) {
-          s.bumpVersion.run(contextId);
-          s.bumpVectorVersion.run(contextId);
-        }
-        return deleted;
-      })(),
+      this.db
+        .transaction(() => {
+          // Views, vectors and edges go with it (ON DELETE CASCADE).
+          const deleted = s.deleteMemory.run(contextId, id).changes > 0;
+          if (deleted) {
+            s.bumpVersion.run(contextId);
+            s.bumpVectorVersion.run(contextId);
+          }
+          return deleted;
+        })
+        .immediate(),
     );
   }
 
@@ -217,21 +229,70 @@ class SqliteStore implements ArchiveStore {
   ): Promise<void> {
     const s = this.statements;
     this.run(() =>
-      this.db.transaction(() => {
-        const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
-        const { upserts, deletes } = diffEdgeReplacement(contextId, existing, types, edges);
-        for (const edge of deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
-        for (const edge of upserts) {
-          s.upsertEdge.run(
-            contextId,
-            edge.a,
-            edge.b,
-            JSON.stringify(edge.types),
-            edge.strength,
-            edge.similarity ?? null,
-          );
-        }
-      })(),
+      this.db
+        .transaction(() => {
+          const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
+          const { upserts, deletes } = diffEdgeReplacement(contextId, existing, types, edges);
+          for (const edge of deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
+          for (const edge of upserts) {
+            s.upsertEdge.run(
+              contextId,
+              edge.a,
+              edge.b,
+              JSON.stringify(edge.types),
+              edge.strength,
+              edge.similarity ?? null,
+            );
+          }
+        })
+        .immediate(),
+    );
+  }
+
+  async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const s = this.statements;
+    this.run(() =>
+      this.db
+        .transaction(() => {
+          const current = new Map<string, MemoryEdge | undefined>();
+          const before = new Map<string, MemoryEdge | undefined>();
+          for (const change of changes) {
+            for (const id of [change.a, change.b]) {
+              if (!s.getHash.get(contextId, id)) {
+                throw new GraphmemixError(
+                  'INVALID_INPUT',
+                  `edge endpoint "${id}" is not a memory of "${contextId}"`,
+                );
+              }
+            }
+            const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
+            const key = pairKey(a, b);
+            if (!before.has(key)) {
+              const row = s.getEdge.get(contextId, a, b) as EdgeRow | undefined;
+              const stored = row ? toEdge(contextId, row) : undefined;
+              before.set(key, stored);
+              current.set(key, stored);
+            }
+            current.set(key, applyEdgeChange(contextId, current.get(key), change));
+          }
+          for (const [key, edge] of current) {
+            const previous = before.get(key);
+            if (!edge) {
+              if (previous) s.deleteEdge.run(contextId, previous.a, previous.b);
+            } else if (!previous || !sameEdge(previous, edge)) {
+              s.upsertEdge.run(
+                contextId,
+                edge.a,
+                edge.b,
+                JSON.stringify(edge.types),
+                edge.strength,
+                edge.similarity ?? null,
+              );
+            }
+          }
+        })
+        .immediate(),
     );
   }
 
@@ -262,11 +323,13 @@ class SqliteStore implements ArchiveStore {
 
   async putQuestions(questions: readonly EvalQuestion[]): Promise<number> {
     this.run(() =>
-      this.db.transaction(() => {
-        for (const question of questions) {
-          this.statements.upsertQuestion.run(question.contextId, question.id, JSON.stringify(question));
-        }
-      })(),
+      this.db
+        .transaction(() => {
+          for (const question of questions) {
+            this.statements.upsertQuestion.run(question.contextId, question.id, JSON.stringify(question));
+          }
+        })
+        .immediate(),
     );
     return questions.length;
   }
@@ -295,22 +358,24 @@ class SqliteStore implements ArchiveStore {
     if (rows.length === 0) return;
     const s = this.statements;
     this.run(() =>
-      this.db.transaction(() => {
-        const existing = s.spaceDims.get(contextId, space) as { dims: number } | undefined;
-        const dims = existing?.dims ?? rows[0]!.vector.length;
-        for (const row of rows) {
-          if (row.vector.length !== dims) throw vectorDimensionError(space, dims, row.vector.length);
-          if (!s.getHash.get(contextId, row.memoryId)) {
-            throw new GraphmemixError(
-              'INVALID_INPUT',
-              `vector of unknown memory "${row.memoryId}" in "${contextId}"`,
-            );
+      this.db
+        .transaction(() => {
+          const existing = s.spaceDims.get(contextId, space) as { dims: number } | undefined;
+          const dims = existing?.dims ?? rows[0]!.vector.length;
+          for (const row of rows) {
+            if (row.vector.length !== dims) throw vectorDimensionError(space, dims, row.vector.length);
+            if (!s.getHash.get(contextId, row.memoryId)) {
+              throw new GraphmemixError(
+                'INVALID_INPUT',
+                `vector of unknown memory "${row.memoryId}" in "${contextId}"`,
+              );
+            }
+            const blob = Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength);
+            s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob);
           }
-          const blob = Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength);
-          s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob);
-        }
-        s.bumpVectorVersion.run(contextId);
-      })(),
+          s.bumpVectorVersion.run(contextId);
+        })
+        .immediate(),
     );
   }
 
@@ -458,6 +523,9 @@ function prepareStatements(db: Database.Database) {
       WHERE context_id = ? AND text != '' ORDER BY memory_id, position`),
     listEdges: p('SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ?'),
     deleteEdge: p('DELETE FROM edges WHERE context_id = ? AND a = ? AND b = ?'),
+    getEdge: p(
+      'SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ? AND b = ?',
+    ),
     upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
       similarity = excluded.similarity`),

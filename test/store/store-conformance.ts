@@ -312,6 +312,64 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect((await store.listQuestions('one'))[0]).toEqual(question('one', 'q1', 'first, edited?'));
     });
 
+    it('changeEdges adds and removes types per pair, touching only the named pairs', async () => {
+      await store.writeMemories(
+        'ctx',
+        ['a', 'b', 'c'].map((id, i) => write('ctx', id, `text ${id}`, i)),
+      );
+      await store.changeEdges('ctx', [
+        { a: 'b', b: 'a', add: ['same_round'] },
+        { a: 'a', b: 'b', add: ['semantic_knn'], similarity: 0.5 },
+        { a: 'c', b: 'b', add: ['semantic_knn'], similarity: 0.4 },
+      ]);
+      expect(await store.neighbors('ctx', ['a'])).toEqual([
+        {
+          contextId: 'ctx',
+          a: 'a',
+          b: 'b',
+          types: ['same_round', 'semantic_knn'],
+          strength: 0.99,
+          similarity: 0.5,
+        },
+      ]);
+      // Dropping the schema type leaves the similarity as strength; dropping the last type deletes the pair.
+      await store.changeEdges('ctx', [
+        { a: 'a', b: 'b', remove: ['same_round'] },
+        { a: 'b', b: 'c', remove: ['semantic_knn'] },
+      ]);
+      expect(await store.neighbors('ctx', ['b'])).toEqual([
+        { contextId: 'ctx', a: 'a', b: 'b', types: ['semantic_knn'], strength: 0.5, similarity: 0.5 },
+      ]);
+      // A change naming the same pair twice applies in order.
+      await store.changeEdges('ctx', [
+        { a: 'a', b: 'c', add: ['consecutive_turn'] },
+        { a: 'c', b: 'a', remove: ['consecutive_turn'], add: ['event_bridge'] },
+      ]);
+      expect((await store.neighbors('ctx', ['c']))[0]).toMatchObject({
+        types: ['event_bridge'],
+        strength: 0.99,
+      });
+      expect(await store.countEdges('ctx')).toMatchObject({
+        semantic_knn: 1,
+        event_bridge: 1,
+        same_round: 0,
+      });
+    });
+
+    it('changeEdges is all-or-nothing and rejects unknown endpoints, self-loops and kNN without similarity', async () => {
+      await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0), write('ctx', 'b', 'y', 1)]);
+      for (const bad of [
+        { a: 'a', b: 'zz', add: ['same_round'] as RelationType[] },
+        { a: 'a', b: 'a', add: ['same_round'] as RelationType[] },
+        { a: 'a', b: 'b', add: ['semantic_knn'] as RelationType[] },
+      ]) {
+        await expect(
+          store.changeEdges('ctx', [{ a: 'a', b: 'b', add: ['same_round'] }, bad]),
+        ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      }
+      expect(await store.neighbors('ctx', ['a', 'b'])).toEqual([]);
+    });
+
     it('keeps meta values as JSON', async () => {
       expect(await store.getMeta('missing')).toBeUndefined();
       await store.setMeta('calibration', { a: 1, list: [1, 'two'] });
