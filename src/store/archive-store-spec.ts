@@ -44,6 +44,19 @@ export interface ArchiveStore {
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
 
+  /**
+   * The relation journal, for crash safety of the incremental relation path. Every memory write that changed
+   * something (inserted or updated) and every delete leaves one entry per memory IN THE SAME TRANSACTION, with
+   * the record it replaced or removed. The relation updater reads entries, applies their relation changes and
+   * then clears them, so a process killed in between leaves work that the next update finishes. Entries come
+   * in write order (seq ascending).
+   */
+  pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]>;
+  /** Removes the journal entries with these seqs (after their relations were applied). */
+  clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void>;
+  /** Number of journal entries of the context (decides incremental update vs full rebuild). */
+  countRelationWork(contextId: string): Promise<number>;
+
   /** Replaces every edge of the given relation types in the context (relations are recomputed per context). */
   replaceEdges(
     contextId: string,
@@ -85,6 +98,14 @@ export interface ArchiveStore {
 
   integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
   close(): Promise<void>;
+}
+
+/** One relation-journal entry (see ArchiveStore.pendingRelationWork). */
+export interface RelationWork {
+  seq: number;
+  memoryId: string;
+  /** The stored record this write replaced or this delete removed; absent for an insert. */
+  before?: MemoryRecord;
 }
 
 export interface ContextInfo {

@@ -10,6 +10,7 @@ import type {
   EdgeChange,
   LexicalSearchOptions,
   MemoryWrite,
+  RelationWork,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
@@ -33,6 +34,8 @@ interface ContextData {
   vectors: Map<string, Map<string, VectorRow>>;
   lexical?: Bm25Index;
   vectorIndexes: Map<string, VectorIndex>;
+  /** The relation journal (ArchiveStore.pendingRelationWork), in seq order. */
+  journal: RelationWork[];
 }
 
 /**
@@ -51,6 +54,8 @@ class MemoryStore implements ArchiveStore {
   private readonly questions = new Map<string, EvalQuestion>();
   private readonly meta = new Map<string, string>();
   private closed = false;
+  /** Journal sequence, shared by all contexts (like SQLite's AUTOINCREMENT). */
+  private nextSeq = 1;
 
   async listContexts(): Promise<ContextInfo[]> {
     this.assertOpen();
@@ -77,6 +82,7 @@ class MemoryStore implements ArchiveStore {
         }
       }
       (previous ? outcome.updated : outcome.inserted).push(id);
+      data.journal.push(journalEntry(this.nextSeq++, id, previous?.record));
       data.memories.set(
         id,
         structuredClone({ record: write.record, views: write.views, contentHash: write.contentHash }),
@@ -141,7 +147,10 @@ class MemoryStore implements ArchiveStore {
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     this.assertOpen();
     const data = this.contexts.get(contextId);
-    if (!data?.memories.delete(id)) return false;
+    const removed = data?.memories.get(id);
+    if (!data || !removed) return false;
+    data.memories.delete(id);
+    data.journal.push(journalEntry(this.nextSeq++, id, removed.record));
     for (const key of data.edgesByMemory.get(id) ?? []) {
       const edge = data.edges.get(key);
       if (!edge) continue;
@@ -161,6 +170,24 @@ class MemoryStore implements ArchiveStore {
     const memories = this.contexts.get(contextId)?.memories;
     if (!memories) return [];
     return structuredClone(memoryIds.flatMap((id) => memories.get(id)?.views ?? []));
+  }
+
+  async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
+    this.assertOpen();
+    return structuredClone(this.contexts.get(contextId)?.journal.slice(0, limit) ?? []);
+  }
+
+  async clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return;
+    const cleared = new Set(seqs);
+    data.journal = data.journal.filter((entry) => !cleared.has(entry.seq));
+  }
+
+  async countRelationWork(contextId: string): Promise<number> {
+    this.assertOpen();
+    return this.contexts.get(contextId)?.journal.length ?? 0;
   }
 
   async replaceEdges(
@@ -354,6 +381,7 @@ class MemoryStore implements ArchiveStore {
         memories: new Map(),
         edges: new Map(),
         edgesByMemory: new Map(),
+        journal: [],
         vectors: new Map(),
         vectorIndexes: new Map(),
       };
@@ -410,4 +438,8 @@ function applyEdgeWrites(
       keys.add(key);
     }
   }
+}
+
+function journalEntry(seq: number, memoryId: string, before: MemoryRecord | undefined): RelationWork {
+  return before === undefined ? { seq, memoryId } : { seq, memoryId, before: structuredClone(before) };
 }

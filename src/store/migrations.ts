@@ -77,6 +77,20 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       );
     `,
   },
+  // Version 4: the relation journal (ArchiveStore.pendingRelationWork). No foreign key: an entry outlives the
+  // memory it names when that memory was deleted.
+  {
+    version: 4,
+    sql: `
+      CREATE TABLE relation_journal (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        context_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        before TEXT
+      );
+      CREATE INDEX relation_journal_by_context ON relation_journal (context_id, seq);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -11,6 +11,7 @@ import type {
   EdgeChange,
   LexicalSearchOptions,
   MemoryWrite,
+  RelationWork,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
@@ -121,11 +122,14 @@ class SqliteStore implements ArchiveStore {
               JSON.stringify(record),
             ];
             if (previous) {
+              const replaced = s.getRecord.get(contextId, record.id) as { record: string };
+              s.journal.run(contextId, record.id, replaced.record);
               s.updateMemory.run(...columns, contextId, record.id);
               s.deleteViews.run(contextId, record.id);
               s.deleteMemoryVectors.run(contextId, record.id);
               outcome.updated.push(record.id);
             } else {
+              s.journal.run(contextId, record.id, null);
               s.insertMemory.run(contextId, record.id, ...columns);
               outcome.inserted.push(record.id);
             }
@@ -202,9 +206,12 @@ class SqliteStore implements ArchiveStore {
     return this.run(() =>
       this.db
         .transaction(() => {
+          const removed = s.getRecord.get(contextId, id) as { record: string } | undefined;
+          if (!removed) return false;
           // Views, vectors and edges go with it (ON DELETE CASCADE).
           const deleted = s.deleteMemory.run(contextId, id).changes > 0;
           if (deleted) {
+            s.journal.run(contextId, id, removed.record);
             s.bumpVersion.run(contextId);
             s.bumpVectorVersion.run(contextId);
           }
@@ -220,6 +227,28 @@ class SqliteStore implements ArchiveStore {
         (this.statements.getViews.all(contextId, id) as ViewRow[]).map((row) => toView(id, row)),
       ),
     );
+  }
+
+  async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
+    const rows = this.run(() => this.statements.pendingWork.all(contextId, limit)) as {
+      seq: number;
+      memory_id: string;
+      before: string | null;
+    }[];
+    return rows.map((row) =>
+      row.before === null
+        ? { seq: row.seq, memoryId: row.memory_id }
+        : { seq: row.seq, memoryId: row.memory_id, before: JSON.parse(row.before) as MemoryRecord },
+    );
+  }
+
+  async clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    this.run(() => this.statements.clearWork.run(contextId, JSON.stringify(seqs)));
+  }
+
+  async countRelationWork(contextId: string): Promise<number> {
+    return (this.run(() => this.statements.countWork.get(contextId)) as { n: number }).n;
   }
 
   async replaceEdges(
@@ -543,6 +572,14 @@ function prepareStatements(db: Database.Database) {
     deleteMemoryVectors: p('DELETE FROM vectors WHERE context_id = ? AND memory_id = ?'),
     listVectors: p(`SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
       ORDER BY memory_id, kind, key`),
+    journal: p('INSERT INTO relation_journal (context_id, memory_id, before) VALUES (?, ?, ?)'),
+    pendingWork: p(
+      'SELECT seq, memory_id, before FROM relation_journal WHERE context_id = ? ORDER BY seq LIMIT ?',
+    ),
+    clearWork: p(
+      'DELETE FROM relation_journal WHERE context_id = ? AND seq IN (SELECT value FROM json_each(?))',
+    ),
+    countWork: p('SELECT COUNT(*) AS n FROM relation_journal WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',

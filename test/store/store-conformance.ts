@@ -370,6 +370,37 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.neighbors('ctx', ['a', 'b'])).toEqual([]);
     });
 
+    it('journals every changed write and delete in the same transaction, per context, until cleared', async () => {
+      await store.writeMemories('ctx', [write('ctx', 'a', 'one', 0), write('ctx', 'b', 'two', 1)]);
+      await store.writeMemories('other', [write('other', 'z', 'elsewhere', 0)]);
+      await store.writeMemories('ctx', [write('ctx', 'a', 'one', 0), write('ctx', 'b', 'two again', 1)]);
+      await store.deleteMemory('ctx', 'a');
+      expect(await store.deleteMemory('ctx', 'a')).toBe(false);
+      const work = await store.pendingRelationWork('ctx', 10);
+      expect(work.map((entry) => [entry.memoryId, entry.before?.text])).toEqual([
+        ['a', undefined],
+        ['b', undefined],
+        ['b', 'two'],
+        ['a', 'one'],
+      ]);
+      expect(work.map((entry) => entry.seq)).toEqual(
+        [...work.map((entry) => entry.seq)].sort((x, y) => x - y),
+      );
+      expect(await store.countRelationWork('ctx')).toBe(4);
+      expect((await store.pendingRelationWork('ctx', 2)).length).toBe(2);
+      await store.clearRelationWork(
+        'ctx',
+        work.slice(0, 3).map((entry) => entry.seq),
+      );
+      expect((await store.pendingRelationWork('ctx', 10)).map((entry) => entry.memoryId)).toEqual(['a']);
+      expect(await store.countRelationWork('other')).toBe(1);
+      // A failed write journals nothing.
+      await expect(
+        store.writeMemories('ctx', [write('ctx', 'c', 'three', 2), write('elsewhere', 'd', 'x', 3)]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.countRelationWork('ctx')).toBe(1);
+    });
+
     it('keeps meta values as JSON', async () => {
       expect(await store.getMeta('missing')).toBeUndefined();
       await store.setMeta('calibration', { a: 1, list: [1, 'two'] });
