@@ -1,0 +1,273 @@
+/**
+ * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 50] [--queries 200]`
+ *
+ * How the living archive scales: one context of 10k, 100k and 1M memories, and many contexts of 1k each
+ * (default 1,000 x 1,000). Realistic generated chat (bench/support/realistic-chat.ts: Zipfian vocabulary of
+ * 40k words, sessions, rounds, timestamps, some photos). Offline (no model), SQLite file store, the public
+ * library API (`openGraphmemix`, `addMemories`, `retrieve`, `compact`).
+ *
+ * Every scenario runs in its own child process, so its peak RSS is its own; "first retrieve" runs in yet
+ * another fresh process (open the archive + one retrieve, measured inside it, Node start-up excluded).
+ * Columns: ingest mem/s (bulk import of the whole scenario, relations included), DB MB per 1k memories,
+ * peak RSS, add-1 p50/p99 (n = --adds, each one memory into the big context through addMemories), add-100
+ * p50 (n = 10), first retrieve in a fresh process, warm retrieve p50/p95/p99 (n = --queries after 10
+ * warm-up), compaction time (exact rebuild of the semantic graph), edges per memory by kind.
+ * Targets (issue #10): add-1 at 1M p50 <= 10 ms, p99 <= 50 ms; add-100 <= 200 ms; first retrieve at 1M
+ * <= 1 s; warm retrieve at 1M p50 <= 50 ms, p95 <= 150 ms; at 10k p50 <= 2 ms; ingest >= 10k mem/s; peak
+ * RSS at 1M <= 1.5 GB.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ingestItems } from '../src/digest/ingest.ts';
+import { openGraphmemix } from '../src/graphmemix.ts';
+import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { chatArchive, chatQuestions, chatRecords } from './support/realistic-chat.ts';
+
+interface ScenarioResult {
+  scenario: string;
+  contexts: number;
+  memories: number;
+  ingestSeconds: number;
+  ingestPerSecond: number;
+  dbMiBPer1k: number;
+  peakRssMiB: number;
+  add1: { p50: number; p99: number; n: number };
+  add100: { p50: number; n: number };
+  firstRetrieveMs: number;
+  warmRetrieve: { p50: number; p95: number; p99: number; n: number };
+  compactionSeconds: number | null;
+  edgesPerMemory: Record<string, number>;
+}
+
+const SELF = fileURLToPath(import.meta.url);
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+};
+
+if (args[0] === '--child') {
+  const result = await runScenario(
+    args[1]!,
+    args[2]!,
+    Number(flag('--adds') ?? 50),
+    Number(flag('--queries') ?? 200),
+  );
+  process.stdout.write(`\nRESULT ${JSON.stringify(result)}\n`);
+} else if (args[0] === '--first-retrieve') {
+  const started = performance.now();
+  const gm = await openGraphmemix({ db: args[1]! });
+  await gm.retrieve(args[2]!, args[3]!);
+  const ms = performance.now() - started;
+  await gm.close();
+  process.stdout.write(`\nRESULT ${JSON.stringify({ ms })}\n`);
+} else {
+  await main();
+}
+
+async function main(): Promise<void> {
+  const json = args.includes('--json');
+  const sizes = (flag('--sizes') ?? '10k,100k,1m').split(',').filter(Boolean);
+  const contexts = flag('--contexts') ?? '1000x1000';
+  const scenarios = [
+    ...sizes.map((size) => `single:${size}`),
+    ...(contexts === 'none' ? [] : [`many:${contexts}`]),
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'graphmemix-scale-'));
+  const results: ScenarioResult[] = [];
+  try {
+    for (const scenario of scenarios) {
+      if (!json) process.stderr.write(`running ${scenario} ...\n`);
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          SELF,
+          '--child',
+          scenario,
+          join(dir, `${scenario.replace(/\W/g, '_')}.db`),
+          ...forwarded(),
+        ],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const line = child.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+      if (child.status !== 0 || !line) throw new Error(`scenario ${scenario} failed (exit ${child.status})`);
+      results.push(JSON.parse(line.slice(7)) as ScenarioResult);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (json) process.stdout.write(`${JSON.stringify({ results }, null, 2)}\n`);
+  else printTable(results);
+}
+
+function forwarded(): string[] {
+  const out: string[] = [];
+  for (const name of ['--adds', '--queries']) {
+    const value = flag(name);
+    if (value !== undefined) out.push(name, value);
+  }
+  return out;
+}
+
+async function runScenario(
+  scenario: string,
+  file: string,
+  adds: number,
+  queries: number,
+): Promise<ScenarioResult> {
+  const [shape, spec] = scenario.split(':') as [string, string];
+  const [contextCount, perContext] =
+    shape === 'single' ? [1, parseSize(spec)] : (spec.split('x').map(parseSize) as [number, number]);
+  const contextIds = Array.from({ length: contextCount }, (_, c) => (contextCount === 1 ? 'big' : `u${c}`));
+  const archive = (contextId: string, c: number) => ({ contextId, count: perContext, seed: 11 + c });
+
+  const gm = await openGraphmemix({ db: file });
+  const ingestStarted = performance.now();
+  for (const [c, contextId] of contextIds.entries()) {
+    await ingestItems(gm.store, chatArchive(archive(contextId, c)) as Iterable<ImportItem>);
+  }
+  const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+  const memories = contextCount * perContext;
+
+  const compactionSeconds = await timeCompaction(gm, contextIds[0]!);
+
+  const questions = chatQuestions(queries + 10, 5, archive(contextIds[0]!, 0));
+  const contextFor = (i: number) => contextIds[(i * 7919) % contextIds.length]!;
+  const retrieveTimes: number[] = [];
+  for (const [i, question] of questions.entries()) {
+    const started = performance.now();
+    await gm.retrieve(contextFor(i), question);
+    if (i >= 10) retrieveTimes.push(performance.now() - started);
+  }
+
+  const add1: number[] = [];
+  let next = perContext;
+  for (let i = 0; i < adds; i++) {
+    const contextId = contextFor(i);
+    const [record] = [...chatRecords({ contextId, count: 1, seed: 900 + i, start: next++ })];
+    const started = performance.now();
+    await gm.addMemories(contextId, [record!]);
+    add1.push(performance.now() - started);
+  }
+  const add100: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const contextId = contextFor(i);
+    const records = [...chatRecords({ contextId, count: 100, seed: 1900 + i, start: next })];
+    next += 100;
+    const started = performance.now();
+    await gm.addMemories(contextId, records);
+    add100.push(performance.now() - started);
+  }
+  const edges = await gm.store.countEdges(contextIds[0]!);
+  const contextSize = await gm.store.countMemories(contextIds[0]!);
+  await gm.close();
+
+  const first = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', SELF, '--first-retrieve', file, contextIds[0]!, questions[0]!],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const firstLine = first.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  const firstRetrieveMs = firstLine ? (JSON.parse(firstLine.slice(7)) as { ms: number }).ms : Number.NaN;
+
+  return {
+    scenario,
+    contexts: contextCount,
+    memories,
+    ingestSeconds: round(ingestSeconds),
+    ingestPerSecond: Math.round(memories / ingestSeconds),
+    dbMiBPer1k: round(fileBytes(file) / 1024 / 1024 / (memories / 1000)),
+    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    add1: { p50: round(quantile(add1, 0.5)), p99: round(quantile(add1, 0.99)), n: add1.length },
+    add100: { p50: round(quantile(add100, 0.5)), n: add100.length },
+    firstRetrieveMs: round(firstRetrieveMs),
+    warmRetrieve: {
+      p50: round(quantile(retrieveTimes, 0.5)),
+      p95: round(quantile(retrieveTimes, 0.95)),
+      p99: round(quantile(retrieveTimes, 0.99)),
+      n: retrieveTimes.length,
+    },
+    compactionSeconds: compactionSeconds === null ? null : round(compactionSeconds),
+    edgesPerMemory: Object.fromEntries(
+      Object.entries(edges).map(([type, count]) => [type, round((2 * count) / contextSize)]),
+    ),
+  };
+}
+
+/** Exact rebuild of the semantic graph of one context, when the library offers it. */
+async function timeCompaction(gm: object, contextId: string): Promise<number | null> {
+  const compact = (gm as { compact?: (contextId: string) => Promise<unknown> }).compact;
+  if (typeof compact !== 'function') return null;
+  const started = performance.now();
+  await compact.call(gm, contextId);
+  return (performance.now() - started) / 1000;
+}
+
+function printTable(results: readonly ScenarioResult[]): void {
+  const header = [
+    'scenario',
+    'memories',
+    'ingest mem/s',
+    'MB/1k',
+    'peak RSS MB',
+    'add-1 p50/p99 ms',
+    'add-100 p50 ms',
+    'first retrieve ms',
+    'warm retrieve p50/p95/p99 ms',
+    'compaction s',
+    'edges/memory (knn, schema)',
+  ];
+  const rows = results.map((r) => [
+    r.scenario,
+    String(r.memories),
+    String(r.ingestPerSecond),
+    String(r.dbMiBPer1k),
+    String(r.peakRssMiB),
+    `${r.add1.p50} / ${r.add1.p99}`,
+    String(r.add100.p50),
+    String(r.firstRetrieveMs),
+    `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99}`,
+    r.compactionSeconds === null ? 'n/a' : String(r.compactionSeconds),
+    `${r.edgesPerMemory.semantic_knn ?? 0}, ${round(
+      Object.entries(r.edgesPerMemory)
+        .filter(([type]) => type !== 'semantic_knn')
+        .reduce((sum, [, n]) => sum + n, 0),
+    )}`,
+  ]);
+  process.stdout.write(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
+  for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
+}
+
+function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(text.trim());
+  if (!match) throw new Error(`bad size "${text}" (e.g. 10k, 1m, 500)`);
+  const unit = match[2]!.toLowerCase();
+  return Math.round(Number(match[1]) * (unit === 'k' ? 1e3 : unit === 'm' ? 1e6 : 1));
+}
+
+function fileBytes(file: string): number {
+  let total = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      total += statSync(file + suffix).size;
+    } catch {
+      // no WAL file after a clean close
+    }
+  }
+  return total;
+}
+
+function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
