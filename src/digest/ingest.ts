@@ -198,7 +198,9 @@ export async function ingestItems(
  * unchanged), else one past the highest sequence of the context (stored or seen in this import).
  */
 class SequenceAssigner {
-  private next: Map<string, number> | undefined;
+  private readonly next = new Map<string, number>();
+  /** One past the highest explicit sequence seen per context before its stored maximum was read. */
+  private readonly seen = new Map<string, number>();
 
   constructor(private readonly store: ArchiveStore) {}
 
@@ -207,25 +209,26 @@ class SequenceAssigner {
       const stored = await this.store.getMemory(contextId, id);
       if (stored) return stored.sequence;
     }
-    const next = await this.nextMap();
-    const value = next.get(contextId) ?? 0;
-    next.set(contextId, value + 1);
+    const value = await this.nextFor(contextId);
+    this.next.set(contextId, value + 1);
     return value;
   }
 
   saw(contextId: string, sequence: number): void {
-    if (!this.next) return;
-    this.next.set(contextId, Math.max(this.next.get(contextId) ?? 0, sequence + 1));
+    this.seen.set(contextId, Math.max(this.seen.get(contextId) ?? 0, sequence + 1));
+    const next = this.next.get(contextId);
+    if (next !== undefined) this.next.set(contextId, Math.max(next, sequence + 1));
   }
 
-  private async nextMap(): Promise<Map<string, number>> {
-    if (!this.next) {
-      this.next = new Map();
-      for (const context of await this.store.listContexts()) {
-        if (context.maxSequence !== undefined) this.next.set(context.id, context.maxSequence + 1);
-      }
+  /** One index probe per context the first time it is seen (never a walk over every context). */
+  private async nextFor(contextId: string): Promise<number> {
+    let value = this.next.get(contextId);
+    if (value === undefined) {
+      const max = await this.store.maxSequence(contextId);
+      value = Math.max(max === undefined ? 0 : max + 1, this.seen.get(contextId) ?? 0);
+      this.next.set(contextId, value);
     }
-    return this.next;
+    return value;
   }
 }
 

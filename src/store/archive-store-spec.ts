@@ -36,7 +36,10 @@ export interface ArchiveStore {
     contextId: string,
     options?: { afterSequence?: number; afterId?: string; limit?: number },
   ): Promise<MemoryRecord[]>;
+  /** Kept per context: no walk over the context's records. */
   countMemories(contextId: string): Promise<number>;
+  /** Highest record sequence of the context (undefined when empty): where ingest continues numbering. */
+  maxSequence(contextId: string): Promise<number | undefined>;
   /** Content hashes by id, to decide inserted/updated/unchanged before writing. */
   getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>>;
   /** Removes the record with its views, vectors and every edge touching it. Returns false when absent. */

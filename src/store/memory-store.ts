@@ -128,6 +128,13 @@ class MemoryStore implements ArchiveStore {
     return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
   }
 
+  async maxSequence(contextId: string): Promise<number | undefined> {
+    this.assertOpen();
+    return this.contexts.get(contextId) === undefined
+      ? undefined
+      : contextInfo(contextId, this.contexts.get(contextId)!).maxSequence;
+  }
+
   async countMemories(contextId: string): Promise<number> {
     this.assertOpen();
     return this.contexts.get(contextId)?.memories.size ?? 0;

@@ -89,6 +89,9 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
         before TEXT
       );
       CREATE INDEX relation_journal_by_context ON relation_journal (context_id, seq);
+      -- memory count per context, kept by every write and delete (COUNT(*) walks the whole context)
+      ALTER TABLE contexts ADD COLUMN memories INTEGER NOT NULL DEFAULT 0;
+      UPDATE contexts SET memories = (SELECT COUNT(*) FROM memories m WHERE m.context_id = contexts.id);
     `,
   },
 ];

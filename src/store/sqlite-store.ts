@@ -147,6 +147,7 @@ class SqliteStore implements ArchiveStore {
           }
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
             s.bumpVersion.run(contextId);
+            if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
             if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
           return outcome;
@@ -186,8 +187,14 @@ class SqliteStore implements ArchiveStore {
     return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
 
+  async maxSequence(contextId: string): Promise<number | undefined> {
+    const row = this.run(() => this.statements.maxSequence.get(contextId)) as { n: number | null };
+    return row.n ?? undefined;
+  }
+
   async countMemories(contextId: string): Promise<number> {
-    return (this.run(() => this.statements.countMemories.get(contextId)) as { n: number }).n;
+    const row = this.run(() => this.statements.countMemories.get(contextId)) as { n: number } | undefined;
+    return row?.n ?? 0;
   }
 
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -212,6 +219,7 @@ class SqliteStore implements ArchiveStore {
           const deleted = s.deleteMemory.run(contextId, id).changes > 0;
           if (deleted) {
             s.journal.run(contextId, id, removed.record);
+            s.addCount.run(-1, contextId);
             s.bumpVersion.run(contextId);
             s.bumpVectorVersion.run(contextId);
           }
@@ -524,8 +532,12 @@ interface VectorDbRow {
 function prepareStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
-    listContexts: p(`SELECT c.id AS id, COUNT(m.id) AS memories, MAX(m.sequence) AS maxSequence
-      FROM contexts c LEFT JOIN memories m ON m.context_id = c.id GROUP BY c.id ORDER BY c.id`),
+    // Counts are kept on the context row and MAX(sequence) is one index probe: listing stays cheap at any size.
+    listContexts: p(`SELECT c.id AS id, c.memories AS memories,
+      (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
+      FROM contexts c ORDER BY c.id`),
+    addCount: p('UPDATE contexts SET memories = memories + ? WHERE id = ?'),
+    maxSequence: p('SELECT MAX(sequence) AS n FROM memories WHERE context_id = ?'),
     ensureContext: p('INSERT OR IGNORE INTO contexts (id) VALUES (?)'),
     contextVersions: p('SELECT version, vector_version FROM contexts WHERE id = ?'),
     bumpVersion: p('UPDATE contexts SET version = version + 1 WHERE id = ?'),
@@ -540,7 +552,7 @@ function prepareStatements(db: Database.Database) {
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
       AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
       ORDER BY sequence, id LIMIT @limit`),
-    countMemories: p('SELECT COUNT(*) AS n FROM memories WHERE context_id = ?'),
+    countMemories: p('SELECT memories AS n FROM contexts WHERE id = ?'),
     insertView: p(
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),

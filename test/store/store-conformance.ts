@@ -44,6 +44,9 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
         new Map([['m1', 'hash-m1-the red bicycle']]),
       );
       expect(await store.listContexts()).toEqual([{ id: 'ctx', memories: 2, maxSequence: 1 }]);
+      expect(await store.maxSequence('ctx')).toBe(1);
+      expect(await store.maxSequence('nowhere')).toBeUndefined();
+      expect(await store.countMemories('nowhere')).toBe(0);
     });
 
     it('returns copies: mutating a result does not change the store', async () => {
