@@ -13,11 +13,13 @@ import type {
   RetrieveOptions,
 } from './pipeline/retrieval-result.ts';
 import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
+import type { ResolvedModelConfig } from './providers/model-config.ts';
 import type { ModelSet } from './providers/model-spec.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { openStore } from './store/open-store.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
+import { WriteWorkerClient } from './write-worker/write-worker-client.ts';
 
 export interface OpenGraphmemixOptions {
   /** SQLite file path, ':memory:' (private SQLite in memory) or 'memory:' (plain in-memory backend). */
@@ -30,6 +32,13 @@ export interface OpenGraphmemixOptions {
   readonly?: boolean;
   /** Run OCR on imported photos (default true; importers decide). */
   ocr?: boolean;
+  /**
+   * Run writes (ingest, addMemories, deleteMemory) in a worker thread that owns its own connection to the
+   * same SQLite file, so digest work never blocks this thread's event loop (servers). The worker builds its
+   * models from `modelConfig` (plain data; functions cannot cross threads). Ignored for in-memory stores
+   * and an injected `store`, which cannot be shared across threads.
+   */
+  writeWorker?: boolean | { modelConfig?: ResolvedModelConfig };
 }
 
 /**
@@ -42,6 +51,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   const models = options.models ?? {};
   const deps = { store, models };
   let closed = false;
+  const writer = await startWriteWorker(options);
 
   const toQuestion = (question: string | QuestionInput): QuestionInput => {
     const input = typeof question === 'string' ? { prompt: question } : question;
@@ -62,6 +72,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       path: string,
       ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
     ): Promise<IngestReport> {
+      if (writer) {
+        const { onProgress, ...rest } = ingestOptions;
+        return writer.call('ingest', [path, rest], onProgress);
+      }
       const importer = await getImporter(ingestOptions.format);
       const items = importer.read(path, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
@@ -75,6 +89,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       });
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
+      if (writer) return writer.call('addMemories', [contextId, records]);
       const context = contextId || DEFAULT_CONTEXT_ID;
       const items: ImportItem[] = records.map((record, index) => ({
         type: 'record',
@@ -88,6 +103,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
     async deleteMemory(contextId: string, id: string): Promise<boolean> {
+      if (writer) return writer.call('deleteMemory', [contextId, id]);
       const deleted = await store.deleteMemory(contextId, id);
       // The store drops the memory's own edges; rebuilding relations also re-links what it separated (the
       // turns around a deleted message) and refreshes the kNN lists, as after any ingest.
@@ -140,7 +156,22 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await writer?.close();
       if (ownsStore) await store.close();
     },
   };
+}
+
+async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWorkerClient | undefined> {
+  const wanted = options.writeWorker;
+  if (!wanted || options.store !== undefined || options.readonly) return undefined;
+  if (options.db === ':memory:' || options.db.startsWith('memory:')) return undefined;
+  const modelConfig = typeof wanted === 'object' ? wanted.modelConfig : undefined;
+  const client = new WriteWorkerClient({
+    db: options.db,
+    ...(modelConfig === undefined ? {} : { modelConfig }),
+    ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+  });
+  await client.started();
+  return client;
 }

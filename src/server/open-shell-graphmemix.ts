@@ -12,7 +12,12 @@ import { loadModelConfig } from '../providers/model-config.ts';
  */
 export async function openShellGraphmemix(options: { db: string; config?: string }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
-  return openGraphmemix({ db: options.db, models: createModels(config) });
+  // Writes run in a worker thread with its own connection: an import never stalls questions or health checks.
+  return openGraphmemix({
+    db: options.db,
+    models: createModels(config),
+    writeWorker: { modelConfig: config },
+  });
 }
 
 /** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */

@@ -1,0 +1,64 @@
+/**
+ * Entry of the write worker thread: owns one write connection to the archive and runs the public API's write
+ * methods one at a time, in arrival order, so digest work (parsing, views, relations) never runs on the
+ * event loop that answers reads. See write-worker-client.ts.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { isGraphmemixError } from '../errors/graphmemix-error.ts';
+import { openGraphmemix } from '../graphmemix.ts';
+import { createModels } from '../providers/create-models.ts';
+import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker-protocol.ts';
+
+const data = workerData as WriteWorkerData;
+const port = parentPort!;
+const gm = await openGraphmemix({
+  db: data.db,
+  ...(data.modelConfig === undefined ? {} : { models: createModels(data.modelConfig) }),
+  ...(data.ocr === undefined ? {} : { ocr: data.ocr }),
+});
+
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (request: WriteRequest | 'close') => {
+  if (request === 'close') {
+    queue = queue.then(async () => {
+      await gm.close();
+      port.close();
+    });
+    return;
+  }
+  // Serialised: one write at a time, like a single writer connection.
+  queue = queue.then(() => run(request));
+});
+port.postMessage({ id: 0, type: 'result', value: 'ready' } satisfies WriteReply);
+
+async function run(request: WriteRequest): Promise<void> {
+  const reply = (message: WriteReply) => port.postMessage(message);
+  try {
+    const args = [...request.args];
+    if (request.method === 'ingest') {
+      const options = {
+        ...(args[1] as object),
+        onProgress: (items: number) => reply({ id: request.id, type: 'progress', items }),
+      };
+      args[1] = options;
+    }
+    const method = (gm as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[request.method];
+    if (typeof method !== 'function') throw new Error(`unknown write method ${request.method}`);
+    reply({ id: request.id, type: 'result', value: await method.apply(gm, args) });
+  } catch (error) {
+    const e = error as Error;
+    reply({
+      id: request.id,
+      type: 'error',
+      error: isGraphmemixError(error)
+        ? {
+            name: e.name,
+            message: e.message,
+            code: error.code,
+            location: error.location,
+            details: error.details,
+          }
+        : { name: e.name, message: e.message },
+    });
+  }
+}

@@ -1,0 +1,27 @@
+import type { ResolvedModelConfig } from '../providers/model-config.ts';
+
+/** What the write worker opens: the archive file and the models its digest needs (plain data, cloneable). */
+export interface WriteWorkerData {
+  db: string;
+  /** Model configuration for digest (embeddings, vision captions); absent: offline. */
+  modelConfig?: ResolvedModelConfig;
+  ocr?: boolean;
+}
+
+/** The write methods of the public API that the worker runs (same names and arguments). */
+export type WriteMethod = 'ingest' | 'addMemories' | 'deleteMemory' | 'compact' | 'forgetContext';
+
+export interface WriteRequest {
+  id: number;
+  method: WriteMethod;
+  args: unknown[];
+}
+
+export type WriteReply =
+  | { id: number; type: 'result'; value: unknown }
+  | { id: number; type: 'progress'; items: number }
+  | {
+      id: number;
+      type: 'error';
+      error: { name: string; message: string; code?: string; location?: unknown; details?: unknown };
+    };
