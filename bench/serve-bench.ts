@@ -2,6 +2,11 @@
 // the API in open local mode, runs C concurrent clients calling POST /v1/retrieve (offline verifiers) for a
 // bounded duration, and reports throughput, p50/p95/p99 latency and errors (table, or --json).
 //   npm run bench:serve -- [--memories 10000] [--clients 16] [--duration 30] [--db file] [--json]
+//     [--import-during 10000] [--no-worker]
+// With --import-during N, a second phase repeats the load while N memories are imported into another user
+// through POST /v1/memories (batches of 1,000) and a prober calls GET /v1/health every 20 ms: the figures
+// say whether writes stall reads (target, issue #10: health p99 <= 50 ms, retrieve p95 within 2x of idle).
+// Writes run in the write worker as in `graphmemix serve`; --no-worker runs them on the event loop.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +25,8 @@ const { values } = parseArgs({
     k: { type: 'string', default: '10' },
     db: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'import-during': { type: 'string', default: '0' },
+    'no-worker': { type: 'boolean', default: false },
   },
 });
 const memories = positive(values.memories, 'memories');
@@ -31,7 +38,8 @@ const log = (line: string) => (values.json ? process.stderr : process.stdout).wr
 async function main(): Promise<void> {
   const tempDir = values.db ? undefined : await mkdtemp(join(tmpdir(), 'graphmemix-serve-bench-'));
   const dbPath = values.db ?? join(tempDir!, 'bench.db');
-  const graphmemix = await openGraphmemix({ db: dbPath });
+  const graphmemix = await openGraphmemix({ db: dbPath, writeWorker: !values['no-worker'] });
+  const importDuring = Number(values['import-during']);
   try {
     const existing = existsSync(dbPath) ? await graphmemix.store.countMemories(USER) : 0;
     if (existing < memories) {
@@ -48,59 +56,128 @@ async function main(): Promise<void> {
     const questions = QUESTION_TEMPLATES;
     // One warm-up call per client size so lazy index loads do not count as latency.
     await retrieveOnce(server.url, questions[0]!, k);
-    const latencies: number[] = [];
-    let errors = 0;
-    const firstErrors: string[] = [];
-    const deadline = performance.now() + durationS * 1000;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: clients }, async (_, client) => {
-        let n = client;
-        while (performance.now() < deadline) {
-          const question = questions[n++ % questions.length]!;
-          const t0 = performance.now();
-          const problem = await retrieveOnce(server.url, question, k);
-          latencies.push(performance.now() - t0);
-          if (problem) {
-            errors++;
-            if (firstErrors.length < 3) firstErrors.push(problem);
-          }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
+    const idle = await load(server.url, questions, durationS * 1000);
+    const busy = importDuring > 0 ? await loadWhileImporting(server.url, questions, importDuring) : undefined;
     await server.close();
 
-    latencies.sort((a, b) => a - b);
-    const report = {
-      memories,
-      clients,
-      durationS: Number(elapsed.toFixed(2)),
-      requests: latencies.length,
-      throughputRps: Number((latencies.length / elapsed).toFixed(1)),
-      p50Ms: round(percentile(latencies, 0.5)),
-      p95Ms: round(percentile(latencies, 0.95)),
-      p99Ms: round(percentile(latencies, 0.99)),
-      maxMs: round(latencies[latencies.length - 1] ?? 0),
-      errors,
-      firstErrors,
-      k,
-    };
-    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    const rows = [summary('idle', idle), ...(busy ? [summary(`import ${importDuring}`, busy)] : [])];
+    if (values.json) process.stdout.write(`${JSON.stringify({ memories, clients, k, rows })}\n`);
     else {
       log('');
-      log('| memories | clients | seconds | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors |');
-      log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
       log(
-        `| ${report.memories} | ${report.clients} | ${report.durationS} | ${report.requests} | ${report.throughputRps} | ` +
-          `${report.p50Ms} | ${report.p95Ms} | ${report.p99Ms} | ${report.maxMs} | ${report.errors} |`,
+        '| phase | memories | clients | seconds | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | health p99 ms | import s |',
       );
-      for (const problem of firstErrors) log(`error: ${problem}`);
+      log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+      for (const row of rows) {
+        log(
+          `| ${row.phase} | ${memories} | ${clients} | ${row.durationS} | ${row.requests} | ${row.throughputRps} | ` +
+            `${row.p50Ms} | ${row.p95Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.errors} | ${row.healthP99Ms} | ${row.importS ?? ''} |`,
+        );
+        for (const problem of row.firstErrors) log(`error: ${problem}`);
+      }
     }
   } finally {
     await graphmemix.close();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
   }
+}
+
+interface LoadResult {
+  latencies: number[];
+  elapsed: number;
+  errors: number;
+  firstErrors: string[];
+  health: number[];
+  importS?: number;
+}
+
+/** C clients retrieving until the deadline (or until `until` settles), with a health prober every 20 ms. */
+async function load(
+  url: string,
+  questions: readonly string[],
+  durationMs: number,
+  until?: Promise<unknown>,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const health: number[] = [];
+  let errors = 0;
+  const firstErrors: string[] = [];
+  let done = false;
+  void until?.finally(() => {
+    done = true;
+  });
+  const deadline = performance.now() + durationMs;
+  const running = () => !done && (until !== undefined || performance.now() < deadline);
+  const started = performance.now();
+  const prober = (async () => {
+    while (running()) {
+      const t0 = performance.now();
+      await fetch(`${url}/v1/health`).then((r) => r.text());
+      health.push(performance.now() - t0);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      let n = client;
+      while (running()) {
+        const question = questions[n++ % questions.length]!;
+        const t0 = performance.now();
+        const problem = await retrieveOnce(url, question, k);
+        latencies.push(performance.now() - t0);
+        if (problem) {
+          errors++;
+          if (firstErrors.length < 3) firstErrors.push(problem);
+        }
+      }
+    }),
+  );
+  await prober;
+  return { latencies, elapsed: (performance.now() - started) / 1000, errors, firstErrors, health };
+}
+
+/** The same load while `count` memories go into another user through the HTTP add route. */
+async function loadWhileImporting(
+  url: string,
+  questions: readonly string[],
+  count: number,
+): Promise<LoadResult> {
+  const records = generateArchive(count).map((record) => ({ ...record, id: `w${record.id}` }));
+  const started = performance.now();
+  const importing = (async () => {
+    for (let i = 0; i < records.length; i += 1000) {
+      const response = await fetch(`${url}/v1/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: `${USER}-writer`, memories: records.slice(i, i + 1000) }),
+      });
+      const body = await response.text();
+      if (response.status !== 200) throw new Error(`import: ${response.status} ${body.slice(0, 200)}`);
+    }
+    return (performance.now() - started) / 1000;
+  })();
+  const result = await load(url, questions, Number.POSITIVE_INFINITY, importing);
+  result.importS = await importing;
+  return result;
+}
+
+function summary(phase: string, result: LoadResult) {
+  const latencies = [...result.latencies].sort((a, b) => a - b);
+  const health = [...result.health].sort((a, b) => a - b);
+  return {
+    phase,
+    durationS: Number(result.elapsed.toFixed(2)),
+    requests: latencies.length,
+    throughputRps: Number((latencies.length / result.elapsed).toFixed(1)),
+    p50Ms: round(percentile(latencies, 0.5)),
+    p95Ms: round(percentile(latencies, 0.95)),
+    p99Ms: round(percentile(latencies, 0.99)),
+    maxMs: round(latencies[latencies.length - 1] ?? 0),
+    errors: result.errors,
+    firstErrors: result.firstErrors,
+    healthP99Ms: round(percentile(health, 0.99)),
+    ...(result.importS === undefined ? {} : { importS: round(result.importS) }),
+  };
 }
 
 async function retrieveOnce(url: string, question: string, k: number): Promise<string | undefined> {

@@ -31,7 +31,9 @@ export class WriteWorkerClient {
       fromSources ? './write-worker-tsx-entry.mjs' : './write-worker-main.js',
       import.meta.url,
     );
-    this.worker = new Worker(entry, { workerData: data });
+    // No inherited flags: under `tsx` the parent's execArgv carries tsx's loader, and registering it twice in
+    // one thread hangs module loading; the .mjs entry registers it once.
+    this.worker = new Worker(entry, { workerData: data, execArgv: [] });
     let markReady: () => void = () => {};
     let markFailed: (error: unknown) => void = () => {};
     this.ready = new Promise<void>((resolve, reject) => {
@@ -41,6 +43,8 @@ export class WriteWorkerClient {
     this.worker.on('message', (reply: WriteReply) => {
       if (reply.id === 0) {
         markReady();
+        // Idle, the worker must not keep a CLI process alive on its own (ref'd again per call).
+        if (this.pending.size === 0) this.worker.unref();
         return;
       }
       const call = this.pending.get(reply.id);
@@ -64,8 +68,6 @@ export class WriteWorkerClient {
       if (code !== 0) fail(storeError(`write worker exited with code ${code}`));
       else fail(storeError('write worker is closed'));
     });
-    // The worker must not keep a CLI process alive on its own.
-    this.worker.unref();
   }
 
   /** Resolves once the worker has opened the archive (a bad path rejects here). */
