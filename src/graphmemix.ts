@@ -5,6 +5,7 @@ import { GraphmemixError } from './errors/index.ts';
 import type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
+import { importRootOf } from './importers/media-files.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import type {
   AnswerResult,
@@ -14,6 +15,7 @@ import type {
 } from './pipeline/retrieval-result.ts';
 import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
 import type { ModelSet } from './providers/model-spec.ts';
+import { allowMediaRoot } from './providers/to-image-url.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { openStore } from './store/open-store.ts';
@@ -63,10 +65,15 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
     ): Promise<IngestReport> {
       const importer = await getImporter(ingestOptions.format);
+      // The import root is where this archive's imported media live: the one local place (with the media
+      // store) whose files may later be sent to a model as images (src/providers/to-image-url.ts).
+      const mediaRoot = await importRootOf(path);
+      allowMediaRoot(mediaRoot);
       const items = importer.read(path, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.vision === undefined ? {} : { vision: models.vision }),
         ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+        mediaRoot,
       });
       return ingestItems(store, items, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
