@@ -9,7 +9,7 @@ import { redact } from './redact.ts';
  * passed through `redact` (no credentials, userinfo URLs or upstream bodies reach a client).
  */
 export function errorResponse(c: Context, error: unknown, secrets: readonly string[] = []): Response {
-  const known = toGraphmemixError(error);
+  const known = toGraphmemixError(error, secrets);
   const status = HTTP_STATUS[known.code] as ContentfulStatusCode;
   return c.json({ error: redact(known.toJSON(), { secrets }) }, status);
 }
@@ -22,7 +22,7 @@ export function httpError(
   return new GraphmemixError(code, message, details === undefined ? {} : { details });
 }
 
-function toGraphmemixError(error: unknown): GraphmemixError {
+function toGraphmemixError(error: unknown, secrets: readonly string[]): GraphmemixError {
   if (isGraphmemixError(error)) return error;
   // Hono's HTTPException (e.g. a malformed multipart body) carries a 4xx status: that is bad input.
   const status = (error as { status?: unknown }).status;
@@ -30,6 +30,6 @@ function toGraphmemixError(error: unknown): GraphmemixError {
     return new GraphmemixError('INVALID_INPUT', error instanceof Error ? error.message : 'bad request');
   }
   // Internal details stay in the server log (redacted), not in the response.
-  console.error(redact(error));
+  console.error(redact(error, { secrets }));
   return new GraphmemixError('INTERNAL', 'internal error');
 }
