@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT_CODES } from '../errors/error-codes.ts';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
+import { allowMediaFromEnv } from '../providers/to-image-url.ts';
 import { redact, redactText } from '../server/redact.ts';
 
 /**
@@ -11,6 +12,8 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
   program.exitOverride();
   program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
+    // GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA: extra media a model may receive, for every command.
+    allowMediaFromEnv();
     await program.parseAsync(argv);
   } catch (error) {
     process.exitCode = reportError(error, argv.includes('--json'));

@@ -100,6 +100,10 @@ export async function toImageUrl(uri: string, mime?: string): Promise<string> {
   try {
     real = await realpath(path);
   } catch (error) {
+    // Outside every root, a missing file is refused like an existing one: existence does not leak.
+    if (!policy.roots.some((root) => within(resolve(path), root))) {
+      throw forbidden(`media outside the allowed media roots is never read: ${path}`);
+    }
     throw new GraphmemixError('NOT_FOUND_PATH', `image file cannot be read: ${path}`, {
       location: { file: path },
       cause: error,

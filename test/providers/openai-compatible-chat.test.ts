@@ -104,9 +104,11 @@ describe('createOpenAICompatibleChat', () => {
   });
 
   it('a missing image file is the caller error NOT_FOUND_PATH, and nothing is sent', async () => {
+    const missingRoot = mkdtempSync(join(tmpdir(), 'gmx-chat-missing-'));
+    allowMediaRoot(missingRoot);
     const error = await caught(
       chatFor().chat({
-        messages: [{ role: 'user', content: [{ type: 'image', uri: '/nonexistent/x.png' }] }],
+        messages: [{ role: 'user', content: [{ type: 'image', uri: join(missingRoot, 'x.png') }] }],
       }),
     );
     expect(error.code).toBe('NOT_FOUND_PATH');

@@ -198,6 +198,15 @@ describe('a record already stored with a hostile uri is harmless', () => {
       expect(response.status).toBe(200);
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(modelSaw(passwd)).toBe(false);
+      // Refused media become a text marker and the reader call still happens; only a file missing inside the
+      // media store keeps its NOT_FOUND_PATH contract (the call fails before sending anything).
+      const body = (await response.json()) as { answered: boolean; trace: { modelCalls: unknown[] } };
+      if (world.fake.requestsFor('chat').length === 0) {
+        expect(JSON.stringify(body.trace.modelCalls), uri).toContain('image file cannot be read');
+      } else {
+        expect(world.fake.requestsFor('chat'), uri).toHaveLength(1);
+        expect(body.answered).toBe(true);
+      }
       const sent = imagePartsSent();
       if (hostile[i]?.storeFile === true || uri.startsWith('data:')) {
         // A real media-store file (refused at the edge, see above) or the record's own inline bytes.
@@ -205,6 +214,8 @@ describe('a record already stored with a hostile uri is harmless', () => {
       } else {
         // Nothing else may become an image part: no file bytes, no remote URL.
         expect(sent, uri).toEqual([]);
+        const request = world.fake.requestsFor('chat')[0];
+        if (request) expect(JSON.stringify(request.body)).toContain('[image withheld');
       }
       handled();
     }

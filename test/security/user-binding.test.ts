@@ -20,7 +20,7 @@ import {
 const tally = new SecurityTally();
 let world: SecurityWorld;
 
-type RouteCall = (key: string, user: string) => Promise<Response>;
+type RouteCall = (key: string, user: string) => Response | Promise<Response>;
 
 function form(fields: Record<string, string | File>): FormData {
   const data = new FormData();
