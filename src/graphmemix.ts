@@ -5,6 +5,7 @@ import { GraphmemixError } from './errors/index.ts';
 import type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
+import { importRootOf } from './importers/media-files.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import type {
   AnswerResult,
@@ -15,6 +16,7 @@ import type {
 import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
 import type { ResolvedModelConfig } from './providers/model-config.ts';
 import type { ModelSet } from './providers/model-spec.ts';
+import { allowMediaRoot, mediaAccessPolicy } from './providers/to-image-url.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { openStore } from './store/open-store.ts';
@@ -77,10 +79,15 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         return writer.call('ingest', [path, rest], onProgress);
       }
       const importer = await getImporter(ingestOptions.format);
+      // The import root is where this archive's imported media live: the one local place (with the media
+      // store) whose files may later be sent to a model as images (src/providers/to-image-url.ts).
+      const mediaRoot = await importRootOf(path);
+      allowMediaRoot(mediaRoot);
       const items = importer.read(path, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.vision === undefined ? {} : { vision: models.vision }),
         ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+        mediaRoot,
       });
       return ingestItems(store, items, {
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
@@ -169,6 +176,7 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
   const modelConfig = typeof wanted === 'object' ? wanted.modelConfig : undefined;
   const client = new WriteWorkerClient({
     db: options.db,
+    mediaPolicy: mediaAccessPolicy(),
     ...(modelConfig === undefined ? {} : { modelConfig }),
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
   });

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { EXIT_CODES } from '../errors/error-codes.ts';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
+import { allowMediaFromEnv } from '../providers/to-image-url.ts';
+import { redact, redactText } from '../server/redact.ts';
 
 /**
  * Runs the program and maps failures to exit codes: 2 for bad input or config, 69 for unavailable models,
@@ -10,6 +12,8 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
   program.exitOverride();
   program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
+    // GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA: extra media a model may receive, for every command.
+    allowMediaFromEnv();
     await program.parseAsync(argv);
   } catch (error) {
     process.exitCode = reportError(error, argv.includes('--json'));
@@ -25,11 +29,12 @@ export function reportError(error: unknown, json: boolean): number {
     return 2;
   }
   if (isGraphmemixError(error)) {
-    if (json) process.stderr.write(`${JSON.stringify({ error: error.toJSON() })}\n`);
-    else process.stderr.write(`error [${error.code}]: ${error.message}\n`);
+    // Redacted like every client-facing error: no credentials, userinfo URLs or upstream bodies.
+    if (json) process.stderr.write(`${JSON.stringify({ error: redact(error.toJSON()) })}\n`);
+    else process.stderr.write(`error [${error.code}]: ${redactText(error.message)}\n`);
     return EXIT_CODES[error.code];
   }
-  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message = redactText(error instanceof Error ? (error.stack ?? error.message) : String(error));
   if (json) process.stderr.write(`${JSON.stringify({ error: { code: 'INTERNAL', message } })}\n`);
   else process.stderr.write(`internal error: ${message}\n`);
   return 70;

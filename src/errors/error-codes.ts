@@ -19,6 +19,11 @@ export const ERROR_CODES = {
   CONFIG: 'CONFIG',
   /** Authentication failed (missing or wrong API key). HTTP 401. */
   UNAUTHORIZED: 'UNAUTHORIZED',
+  /** The caller is authenticated but the request is refused (bad Host/Origin in open mode, media outside the
+   * allowed roots). HTTP 403. Another user's data is NOT_FOUND instead, so its existence does not leak. */
+  FORBIDDEN: 'FORBIDDEN',
+  /** A write request with a body type the route does not take (open mode accepts JSON/multipart only). HTTP 415. */
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   /** The store file is not a graphmemix store, is newer than this code, or failed an integrity check. */
   STORE: 'STORE',
   /** A model endpoint failed after all retries (network, 5xx, 429, timeout). Caught and flagged in pipelines. */
@@ -41,6 +46,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   UNSUPPORTED: 2,
   CONFIG: 2,
   UNAUTHORIZED: 2,
+  FORBIDDEN: 2,
+  UNSUPPORTED_MEDIA_TYPE: 2,
   STORE: 74,
   MODEL_UNAVAILABLE: 69,
   MODEL_OUTPUT: 69,
@@ -57,6 +64,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNSUPPORTED: 400,
   CONFIG: 500,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   STORE: 500,
   MODEL_UNAVAILABLE: 502,
   MODEL_OUTPUT: 502,

@@ -13,7 +13,7 @@ import { findFiles } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
-import { isReadableFile } from './media-files.ts';
+import { importRootOf, isReadableFile } from './media-files.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
@@ -34,7 +34,8 @@ export function createBundleImporter(): Importer {
   return { format: 'bundle', read: readBundles };
 }
 
-async function* readBundles(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+async function* readBundles(path: string, given: ImportOptions): AsyncGenerator<ImportItem> {
+  const options = { ...given, mediaRoot: given.mediaRoot ?? (await importRootOf(path)) };
   const markers = await findFiles(path, (name) => BUNDLE_MARKERS.has(name));
   const directories = [...new Set(markers.map((file) => dirname(file)))];
   const sequences = new SequenceCounter();
@@ -126,7 +127,7 @@ async function* readBundle(
       );
       continue;
     }
-    const resolved = await resolveRecordMedia(result.record, directory);
+    const resolved = await resolveRecordMedia(result.record, directory, options.mediaRoot ?? directory);
     for (const problem of resolved.problems) {
       yield warningItem(memoriesFile, problem.message, { ...place, field: bundleField(problem.field) });
     }

@@ -41,6 +41,12 @@ export interface ImportOptions {
   vision?: ChatModel;
   /** Run OCR on images (photos importer). Default true. */
   ocr?: boolean;
+  /**
+   * The import root: the one folder whose files imported records may reference as media (real paths,
+   * symlinks resolved; anything outside counts as missing). Default: the import path when it is a folder,
+   * else the folder of the file. `Graphmemix.ingest` sets it and allows it for model image parts.
+   */
+  mediaRoot?: string;
   /** Largest text field accepted, in bytes. Default 1 MiB; larger records are rejected with TOO_LARGE. */
   maxTextBytes?: number;
 }

@@ -6,7 +6,7 @@ import { findFiles, hasExtension } from './find-files.ts';
 import { rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
-import { MissingMediaLog, referencedAsset } from './media-files.ts';
+import { importRootOf, MissingMediaLog, referencedAsset } from './media-files.ts';
 import { parseDatasetDate } from './parse-dataset-date.ts';
 import { readJsonFile } from './read-json-file.ts';
 
@@ -31,7 +31,8 @@ export function createLocomoImporter(): Importer {
   return { format: 'locomo', read: readLocomo };
 }
 
-async function* readLocomo(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+async function* readLocomo(path: string, given: ImportOptions): AsyncGenerator<ImportItem> {
+  const options = { ...given, mediaRoot: given.mediaRoot ?? (await importRootOf(path)) };
   const files = await findFiles(path, (name) => hasExtension(name, ['.json']));
   const sequences = new SequenceCounter();
   for (const file of files) {
@@ -116,7 +117,7 @@ async function* readSample(file: string, sample: unknown, at: SampleContext): As
         });
       }
       const text = asText(turn.clean_text) ?? asText(turn.text) ?? '';
-      const assets = await messageAssets(turn, baseDirectory, missing);
+      const assets = await messageAssets(turn, baseDirectory, missing, at.options.mediaRoot ?? baseDirectory);
       if (text.trim() === '' && assets.length === 0) {
         yield rejectItem(file, 'INVALID_INPUT', 'message has no text and no image', {
           field: `${field}.text`,
@@ -224,6 +225,7 @@ async function messageAssets(
   turn: JsonObject,
   baseDirectory: string,
   missing: MissingMediaLog,
+  root: string,
 ): Promise<MediaAsset[]> {
   const references = [...asTextList(turn.img_url), ...asTextList(turn.img_file)];
   const captions = [
@@ -240,11 +242,16 @@ async function messageAssets(
           ? captions[0]
           : undefined
         : captions[index];
-    const built = await referencedAsset(reference, baseDirectory, {
-      id: `image-${index}`,
-      kind: 'image',
-      ...(caption === undefined ? {} : { derived: { captions: [caption] } }),
-    });
+    const built = await referencedAsset(
+      reference,
+      baseDirectory,
+      {
+        id: `image-${index}`,
+        kind: 'image',
+        ...(caption === undefined ? {} : { derived: { captions: [caption] } }),
+      },
+      root,
+    );
     if (built.missing) missing.add(reference);
     if (built.asset) assets.push(built.asset);
   }

@@ -8,7 +8,7 @@ import { findFiles } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
-import { isReadableFile, MissingMediaLog, referencedAsset } from './media-files.ts';
+import { importRootOf, isReadableFile, MissingMediaLog, referencedAsset } from './media-files.ts';
 import { readJsonFile } from './read-json-file.ts';
 
 /**
@@ -29,7 +29,8 @@ export function createM3examImporter(): Importer {
   return { format: 'm3exam', read: readM3exam };
 }
 
-async function* readM3exam(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+async function* readM3exam(path: string, given: ImportOptions): AsyncGenerator<ImportItem> {
+  const options = { ...given, mediaRoot: given.mediaRoot ?? (await importRootOf(path)) };
   const files = await findFiles(path, (name) => name === 'sessions.json');
   const sequences = new SequenceCounter();
   for (const file of files) yield* readPersona(file, options, sequences);
@@ -63,7 +64,12 @@ async function* readPersona(
       continue;
     }
     const { sessionId, timestamp, roundId, round } = item;
-    const { assets, roundCaptions } = await roundImages(round, baseDirectory, missing);
+    const { assets, roundCaptions } = await roundImages(
+      round,
+      baseDirectory,
+      missing,
+      options.mediaRoot ?? directory,
+    );
     const shared = compact({
       contextId,
       kind: 'message' as const,
@@ -171,6 +177,7 @@ async function roundImages(
   round: JsonObject,
   baseDirectory: string,
   missing: MissingMediaLog,
+  root: string,
 ): Promise<{ assets: MediaAsset[]; roundCaptions: string[] }> {
   const files = asTextList(round.img_file);
   const descriptions = asTextList(round.img_description);
@@ -178,11 +185,16 @@ async function roundImages(
   const assets: MediaAsset[] = [];
   for (const [index, file] of files.entries()) {
     const caption = perImage ? descriptions[index] : undefined;
-    const built = await referencedAsset(file, baseDirectory, {
-      id: basename(file, extname(file)),
-      kind: 'image',
-      ...(caption === undefined ? {} : { derived: { captions: [caption] } }),
-    });
+    const built = await referencedAsset(
+      file,
+      baseDirectory,
+      {
+        id: basename(file, extname(file)),
+        kind: 'image',
+        ...(caption === undefined ? {} : { derived: { captions: [caption] } }),
+      },
+      root,
+    );
     if (built.missing) missing.add(file);
     if (built.asset) assets.push(built.asset);
   }

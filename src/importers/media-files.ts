@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mimeForPath } from '../types/media-mime.ts';
 import type { AssetKind, DerivedFields, MediaAsset } from '../types/memory-record.ts';
@@ -24,7 +24,14 @@ export type MediaLocation = { remote: true; uri: string } | { remote: false; pat
 
 export function locateMedia(reference: string, baseDirectory: string): MediaLocation {
   if (/^(?:https?|data):/i.test(reference)) return { remote: true, uri: reference };
-  if (/^file:/i.test(reference)) return { remote: false, path: fileURLToPath(reference) };
+  if (/^file:/i.test(reference)) {
+    try {
+      return { remote: false, path: fileURLToPath(reference) };
+    } catch {
+      // A malformed file: URL (encoded NUL or slash) names nothing an importer may read.
+      return { remote: false, path: '\0' };
+    }
+  }
   return { remote: false, path: isAbsolute(reference) ? reference : resolve(baseDirectory, reference) };
 }
 
@@ -33,6 +40,37 @@ export async function isReadableFile(path: string): Promise<boolean> {
     return (await stat(path)).isFile();
   } catch {
     return false;
+  }
+}
+
+/** Largest media file an importer references (a regular file; devices and FIFOs are never read). */
+export const MAX_IMPORT_MEDIA_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * True when `path` is a regular file of at most MAX_IMPORT_MEDIA_BYTES whose REAL path (symlinks resolved)
+ * lies inside `root`, the import root: `../../etc/passwd`, absolute paths elsewhere, `file:` URLs elsewhere
+ * and symlinks pointing out all answer false and are handled like a missing file.
+ */
+export async function isMediaFileInside(path: string, root: string): Promise<boolean> {
+  if (path.includes('\0')) return false;
+  try {
+    const [real, realRoot] = await Promise.all([realpath(path), realpath(root)]);
+    const rel = relative(realRoot, real);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
+    const info = await stat(real);
+    return info.isFile() && info.size <= MAX_IMPORT_MEDIA_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** The default import root of an importer's `path`: the folder itself, or the folder of a file. */
+export async function importRootOf(path: string): Promise<string> {
+  const full = resolve(path);
+  try {
+    return (await stat(full)).isDirectory() ? full : dirname(full);
+  } catch {
+    return dirname(full);
   }
 }
 
@@ -54,12 +92,14 @@ export interface ReferencedAsset {
  * Builds a media asset from a reference named by a source file. Missing-file policy (one rule for every
  * importer, documented in docs/archive-format.md): a missing local file never rejects its record; the asset
  * keeps its derived text (a dataset caption is still evidence) without `uri`, or is dropped when it has none.
- * The caller reports missing files as warnings. Local files get an absolute uri, MIME type and sha256.
+ * The caller reports missing files as warnings. Local files get an absolute uri, MIME type and sha256; a file
+ * outside `root` (the import root) counts as missing (isMediaFileInside).
  */
 export async function referencedAsset(
   reference: string,
   baseDirectory: string,
   fields: { id: string; kind?: AssetKind; derived?: DerivedFields },
+  root: string = baseDirectory,
 ): Promise<ReferencedAsset> {
   const location = locateMedia(reference, baseDirectory);
   const mime = mimeForPath(location.remote ? location.uri : location.path);
@@ -68,7 +108,7 @@ export async function referencedAsset(
   if (mime !== undefined) base.mime = mime;
   if (fields.derived !== undefined && hasDerivedText(fields.derived)) base.derived = fields.derived;
   if (location.remote) return { asset: { ...base, uri: location.uri }, missing: false };
-  if (await isReadableFile(location.path)) {
+  if (await isMediaFileInside(location.path, root)) {
     return {
       asset: { ...base, uri: location.path, sha256: await sha256File(location.path) },
       missing: false,

@@ -7,7 +7,13 @@ import { findFiles, hasExtension } from './find-files.ts';
 import { rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { asText, asTextList, compact, isJsonObject, type JsonObject } from './json-values.ts';
-import { isReadableFile, locateMedia, MissingMediaLog, referencedAsset } from './media-files.ts';
+import {
+  importRootOf,
+  isMediaFileInside,
+  locateMedia,
+  MissingMediaLog,
+  referencedAsset,
+} from './media-files.ts';
 import { readJsonFile } from './read-json-file.ts';
 
 /**
@@ -27,7 +33,8 @@ export function createMemGalleryImporter(): Importer {
   return { format: 'mem-gallery', read: readMemGallery };
 }
 
-async function* readMemGallery(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+async function* readMemGallery(path: string, given: ImportOptions): AsyncGenerator<ImportItem> {
+  const options = { ...given, mediaRoot: given.mediaRoot ?? (await importRootOf(path)) };
   const files = await findFiles(path, (name) => hasExtension(name, ['.json']));
   const sequences = new SequenceCounter();
   for (const file of files) yield* readDialogFile(file, options, sequences);
@@ -81,7 +88,7 @@ async function* readDialogFile(
       timestamp,
       kind: 'message' as const,
     });
-    const assets = await roundAssets(round, baseDirectory, missing);
+    const assets = await roundAssets(round, baseDirectory, missing, options.mediaRoot ?? baseDirectory);
     const user: MemoryRecord = {
       ...shared,
       id: `${prefix}:${roundId}:user`,
@@ -131,7 +138,7 @@ async function* readDialogFile(
       contextId,
       prompt,
       type: point,
-      images: await questionImages(raw, baseDirectory, missing),
+      images: await questionImages(raw, baseDirectory, missing, options.mediaRoot ?? baseDirectory),
       answer: compact({
         text: asText(raw.answer),
         unanswerable: point === 'AR' ? true : undefined,
@@ -177,6 +184,7 @@ async function roundAssets(
   round: JsonObject,
   baseDirectory: string,
   missing: MissingMediaLog,
+  root: string,
 ): Promise<MediaAsset[]> {
   const paths = asTextList(round.input_image);
   const ids = asTextList(round.image_id);
@@ -195,7 +203,7 @@ async function roundAssets(
       if (caption !== undefined) assets.push(fields);
       continue;
     }
-    const built = await referencedAsset(path, baseDirectory, fields);
+    const built = await referencedAsset(path, baseDirectory, fields, root);
     if (built.missing) missing.add(path);
     if (built.asset) assets.push(built.asset);
   }
@@ -207,6 +215,7 @@ async function questionImages(
   raw: JsonObject,
   baseDirectory: string,
   missing: MissingMediaLog,
+  root: string,
 ): Promise<QuestionImage[] | undefined> {
   const paths = asTextList(raw.question_image);
   const captions = asTextList(raw.image_caption);
@@ -216,7 +225,7 @@ async function questionImages(
     const location = path === undefined ? undefined : locateMedia(path, baseDirectory);
     let uri: string | undefined;
     if (location?.remote) uri = location.uri;
-    else if (location !== undefined && (await isReadableFile(location.path))) uri = location.path;
+    else if (location !== undefined && (await isMediaFileInside(location.path, root))) uri = location.path;
     else if (path !== undefined) missing.add(path);
     images.push(compact({ uri, caption: captions[index] }));
   }

@@ -1,5 +1,5 @@
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
-import { hasDerivedText, isReadableFile, locateMedia, mimeForPath, sha256File } from './media-files.ts';
+import { hasDerivedText, isMediaFileInside, locateMedia, mimeForPath, sha256File } from './media-files.ts';
 
 export interface MediaProblem {
   field: string;
@@ -8,7 +8,7 @@ export interface MediaProblem {
 
 /**
  * Makes a user-written record's media concrete: relative uris resolve against the directory of the file
- * that names them, local files get MIME and sha256 when absent, remote URLs are kept as given (never
+ * that names them (the import root: a file whose real path lies outside it is handled as missing), local files get MIME and sha256 when absent, remote URLs are kept as given (never
  * fetched). A missing local file follows the one missing-media rule (docs/archive-format.md): the asset
  * keeps its derived text without `uri`, or is dropped when it has none; each case is a problem to warn about.
  * `record` is undefined when dropping assets left a record with no content at all.
@@ -16,15 +16,26 @@ export interface MediaProblem {
 export async function resolveRecordMedia(
   record: MemoryRecord,
   baseDirectory: string,
+  root: string = baseDirectory,
 ): Promise<{ record: MemoryRecord | undefined; problems: MediaProblem[] }> {
   if (record.assets.length === 0) return { record, problems: [] };
   const problems: MediaProblem[] = [];
   const assets: MediaAsset[] = [];
   for (const [index, asset] of record.assets.entries()) {
-    const frames = asset.frames?.map((frame) => {
-      const location = locateMedia(frame, baseDirectory);
-      return location.remote ? location.uri : location.path;
-    });
+    let frames: string[] | undefined;
+    if (asset.frames !== undefined) {
+      frames = [];
+      for (const frame of asset.frames) {
+        const location = locateMedia(frame, baseDirectory);
+        if (location.remote) frames.push(location.uri);
+        else if (await isMediaFileInside(location.path, root)) frames.push(location.path);
+        else
+          problems.push({
+            field: `assets.${index}.frames`,
+            message: 'frame outside the import folder dropped',
+          });
+      }
+    }
     const withFrames: MediaAsset = frames === undefined ? asset : { ...asset, frames };
     if (asset.uri === undefined) {
       assets.push(withFrames);
@@ -35,7 +46,7 @@ export async function resolveRecordMedia(
       assets.push(withFrames);
       continue;
     }
-    if (await isReadableFile(location.path)) {
+    if (await isMediaFileInside(location.path, root)) {
       const mime = asset.mime ?? mimeForPath(location.path);
       assets.push({
         ...withFrames,
@@ -50,8 +61,8 @@ export async function resolveRecordMedia(
     problems.push({
       field: `assets.${index}.uri`,
       message: keep
-        ? `media file not found: ${location.path}; asset ${asset.id} kept without uri (its derived text stays)`
-        : `media file not found: ${location.path}; asset ${asset.id} dropped (no derived text)`,
+        ? `media file not found in the import folder: ${location.path}; asset ${asset.id} kept without uri (its derived text stays)`
+        : `media file not found in the import folder: ${location.path}; asset ${asset.id} dropped (no derived text)`,
     });
     if (keep) assets.push(rest);
   }

@@ -6,6 +6,7 @@ import { findFiles, hasExtension } from './find-files.ts';
 import { type ItemPlace, rejectItem, SequenceCounter, sourceAt, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { compact, isJsonObject, type JsonObject } from './json-values.ts';
+import { importRootOf } from './media-files.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
 import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from './text-size-limit.ts';
@@ -29,7 +30,8 @@ export function createUnifiedImporter(): Importer {
   return { format: 'unified', read: readUnified };
 }
 
-async function* readUnified(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
+async function* readUnified(path: string, given: ImportOptions): AsyncGenerator<ImportItem> {
+  const options = { ...given, mediaRoot: given.mediaRoot ?? (await importRootOf(path)) };
   const files = await findFiles(path, (name) => hasExtension(name, UNIFIED_EXTENSIONS));
   const sequences = new SequenceCounter();
   for (const file of files) yield* readUnifiedFile(file, options, sequences);
@@ -91,6 +93,7 @@ async function* readUnifiedFile(
         sequences,
         maxTextBytes,
         baseDirectory,
+        mediaRoot: options.mediaRoot ?? baseDirectory,
       });
     } else if (type === 'question') {
       const parsed = questionInputSchema.safeParse(rest);
@@ -124,6 +127,7 @@ async function* memoryLine(
     sequences: SequenceCounter;
     maxTextBytes: number;
     baseDirectory: string;
+    mediaRoot: string;
   },
 ): AsyncGenerator<ImportItem> {
   const result = toMemoryRecord(input, {
@@ -144,7 +148,7 @@ async function* memoryLine(
     );
     return;
   }
-  const resolved = await resolveRecordMedia(result.record, at.baseDirectory);
+  const resolved = await resolveRecordMedia(result.record, at.baseDirectory, at.mediaRoot);
   for (const problem of resolved.problems) {
     yield warningItem(file, problem.message, { ...at.place, field: problem.field });
   }

@@ -13,6 +13,20 @@ import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.t
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-serializers.ts';
+import { confineRecordMedia } from '../server/confine-record-media.ts';
+import { redact } from '../server/redact.ts';
+import { ALL_USERS, assertScope, type UserScope } from '../server/user-scope.ts';
+
+export interface McpServerOptions {
+  /**
+   * The users these tools may touch (default: every user, for a local stdio process started by its owner;
+   * `graphmemix mcp --users alice|bob` restricts it, and over HTTP the caller's key sets it). Any other
+   * user_id answers NOT_FOUND, exactly like a missing memory.
+   */
+  scope?: UserScope;
+  /** The archive's media store: add_memory may reference files only in `<mediaDir>/<user_id>/`. */
+  mediaDir?: string;
+}
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -21,8 +35,10 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  * HTTP bodies). Every tool takes `user_id` and touches only that user's archive. Tool failures come back as
  * `isError` results carrying the stable error code, so an agent can correct its call.
  */
-export function createMcpServer(graphmemix: Graphmemix): McpServer {
+export function createMcpServer(graphmemix: Graphmemix, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'graphmemix', version });
+  const scope = options.scope ?? ALL_USERS;
+  const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
 
   server.registerTool(
     'add_memory',
@@ -38,7 +54,10 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
     },
     (input) =>
       run(async () => {
-        const report = await graphmemix.addMemories(input.user_id, toRecordInputs(input));
+        allow(input.user_id);
+        const records = toRecordInputs(input);
+        await confineRecordMedia(records, { userId: input.user_id, mediaDir: options.mediaDir });
+        const report = await graphmemix.addMemories(input.user_id, records);
         return toApiIngestReport(input.user_id, report);
       }),
   );
@@ -56,6 +75,7 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
     },
     (input) =>
       run(async () => {
+        allow(input.user_id);
         const hits = await graphmemix.search(
           input.user_id,
           input.query,
@@ -79,8 +99,9 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
     },
     (input) =>
       run(async () => {
-        const { question, options } = toQuestionCall(input);
-        return evidenceReply(input.user_id, await graphmemix.retrieve(input.user_id, question, options));
+        allow(input.user_id);
+        const { question, options: call } = toQuestionCall(input);
+        return evidenceReply(input.user_id, await graphmemix.retrieve(input.user_id, question, call));
       }),
   );
 
@@ -97,8 +118,9 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
     },
     (input) =>
       run(async () => {
-        const { question, options } = toQuestionCall(input);
-        const result = await graphmemix.answer(input.user_id, question, options);
+        allow(input.user_id);
+        const { question, options: call } = toQuestionCall(input);
+        const result = await graphmemix.answer(input.user_id, question, call);
         return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
       }),
   );
@@ -115,6 +137,7 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
     },
     (input) =>
       run(async () => {
+        allow(input.user_id, `memory ${input.memory_id} not found for this user`);
         const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
         if (!deleted)
           throw new GraphmemixError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
@@ -142,9 +165,11 @@ async function run(work: () => Promise<Record<string, unknown>>): Promise<CallTo
     const value = await work();
     return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
   } catch (error) {
+    // Errors leave redacted; an internal failure's text stays in the (stderr) log only.
+    if (!isGraphmemixError(error)) console.error(redact(error));
     const payload = isGraphmemixError(error)
-      ? error.toJSON()
-      : { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+      ? redact(error.toJSON())
+      : { code: 'INTERNAL', message: 'internal error' };
     return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: payload }) }] };
   }
 }

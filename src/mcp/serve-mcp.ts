@@ -4,15 +4,18 @@ import { Hono } from 'hono';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { apiKeyAuth } from '../server/api-key-auth.ts';
+import { type ApiKeyGrant, parseApiKeys } from '../server/api-keys.ts';
 import { errorResponse, httpError } from '../server/error-response.ts';
-import { createMcpServer } from './create-mcp-server.ts';
+import { localOriginGuard } from '../server/local-origin-guard.ts';
+import { ALL_USERS } from '../server/user-scope.ts';
+import { createMcpServer, type McpServerOptions } from './create-mcp-server.ts';
 
 /**
  * Serves MCP over stdio until the client closes the stream. Nothing else may write to stdout while this
  * runs (it carries JSON-RPC), so progress and errors go to stderr.
  */
-export async function serveMcpStdio(graphmemix: Graphmemix): Promise<void> {
-  const server = createMcpServer(graphmemix);
+export async function serveMcpStdio(graphmemix: Graphmemix, options: McpServerOptions = {}): Promise<void> {
+  const server = createMcpServer(graphmemix, options);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
@@ -25,8 +28,13 @@ export async function serveMcpStdio(graphmemix: Graphmemix): Promise<void> {
 
 export interface McpHttpOptions {
   graphmemix: Graphmemix;
-  apiKeys?: readonly string[];
+  /** Same forms as the REST API: `key=alice|bob`, `key=*`, a bare key (every user) or grant objects. */
+  apiKeys?: readonly (string | ApiKeyGrant)[];
   open?: boolean;
+  /** The listening port, for open mode's Host/Origin check. */
+  port?: number | (() => number | undefined);
+  /** The archive's media store (add_memory references files only in the user's folder of it). */
+  mediaDir?: string;
 }
 
 /**
@@ -35,16 +43,34 @@ export interface McpHttpOptions {
  * the REST API.
  */
 export function createMcpHttpApp(options: McpHttpOptions): Hono {
-  const keys = (options.apiKeys ?? []).filter((key) => key.trim() !== '');
-  if (!options.open && keys.length === 0) {
+  const { grants } = parseApiKeys(options.apiKeys ?? []);
+  if (!options.open && grants.length === 0) {
     throw new GraphmemixError('CONFIG', 'API keys are required for MCP over HTTP unless started with --open');
   }
   const app = new Hono();
-  app.onError((error, c) => errorResponse(c, error));
+  app.onError((error, c) =>
+    errorResponse(
+      c,
+      error,
+      grants.map((grant) => grant.key),
+    ),
+  );
   app.notFound((c) => errorResponse(c, httpError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
-  if (!options.open) app.use('/mcp', apiKeyAuth(keys));
+  if (options.open) {
+    app.use('*', localOriginGuard(options.port === undefined ? {} : { port: options.port }));
+    app.use('*', async (c, next) => {
+      c.set('userScope', ALL_USERS);
+      await next();
+    });
+  } else {
+    app.use('/mcp', apiKeyAuth(grants));
+  }
   app.all('/mcp', async (c) => {
-    const server = createMcpServer(options.graphmemix);
+    // The key's users bound every tool of this request's server.
+    const server = createMcpServer(options.graphmemix, {
+      scope: c.get('userScope') ?? { all: false, users: new Set<string>() },
+      ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
+    });
     // No sessionIdGenerator: stateless mode.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);

@@ -1,4 +1,4 @@
-import { GraphmemixError } from '../errors/index.ts';
+import { GraphmemixError, isGraphmemixError } from '../errors/index.ts';
 import type {
   ChatContentPart,
   ChatMessage,
@@ -74,7 +74,16 @@ async function toWireMessage(message: ChatMessage): Promise<Record<string, unkno
 
 async function toWirePart(part: ChatContentPart): Promise<Record<string, unknown>> {
   if (part.type === 'text') return { type: 'text', text: part.text };
-  return { type: 'image_url', image_url: { url: await toImageUrl(part.uri, part.mime) } };
+  try {
+    return { type: 'image_url', image_url: { url: await toImageUrl(part.uri, part.mime) } };
+  } catch (error) {
+    // Media outside the allowed roots / remote allow-list (see to-image-url.ts) is withheld, not fatal: the
+    // model gets a marker instead, so one hostile or remote reference cannot sink the whole call.
+    if (isGraphmemixError(error) && error.code === 'FORBIDDEN') {
+      return { type: 'text', text: '[image withheld: not an allowed media source]' };
+    }
+    throw error;
+  }
 }
 
 function readContent(reply: unknown): string | undefined {

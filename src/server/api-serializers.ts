@@ -1,6 +1,7 @@
 import type { IngestReport } from '../digest/ingest-report.ts';
 import type { SearchHit } from '../graphmemix-api.ts';
 import type { AnswerResult, EvidenceItem, RetrievalResult } from '../pipeline/retrieval-result.ts';
+import { redact } from './redact.ts';
 
 /**
  * Wire shapes of the API and MCP tools. Top-level fields are snake_case like the request bodies; the
@@ -44,7 +45,8 @@ export function toApiRetrieval(userId: string, result: RetrievalResult): Record<
     forest: result.forest,
     pool: result.pool,
     verified_edges: result.verifiedEdges,
-    trace: result.trace,
+    // Model-call failures carry endpoint URLs and upstream messages: redacted before they leave.
+    trace: redact(result.trace),
   };
 }
 
@@ -63,8 +65,8 @@ export function toApiIngestReport(userId: string, report: IngestReport): Record<
     updated: report.updated,
     unchanged: report.unchanged,
     skipped: report.skipped,
-    rejected: report.rejected,
-    warnings: report.warnings,
+    rejected: redact(report.rejected),
+    warnings: redact(report.warnings),
     assets: report.assets,
     questions: report.questions,
     seconds: report.seconds,

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,18 +6,27 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
+import { allowMediaRoot } from '../providers/to-image-url.ts';
 import { apiKeyAuth } from './api-key-auth.ts';
+import { type ApiKeyGrant, parseApiKeys } from './api-keys.ts';
 import { errorResponse, httpError } from './error-response.ts';
+import { localOriginGuard } from './local-origin-guard.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
+import { ALL_USERS, requireUser } from './user-scope.ts';
 
 export interface ServerOptions {
   graphmemix: Graphmemix;
-  /** Bearer keys; at least one is required unless `open`. */
-  apiKeys?: readonly string[];
+  /**
+   * Bearer keys; at least one is required unless `open`. Each is `key=alice|bob`, `key=*`, a bare `key`
+   * (every user, the old form) or a grant object. A key touches only its users; others answer 404.
+   */
+  apiKeys?: readonly (string | ApiKeyGrant)[];
   /** Open local mode: no keys (the caller must bind loopback only; `startServer` enforces it). */
   open?: boolean;
+  /** The listening port, for open mode's Host/Origin check (a getter: known only after listen). */
+  port?: number | (() => number | undefined);
   /** Largest accepted request body in bytes (default 16 MiB, room for a few photos). */
   maxBodyBytes?: number;
   /** Where uploaded media is saved (default: a fresh folder under the OS temp dir). */
@@ -26,34 +35,67 @@ export interface ServerOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** Routes that take multipart uploads (open mode accepts multipart only there). */
+const MULTIPART_ROUTES = new Set(['/v1/memories', '/v1/memories/import']);
+
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /**
  * The HTTP API as a Hono app: testable with `app.request()` (no port), served by `startServer`.
- * Routes are scoped by `user_id`; errors are `{"error":{"code","message"}}` with the stable codes.
+ * Routes are scoped by `user_id` and each checks that the caller's key may touch that user (404 if not);
+ * errors are `{"error":{"code","message"}}` with the stable codes, redacted.
  */
 export function createServer(options: ServerOptions): Hono {
-  const keys = (options.apiKeys ?? []).filter((key) => key.trim() !== '');
-  if (!options.open && keys.length === 0) {
+  const { grants } = parseApiKeys(options.apiKeys ?? []);
+  if (!options.open && grants.length === 0) {
     throw new GraphmemixError(
       'CONFIG',
-      'API keys are required: set GRAPHMEMIX_API_KEYS (comma-separated) or start in open local mode (--open)',
+      'API keys are required: set GRAPHMEMIX_API_KEYS (key=user|user,...) or start in open local mode (--open)',
     );
   }
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const mediaDir = options.mediaDir ?? mkdtempSync(join(tmpdir(), 'graphmemix-media-'));
+  mkdirSync(mediaDir, { recursive: true });
+  // The media store is the one local place whose files may be sent to a model (src/providers/to-image-url.ts).
+  allowMediaRoot(mediaDir);
+  const secrets = grants.map((grant) => grant.key);
   const app = new Hono();
 
-  app.onError((error, c) => errorResponse(c, error));
+  app.onError((error, c) => errorResponse(c, error, secrets));
   app.notFound((c) => errorResponse(c, httpError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`)));
+
+  if (options.open) {
+    app.use(
+      '*',
+      localOriginGuard({
+        ...(options.port === undefined ? {} : { port: options.port }),
+        writeTypes: (path) =>
+          MULTIPART_ROUTES.has(path) ? ['application/json', 'multipart/form-data'] : ['application/json'],
+      }),
+    );
+    app.use('*', async (c, next) => {
+      c.set('userScope', ALL_USERS);
+      await next();
+    });
+  }
 
   app.get('/v1/health', (c) => c.json({ status: 'ok', version }));
   app.get('/openapi.json', (c) => c.json(buildOpenApiDocument(version)));
 
   if (!options.open) {
-    app.use('/v1/*', async (c, next) => (c.req.path === '/v1/health' ? next() : apiKeyAuth(keys)(c, next)));
-    app.use('/view', apiKeyAuth(keys));
+    const auth = apiKeyAuth(grants);
+    app.use('/v1/*', async (c, next) => (c.req.path === '/v1/health' ? next() : auth(c, next)));
+    app.use('/view', auth);
   }
+  // Routes addressed by a user in the path (/v1/users/:id/...) are scoped here as well as in their handler.
+  app.use('/v1/users/:user_id/*', async (c, next) => {
+    requireUser(c, decodeURIComponent(c.req.param('user_id') ?? ''));
+    await next();
+  });
+  app.use('/v1/users/:user_id', async (c, next) => {
+    requireUser(c, decodeURIComponent(c.req.param('user_id') ?? ''));
+    await next();
+  });
   // The limit is checked before any handler reads the body, so an oversized request changes nothing.
   app.use(
     '/v1/*',

@@ -2,12 +2,16 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type ErrorCode, HTTP_STATUS } from '../errors/error-codes.ts';
 import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
+import { redact } from './redact.ts';
 
-/** The one error body of the API: `{"error":{"code","message",...}}` with a stable code and its status. */
-export function errorResponse(c: Context, error: unknown): Response {
-  const known = toGraphmemixError(error);
+/**
+ * The one error body of the API: `{"error":{"code","message",...}}` with a stable code and its status,
+ * passed through `redact` (no credentials, userinfo URLs or upstream bodies reach a client).
+ */
+export function errorResponse(c: Context, error: unknown, secrets: readonly string[] = []): Response {
+  const known = toGraphmemixError(error, secrets);
   const status = HTTP_STATUS[known.code] as ContentfulStatusCode;
-  return c.json({ error: known.toJSON() }, status);
+  return c.json({ error: redact(known.toJSON(), { secrets }) }, status);
 }
 
 export function httpError(
@@ -18,14 +22,14 @@ export function httpError(
   return new GraphmemixError(code, message, details === undefined ? {} : { details });
 }
 
-function toGraphmemixError(error: unknown): GraphmemixError {
+function toGraphmemixError(error: unknown, secrets: readonly string[]): GraphmemixError {
   if (isGraphmemixError(error)) return error;
   // Hono's HTTPException (e.g. a malformed multipart body) carries a 4xx status: that is bad input.
   const status = (error as { status?: unknown }).status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new GraphmemixError('INVALID_INPUT', error instanceof Error ? error.message : 'bad request');
   }
-  // Internal details stay in the server log, not in the response.
-  console.error(error);
+  // Internal details stay in the server log (redacted), not in the response.
+  console.error(redact(error, { secrets }));
   return new GraphmemixError('INTERNAL', 'internal error');
 }

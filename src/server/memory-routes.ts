@@ -1,5 +1,4 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { parseInput } from '../api-schemas/parse-input.ts';
@@ -8,9 +7,11 @@ import { toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
 import { allRejected, toApiIngestReport } from './api-serializers.ts';
+import { confineRecordMedia } from './confine-record-media.ts';
 import { httpError } from './error-response.ts';
 import { filesOf, isMultipart, readJson, readMultipart, textField } from './read-body.ts';
 import { safeFileName, saveUpload } from './save-upload.ts';
+import { requireUser } from './user-scope.ts';
 
 export interface RouteDeps {
   graphmemix: Graphmemix;
@@ -28,7 +29,10 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
   app.post('/v1/memories', async (c) => {
     if (!isMultipart(c)) {
       const input = parseInput(addMemoriesSchema, await readJson(c));
-      const report = await graphmemix.addMemories(input.user_id, toRecordInputs(input));
+      requireUser(c, input.user_id);
+      const records = toRecordInputs(input);
+      await confineRecordMedia(records, { userId: input.user_id, mediaDir: deps.mediaDir });
+      const report = await graphmemix.addMemories(input.user_id, records);
       return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
     }
     // Multipart: `user_id`, `memories` (JSON array) and files named `asset:<memory id>`.
@@ -37,7 +41,9 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       user_id: textField(body, 'user_id'),
       memories: parseJsonField(textField(body, 'memories')),
     });
+    requireUser(c, input.user_id);
     const records = toRecordInputs(input);
+    await confineRecordMedia(records, { userId: input.user_id, mediaDir: deps.mediaDir });
     const byId = new Map(records.map((record) => [record.id, record]));
     const uploads = filesOf(body).map(({ field, file }) => {
       const id = field.startsWith(ASSET_FIELD_PREFIX) ? field.slice(ASSET_FIELD_PREFIX.length) : '';
@@ -68,9 +74,11 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       user_id: textField(body, 'user_id'),
       format: textField(body, 'format'),
     });
+    requireUser(c, input.user_id);
     const file = filesOf(body).find((f) => f.field === 'file')?.file;
     if (!file) throw httpError('INVALID_INPUT', 'multipart field "file" is missing');
-    // Photos stay referenced by their path, so they go to the media dir; other formats are read once.
+    // Photos stay referenced by their path, so they go to the user's media folder; other formats are read
+    // once from a scratch folder inside the media store (importers read media inside their folder only).
     const keep = input.format === 'photos';
     const dir = keep
       ? join(
@@ -79,7 +87,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
           'imports',
           `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
         )
-      : await mkdtemp(join(tmpdir(), 'graphmemix-import-'));
+      : await mkdtemp(join(await scratchDir(deps.mediaDir), 'import-'));
     try {
       await mkdir(dir, { recursive: true });
       const path = join(dir, safeFileName(file.name));
@@ -99,6 +107,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       user_id: c.req.query('user_id'),
       memory_id: c.req.param('id'),
     });
+    requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const memory = await graphmemix.getMemory(input.user_id, input.memory_id);
     if (!memory) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
     return c.json({ user_id: input.user_id, memory });
@@ -109,10 +118,17 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       user_id: c.req.query('user_id'),
       memory_id: c.req.param('id'),
     });
+    requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
     if (!deleted) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
     return c.json({ user_id: input.user_id, memory_id: input.memory_id, deleted: true });
   });
+}
+
+async function scratchDir(mediaDir: string): Promise<string> {
+  const dir = join(mediaDir, '.scratch');
+  await mkdir(dir, { recursive: true });
+  return dir;
 }
 
 function parseJsonField(value: string | undefined): unknown {

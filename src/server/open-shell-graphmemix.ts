@@ -5,13 +5,24 @@ import { openGraphmemix } from '../graphmemix.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { createModels } from '../providers/create-models.ts';
 import { loadModelConfig } from '../providers/model-config.ts';
+import { allowMediaFromEnv, allowMediaRoot } from '../providers/to-image-url.ts';
+import { addRedactedSecrets } from './redact.ts';
 
 /**
  * Opens the archive for a long-running shell (serve, mcp, view) with the model config of the usual places
  * (--config, $GRAPHMEMIX_CONFIG, ./graphmemix.config.json, environment); nothing configured means offline.
+ * The archive's media store and GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA become the media a model
+ * may receive, and the configured model API keys are registered for redaction.
  */
 export async function openShellGraphmemix(options: { db: string; config?: string }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
+  addRedactedSecrets(
+    [config.verifier, config.reader, config.vision, config.judge, config.embedding].map(
+      (endpoint) => endpoint?.apiKey,
+    ),
+  );
+  allowMediaRoot(mediaDirFor(options.db));
+  allowMediaFromEnv();
   // Writes run in a worker thread with its own connection: an import never stalls questions or health checks.
   return openGraphmemix({
     db: options.db,
@@ -23,7 +34,7 @@ export async function openShellGraphmemix(options: { db: string; config?: string
 /** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */
 export function mediaDirFor(db: string): string {
   const dir =
-    db === ':memory:'
+    db === ':memory:' || db === 'memory:'
       ? join(tmpdir(), `graphmemix-media-${process.pid}`)
       : join(dirname(resolve(db)), `${basename(db)}.media`);
   mkdirSync(dir, { recursive: true });

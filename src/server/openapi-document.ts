@@ -31,7 +31,10 @@ export function buildOpenApiDocument(version: string): JsonObject {
     200: { description, content: { 'application/json': { schema: { type: 'object' } } } },
     400: errorRef,
     401: errorRef,
+    403: errorRef,
+    404: { ...errorRef, description: 'Not found: also any user the key is not bound to' },
     413: errorRef,
+    415: errorRef,
   });
   const addMultipart = jsonSchema(addMemoriesSchema);
   return {
@@ -41,7 +44,8 @@ export function buildOpenApiDocument(version: string): JsonObject {
       version,
       description:
         'Memory engine for agents: add memories per user, then retrieve query-time evidence forests. ' +
-        'Every call is scoped by user_id; send `Authorization: Bearer <key>` unless the server runs in open mode.',
+        'Every call is scoped by user_id; send `Authorization: Bearer <key>` unless the server runs in open mode. ' +
+        'A key touches only the users it is bound to; any other user answers 404.',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -7,11 +7,13 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
 import { toApiAnswer, toApiRetrieval, toApiSearchHit } from './api-serializers.ts';
 import { readJson } from './read-body.ts';
+import { requireUser } from './user-scope.ts';
 
 /** Read routes: flat search, evidence forest, answer, and the viewer page. */
 export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
   app.post('/v1/search', async (c) => {
     const input = parseInput(searchSchema, await readJson(c));
+    requireUser(c, input.user_id);
     const hits = await graphmemix.search(
       input.user_id,
       input.query,
@@ -22,6 +24,7 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
 
   app.post('/v1/retrieve', async (c) => {
     const input = parseInput(retrieveSchema, await readJson(c));
+    requireUser(c, input.user_id);
     const { question, options } = toQuestionCall(input);
     const result = await graphmemix.retrieve(input.user_id, question, {
       ...options,
@@ -32,6 +35,7 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
 
   app.post('/v1/answer', async (c) => {
     const input = parseInput(answerSchema, await readJson(c));
+    requireUser(c, input.user_id);
     const { question, options } = toQuestionCall(input);
     const result = await graphmemix.answer(input.user_id, question, { ...options, signal: c.req.raw.signal });
     return c.json(toApiAnswer(input.user_id, result));
@@ -43,6 +47,7 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
       q: c.req.query('q'),
       k: c.req.query('k'),
     });
+    requireUser(c, input.user_id);
     const result = await graphmemix.retrieve(
       input.user_id,
       input.q,

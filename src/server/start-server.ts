@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { apiKeyEntriesFromEnv } from './api-keys.ts';
 import { createServer, type ServerOptions } from './create-server.ts';
 
 export interface StartServerOptions extends ServerOptions {
@@ -16,12 +17,12 @@ export interface RunningServer {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
-/** Keys from GRAPHMEMIX_API_KEYS (comma-separated), the documented way to configure them. */
+/**
+ * Key entries from GRAPHMEMIX_API_KEYS (comma-separated; each `key=alice|bob`, `key=*` or a bare key), the
+ * documented way to configure them. Parsed by `parseApiKeys`.
+ */
 export function apiKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.GRAPHMEMIX_API_KEYS ?? '')
-    .split(',')
-    .map((key) => key.trim())
-    .filter(Boolean);
+  return apiKeyEntriesFromEnv(env);
 }
 
 /**
@@ -36,11 +37,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       `--open serves without API keys and binds 127.0.0.1 only; refusing host ${host}`,
     );
   }
-  const app = createServer(options);
+  let boundPort: number | undefined;
+  // Open mode checks Host/Origin against the port actually bound (port 0 picks one at listen).
+  const app = createServer({ ...options, port: () => boundPort });
   return new Promise((resolve, reject) => {
     const server = serve(
       { fetch: app.fetch, port: options.port ?? 8787, hostname: host },
       (info: AddressInfo) => {
+        boundPort = info.port;
         const shown = info.family === 'IPv6' ? `[${info.address}]` : info.address;
         resolve({
           url: `http://${shown}:${info.port}`,

@@ -7,10 +7,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
 import { openGraphmemix } from '../graphmemix.ts';
 import { createModels } from '../providers/create-models.ts';
+import { allowMediaRoot, allowRemoteMedia, setMediaLimits } from '../providers/to-image-url.ts';
 import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker-protocol.ts';
 
 const data = workerData as WriteWorkerData;
 const port = parentPort!;
+for (const root of data.mediaPolicy.roots) allowMediaRoot(root);
+allowRemoteMedia(data.mediaPolicy.remotePrefixes);
+setMediaLimits({ maxFileBytes: data.mediaPolicy.maxFileBytes });
 const gm = await openGraphmemix({
   db: data.db,
   ...(data.modelConfig === undefined ? {} : { models: createModels(data.modelConfig) }),

@@ -1,4 +1,5 @@
 import type { ResolvedModelConfig } from '../providers/model-config.ts';
+import type { MediaAccessPolicy } from '../providers/to-image-url.ts';
 
 /** What the write worker opens: the archive file and the models its digest needs (plain data, cloneable). */
 export interface WriteWorkerData {
@@ -6,6 +7,8 @@ export interface WriteWorkerData {
   /** Model configuration for digest (embeddings, vision captions); absent: offline. */
   modelConfig?: ResolvedModelConfig;
   ocr?: boolean;
+  /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
+  mediaPolicy: MediaAccessPolicy;
 }
 
 /** The write methods of the public API that the worker runs (same names and arguments). */

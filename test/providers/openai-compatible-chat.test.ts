@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GraphmemixError } from '../../src/errors/index.ts';
 import { createOpenAICompatibleChat } from '../../src/providers/openai-compatible-chat.ts';
+import { allowMediaRoot, allowRemoteMedia } from '../../src/providers/to-image-url.ts';
 import { type FakeOpenAIServer, startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 
 async function caught(promise: Promise<unknown>): Promise<GraphmemixError> {
@@ -70,6 +71,9 @@ describe('createOpenAICompatibleChat', () => {
 
   it('inlines local image files as data URLs and passes URLs through', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-chat-'));
+    // Only media under an allowed root, and allow-listed URLs, ever reach a model (to-image-url.ts).
+    allowMediaRoot(dir);
+    allowRemoteMedia(['https://example.org/']);
     const png = join(dir, 'photo.png');
     const pngBytes = Buffer.from('89504e470d0a1a0a0000', 'hex');
     writeFileSync(png, pngBytes);
@@ -100,9 +104,11 @@ describe('createOpenAICompatibleChat', () => {
   });
 
   it('a missing image file is the caller error NOT_FOUND_PATH, and nothing is sent', async () => {
+    const missingRoot = mkdtempSync(join(tmpdir(), 'gmx-chat-missing-'));
+    allowMediaRoot(missingRoot);
     const error = await caught(
       chatFor().chat({
-        messages: [{ role: 'user', content: [{ type: 'image', uri: '/nonexistent/x.png' }] }],
+        messages: [{ role: 'user', content: [{ type: 'image', uri: join(missingRoot, 'x.png') }] }],
       }),
     );
     expect(error.code).toBe('NOT_FOUND_PATH');

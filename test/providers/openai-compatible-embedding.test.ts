@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleEmbedding } from '../../src/providers/openai-compatible-embedding.ts';
+import { allowMediaRoot } from '../../src/providers/to-image-url.ts';
 import {
   type FakeOpenAIServer,
   fakeEmbedding,
@@ -93,6 +94,7 @@ describe('createOpenAICompatibleEmbedding', () => {
 
   it('sends images as {image: dataUrl} objects (texts as {text}) when images are supported', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-embed-'));
+    allowMediaRoot(dir);
     const file = join(dir, 'pic.webp');
     writeFileSync(file, Buffer.from('abc'));
     const embedder = createOpenAICompatibleEmbedding({

@@ -302,6 +302,7 @@ describe('HTTP API', () => {
       (
         await open.request('/v1/search', {
           method: 'POST',
+          headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ user_id: 'a', query: 'x' }),
         })
       ).status,

@@ -11,6 +11,7 @@ interface McpFlags {
   host: string;
   open?: boolean;
   config?: string;
+  users?: string;
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -25,12 +26,17 @@ export function registerMcpCommand(program: Command): void {
     .option('--host <host>', 'HTTP interface to bind', '127.0.0.1')
     .option('--open', 'HTTP without API keys (loopback only)')
     .option('--config <file>', 'model config file')
+    .option(
+      '--users <ids>',
+      'stdio: the user ids the tools may touch, separated by | (default: $GRAPHMEMIX_MCP_USERS, else every user)',
+    )
     .addHelpText(
       'after',
       `
 Examples:
   $ graphmemix mcp --db archive.db                  # stdio, for Claude Desktop / Cursor / any MCP client
-  $ GRAPHMEMIX_API_KEYS=secret graphmemix mcp --db archive.db --http --port 8788
+  $ graphmemix mcp --db archive.db --users 'alice|bob'  # stdio, tools touch alice and bob only
+  $ GRAPHMEMIX_API_KEYS='ka=alice,kroot=*' graphmemix mcp --db archive.db --http --port 8788
 Client config (stdio):
   {"mcpServers":{"graphmemix":{"command":"npx","args":["graphmemix","mcp","--db","/path/archive.db"]}}}`,
     )
@@ -39,7 +45,10 @@ Client config (stdio):
       const { createMcpHttpApp, serveMcpStdio } = await import('../../mcp/serve-mcp.ts');
       const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
       const { apiKeysFromEnv } = await import('../../server/start-server.ts');
+      const { mediaDirFor } = await import('../../server/open-shell-graphmemix.ts');
       if (!flags.http) {
+        const { userScope } = await import('../../server/user-scope.ts');
+        const users = stdioUsers(flags.users ?? process.env.GRAPHMEMIX_MCP_USERS);
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
         console.info = console.error;
@@ -48,7 +57,10 @@ Client config (stdio):
           ...(flags.config ? { config: flags.config } : {}),
         });
         try {
-          await serveMcpStdio(graphmemix);
+          await serveMcpStdio(graphmemix, {
+            scope: userScope(users),
+            mediaDir: mediaDirFor(flags.db),
+          });
         } finally {
           await graphmemix.close();
         }
@@ -68,12 +80,41 @@ Client config (stdio):
         ...(flags.config ? { config: flags.config } : {}),
       });
       const { serve } = await import('@hono/node-server');
-      const app = createMcpHttpApp({ graphmemix, apiKeys: apiKeysFromEnv(), open: input.open === true });
+      const { bareKeyWarning, parseApiKeys } = await import('../../server/api-keys.ts');
+      const apiKeys = apiKeysFromEnv();
+      const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
+      if (warning) process.stderr.write(`${warning}\n`);
+      let boundPort: number | undefined;
+      const app = createMcpHttpApp({
+        graphmemix,
+        apiKeys,
+        open: input.open === true,
+        port: () => boundPort,
+        mediaDir: mediaDirFor(input.db),
+      });
       const server = serve({ fetch: app.fetch, port: input.port, hostname: input.host }, (info) => {
+        boundPort = info.port;
         process.stderr.write(`graphmemix MCP (streamable HTTP) on http://${info.address}:${info.port}/mcp\n`);
       });
       await untilSignal();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await graphmemix.close();
     });
+}
+
+/** `alice|bob` -> ['alice','bob']; nothing (or `*`) -> every user: stdio MCP is a process its owner started. */
+function stdioUsers(value: string | undefined): '*' | string[] {
+  const users = (value ?? '')
+    .split('|')
+    .map((user) => user.trim())
+    .filter(Boolean);
+  if (users.length === 0 || users.includes('*')) return '*';
+  for (const user of users) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(user)) {
+      throw new GraphmemixError('INVALID_INPUT', `--users: invalid user id "${user}"`, {
+        location: { field: 'users' },
+      });
+    }
+  }
+  return users;
 }

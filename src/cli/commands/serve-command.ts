@@ -17,7 +17,9 @@ interface ServeFlags {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS.')
+    .description(
+      'Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS=key=alice|bob,...',
+    )
     .requiredOption('--db <file>', 'archive database file')
     .option('--port <n>', 'port to listen on', '8787')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
@@ -29,9 +31,10 @@ export function registerServeCommand(program: Command): void {
       'after',
       `
 Examples:
-  $ GRAPHMEMIX_API_KEYS=secret graphmemix serve --db archive.db --port 8787
+  $ GRAPHMEMIX_API_KEYS='ka=alice,kb=bob|carol,kroot=*' graphmemix serve --db archive.db --port 8787
   $ graphmemix serve --db archive.db --open
-  $ curl -s localhost:8787/v1/retrieve -H 'authorization: Bearer secret' \\
+  $ curl -s localhost:8787/v1/retrieve -H 'authorization: Bearer ka' \\
+      -H 'content-type: application/json' \\
       -d '{"user_id":"alice","question":"When is the design review?","k":10}'`,
     )
     .action(async (flags: ServeFlags) => {
@@ -48,6 +51,10 @@ Examples:
       // Loaded on use: the CLI starts fast and other commands do not load the server stack.
       const { mediaDirFor, openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
       const { apiKeysFromEnv, startServer } = await import('../../server/start-server.ts');
+      const { bareKeyWarning, parseApiKeys } = await import('../../server/api-keys.ts');
+      const apiKeys = apiKeysFromEnv();
+      const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
+      if (warning) process.stderr.write(`${warning}\n`);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
@@ -59,7 +66,7 @@ Examples:
           port: input.port,
           host: input.host,
           open: input.open === true,
-          apiKeys: apiKeysFromEnv(),
+          apiKeys,
           mediaDir: mediaDirFor(input.db),
           ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
         });

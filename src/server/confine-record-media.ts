@@ -1,0 +1,82 @@
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { MemoryRecordInput } from '../graphmemix-api.ts';
+
+/** Longest inline `data:` URI a record may carry (bigger media go through an upload). */
+export const MAX_DATA_URI_CHARS = 64 * 1024;
+/** Longest remote URL kept as data. */
+export const MAX_REMOTE_URI_CHARS = 4096;
+
+/**
+ * The media rule for records added through HTTP or MCP: an asset (or video frame) may reference only
+ * - a file in this user's folder of the archive's media store (`<mediaDir>/<userId>/`: uploads of this or
+ *   an earlier request), checked on the real path (symlinks resolved) and as a regular file;
+ * - a remote `http(s):` URL or a small `data:` URI, kept as data: never fetched, and sent to a model only
+ *   when the media allow-list names it (see src/providers/to-image-url.ts).
+ * Anything else (another local path, `file:` URIs, relative paths, other schemes, NUL bytes) is a 400
+ * naming the field, e.g. `memories[0].assets[1].uri`, and nothing of the request is stored.
+ */
+export async function confineRecordMedia(
+  records: readonly MemoryRecordInput[],
+  options: { userId: string; mediaDir: string | undefined; field?: string },
+): Promise<void> {
+  const base = options.field ?? 'memories';
+  const userDir = options.mediaDir === undefined ? undefined : join(options.mediaDir, options.userId);
+  for (const [i, record] of records.entries()) {
+    const assets = (record as { assets?: unknown }).assets;
+    if (assets === undefined) continue;
+    if (!Array.isArray(assets)) continue;
+    for (const [j, asset] of assets.entries()) {
+      if (typeof asset !== 'object' || asset === null) continue;
+      const { uri, frames } = asset as { uri?: unknown; frames?: unknown };
+      if (uri !== undefined) await checkUri(uri, `${base}[${i}].assets[${j}].uri`, userDir);
+      if (Array.isArray(frames)) {
+        for (const [k, frame] of frames.entries()) {
+          await checkUri(frame, `${base}[${i}].assets[${j}].frames[${k}]`, userDir);
+        }
+      }
+    }
+  }
+}
+
+async function checkUri(uri: unknown, field: string, userDir: string | undefined): Promise<void> {
+  if (typeof uri !== 'string') throw refuse(field, 'must be a string');
+  if (/^https?:\/\//i.test(uri)) {
+    if (uri.length > MAX_REMOTE_URI_CHARS)
+      throw refuse(field, `URL longer than ${MAX_REMOTE_URI_CHARS} characters`);
+    if (/[\0\s]/.test(uri)) throw refuse(field, 'URL contains whitespace or NUL');
+    return;
+  }
+  if (/^data:/i.test(uri)) {
+    if (uri.length > MAX_DATA_URI_CHARS) {
+      throw refuse(field, `data: URI longer than ${MAX_DATA_URI_CHARS} characters; upload the file instead`);
+    }
+    return;
+  }
+  if (userDir === undefined || !(await insideUserMedia(uri, userDir))) {
+    throw refuse(
+      field,
+      "may reference only media uploaded with this request or already in this user's media store, or an http(s) URL",
+    );
+  }
+}
+
+async function insideUserMedia(uri: string, userDir: string): Promise<boolean> {
+  if (uri.includes('\0') || !isAbsolute(uri) || /^[a-z][a-z0-9+.-]*:/i.test(uri)) return false;
+  try {
+    const [real, root] = await Promise.all([realpath(uri), realpath(userDir)]);
+    const rel = relative(root, real);
+    if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) return false;
+    return (await stat(real)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function refuse(field: string, why: string): GraphmemixError {
+  return new GraphmemixError('INVALID_INPUT', `${field}: ${why}`, {
+    location: { field },
+    details: { issues: [{ path: field, message: why }] },
+  });
+}

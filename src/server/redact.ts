@@ -1,0 +1,78 @@
+/**
+ * The one redaction pass applied where traces, errors and logs leave the process (HTTP bodies, MCP tool
+ * results, CLI error output). It removes what a client must never see:
+ * - userinfo in URLs (`https://user:pass@host` -> `https://[redacted]@host`) and secret query parameters;
+ * - bearer tokens, `sk-...`-style API keys and any extra secret strings the caller names (configured keys);
+ * - values under secret-looking keys (apiKey, authorization, password, token, secret, cookie);
+ * - upstream response bodies: `bodyStart`/`body` fields, and the text a model endpoint error appends after
+ *   "answered HTTP <status> (...)".
+ * The value is copied, never mutated; non-plain objects (Dates, class instances) become their JSON form.
+ */
+export function redact<T>(value: T, options: RedactOptions = {}): T {
+  const secrets = [...knownSecrets, ...(options.secrets ?? [])].filter((s) => s.length >= 4);
+  return walk(value, secrets, 0) as T;
+}
+
+export interface RedactOptions {
+  /** Literal secrets to blank wherever they appear (server API keys, model API keys). */
+  secrets?: readonly string[];
+}
+
+const knownSecrets = new Set<string>();
+
+/** Registers secrets (model API keys from the config, server keys) blanked by every later redaction. */
+export function addRedactedSecrets(secrets: readonly (string | undefined)[]): void {
+  for (const secret of secrets) if (secret !== undefined && secret.length >= 4) knownSecrets.add(secret);
+}
+
+export const REDACTED = '[redacted]';
+export const WITHHELD = '[upstream body withheld]';
+
+const SECRET_KEY =
+  /^(?:api[-_]?key|apikey|authorization|password|passwd|secret|token|access[-_]?token|cookie|set-cookie|x-api-key)$/i;
+const BODY_KEY = /^(?:body|bodyStart|responseBody|upstreamBody)$/;
+const MAX_DEPTH = 64;
+
+function walk(value: unknown, secrets: readonly string[], depth: number): unknown {
+  if (typeof value === 'string') return redactText(value, secrets);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((item) => walk(item, secrets, depth + 1));
+  if (value instanceof Error) {
+    return { name: value.name, message: redactText(value.message, secrets) };
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) {
+    const json = (value as { toJSON?: () => unknown }).toJSON;
+    return typeof json === 'function' ? walk(json.call(value), secrets, depth + 1) : value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (SECRET_KEY.test(key) && item !== undefined && item !== null) out[key] = REDACTED;
+    else if (BODY_KEY.test(key) && typeof item === 'string') out[key] = WITHHELD;
+    else out[key] = walk(item, secrets, depth + 1);
+  }
+  return out;
+}
+
+/** Redacts one string (messages, URLs, log lines). */
+export function redactText(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of [...knownSecrets, ...secrets]) {
+    if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  }
+  return (
+    out
+      // scheme://user:pass@host and scheme://token@host
+      .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, `$1${REDACTED}@`)
+      // secret query parameters
+      .replace(
+        /([?&;](?:api[-_]?key|apikey|key|token|access[-_]?token|secret|password|passwd|sig|signature|auth)=)[^&#\s"'<>]*/gi,
+        `$1${REDACTED}`,
+      )
+      .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi, `$1 ${REDACTED}`)
+      .replace(/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, REDACTED)
+      // The model client appends the upstream error text after this prefix.
+      .replace(/(answered HTTP \d{3}(?: \([^)]*\))?):[\s\S]*$/, `$1: ${WITHHELD}`)
+  );
+}
