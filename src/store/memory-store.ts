@@ -8,6 +8,7 @@ import type {
   ArchiveStore,
   ContextInfo,
   EdgeChange,
+  KeyedRecord,
   LexicalSearchOptions,
   MemoryWrite,
   VectorRow,
@@ -15,6 +16,7 @@ import type {
   WriteOutcome,
 } from './archive-store-spec.ts';
 import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
+import { MemoryKeyIndex } from './memory-key-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -33,6 +35,8 @@ interface ContextData {
   vectors: Map<string, Map<string, VectorRow>>;
   lexical?: Bm25Index;
   vectorIndexes: Map<string, VectorIndex>;
+  /** Relation lookup keys (MemoryWrite.keys). */
+  keys: MemoryKeyIndex;
 }
 
 /**
@@ -68,9 +72,11 @@ class MemoryStore implements ArchiveStore {
       const id = write.record.id;
       const previous = data.memories.get(id);
       if (previous && previous.contentHash === write.contentHash) {
+        if (write.keys) data.keys.set(id, write.keys);
         outcome.unchanged.push(id);
         continue;
       }
+      data.keys.set(id, write.keys ?? []);
       if (previous) {
         for (const rows of data.vectors.values()) {
           for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
@@ -142,6 +148,7 @@ class MemoryStore implements ArchiveStore {
     this.assertOpen();
     const data = this.contexts.get(contextId);
     if (!data?.memories.delete(id)) return false;
+    data.keys.remove(id);
     for (const key of data.edgesByMemory.get(id) ?? []) {
       const edge = data.edges.get(key);
       if (!edge) continue;
@@ -154,6 +161,46 @@ class MemoryStore implements ArchiveStore {
     }
     invalidate(data);
     return true;
+  }
+
+  async findByKeys(
+    contextId: string,
+    keys: readonly string[],
+    options: { limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    const found = data.keys.find(keys, (id) => data.memories.get(id)?.record);
+    return structuredClone(options.limit === undefined ? found : found.slice(0, options.limit));
+  }
+
+  async adjacentByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return undefined;
+    const found = data.keys.adjacent(key, position, direction, (id) => data.memories.get(id)?.record);
+    return found ? structuredClone(found) : undefined;
+  }
+
+  async findKeyRange(
+    contextId: string,
+    from: string,
+    to: string,
+    options: { limit?: number } = {},
+  ): Promise<KeyedRecord[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    return data.keys.range(from, to, options.limit).map(({ key, id }) => ({
+      key,
+      record: structuredClone(data.memories.get(id)!.record),
+    }));
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
@@ -356,6 +403,7 @@ class MemoryStore implements ArchiveStore {
         edgesByMemory: new Map(),
         vectors: new Map(),
         vectorIndexes: new Map(),
+        keys: new MemoryKeyIndex(),
       };
       if (create) this.contexts.set(contextId, data);
     }
