@@ -24,10 +24,8 @@ export const EVENT_BRIDGE_RULE = {
  */
 export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[] {
   const media = records
-    .map(mediaCapture)
-    .filter((capture): capture is MediaCapture & { lat: number; lon: number } => {
-      return capture !== undefined && capture.lat !== undefined && capture.lon !== undefined;
-    })
+    .map(bridgeCapture)
+    .filter((capture) => capture !== undefined)
     .sort((x, y) => x.timeMs - y.timeMs || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 
   const candidates: Array<{ pair: RecordPair; gap: number; km: number }> = [];
@@ -62,6 +60,16 @@ export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[]
   }
   return out;
 }
+
+/** A capture that can take part in event_bridge: media with a time and coordinates. */
+export function bridgeCapture(record: MemoryRecord): BridgeCapture | undefined {
+  const capture = mediaCapture(record);
+  return capture !== undefined && capture.lat !== undefined && capture.lon !== undefined
+    ? (capture as BridgeCapture)
+    : undefined;
+}
+
+export type BridgeCapture = MediaCapture & { lat: number; lon: number };
 
 function compare(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
