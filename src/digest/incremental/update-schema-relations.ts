@@ -42,8 +42,15 @@ const STEPS: ReadonlyArray<[SchemaRelationType, DeltaStep]> = [
  * of one context from the state before `delta` to the state after it, exactly (the same rules decide every
  * pair), with ONE changeEdges call. Each type names its dirty records (whose edges of the type may change)
  * and their pairs after the write; the stored edges of the type touching dirty records are diffed against
- * those pairs. semantic_knn is never touched. Cost per change: the key groups it touches (see each step for
- * its caps), never the context size.
+ * those pairs. semantic_knn is never touched. Cost per change: the key groups it touches, never the
+ * context size:
+ * - consecutive_turn: about 4 adjacency reads per old/new place in a session;
+ * - same_round: the round when it is (or was) a clique, at most 32 + joiners; adjacency reads otherwise;
+ * - event_bridge: the capture chains (gaps <= 1 h) within 1 h of the old/new capture time, read whole;
+ * - same_record: per dirty email its thread groups (uncapped, like the rebuild), <= 51 per code or date
+ *   group and its subject's mails within 14 days; a code/date group crossing 50 makes its members dirty;
+ * - record_grounding: the mails stating the changed media's days, and the media of their stated days.
+ * Plus one neighbors read for the dirty records and one changeEdges write.
  */
 export async function updateSchemaRelations(
   store: ArchiveStore,

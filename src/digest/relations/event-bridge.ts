@@ -20,7 +20,9 @@ export const EVENT_BRIDGE_RULE = {
  * Neighbour cap (symmetric): every eligible pair is ranked by time gap, then distance, then ids; pairs are
  * accepted in that order while BOTH ends have fewer than two accepted neighbours. So no memory ever has
  * more than two event_bridge neighbours, each memory keeps its nearest-in-time partners unless those
- * partners are already full, and the result does not depend on input order.
+ * partners are already full, and the result does not depend on input order. No pair spans a gap of more
+ * than 1 hour, so the result over a set of whole time chains (consecutive gaps <= 1 h) is the result per
+ * chain: the incremental path recomputes only the chains a change touches.
  */
 export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[] {
   const media = records
