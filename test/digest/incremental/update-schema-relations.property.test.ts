@@ -23,8 +23,15 @@ const word = fc.constantFrom('dinner', 'lisbon', 'tram', 'castle', 'museum', 'bo
 const text = fc.array(word, { maxLength: 4 }).map((words) => words.join(' '));
 const capturedAt = fc.integer({ min: 0, max: 240 }).map((k) => new Date(BASE_MS + k * 30_000).toISOString());
 
+/** A photo attached to a message or mail: its EXIF makes the record a capture too (mediaCapture). */
+const attachment = fc.option(
+  fc.record({ takenAt: capturedAt, point: fc.option(fc.constantFrom(...POINTS), { nil: undefined }) }),
+  { nil: undefined, freq: 4 },
+);
+
 const message = fc.record({
   kind: fc.constant('message' as const),
+  attachment,
   sessionId: fc.option(fc.constantFrom('s1', 's2', 's1', ''), { nil: undefined, freq: 6 }),
   roundId: fc.option(fc.constantFrom('R1', 'R2', 'R3'), { nil: undefined }),
   text,
@@ -59,6 +66,7 @@ const email = fc.record({
   }),
   body: text,
   place: fc.option(fc.constantFrom('Lisbon', 'Porto'), { nil: undefined }),
+  attachment,
 });
 
 const shape = fc.oneof({ weight: 2, arbitrary: message }, { weight: 2, arbitrary: media }, email);
@@ -89,7 +97,19 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 function toRecord(generated: Generated): MemoryRecord {
   const { id, sequence, shape } = generated;
-  const base = { id, contextId: CTX, sequence, assets: [] };
+  const assets: MemoryRecord['assets'] =
+    shape.kind !== 'message' && shape.kind !== 'email'
+      ? []
+      : shape.attachment === undefined
+        ? []
+        : [
+            {
+              id: 'att',
+              kind: 'image',
+              exif: { takenAt: shape.attachment.takenAt, ...(shape.attachment.point ?? {}) },
+            },
+          ];
+  const base = { id, contextId: CTX, sequence, assets };
   if (shape.kind === 'message') {
     return {
       ...base,
@@ -188,4 +208,50 @@ for (const backend of ['memory:', ':memory:']) {
       }
     }, 120_000);
   });
+}
+
+/** Rounds around the clique limit (32): random joins, moves and deletes cross it both ways. */
+describe('same_round around the clique limit equals the full rebuild after every step', () => {
+  const roundOp = fc.oneof(
+    fc.record({
+      op: fc.constant('upsert' as const),
+      id: fc.integer({ min: 0, max: 40 }),
+      sequence: fc.integer({ min: 0, max: 50 }),
+      round: fc.constantFrom('R', 'R', 'R', 'Q', undefined),
+    }),
+    fc.record({ op: fc.constant('delete' as const), id: fc.integer({ min: 0, max: 40 }) }),
+  );
+  for (const backend of ['memory:', ':memory:']) {
+    it(`random round changes (${backend})`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(roundOp, { minLength: 5, maxLength: 25 }), async (ops) => {
+          const store = await openStore(backend);
+          try {
+            const seed = Array.from({ length: 32 }, (_, i) => roundMember(i, i, 'R'));
+            await upsert(store, seed);
+            for (const op of ops) {
+              if (op.op === 'upsert') await upsert(store, [roundMember(op.id, op.sequence, op.round)]);
+              else await remove(store, [`q${op.id}`]);
+              await expectMatchesRebuild(store, JSON.stringify(op));
+            }
+          } finally {
+            await store.close();
+          }
+        }),
+        { numRuns: 20, seed: 32 },
+      );
+    }, 120_000);
+  }
+});
+
+function roundMember(i: number, sequence: number, round: string | undefined): MemoryRecord {
+  return {
+    id: `q${i}`,
+    contextId: CTX,
+    kind: 'message',
+    sequence,
+    text: '',
+    assets: [],
+    ...(round === undefined ? {} : { roundId: round }),
+  };
 }
