@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildRelations } from '../../../src/digest/build-relations.ts';
+import { backfillRelationKeys } from '../../../src/digest/incremental/backfill-relation-keys.ts';
 import { updateSchemaRelations } from '../../../src/digest/incremental/update-schema-relations.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
@@ -164,3 +166,27 @@ for (const backend of ['memory:', ':memory:']) {
     });
   });
 }
+
+describe('backfillRelationKeys', () => {
+  it('keys a store written without keys, leaving views alone, so the incremental path works on it', async () => {
+    const store = await openStore(':memory:');
+    const records = [turn('t1', 1), turn('t2', 2), turn('t3', 3)];
+    await store.writeMemories(
+      CTX,
+      records.map((record) => ({
+        record,
+        views: [{ memoryId: record.id, kind: 'text' as const, key: 'main', text: 'hello' }],
+        contentHash: JSON.stringify(record),
+      })),
+    );
+    expect(await store.findByKeys(CTX, ['turn:s1'])).toEqual([]);
+    expect(await backfillRelationKeys(store, CTX)).toBe(3);
+    expect((await store.findByKeys(CTX, ['turn:s1'])).map((r) => r.id)).toEqual(['t1', 't2', 't3']);
+    expect(await store.getViews(CTX, ['t2'])).toHaveLength(1);
+    await buildRelations(store, CTX);
+    await upsert(store, [turn('t4', 4)]);
+    expect((await storedPairs(store)).consecutive_turn).toEqual(['t1|t2', 't2|t3', 't3|t4']);
+    await expectMatchesRebuild(store);
+    await store.close();
+  });
+});
