@@ -42,7 +42,33 @@ export interface ArchiveStore {
   maxSequence(contextId: string): Promise<number | undefined>;
   /** Content hashes by id, to decide inserted/updated/unchanged before writing. */
   getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** Removes the record with its views, vectors and every edge touching it. Returns false when absent. */
+  /**
+   * Records holding ANY of `keys` (relation lookup keys, see MemoryWrite.keys), each once, in (sequence, id)
+   * order, at most `limit`. Cost follows the sizes of the key groups, never the context size.
+   */
+  findByKeys(
+    contextId: string,
+    keys: readonly string[],
+    options?: { limit?: number },
+  ): Promise<MemoryRecord[]>;
+  /**
+   * The nearest record holding `key` strictly before / after `position` in (sequence, id) order; the position
+   * need not be a stored record (a deleted one's old place works). Undefined when there is none.
+   */
+  adjacentByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined>;
+  /** Every (key, record) with `from` <= key <= `to` (string order), ordered by (key, record id), at most `limit`. */
+  findKeyRange(
+    contextId: string,
+    from: string,
+    to: string,
+    options?: { limit?: number },
+  ): Promise<KeyedRecord[]>;
+  /** Removes the record with its views, vectors, keys and every edge touching it. Returns false when absent. */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
@@ -133,6 +159,18 @@ export interface MemoryWrite {
   views: MemoryView[];
   /** sha256 of the canonical record JSON; decides unchanged vs updated. */
   contentHash: string;
+  /**
+   * Relation lookup keys (src/digest/incremental/relation-keys.ts) for findByKeys / adjacentByKey /
+   * findKeyRange. When given they become the record's keys, even for an unchanged record (a re-import
+   * backfills keys); when absent an inserted or updated record has none and an unchanged one keeps its own.
+   */
+  keys?: readonly string[];
+}
+
+/** One findKeyRange hit. */
+export interface KeyedRecord {
+  key: string;
+  record: MemoryRecord;
 }
 
 export interface WriteOutcome {

@@ -8,6 +8,7 @@ import type {
   ArchiveStore,
   ContextInfo,
   EdgeChange,
+  KeyedRecord,
   LexicalSearchOptions,
   MemoryWrite,
   RelationWork,
@@ -16,6 +17,7 @@ import type {
   WriteOutcome,
 } from './archive-store-spec.ts';
 import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
+import { MemoryKeyIndex } from './memory-key-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -36,6 +38,8 @@ interface ContextData {
   vectorIndexes: Map<string, VectorIndex>;
   /** The relation journal (ArchiveStore.pendingRelationWork), in seq order. */
   journal: RelationWork[];
+  /** Relation lookup keys (MemoryWrite.keys). */
+  keys: MemoryKeyIndex;
 }
 
 /**
@@ -73,9 +77,11 @@ class MemoryStore implements ArchiveStore {
       const id = write.record.id;
       const previous = data.memories.get(id);
       if (previous && previous.contentHash === write.contentHash) {
+        if (write.keys) data.keys.set(id, write.keys);
         outcome.unchanged.push(id);
         continue;
       }
+      data.keys.set(id, write.keys ?? []);
       if (previous) {
         for (const rows of data.vectors.values()) {
           for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
@@ -157,6 +163,7 @@ class MemoryStore implements ArchiveStore {
     const removed = data?.memories.get(id);
     if (!data || !removed) return false;
     data.memories.delete(id);
+    data.keys.remove(id);
     data.journal.push(journalEntry(this.nextSeq++, id, removed.record));
     for (const key of data.edgesByMemory.get(id) ?? []) {
       const edge = data.edges.get(key);
@@ -170,6 +177,46 @@ class MemoryStore implements ArchiveStore {
     }
     invalidate(data);
     return true;
+  }
+
+  async findByKeys(
+    contextId: string,
+    keys: readonly string[],
+    options: { limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    const found = data.keys.find(keys, (id) => data.memories.get(id)?.record);
+    return structuredClone(options.limit === undefined ? found : found.slice(0, options.limit));
+  }
+
+  async adjacentByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return undefined;
+    const found = data.keys.adjacent(key, position, direction, (id) => data.memories.get(id)?.record);
+    return found ? structuredClone(found) : undefined;
+  }
+
+  async findKeyRange(
+    contextId: string,
+    from: string,
+    to: string,
+    options: { limit?: number } = {},
+  ): Promise<KeyedRecord[]> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return [];
+    return data.keys.range(from, to, options.limit).map(({ key, id }) => ({
+      key,
+      record: structuredClone(data.memories.get(id)!.record),
+    }));
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
@@ -391,6 +438,7 @@ class MemoryStore implements ArchiveStore {
         journal: [],
         vectors: new Map(),
         vectorIndexes: new Map(),
+        keys: new MemoryKeyIndex(),
       };
       if (create) this.contexts.set(contextId, data);
     }

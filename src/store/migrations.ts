@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
 
 /**
  * Schema migrations of the SQLite store, applied in order inside one transaction each. The version lives in
@@ -77,6 +78,7 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       );
     `,
   },
+  RELATION_KEYS_MIGRATION,
   // Version 4: the relation journal (ArchiveStore.pendingRelationWork). No foreign key: an entry outlives the
   // memory it names when that memory was deleted.
   {

@@ -9,6 +9,7 @@ import type {
   ArchiveStore,
   ContextInfo,
   EdgeChange,
+  KeyedRecord,
   LexicalSearchOptions,
   MemoryWrite,
   RelationWork,
@@ -25,6 +26,7 @@ import {
   sameEdge,
 } from './edge-merge.ts';
 import { migrate } from './migrations.ts';
+import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -77,12 +79,14 @@ class SqliteStore implements ArchiveStore {
   private readonly lexicalCache = new Map<string, Cached<Bm25Index>>();
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly keys: SqliteRelationKeys;
 
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
   ) {
     this.statements = prepareStatements(db);
+    this.keys = new SqliteRelationKeys(db);
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -106,9 +110,10 @@ class SqliteStore implements ArchiveStore {
         .transaction(() => {
           const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
           s.ensureContext.run(contextId);
-          for (const { record, views, contentHash } of writes) {
+          for (const { record, views, contentHash, keys } of writes) {
             const previous = s.getHash.get(contextId, record.id) as { content_hash: string } | undefined;
             if (previous?.content_hash === contentHash) {
+              if (keys) this.keys.replace(contextId, record.id, record.sequence, keys);
               outcome.unchanged.push(record.id);
               continue;
             }
@@ -133,6 +138,7 @@ class SqliteStore implements ArchiveStore {
               s.insertMemory.run(contextId, record.id, ...columns);
               outcome.inserted.push(record.id);
             }
+            this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
             views.forEach((view, position) => {
               s.insertView.run(
                 contextId,
@@ -227,6 +233,32 @@ class SqliteStore implements ArchiveStore {
         })
         .immediate(),
     );
+  }
+
+  async findByKeys(
+    contextId: string,
+    keys: readonly string[],
+    options: { limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    return this.run(() => this.keys.find(contextId, keys, options.limit));
+  }
+
+  async adjacentByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined> {
+    return this.run(() => this.keys.adjacent(contextId, key, position, direction));
+  }
+
+  async findKeyRange(
+    contextId: string,
+    from: string,
+    to: string,
+    options: { limit?: number } = {},
+  ): Promise<KeyedRecord[]> {
+    return this.run(() => this.keys.range(contextId, from, to, options.limit));
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {

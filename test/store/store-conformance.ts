@@ -404,6 +404,87 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.countRelationWork('ctx')).toBe(1);
     });
 
+    it('finds records by relation keys in (sequence, id) order, replaced on update, removed on delete', async () => {
+      await store.writeMemories('ctx', [
+        keyed(write('ctx', 'c', 'x', 2), ['turn:s1', 'round:r1']),
+        keyed(write('ctx', 'a', 'y', 0), ['turn:s1']),
+        keyed(write('ctx', 'b2', 'z', 1), ['turn:s1', 'round:r1']),
+        keyed(write('ctx', 'b1', 'w', 1), ['turn:s2']),
+        write('ctx', 'nokeys', 'v', 3),
+      ]);
+      await store.writeMemories('other', [keyed(write('other', 'a', 'y', 0), ['turn:s1'])]);
+      const ids = (records: MemoryRecord[]) => records.map((r) => r.id);
+      expect(ids(await store.findByKeys('ctx', ['turn:s1']))).toEqual(['a', 'b2', 'c']);
+      expect(ids(await store.findByKeys('ctx', ['round:r1', 'turn:s2', 'turn:s1']))).toEqual([
+        'a',
+        'b1',
+        'b2',
+        'c',
+      ]);
+      expect(ids(await store.findByKeys('ctx', ['turn:s1', 'round:r1'], { limit: 2 }))).toEqual(['a', 'b2']);
+      expect(await store.findByKeys('ctx', ['missing'])).toEqual([]);
+      expect(await store.findByKeys('nope', ['turn:s1'])).toEqual([]);
+      expect((await store.findByKeys('ctx', ['turn:s1']))[0]).toEqual((await store.getMemory('ctx', 'a'))!);
+
+      // An update replaces the keys; an unchanged write with keys replaces them too; without keys keeps them.
+      await store.writeMemories('ctx', [keyed(write('ctx', 'b2', 'z2', 1), ['turn:s2'])]);
+      expect(ids(await store.findByKeys('ctx', ['turn:s1']))).toEqual(['a', 'c']);
+      expect(ids(await store.findByKeys('ctx', ['turn:s2']))).toEqual(['b1', 'b2']);
+      await store.writeMemories('ctx', [keyed(write('ctx', 'nokeys', 'v', 3), ['turn:s1'])]);
+      await store.writeMemories('ctx', [write('ctx', 'c', 'x', 2)]);
+      expect(ids(await store.findByKeys('ctx', ['turn:s1']))).toEqual(['a', 'c', 'nokeys']);
+      await store.writeMemories('ctx', [write('ctx', 'c', 'x changed', 2)]);
+      expect(ids(await store.findByKeys('ctx', ['turn:s1']))).toEqual(['a', 'nokeys']);
+      await store.deleteMemory('ctx', 'a');
+      expect(ids(await store.findByKeys('ctx', ['turn:s1']))).toEqual(['nokeys']);
+      expect(ids(await store.findByKeys('other', ['turn:s1']))).toEqual(['a']);
+    });
+
+    it('finds the previous / next record of a key by (sequence, id), from any position', async () => {
+      await store.writeMemories('ctx', [
+        keyed(write('ctx', 'a', 'x', 0), ['turn:s']),
+        keyed(write('ctx', 'b', 'x', 1), ['turn:s']),
+        keyed(write('ctx', 'c', 'x', 1), ['turn:s']),
+        keyed(write('ctx', 'd', 'x', 5), ['turn:s']),
+        keyed(write('ctx', 'e', 'x', 3), ['turn:other']),
+      ]);
+      const at = async (sequence: number, id: string, direction: 'before' | 'after') =>
+        (await store.adjacentByKey('ctx', 'turn:s', { sequence, id }, direction))?.id;
+      expect(await at(1, 'b', 'before')).toBe('a');
+      expect(await at(1, 'b', 'after')).toBe('c');
+      expect(await at(1, 'c', 'before')).toBe('b');
+      expect(await at(0, 'a', 'before')).toBeUndefined();
+      expect(await at(5, 'd', 'after')).toBeUndefined();
+      // A position that holds no record (a deleted one's old place).
+      expect(await at(3, 'zz', 'before')).toBe('c');
+      expect(await at(3, 'zz', 'after')).toBe('d');
+      expect(await at(1, 'bb', 'after')).toBe('c');
+      expect(await store.adjacentByKey('ctx', 'missing', { sequence: 0, id: 'a' }, 'after')).toBeUndefined();
+      expect(await store.adjacentByKey('nope', 'turn:s', { sequence: 0, id: 'a' }, 'after')).toBeUndefined();
+    });
+
+    it('finds (key, record) pairs in a key range ordered by (key, id)', async () => {
+      await store.writeMemories('ctx', [
+        keyed(write('ctx', 'p1', 'x', 0), ['t:0005', 'day:x']),
+        keyed(write('ctx', 'p2', 'x', 1), ['t:0003']),
+        keyed(write('ctx', 'p0', 'x', 2), ['t:0005']),
+        keyed(write('ctx', 'p3', 'x', 3), ['t:0009']),
+        keyed(write('ctx', 'p4', 'x', 4), ['u:0004']),
+      ]);
+      const range = async (from: string, to: string, limit?: number) =>
+        (await store.findKeyRange('ctx', from, to, limit === undefined ? {} : { limit })).map(
+          (hit) => `${hit.key}=${hit.record.id}`,
+        );
+      expect(await range('t:0003', 't:0005')).toEqual(['t:0003=p2', 't:0005=p0', 't:0005=p1']);
+      expect(await range('t:0004', 't:9999')).toEqual(['t:0005=p0', 't:0005=p1', 't:0009=p3']);
+      expect(await range('t:0000', 't:9999', 2)).toEqual(['t:0003=p2', 't:0005=p0']);
+      expect(await range('t:0006', 't:0008')).toEqual([]);
+      expect((await store.findKeyRange('ctx', 't:0009', 't:0009'))[0]!.record).toEqual(
+        (await store.getMemory('ctx', 'p3'))!,
+      );
+      expect(await store.findKeyRange('nope', 't:0000', 't:9999')).toEqual([]);
+    });
+
     it('keeps meta values as JSON', async () => {
       expect(await store.getMeta('missing')).toBeUndefined();
       await store.setMeta('calibration', { a: 1, list: [1, 'two'] });
@@ -430,6 +511,10 @@ export function write(contextId: string, id: string, text: string, sequence: num
     { memoryId: id, kind: 'metadata', key: 'main', text: `meta ${id}` },
   ];
   return { record, views, contentHash: `hash-${id}-${text}` };
+}
+
+function keyed(memoryWrite: MemoryWrite, keys: string[]): MemoryWrite {
+  return { ...memoryWrite, keys };
 }
 
 function edge(contextId: string, a: string, b: string, types: RelationType[]): MemoryEdge {

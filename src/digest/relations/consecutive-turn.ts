@@ -1,5 +1,5 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { PairSet, type RecordPair } from './record-pair.ts';
+import { compareBySequence, PairSet, type RecordPair } from './record-pair.ts';
 
 /**
  * `consecutive_turn`: adjacent dialogue messages (kind 'message') of one session, by ingestion sequence
@@ -10,15 +10,23 @@ import { PairSet, type RecordPair } from './record-pair.ts';
 export function consecutiveTurnPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const sessions = new Map<string, MemoryRecord[]>();
   for (const record of records) {
-    if (record.kind !== 'message' || record.sessionId === undefined || record.sessionId === '') continue;
-    const turns = sessions.get(record.sessionId);
+    const session = turnSession(record);
+    if (session === undefined) continue;
+    const turns = sessions.get(session);
     if (turns) turns.push(record);
-    else sessions.set(record.sessionId, [record]);
+    else sessions.set(session, [record]);
   }
   const out = new PairSet();
   for (const turns of sessions.values()) {
-    turns.sort((x, y) => x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    turns.sort(compareBySequence);
     for (let i = 1; i < turns.length; i++) out.add(turns[i - 1]!.id, turns[i]!.id);
   }
   return out.pairs;
+}
+
+/** The session whose turn chain a record belongs to: messages with a session id only. */
+export function turnSession(record: MemoryRecord): string | undefined {
+  return record.kind === 'message' && record.sessionId !== undefined && record.sessionId !== ''
+    ? record.sessionId
+    : undefined;
 }

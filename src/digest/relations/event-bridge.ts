@@ -20,14 +20,14 @@ export const EVENT_BRIDGE_RULE = {
  * Neighbour cap (symmetric): every eligible pair is ranked by time gap, then distance, then ids; pairs are
  * accepted in that order while BOTH ends have fewer than two accepted neighbours. So no memory ever has
  * more than two event_bridge neighbours, each memory keeps its nearest-in-time partners unless those
- * partners are already full, and the result does not depend on input order.
+ * partners are already full, and the result does not depend on input order. No pair spans a gap of more
+ * than 1 hour, so the result over a set of whole time chains (consecutive gaps <= 1 h) is the result per
+ * chain: the incremental path recomputes only the chains a change touches.
  */
 export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[] {
   const media = records
-    .map(mediaCapture)
-    .filter((capture): capture is MediaCapture & { lat: number; lon: number } => {
-      return capture !== undefined && capture.lat !== undefined && capture.lon !== undefined;
-    })
+    .map(bridgeCapture)
+    .filter((capture) => capture !== undefined)
     .sort((x, y) => x.timeMs - y.timeMs || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 
   const candidates: Array<{ pair: RecordPair; gap: number; km: number }> = [];
@@ -62,6 +62,16 @@ export function eventBridgePairs(records: readonly MemoryRecord[]): RecordPair[]
   }
   return out;
 }
+
+/** A capture that can take part in event_bridge: media with a time and coordinates. */
+export function bridgeCapture(record: MemoryRecord): BridgeCapture | undefined {
+  const capture = mediaCapture(record);
+  return capture !== undefined && capture.lat !== undefined && capture.lon !== undefined
+    ? (capture as BridgeCapture)
+    : undefined;
+}
+
+export type BridgeCapture = MediaCapture & { lat: number; lon: number };
 
 function compare(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;

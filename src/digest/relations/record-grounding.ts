@@ -23,55 +23,80 @@ export const RECORD_GROUNDING_RULE = {
  * day with hundreds of photos cannot flood one email.
  */
 export function recordGroundingPairs(records: readonly MemoryRecord[]): RecordPair[] {
-  const mediaByDay = new Map<string, Array<{ capture: MediaCapture; record: MemoryRecord }>>();
+  const mediaByDay = new Map<string, GroundingMedia[]>();
   for (const record of records) {
-    if (record.kind === 'email') continue;
-    const capture = mediaCapture(record);
+    const capture = groundingCapture(record);
     if (!capture) continue;
     const list = mediaByDay.get(capture.day);
     if (list) list.push({ capture, record });
     else mediaByDay.set(capture.day, [{ capture, record }]);
   }
   if (mediaByDay.size === 0) return [];
-
-  const mediaTokens = new Map<string, Set<string>>();
-  const tokensOf = (record: MemoryRecord): Set<string> => {
-    let tokens = mediaTokens.get(record.id);
-    if (!tokens) {
-      tokens = contentTokens(mediaText(record));
-      mediaTokens.set(record.id, tokens);
-    }
-    return tokens;
-  };
-
+  const tokensOf = memoizedMediaTokens();
   const out: RecordPair[] = [];
   for (const record of records) {
     if (record.kind !== 'email') continue;
-    const email = emailFacts(record);
-    const matches: Array<{ id: string; shared: number; located: boolean }> = [];
-    const seen = new Set<string>();
-    for (const day of email.statedDates) {
-      for (const { capture, record: media } of mediaByDay.get(day) ?? []) {
-        if (seen.has(media.id)) continue;
-        seen.add(media.id);
-        const shared = countShared(email.tokens, tokensOf(media));
-        const located = locationAgrees(record, email.tokens, capture);
-        if (located || shared >= RECORD_GROUNDING_RULE.minSharedTokens) {
-          matches.push({ id: media.id, shared, located });
-        }
-      }
-    }
-    matches.sort(
-      (x, y) =>
-        y.shared - x.shared ||
-        Number(y.located) - Number(x.located) ||
-        (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
-    );
-    for (const match of matches.slice(0, RECORD_GROUNDING_RULE.maxMediaPerEmail)) {
-      out.push(orderedPair(record.id, match.id));
+    for (const id of groundingMatches(record, (day) => mediaByDay.get(day) ?? [], tokensOf)) {
+      out.push(orderedPair(record.id, id));
     }
   }
   return out;
+}
+
+/** A media memory a mail can be grounded in, with its capture. */
+export interface GroundingMedia {
+  capture: MediaCapture;
+  record: MemoryRecord;
+}
+
+/** The capture of a record that record_grounding can link to a mail: media that is not itself an email. */
+export function groundingCapture(record: MemoryRecord): MediaCapture | undefined {
+  return record.kind === 'email' ? undefined : mediaCapture(record);
+}
+
+/**
+ * The media ids one email (kind 'email') is grounded in, ranked and capped as documented on
+ * recordGroundingPairs; `mediaOn(day)` gives the media captured on a day (any order).
+ */
+export function groundingMatches(
+  email: MemoryRecord,
+  mediaOn: (day: string) => readonly GroundingMedia[],
+  tokensOf: (media: MemoryRecord) => Set<string> = memoizedMediaTokens(),
+): string[] {
+  const facts = emailFacts(email);
+  const matches: Array<{ id: string; shared: number; located: boolean }> = [];
+  const seen = new Set<string>();
+  for (const day of facts.statedDates) {
+    for (const { capture, record: media } of mediaOn(day)) {
+      if (seen.has(media.id) || media.id === email.id) continue;
+      seen.add(media.id);
+      const shared = countShared(facts.tokens, tokensOf(media));
+      const located = locationAgrees(email, facts.tokens, capture);
+      if (located || shared >= RECORD_GROUNDING_RULE.minSharedTokens) {
+        matches.push({ id: media.id, shared, located });
+      }
+    }
+  }
+  matches.sort(
+    (x, y) =>
+      y.shared - x.shared ||
+      Number(y.located) - Number(x.located) ||
+      (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+  );
+  return matches.slice(0, RECORD_GROUNDING_RULE.maxMediaPerEmail).map((match) => match.id);
+}
+
+/** Content tokens of a media memory's text and derived fields, computed once per record id. */
+export function memoizedMediaTokens(): (media: MemoryRecord) => Set<string> {
+  const cache = new Map<string, Set<string>>();
+  return (media) => {
+    let tokens = cache.get(media.id);
+    if (!tokens) {
+      tokens = contentTokens(mediaText(media));
+      cache.set(media.id, tokens);
+    }
+    return tokens;
+  };
 }
 
 function locationAgrees(email: MemoryRecord, emailTokens: Set<string>, capture: MediaCapture): boolean {

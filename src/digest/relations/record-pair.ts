@@ -5,6 +5,14 @@ export function orderedPair(x: string, y: string): RecordPair {
   return x < y ? [x, y] : [y, x];
 }
 
+/** The (sequence, id) order of records: ingestion order, ties by id (sources may reuse sequences). */
+export function compareBySequence(
+  x: { sequence: number; id: string },
+  y: { sequence: number; id: string },
+): number {
+  return x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+}
+
 /** Collects pairs without duplicates or self-pairs, in first-seen order. */
 export class PairSet {
   private readonly keys = new Set<string>();

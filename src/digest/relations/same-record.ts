@@ -24,52 +24,89 @@ export const SAME_RECORD_RULE = {
  */
 export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const emails = records.filter((record) => record.kind === 'email').map(emailFacts);
+  const codeGroups = groupBy(emails, (email) => email.referenceCodes);
+  const dateGroups = groupBy(emails, (email) => email.statedDates);
+  const groups: SameRecordGroups = {
+    codeSize: (code) => codeGroups.get(code)?.length ?? 0,
+    dateSize: (date) => dateGroups.get(date)?.length ?? 0,
+  };
+  // Candidate pairs come from the groups the rules read; `sameRecordLinked` decides every pair, so the
+  // incremental path (src/digest/incremental/same-record-delta.ts) applies exactly the same rules.
   const out = new PairSet();
-  linkThreads(emails, out);
-  for (const group of groupBy(emails, (email) => email.referenceCodes).values()) {
-    if (group.length <= SAME_RECORD_RULE.maxGroup) linkAll(group, out, () => true);
-  }
-  for (const group of groupBy(emails, (email) => email.statedDates).values()) {
-    if (group.length <= SAME_RECORD_RULE.maxGroup) linkAll(group, out, stemsAgree);
-  }
-  linkSubjects(emails, out);
-  return out.pairs;
-}
-
-function linkThreads(emails: readonly EmailFacts[], out: PairSet): void {
+  const consider = (x: EmailFacts, y: EmailFacts): void => {
+    if (x.id !== y.id && !out.has(x.id, y.id) && sameRecordLinked(x, y, groups)) out.add(x.id, y.id);
+  };
   const byMessageId = groupBy(emails, (email) => (email.messageId ? [email.messageId] : []));
-  for (const group of byMessageId.values()) linkAll(group, out, () => true);
+  for (const group of byMessageId.values()) eachPair(group, consider);
   for (const email of emails) {
     for (const ancestor of email.ancestors) {
-      for (const parent of byMessageId.get(ancestor) ?? []) out.add(email.id, parent.id);
+      for (const parent of byMessageId.get(ancestor) ?? []) consider(email, parent);
     }
   }
-  const byParent = groupBy(emails, (email) => (email.inReplyTo ? [email.inReplyTo] : []));
-  for (const siblings of byParent.values()) linkAll(siblings, out, () => true);
-}
-
-function linkSubjects(emails: readonly EmailFacts[], out: PairSet): void {
+  for (const group of groupBy(emails, (email) => (email.inReplyTo ? [email.inReplyTo] : [])).values()) {
+    eachPair(group, consider);
+  }
+  for (const groupsOfRule of [codeGroups, dateGroups]) {
+    for (const group of groupsOfRule.values()) {
+      if (group.length <= SAME_RECORD_RULE.maxGroup) eachPair(group, consider);
+    }
+  }
+  const bySubject = groupBy(emails, (email) => (subjectEligible(email) ? [email.subject] : []));
   const windowMs = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
-  const bySubject = groupBy(emails, (email) =>
-    email.timeMs !== undefined && email.subjectTokens >= SAME_RECORD_RULE.minSubjectTokens
-      ? [email.subject]
-      : [],
-  );
   for (const group of bySubject.values()) {
     group.sort((x, y) => (x.timeMs ?? 0) - (y.timeMs ?? 0));
     for (let i = 0; i < group.length; i++) {
       for (let j = i + 1; j < group.length; j++) {
-        const x = group[i]!;
-        const y = group[j]!;
-        if ((y.timeMs ?? 0) - (x.timeMs ?? 0) > windowMs) break;
-        if (datesConflict(x, y)) continue;
-        out.add(x.id, y.id);
+        if ((group[j]!.timeMs ?? 0) - (group[i]!.timeMs ?? 0) > windowMs) break;
+        consider(group[i]!, group[j]!);
       }
     }
   }
+  return out.pairs;
 }
 
-function stemsAgree(x: EmailFacts, y: EmailFacts): boolean {
+/** Sizes of the reference-code and stated-date groups of the context (rules 2 and 3 skip large ones). */
+export interface SameRecordGroups {
+  codeSize(code: string): number;
+  dateSize(date: string): number;
+}
+
+/** Rules 1-4 for one pair of distinct emails (see sameRecordPairs). */
+export function sameRecordLinked(x: EmailFacts, y: EmailFacts, groups: SameRecordGroups): boolean {
+  if (threadLinked(x, y)) return true;
+  const max = SAME_RECORD_RULE.maxGroup;
+  if (x.referenceCodes.some((code) => y.referenceCodes.includes(code) && groups.codeSize(code) <= max)) {
+    return true;
+  }
+  if (
+    x.statedDates.some((date) => y.statedDates.includes(date) && groups.dateSize(date) <= max) &&
+    stemsAgree(x, y)
+  ) {
+    return true;
+  }
+  return subjectLinked(x, y);
+}
+
+/** Rule 1: reply/reference, shared parent, or one message stored twice. */
+export function threadLinked(x: EmailFacts, y: EmailFacts): boolean {
+  if (x.messageId && (x.messageId === y.messageId || y.ancestors.includes(x.messageId))) return true;
+  if (y.messageId && x.ancestors.includes(y.messageId)) return true;
+  return x.inReplyTo !== undefined && x.inReplyTo !== '' && x.inReplyTo === y.inReplyTo;
+}
+
+/** Rule 4: identical subject of 2+ content tokens, sent <= 14 days apart, no conflicting event dates. */
+export function subjectLinked(x: EmailFacts, y: EmailFacts): boolean {
+  if (!subjectEligible(x) || !subjectEligible(y) || x.subject !== y.subject) return false;
+  if (Math.abs(x.timeMs! - y.timeMs!) > SAME_RECORD_RULE.subjectWindowDays * 86_400_000) return false;
+  return !datesConflict(x, y);
+}
+
+/** Whether rule 4 applies to an email at all: a sent time and a subject of 2+ content tokens. */
+export function subjectEligible(email: EmailFacts): boolean {
+  return email.timeMs !== undefined && email.subjectTokens >= SAME_RECORD_RULE.minSubjectTokens;
+}
+
+export function stemsAgree(x: EmailFacts, y: EmailFacts): boolean {
   if (x.stem.length === 0 || y.stem.length === 0) return false;
   const ys = new Set(y.stem);
   const shared = x.stem.filter((token) => ys.has(token)).length;
@@ -82,15 +119,9 @@ function datesConflict(x: EmailFacts, y: EmailFacts): boolean {
   return !x.statedDates.some((date) => y.statedDates.includes(date));
 }
 
-function linkAll(
-  group: readonly EmailFacts[],
-  out: PairSet,
-  accept: (x: EmailFacts, y: EmailFacts) => boolean,
-): void {
+function eachPair(group: readonly EmailFacts[], visit: (x: EmailFacts, y: EmailFacts) => void): void {
   for (let i = 0; i < group.length; i++) {
-    for (let j = i + 1; j < group.length; j++) {
-      if (accept(group[i]!, group[j]!)) out.add(group[i]!.id, group[j]!.id);
-    }
+    for (let j = i + 1; j < group.length; j++) visit(group[i]!, group[j]!);
   }
 }
 

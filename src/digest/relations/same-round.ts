@@ -1,5 +1,5 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { PairSet, type RecordPair } from './record-pair.ts';
+import { compareBySequence, PairSet, type RecordPair } from './record-pair.ts';
 
 /**
  * A native round larger than this is almost surely a mis-mapped id (a dataset field reused for something
@@ -15,15 +15,16 @@ export const MAX_ROUND_CLIQUE = 32;
 export function sameRoundPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const rounds = new Map<string, MemoryRecord[]>();
   for (const record of records) {
-    if (record.roundId === undefined || record.roundId === '') continue;
-    const members = rounds.get(record.roundId);
+    const round = roundOf(record);
+    if (round === undefined) continue;
+    const members = rounds.get(round);
     if (members) members.push(record);
-    else rounds.set(record.roundId, [record]);
+    else rounds.set(round, [record]);
   }
   const out = new PairSet();
   for (const members of rounds.values()) {
     if (members.length > MAX_ROUND_CLIQUE) {
-      const chain = [...members].sort(bySequence);
+      const chain = [...members].sort(compareBySequence);
       for (let i = 1; i < chain.length; i++) out.add(chain[i - 1]!.id, chain[i]!.id);
       continue;
     }
@@ -34,6 +35,7 @@ export function sameRoundPairs(records: readonly MemoryRecord[]): RecordPair[] {
   return out.pairs;
 }
 
-function bySequence(x: MemoryRecord, y: MemoryRecord): number {
-  return x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+/** The native round of a record; undefined when it has none. */
+export function roundOf(record: MemoryRecord): string | undefined {
+  return record.roundId === undefined || record.roundId === '' ? undefined : record.roundId;
 }

@@ -1,0 +1,57 @@
+import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+
+/** A (sequence, id) place in a key chain; need not hold a record (a deleted record's old place). */
+export interface ChainPosition {
+  sequence: number;
+  id: string;
+}
+
+/**
+ * The store lookups of one incremental update, cached: the relation types ask for overlapping key groups
+ * (a stated date serves same_record and record_grounding), and neighbours found once are not asked again.
+ */
+export class KeyLookup {
+  private readonly groups = new Map<string, { records: MemoryRecord[]; complete: boolean }>();
+  private readonly adjacent_ = new Map<string, MemoryRecord | null>();
+
+  constructor(
+    readonly store: ArchiveStore,
+    readonly contextId: string,
+  ) {}
+
+  /** The records holding `key` in (sequence, id) order; at most `limit` (complete when fewer come back). */
+  async group(key: string, limit?: number): Promise<{ records: MemoryRecord[]; complete: boolean }> {
+    const hit = this.groups.get(key);
+    if (hit && (hit.complete || (limit !== undefined && hit.records.length >= limit))) {
+      return limit === undefined || hit.complete
+        ? hit
+        : { records: hit.records.slice(0, limit), complete: false };
+    }
+    const records = await this.store.findByKeys(this.contextId, [key], limit === undefined ? {} : { limit });
+    const found = { records, complete: limit === undefined || records.length < limit };
+    this.groups.set(key, found);
+    return found;
+  }
+
+  /** The whole group of `key`. */
+  async all(key: string): Promise<MemoryRecord[]> {
+    return (await this.group(key)).records;
+  }
+
+  async adjacent(
+    key: string,
+    position: ChainPosition,
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined> {
+    const cacheKey = `${key}\u0000${direction}\u0000${position.sequence}\u0000${position.id}`;
+    if (this.adjacent_.has(cacheKey)) return this.adjacent_.get(cacheKey) ?? undefined;
+    const found = await this.store.adjacentByKey(this.contextId, key, position, direction);
+    this.adjacent_.set(cacheKey, found ?? null);
+    return found;
+  }
+
+  async range(from: string, to: string): Promise<MemoryRecord[]> {
+    return (await this.store.findKeyRange(this.contextId, from, to)).map((hit) => hit.record);
+  }
+}
