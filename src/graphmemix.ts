@@ -2,10 +2,11 @@ import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/index.ts';
-import type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
+import type { ForgetReport, Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
+import { startQuestionDeadline } from './pipeline/question-deadline.ts';
 import type {
   AnswerResult,
   QuestionInput,
@@ -16,6 +17,7 @@ import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
 import type { ModelSet } from './providers/model-spec.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
+import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 
@@ -30,6 +32,13 @@ export interface OpenGraphmemixOptions {
   readonly?: boolean;
   /** Run OCR on imported photos (default true; importers decide). */
   ocr?: boolean;
+  /**
+   * The archive's own media folder (where the HTTP server saves uploads). Files inside it that a deleted
+   * memory or user referenced are removed with it; files elsewhere are never touched.
+   */
+  mediaDir?: string;
+  /** Default question deadline in ms (see DEFAULT_QUESTION_DEADLINE_MS); RetrieveOptions.deadlineMs wins. */
+  questionDeadlineMs?: number;
 }
 
 /**
@@ -40,7 +49,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   const store = options.store ?? (await openStore(options.db, options.readonly ? { readonly: true } : {}));
   const ownsStore = options.store === undefined;
   const models = options.models ?? {};
-  const deps = { store, models };
+  const deps = {
+    store,
+    models,
+    ...(options.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: options.questionDeadlineMs }),
+  };
+  const media = options.mediaDir === undefined ? undefined : createMediaFolder(options.mediaDir);
   let closed = false;
 
   const toQuestion = (question: string | QuestionInput): QuestionInput => {
@@ -56,8 +70,35 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     return input;
   };
 
+  async function forgetContext(contextId: string): Promise<ForgetReport> {
+    // The media to remove is read before the rows go; the files follow the committed delete.
+    const memories = await store.countMemories(contextId);
+    const paths = media ? await ownedMediaOf(contextId) : new Set<string>();
+    const deleted = await store.deleteContext(contextId);
+    const mediaFiles = media ? await media.removeContext(contextId, paths) : 0;
+    return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
+  }
+
+  async function ownedMediaOf(contextId: string): Promise<Set<string>> {
+    const paths = new Set<string>();
+    if (!media) return paths;
+    let last: MemoryRecord | undefined;
+    for (;;) {
+      const page = await store.listMemories(
+        contextId,
+        last === undefined
+          ? { limit: 2000 }
+          : { afterSequence: last.sequence, afterId: last.id, limit: 2000 },
+      );
+      for (const path of media.ownedPaths(page)) paths.add(path);
+      if (page.length < 2000) return paths;
+      last = page[page.length - 1]!;
+    }
+  }
+
   return {
     store,
+    ...(media === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
       ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
@@ -88,6 +129,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
     async deleteMemory(contextId: string, id: string): Promise<boolean> {
+      const record = media ? await store.getMemory(contextId, id) : undefined;
       const deleted = await store.deleteMemory(contextId, id);
       // The store drops the memory's own edges; rebuilding relations also re-links what it separated (the
       // turns around a deleted message) and refreshes the kNN lists, as after any ingest.
@@ -98,15 +140,32 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           models.embedding === undefined ? {} : { embedding: models.embedding },
         );
       }
+      if (deleted && media && record)
+        await media.removeUnreferenced(store, contextId, media.ownedPaths([record]));
       return deleted;
     },
-    async search(contextId: string, query: string, searchOptions: { k?: number } = {}): Promise<SearchHit[]> {
+    forgetContext,
+    deleteUser: forgetContext,
+    async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
+      if (!media) return 0;
+      const paths = uris.flatMap((uri) => media.owned(uri) ?? []);
+      return media.removeUnreferenced(store, contextId, paths);
+    },
+    async search(
+      contextId: string,
+      query: string,
+      searchOptions: { k?: number; signal?: AbortSignal } = {},
+    ): Promise<SearchHit[]> {
       const k = searchOptions.k ?? 10;
       const result = await multiViewSearch(
         store,
         contextId,
         { text: query, imageUris: [] },
-        { limit: Math.max(k, 24), ...(models.embedding ? { embedding: models.embedding } : {}) },
+        {
+          limit: Math.max(k, 24),
+          ...(models.embedding ? { embedding: models.embedding } : {}),
+          ...(searchOptions.signal ? { signal: searchOptions.signal } : {}),
+        },
       );
       const top = result.ranked.slice(0, k);
       const records = new Map(
@@ -134,8 +193,13 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       question: string | QuestionInput,
       retrieveOptions?: RetrieveOptions,
     ): Promise<AnswerResult> {
-      const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions);
-      return readAnswer(result, models.reader, retrieveOptions?.signal);
+      // One deadline for the whole question: retrieval's calls and the reader share it.
+      const deadline = startQuestionDeadline(
+        retrieveOptions?.deadlineMs ?? options.questionDeadlineMs,
+        retrieveOptions?.signal,
+      );
+      const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions, deadline);
+      return readAnswer(result, models.reader, deadline.signal, deadline);
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -7,6 +7,7 @@ import {
   memoryRefSchema,
   retrieveSchema,
   searchSchema,
+  userRefSchema,
 } from '../api-schemas/route-schemas.ts';
 import { toQuestionCall, toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
 import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
@@ -17,7 +18,7 @@ import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /**
- * The MCP face of graphmemix: five tools whose input schemas are the shared route schemas (same fields as the
+ * The MCP face of graphmemix: six tools whose input schemas are the shared route schemas (same fields as the
  * HTTP bodies). Every tool takes `user_id` and touches only that user's archive. Tool failures come back as
  * `isError` results carrying the stable error code, so an agent can correct its call.
  */
@@ -54,13 +55,13 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
       inputSchema: searchSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    // extra.signal aborts when the client cancels the call or the transport closes: model calls stop with it.
+    (input, extra) =>
       run(async () => {
-        const hits = await graphmemix.search(
-          input.user_id,
-          input.query,
-          input.k === undefined ? {} : { k: input.k },
-        );
+        const hits = await graphmemix.search(input.user_id, input.query, {
+          ...(input.k === undefined ? {} : { k: input.k }),
+          signal: extra.signal,
+        });
         return { user_id: input.user_id, results: hits.map(toApiSearchHit) };
       }),
   );
@@ -77,10 +78,14 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
       inputSchema: retrieveSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    (input, extra) =>
       run(async () => {
         const { question, options } = toQuestionCall(input);
-        return evidenceReply(input.user_id, await graphmemix.retrieve(input.user_id, question, options));
+        const result = await graphmemix.retrieve(input.user_id, question, {
+          ...options,
+          signal: extra.signal,
+        });
+        return evidenceReply(input.user_id, result);
       }),
   );
 
@@ -95,10 +100,10 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
       inputSchema: answerSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    (input, extra) =>
       run(async () => {
         const { question, options } = toQuestionCall(input);
-        const result = await graphmemix.answer(input.user_id, question, options);
+        const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
         return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
       }),
   );
@@ -119,6 +124,30 @@ export function createMcpServer(graphmemix: Graphmemix): McpServer {
         if (!deleted)
           throw new GraphmemixError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
         return { user_id: input.user_id, memory_id: input.memory_id, deleted: true };
+      }),
+  );
+
+  server.registerTool(
+    'delete_user',
+    {
+      title: "Delete a user's whole archive",
+      description:
+        'Permanently delete EVERY memory of the user, with links, questions and uploaded media; nothing of the ' +
+        'text stays in the database files. Use only when the user asks to be forgotten entirely. Fails with ' +
+        'NOT_FOUND if the user has no archive.',
+      inputSchema: userRefSchema,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const report = await graphmemix.deleteUser(input.user_id);
+        if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `user ${input.user_id} has no archive`);
+        return {
+          user_id: input.user_id,
+          deleted: true,
+          memories: report.memories,
+          media_files: report.mediaFiles,
+        };
       }),
   );
 

@@ -11,6 +11,7 @@ import { errorResponse, httpError } from './error-response.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
+import { registerUserRoutes } from './user-routes.ts';
 
 export interface ServerOptions {
   graphmemix: Graphmemix;
@@ -41,7 +42,9 @@ export function createServer(options: ServerOptions): Hono {
     );
   }
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const mediaDir = options.mediaDir ?? mkdtempSync(join(tmpdir(), 'graphmemix-media-'));
+  // The archive's media folder when it has one: deleting a memory or a user then removes its uploads too.
+  const mediaDir =
+    options.mediaDir ?? options.graphmemix.mediaDir ?? mkdtempSync(join(tmpdir(), 'graphmemix-media-'));
   const app = new Hono();
 
   app.onError((error, c) => errorResponse(c, error));
@@ -65,5 +68,6 @@ export function createServer(options: ServerOptions): Hono {
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerQueryRoutes(app, options.graphmemix);
+  registerUserRoutes(app, options.graphmemix);
   return app;
 }
