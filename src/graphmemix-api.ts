@@ -43,8 +43,8 @@ export interface Graphmemix {
   /** forgetContext under the name the HTTP/MCP shells use (a user id is a context id). */
   deleteUser(userId: string): Promise<ForgetReport>;
   /**
-   * Removes files of the media folder that no memory of the context references (uploads saved for records
-   * that were then rejected). Files outside `mediaDir` are ignored. Returns how many were removed.
+   * Removes files of the context's upload folder (`<mediaDir>/<contextId>/`) that no memory references
+   * (uploads saved for records that were then rejected). Other paths are ignored. Returns how many went.
    */
   releaseMedia(contextId: string, uris: readonly string[]): Promise<number>;
   /** The archive's media folder, when one was given (OpenGraphmemixOptions.mediaDir). */

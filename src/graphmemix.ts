@@ -1,3 +1,4 @@
+import { join, sep } from 'node:path';
 import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
@@ -75,7 +76,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     const memories = await store.countMemories(contextId);
     const paths = media ? await ownedMediaOf(contextId) : new Set<string>();
     const deleted = await store.deleteContext(contextId);
-    const mediaFiles = media ? await media.removeContext(contextId, paths) : 0;
+    const mediaFiles = media ? await media.removeContext(store, contextId, paths) : 0;
     return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
   }
 
@@ -140,16 +141,17 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           models.embedding === undefined ? {} : { embedding: models.embedding },
         );
       }
-      if (deleted && media && record)
-        await media.removeUnreferenced(store, contextId, media.ownedPaths([record]));
+      if (deleted && media && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
       return deleted;
     },
     forgetContext,
     deleteUser: forgetContext,
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
       if (!media) return 0;
-      const paths = uris.flatMap((uri) => media.owned(uri) ?? []);
-      return media.removeUnreferenced(store, contextId, paths);
+      // Only the context's own upload folder: a caller cannot release another user's files.
+      const folder = `${join(media.dir, contextId)}${sep}`;
+      const paths = uris.flatMap((uri) => media.owned(uri) ?? []).filter((path) => path.startsWith(folder));
+      return media.removeUnreferenced(store, paths);
     },
     async search(
       contextId: string,

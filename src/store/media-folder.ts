@@ -1,5 +1,6 @@
-import { rm, unlink } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { readdir, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { ArchiveStore } from './archive-store-spec.ts';
@@ -18,10 +19,13 @@ export interface MediaFolder {
   owned(uri: string): string | undefined;
   /** Owned files referenced by these records (asset uris and video frames). */
   ownedPaths(records: Iterable<MemoryRecord>): Set<string>;
-  /** Deletes the given owned files that no memory of the context references any more. Returns how many. */
-  removeUnreferenced(store: ArchiveStore, contextId: string, paths: Iterable<string>): Promise<number>;
-  /** Deletes the context's own sub-folder (uploads, photo imports) and the given files. */
-  removeContext(contextId: string, paths: Iterable<string>): Promise<number>;
+  /**
+   * Deletes the given owned files that no memory of ANY context references (the same file may be imported
+   * into several contexts), then folders left empty. Returns how many files went.
+   */
+  removeUnreferenced(store: ArchiveStore, paths: Iterable<string>): Promise<number>;
+  /** removeUnreferenced for a forgotten context: the given files plus everything in its own sub-folder. */
+  removeContext(store: ArchiveStore, contextId: string, paths: Iterable<string>): Promise<number>;
 }
 
 export function createMediaFolder(dir: string): MediaFolder {
@@ -56,50 +60,74 @@ export function createMediaFolder(dir: string): MediaFolder {
     return paths;
   };
 
-  const removeFiles = async (paths: Iterable<string>): Promise<number> => {
+  const removeUnreferenced = async (store: ArchiveStore, paths: Iterable<string>): Promise<number> => {
+    const candidates = new Set([...paths].filter(inside));
+    if (candidates.size === 0) return 0;
+    // Uploads are content-addressed and files can be imported into several contexts: keep what is referenced.
+    for (const context of await store.listContexts()) {
+      let last: MemoryRecord | undefined;
+      while (candidates.size > 0) {
+        const page = await store.listMemories(
+          context.id,
+          last === undefined
+            ? { limit: PAGE }
+            : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
+        );
+        for (const path of ownedPaths(page)) candidates.delete(path);
+        if (page.length < PAGE) break;
+        last = page[page.length - 1]!;
+      }
+    }
     let removed = 0;
-    for (const path of paths) {
-      if (!inside(path)) continue;
+    for (const path of candidates) {
       try {
         await unlink(path);
         removed++;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
+      await pruneEmpty(dirname(path));
     }
     return removed;
+  };
+
+  /** Removes empty folders from `folder` up to (not including) the root; stops at the first non-empty one. */
+  const pruneEmpty = async (folder: string): Promise<void> => {
+    for (let current = folder; inside(current); current = dirname(current)) {
+      try {
+        await rmdir(current);
+      } catch {
+        return;
+      }
+    }
   };
 
   return {
     dir: root,
     owned,
     ownedPaths,
-    async removeUnreferenced(store, contextId, paths) {
-      const candidates = new Set([...paths].filter(inside));
-      if (candidates.size === 0) return 0;
-      // Uploads are content-addressed, so another memory may share the file: keep what is still referenced.
-      let last: MemoryRecord | undefined;
-      for (;;) {
-        const page = await store.listMemories(
-          contextId,
-          last === undefined
-            ? { limit: PAGE }
-            : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
-        );
-        for (const path of ownedPaths(page)) candidates.delete(path);
-        if (page.length < PAGE || candidates.size === 0) break;
-        last = page[page.length - 1]!;
-      }
-      return removeFiles(candidates);
-    },
-    async removeContext(contextId, paths) {
-      const removed = await removeFiles(paths);
+    removeUnreferenced,
+    async removeContext(store, contextId, paths) {
+      const candidates = new Set(paths);
       const folder = join(root, contextId);
       // Only a plain child folder: a context id with separators or dots never names a path outside.
-      if (inside(folder) && relative(root, folder) === contextId) {
-        await rm(folder, { recursive: true, force: true });
+      if (inside(folder) && relative(root, folder) === contextId && existsSync(folder)) {
+        for (const name of await readdir(folder, { recursive: true, encoding: 'utf8' })) {
+          const path = join(folder, name);
+          if ((await stat(path)).isFile()) candidates.add(path);
+        }
       }
+      const removed = await removeUnreferenced(store, candidates);
+      await pruneEmptyTree(folder);
       return removed;
     },
   };
+
+  /** Removes every empty folder inside `folder`, deepest first, and `folder` itself when it ends up empty. */
+  async function pruneEmptyTree(folder: string): Promise<void> {
+    if (!inside(folder) || !existsSync(folder)) return;
+    const names = await readdir(folder, { recursive: true, encoding: 'utf8' });
+    const folders = names.map((name) => join(folder, name)).sort((x, y) => y.length - x.length);
+    for (const path of [...folders, folder]) await rmdir(path).catch(() => undefined);
+  }
 }
