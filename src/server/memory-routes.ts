@@ -91,9 +91,9 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
           `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
         )
       : await mkdtemp(join(tmpdir(), 'graphmemix-import-'));
+    const path = join(dir, safeFileName(file.name));
     try {
       await mkdir(dir, { recursive: true });
-      const path = join(dir, safeFileName(file.name));
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
       const report = await graphmemix.ingest(path, {
         format: input.format as ImportFormat,
@@ -102,6 +102,8 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
     } finally {
       if (!keep) await rm(dir, { recursive: true, force: true });
+      // A kept photo that no stored memory references (rejected, or the import failed) does not stay.
+      else await graphmemix.releaseMedia(input.user_id, [path]);
     }
   });
 

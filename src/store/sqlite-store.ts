@@ -201,21 +201,20 @@ class SqliteStore implements ArchiveStore {
 
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     const s = this.statements;
-    return (
-      this.run(() =>
-        this.db
-          .transaction(() => {
-            // Views, vectors and edges go with it (ON DELETE CASCADE).
-            const deleted = s.deleteMemory.run(contextId, id).changes > 0;
-            if (deleted) {
-              s.bumpVersion.run(contextId);
-              s.bumpVectorVersion.run(contextId);
-            }
-            return deleted;
-          })
-          .immediate(),
-      ) && this.truncateWal()
+    const removed = this.run(() =>
+      this.db
+        .transaction(() => {
+          // Views, vectors and edges go with it (ON DELETE CASCADE).
+          const deleted = s.deleteMemory.run(contextId, id).changes > 0;
+          if (deleted) {
+            s.bumpVersion.run(contextId);
+            s.bumpVectorVersion.run(contextId);
+          }
+          return deleted;
+        })
+        .immediate(),
     );
+    return removed && this.truncateWal();
   }
 
   async deleteContext(contextId: string): Promise<boolean> {
