@@ -96,6 +96,20 @@ describe('one deadline per question', () => {
     expect(await untilIdle(1000)).toBeLessThan(1000);
   }, 20_000);
 
+  it('huge verifier replies are failed attempts: the question degrades (flagged) instead of buffering them', async () => {
+    const sent = { bytes: 0 };
+    fake.setHandler('chat', () => ({ type: 'huge', bytes: 200 * 1024 * 1024, sent }));
+    const result = await gm.retrieve('ann', 'When is the Porto train?', { deadlineMs: 10_000 });
+    expect(result.trace.flags).toContain('node_verifier_failed');
+    expect(result.trace.flags).not.toContain('deadline_exceeded');
+    expect(result.evidence.length).toBeGreaterThan(0);
+    const verifierCalls = result.trace.modelCalls.filter((call) => call.stage === 'node_verifier');
+    expect(verifierCalls[0]?.attempts).toBe(3);
+    await untilIdle(5000);
+    // 3 attempts, each cut at the cap (plus socket buffers), not 3 x 200 MiB.
+    expect(sent.bytes).toBeLessThan(3 * (DEFAULT_MAX_REPLY_BYTES + 32 * 1024 * 1024));
+  }, 30_000);
+
   it('the deadline default comes from the config file; the client signal stops the question early', async () => {
     expect(resolveModelConfig(parseModelConfig({ questionDeadlineMs: 5000 })).questionDeadlineMs).toBe(5000);
     fake.setHandler('chat', () => ({ type: 'json', value: {}, delayMs: 60_000 }));
