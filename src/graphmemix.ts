@@ -1,4 +1,4 @@
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
@@ -149,8 +149,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
       if (!media) return 0;
       // Only the context's own upload folder: a caller cannot release another user's files.
-      const folder = `${join(media.dir, contextId)}${sep}`;
-      const paths = uris.flatMap((uri) => media.owned(uri) ?? []).filter((path) => path.startsWith(folder));
+      const folder = media.contextFolder(contextId);
+      if (folder === undefined) return 0;
+      const paths = uris
+        .flatMap((uri) => media.owned(uri) ?? [])
+        .filter((path) => path.startsWith(`${folder}${sep}`));
       return media.removeUnreferenced(store, paths);
     },
     async search(

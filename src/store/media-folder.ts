@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readdir, rmdir, stat, unlink } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { ArchiveStore } from './archive-store-spec.ts';
@@ -24,6 +24,8 @@ export interface MediaFolder {
    * into several contexts), then folders left empty. Returns how many files went.
    */
   removeUnreferenced(store: ArchiveStore, paths: Iterable<string>): Promise<number>;
+  /** The context's own sub-folder (`<dir>/<context id>`), when the id is one plain path segment. */
+  contextFolder(contextId: string): string | undefined;
   /** removeUnreferenced for a forgotten context: the given files plus everything in its own sub-folder. */
   removeContext(store: ArchiveStore, contextId: string, paths: Iterable<string>): Promise<number>;
 }
@@ -102,23 +104,33 @@ export function createMediaFolder(dir: string): MediaFolder {
     }
   };
 
+  // Only a plain child folder: a context id with separators or dots never names another folder.
+  const contextFolder = (contextId: string): string | undefined =>
+    contextId !== '' &&
+    contextId !== '.' &&
+    contextId !== '..' &&
+    basename(contextId) === contextId &&
+    !contextId.includes('\\')
+      ? join(root, contextId)
+      : undefined;
+
   return {
     dir: root,
     owned,
     ownedPaths,
     removeUnreferenced,
+    contextFolder,
     async removeContext(store, contextId, paths) {
       const candidates = new Set(paths);
-      const folder = join(root, contextId);
-      // Only a plain child folder: a context id with separators or dots never names a path outside.
-      if (inside(folder) && relative(root, folder) === contextId && existsSync(folder)) {
+      const folder = contextFolder(contextId);
+      if (folder !== undefined && existsSync(folder)) {
         for (const name of await readdir(folder, { recursive: true, encoding: 'utf8' })) {
           const path = join(folder, name);
           if ((await stat(path)).isFile()) candidates.add(path);
         }
       }
       const removed = await removeUnreferenced(store, candidates);
-      await pruneEmptyTree(folder);
+      if (folder !== undefined) await pruneEmptyTree(folder);
       return removed;
     },
   };
