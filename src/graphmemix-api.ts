@@ -29,10 +29,33 @@ export interface Graphmemix {
    */
   addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport>;
   getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined>;
+  /**
+   * Deletes one memory: its row, views, vectors and edges, with no copy of its text left in the store's
+   * files, and its files in the media folder that no other memory of the context references.
+   */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
+  /**
+   * Forgets a whole context (a user): every memory with its views, vectors, edges and questions, in one
+   * transaction, with no copy of the text left in the store's files, then its media (the context's folder
+   * in `mediaDir` and every file there its memories referenced).
+   */
+  forgetContext(contextId: string): Promise<ForgetReport>;
+  /** forgetContext under the name the HTTP/MCP shells use (a user id is a context id). */
+  deleteUser(userId: string): Promise<ForgetReport>;
+  /**
+   * Removes files of the context's upload folder (`<mediaDir>/<contextId>/`) that no memory references
+   * (uploads saved for records that were then rejected). Other paths are ignored. Returns how many went.
+   */
+  releaseMedia(contextId: string, uris: readonly string[]): Promise<number>;
+  /** The archive's media folder, when one was given (OpenGraphmemixOptions.mediaDir). */
+  readonly mediaDir?: string;
 
   /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score. */
-  search(contextId: string, query: string, options?: { k?: number }): Promise<SearchHit[]>;
+  search(
+    contextId: string,
+    query: string,
+    options?: { k?: number; signal?: AbortSignal },
+  ): Promise<SearchHit[]>;
   /** The full question pipeline up to the evidence packet. Never throws for a model fault. */
   retrieve(
     contextId: string,
@@ -47,6 +70,16 @@ export interface Graphmemix {
   ): Promise<AnswerResult>;
 
   close(): Promise<void>;
+}
+
+export interface ForgetReport {
+  contextId: string;
+  /** False when the context did not exist. */
+  deleted: boolean;
+  /** Memories removed. */
+  memories: number;
+  /** Media files removed from the media folder (the context's folder itself is removed too). */
+  mediaFiles: number;
 }
 
 /** A record as users send it: `id` and some content required, the rest optional (see docs/archive-format.md). */

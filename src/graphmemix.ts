@@ -1,12 +1,14 @@
+import { sep } from 'node:path';
 import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/index.ts';
-import type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
+import type { ForgetReport, Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
+import { startQuestionDeadline } from './pipeline/question-deadline.ts';
 import type {
   AnswerResult,
   QuestionInput,
@@ -19,6 +21,7 @@ import type { ModelSet } from './providers/model-spec.ts';
 import { allowMediaRoot, mediaAccessPolicy } from './providers/to-image-url.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
+import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 import { WriteWorkerClient } from './write-worker/write-worker-client.ts';
@@ -35,12 +38,19 @@ export interface OpenGraphmemixOptions {
   /** Run OCR on imported photos (default true; importers decide). */
   ocr?: boolean;
   /**
-   * Run writes (ingest, addMemories, deleteMemory) in a worker thread that owns its own connection to the
-   * same SQLite file, so digest work never blocks this thread's event loop (servers). The worker builds its
-   * models from `modelConfig` (plain data; functions cannot cross threads). Ignored for in-memory stores
-   * and an injected `store`, which cannot be shared across threads.
+   * Run writes (ingest, addMemories, deleteMemory, forgetContext) in a worker thread that owns its own
+   * connection to the same SQLite file, so digest work never blocks this thread's event loop (servers). The
+   * worker builds its models from `modelConfig` (plain data; functions cannot cross threads). Ignored for
+   * in-memory stores and an injected `store`, which cannot be shared across threads.
    */
   writeWorker?: boolean | { modelConfig?: ResolvedModelConfig };
+  /**
+   * The archive's own media folder (where the HTTP server saves uploads). Files inside it that a deleted
+   * memory or user referenced are removed with it; files elsewhere are never touched.
+   */
+  mediaDir?: string;
+  /** Default question deadline in ms (see DEFAULT_QUESTION_DEADLINE_MS); RetrieveOptions.deadlineMs wins. */
+  questionDeadlineMs?: number;
 }
 
 /**
@@ -51,7 +61,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   const store = options.store ?? (await openStore(options.db, options.readonly ? { readonly: true } : {}));
   const ownsStore = options.store === undefined;
   const models = options.models ?? {};
-  const deps = { store, models };
+  const deps = {
+    store,
+    models,
+    ...(options.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: options.questionDeadlineMs }),
+  };
+  const media = options.mediaDir === undefined ? undefined : createMediaFolder(options.mediaDir);
   let closed = false;
   const writer = await startWriteWorker(options);
 
@@ -68,8 +83,36 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     return input;
   };
 
+  async function forgetContext(contextId: string): Promise<ForgetReport> {
+    if (writer) return writer.call('forgetContext', [contextId]);
+    // The media to remove is read before the rows go; the files follow the committed delete.
+    const memories = await store.countMemories(contextId);
+    const paths = media ? await ownedMediaOf(contextId) : new Set<string>();
+    const deleted = await store.deleteContext(contextId);
+    const mediaFiles = media ? await media.removeContext(store, contextId, paths) : 0;
+    return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
+  }
+
+  async function ownedMediaOf(contextId: string): Promise<Set<string>> {
+    const paths = new Set<string>();
+    if (!media) return paths;
+    let last: MemoryRecord | undefined;
+    for (;;) {
+      const page = await store.listMemories(
+        contextId,
+        last === undefined
+          ? { limit: 2000 }
+          : { afterSequence: last.sequence, afterId: last.id, limit: 2000 },
+      );
+      for (const path of media.ownedPaths(page)) paths.add(path);
+      if (page.length < 2000) return paths;
+      last = page[page.length - 1]!;
+    }
+  }
+
   return {
     store,
+    ...(media === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
       ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
@@ -111,6 +154,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     getMemory: (contextId, id) => store.getMemory(contextId, id),
     async deleteMemory(contextId: string, id: string): Promise<boolean> {
       if (writer) return writer.call('deleteMemory', [contextId, id]);
+      const record = media ? await store.getMemory(contextId, id) : undefined;
       const deleted = await store.deleteMemory(contextId, id);
       // The store drops the memory's own edges; rebuilding relations also re-links what it separated (the
       // turns around a deleted message) and refreshes the kNN lists, as after any ingest.
@@ -121,15 +165,36 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           models.embedding === undefined ? {} : { embedding: models.embedding },
         );
       }
+      if (deleted && media && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
       return deleted;
     },
-    async search(contextId: string, query: string, searchOptions: { k?: number } = {}): Promise<SearchHit[]> {
+    forgetContext,
+    deleteUser: forgetContext,
+    async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
+      if (!media) return 0;
+      // Only the context's own upload folder: a caller cannot release another user's files.
+      const folder = media.contextFolder(contextId);
+      if (folder === undefined) return 0;
+      const paths = uris
+        .flatMap((uri) => media.owned(uri) ?? [])
+        .filter((path) => path.startsWith(`${folder}${sep}`));
+      return media.removeUnreferenced(store, paths);
+    },
+    async search(
+      contextId: string,
+      query: string,
+      searchOptions: { k?: number; signal?: AbortSignal } = {},
+    ): Promise<SearchHit[]> {
       const k = searchOptions.k ?? 10;
       const result = await multiViewSearch(
         store,
         contextId,
         { text: query, imageUris: [] },
-        { limit: Math.max(k, 24), ...(models.embedding ? { embedding: models.embedding } : {}) },
+        {
+          limit: Math.max(k, 24),
+          ...(models.embedding ? { embedding: models.embedding } : {}),
+          ...(searchOptions.signal ? { signal: searchOptions.signal } : {}),
+        },
       );
       const top = result.ranked.slice(0, k);
       const records = new Map(
@@ -157,8 +222,13 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       question: string | QuestionInput,
       retrieveOptions?: RetrieveOptions,
     ): Promise<AnswerResult> {
-      const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions);
-      return readAnswer(result, models.reader, retrieveOptions?.signal);
+      // One deadline for the whole question: retrieval's calls and the reader share it.
+      const deadline = startQuestionDeadline(
+        retrieveOptions?.deadlineMs ?? options.questionDeadlineMs,
+        retrieveOptions?.signal,
+      );
+      const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions, deadline);
+      return readAnswer(result, models.reader, deadline.signal, deadline);
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -177,6 +247,7 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
   const client = new WriteWorkerClient({
     db: options.db,
     mediaPolicy: mediaAccessPolicy(),
+    ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
     ...(modelConfig === undefined ? {} : { modelConfig }),
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
   });

@@ -25,6 +25,9 @@ export const memoryRefSchema = z.object({
   memory_id: memoryIdSchema,
 });
 
+/** DELETE /v1/users/:user_id, MCP delete_user, CLI forget: a whole user archive. */
+export const userRefSchema = z.object({ user_id: userIdSchema });
+
 /** POST /v1/memories/import (multipart: `file` plus these fields). */
 export const importSchema = z.object({
   user_id: userIdSchema,
@@ -73,6 +76,7 @@ export const viewSchema = z.object({
 
 export type AddMemoriesInput = z.infer<typeof addMemoriesSchema>;
 export type MemoryRefInput = z.infer<typeof memoryRefSchema>;
+export type UserRefInput = z.infer<typeof userRefSchema>;
 export type ImportInput = z.infer<typeof importSchema>;
 export type SearchInput = z.infer<typeof searchSchema>;
 export type RetrieveInput = z.infer<typeof retrieveSchema>;

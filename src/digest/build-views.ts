@@ -94,8 +94,9 @@ function metadataText(record: MemoryRecord): string {
   for (const asset of record.assets) if (asset.exif?.takenAt) dates.add(asset.exif.takenAt.slice(0, 10));
   for (const date of dates) parts.push(...dateForms(date));
   if (record.location?.name) parts.push(record.location.name);
-  parts.push(...(record.derived?.tags ?? []));
-  for (const asset of record.assets) parts.push(...assetTags(asset));
+  // Loops, not push(...): spreading a huge tag list passes every tag as an argument and overflows the stack.
+  for (const tag of record.derived?.tags ?? []) parts.push(tag);
+  for (const asset of record.assets) for (const tag of assetTags(asset)) parts.push(tag);
   return [...new Set(parts)].join(' ');
 }
 

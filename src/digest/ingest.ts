@@ -1,6 +1,5 @@
 import { type GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ImportItem, SourcePosition } from '../importers/importer-spec.ts';
-import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from '../importers/text-size-limit.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import { toMemoryRecord } from '../schemas/record-schema.ts';
 import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
@@ -25,7 +24,7 @@ export interface IngestOptions {
   relations?: boolean;
   /** Dense embeddings for views and semantic kNN; offline TF-IDF when absent. */
   embedding?: EmbeddingModel;
-  /** Largest text field in bytes (UTF-8). Default 1 MiB; larger records are rejected with TOO_LARGE. */
+  /** Largest text field in bytes (UTF-8). Default RECORD_LIMITS.maxTextBytes (1 MiB); larger is TOO_LARGE. */
   maxTextBytes?: number;
   /** Called after every committed batch with the number of items read so far. */
   onProgress?: (itemsRead: number) => void;
@@ -66,7 +65,7 @@ export async function ingestItems(
     seconds: 0,
     stepSeconds: { parse: 0, write: 0, relations: 0 },
   };
-  const maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
+  const limits = options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes };
   const batchSize = options.batchSize ?? INGEST_BATCH_SIZE;
   const sequences = new SequenceAssigner(store);
   const seen = new Map<string, string>();
@@ -116,28 +115,19 @@ export async function ingestItems(
       const contextId = options.contextId ?? nonEmptyString(raw?.contextId) ?? DEFAULT_CONTEXT_ID;
       const explicitSequence = typeof raw?.sequence === 'number' ? raw.sequence : undefined;
       const sequence = explicitSequence ?? (await sequences.forMissing(contextId, nonEmptyString(raw?.id)));
-      const checked = toMemoryRecord(item.record, { contextId, sequence });
+      // Limits (depth, size, counts) are checked here, before the record can reach any builder or the store.
+      const checked = toMemoryRecord(item.record, { contextId, sequence }, limits);
       const place = positionOf(item.source, nonEmptyString(raw?.id));
       if (!checked.ok) {
         report.rejected.push({
           ...place,
-          code: 'INVALID_INPUT',
+          code: checked.code,
           message: checked.message,
           field: checked.field,
         });
         continue;
       }
       const record = checked.record;
-      const oversized = oversizedTextField(record, maxTextBytes);
-      if (oversized) {
-        report.rejected.push({
-          ...place,
-          code: 'TOO_LARGE',
-          field: oversized.field,
-          message: `${oversized.field} is ${oversized.bytes} bytes, over the limit of ${maxTextBytes}`,
-        });
-        continue;
-      }
       const hash = contentHash(record);
       const key = `${contextId}\u0000${record.id}`;
       const earlier = seen.get(key);

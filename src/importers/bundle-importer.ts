@@ -17,7 +17,7 @@ import { importRootOf, isReadableFile } from './media-files.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
-import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from './text-size-limit.ts';
+import { DEFAULT_MAX_TEXT_BYTES } from './text-size-limit.ts';
 import { toQuestion } from './unified-importer.ts';
 import { questionInputSchema } from './unified-line-schema.ts';
 
@@ -103,28 +103,16 @@ async function* readBundle(
     });
     for (const note of mapped.notes)
       yield warningItem(memoriesFile, note.message, { ...place, field: note.field });
-    const result = toMemoryRecord(mapped.input, {
-      contextId,
-      sequence: sequences.forId(contextId, mapped.input.id),
-    });
+    const result = toMemoryRecord(
+      mapped.input,
+      { contextId, sequence: sequences.forId(contextId, mapped.input.id) },
+      { maxTextBytes },
+    );
     if (!result.ok) {
-      yield rejectItem(memoriesFile, 'INVALID_INPUT', result.message, {
+      yield rejectItem(memoriesFile, result.code, result.message, {
         ...place,
         field: bundleField(result.field),
       });
-      continue;
-    }
-    const oversized = oversizedTextField(result.record, maxTextBytes);
-    if (oversized) {
-      yield rejectItem(
-        memoriesFile,
-        'TOO_LARGE',
-        `${oversized.bytes} bytes exceed ${maxTextBytes} bytes (maxTextBytes)`,
-        {
-          ...place,
-          field: bundleField(oversized.field),
-        },
-      );
       continue;
     }
     const resolved = await resolveRecordMedia(result.record, directory, options.mediaRoot ?? directory);

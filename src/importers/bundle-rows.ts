@@ -40,10 +40,12 @@ export function derivedOf(...sources: unknown[]): DerivedFields | undefined {
   const tags: string[] = [];
   for (const source of sources) {
     if (!isJsonObject(source)) continue;
-    captions.push(...asTextList(source.captions), ...asTextList(source.caption));
+    // Loops, not push(...): raw rows are unvalidated here, and spreading a huge list overflows the stack.
+    for (const caption of asTextList(source.captions)) captions.push(caption);
+    for (const caption of asTextList(source.caption)) captions.push(caption);
     ocr ??= asText(source.ocr) ?? asText(source.ocr_text);
     summary ??= asText(source.summary);
-    tags.push(...asTextList(source.tags));
+    for (const tag of asTextList(source.tags)) tags.push(tag);
   }
   const derived = compact({
     captions: captions.length > 0 ? [...new Set(captions)] : undefined,

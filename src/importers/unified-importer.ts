@@ -9,7 +9,7 @@ import { compact, isJsonObject, type JsonObject } from './json-values.ts';
 import { importRootOf } from './media-files.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
-import { DEFAULT_MAX_TEXT_BYTES, oversizedTextField } from './text-size-limit.ts';
+import { DEFAULT_MAX_TEXT_BYTES } from './text-size-limit.ts';
 import { contextLineSchema, type QuestionInput, questionInputSchema } from './unified-line-schema.ts';
 
 /** Extensions searched for in a directory. */
@@ -130,22 +130,13 @@ async function* memoryLine(
     mediaRoot: string;
   },
 ): AsyncGenerator<ImportItem> {
-  const result = toMemoryRecord(input, {
-    contextId: at.contextId,
-    sequence: at.sequences.forId(at.contextId, input.id),
-  });
+  const result = toMemoryRecord(
+    input,
+    { contextId: at.contextId, sequence: at.sequences.forId(at.contextId, input.id) },
+    { maxTextBytes: at.maxTextBytes },
+  );
   if (!result.ok) {
-    yield rejectItem(file, 'INVALID_INPUT', result.message, { ...at.place, field: result.field });
-    return;
-  }
-  const oversized = oversizedTextField(result.record, at.maxTextBytes);
-  if (oversized) {
-    yield rejectItem(
-      file,
-      'TOO_LARGE',
-      `${oversized.bytes} bytes exceed the limit of ${at.maxTextBytes} bytes (maxTextBytes)`,
-      { ...at.place, field: oversized.field },
-    );
+    yield rejectItem(file, result.code, result.message, { ...at.place, field: result.field });
     return;
   }
   const resolved = await resolveRecordMedia(result.record, at.baseDirectory, at.mediaRoot);

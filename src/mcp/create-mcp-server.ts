@@ -7,6 +7,7 @@ import {
   memoryRefSchema,
   retrieveSchema,
   searchSchema,
+  userRefSchema,
 } from '../api-schemas/route-schemas.ts';
 import { toQuestionCall, toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
 import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
@@ -31,7 +32,7 @@ export interface McpServerOptions {
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /**
- * The MCP face of graphmemix: five tools whose input schemas are the shared route schemas (same fields as the
+ * The MCP face of graphmemix: six tools whose input schemas are the shared route schemas (same fields as the
  * HTTP bodies). Every tool takes `user_id` and touches only that user's archive. Tool failures come back as
  * `isError` results carrying the stable error code, so an agent can correct its call.
  */
@@ -73,14 +74,14 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       inputSchema: searchSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    // extra.signal aborts when the client cancels the call or the transport closes: model calls stop with it.
+    (input, extra) =>
       run(async () => {
         allow(input.user_id);
-        const hits = await graphmemix.search(
-          input.user_id,
-          input.query,
-          input.k === undefined ? {} : { k: input.k },
-        );
+        const hits = await graphmemix.search(input.user_id, input.query, {
+          ...(input.k === undefined ? {} : { k: input.k }),
+          signal: extra.signal,
+        });
         return { user_id: input.user_id, results: hits.map(toApiSearchHit) };
       }),
   );
@@ -97,11 +98,15 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       inputSchema: retrieveSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    (input, extra) =>
       run(async () => {
         allow(input.user_id);
-        const { question, options: call } = toQuestionCall(input);
-        return evidenceReply(input.user_id, await graphmemix.retrieve(input.user_id, question, call));
+        const { question, options } = toQuestionCall(input);
+        const result = await graphmemix.retrieve(input.user_id, question, {
+          ...options,
+          signal: extra.signal,
+        });
+        return evidenceReply(input.user_id, result);
       }),
   );
 
@@ -116,11 +121,11 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       inputSchema: answerSchema,
       annotations: { readOnlyHint: true },
     },
-    (input) =>
+    (input, extra) =>
       run(async () => {
         allow(input.user_id);
-        const { question, options: call } = toQuestionCall(input);
-        const result = await graphmemix.answer(input.user_id, question, call);
+        const { question, options } = toQuestionCall(input);
+        const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
         return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
       }),
   );
@@ -142,6 +147,30 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         if (!deleted)
           throw new GraphmemixError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
         return { user_id: input.user_id, memory_id: input.memory_id, deleted: true };
+      }),
+  );
+
+  server.registerTool(
+    'delete_user',
+    {
+      title: "Delete a user's whole archive",
+      description:
+        'Permanently delete EVERY memory of the user, with links, questions and uploaded media; nothing of the ' +
+        'text stays in the database files. Use only when the user asks to be forgotten entirely. Fails with ' +
+        'NOT_FOUND if the user has no archive.',
+      inputSchema: userRefSchema,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    (input) =>
+      run(async () => {
+        const report = await graphmemix.deleteUser(input.user_id);
+        if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `user ${input.user_id} has no archive`);
+        return {
+          user_id: input.user_id,
+          deleted: true,
+          memories: report.memories,
+          media_files: report.mediaFiles,
+        };
       }),
   );
 

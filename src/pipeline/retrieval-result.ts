@@ -27,7 +27,14 @@ export interface RetrieveOptions {
   solver?: Partial<Omit<SolverParams, 'k'>>;
   /** Which verifiers: 'auto' = model-backed when a verifier model is configured, else offline. */
   verifiers?: 'auto' | 'model' | 'offline' | 'none';
+  /** The client's signal (HTTP disconnect, MCP cancel): every model call stops when it aborts. */
   signal?: AbortSignal;
+  /**
+   * Budget of the whole question over all model calls, in ms (default DEFAULT_QUESTION_DEADLINE_MS, 120 s).
+   * When it passes, pending calls are aborted, the pipeline continues without them and the trace is flagged
+   * `deadline_exceeded`.
+   */
+  deadlineMs?: number;
 }
 
 /** How a candidate entered the pool. */
@@ -102,7 +109,9 @@ export type PipelineFlag =
   | 'dense_retrieval_failed'
   | 'question_caption_failed'
   | 'reader_failed'
-  | 'pool_smaller_than_k';
+  | 'pool_smaller_than_k'
+  /** The question deadline passed: model calls were cut short and their stages degraded. */
+  | 'deadline_exceeded';
 
 export interface PipelineTrace {
   /** Milliseconds per stage. */

@@ -18,6 +18,7 @@ import { eligibleRelations } from './eligible-relations.ts';
 import { buildEvidence, renderPacketText } from './evidence-packet.ts';
 import { calibrationKey, nodePrize, resolveCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
+import { type QuestionDeadline, startQuestionDeadline } from './question-deadline.ts';
 import type {
   ModelCallRecord,
   PipelineFlag,
@@ -37,19 +38,26 @@ export const PIPELINE_DEFAULTS = { k: 10, seeds: 24, poolSize: 48, anchors: 10 }
 export interface PipelineDeps {
   store: ArchiveStore;
   models: ModelSet;
+  /** Default question deadline of this archive (RetrieveOptions.deadlineMs wins). */
+  questionDeadlineMs?: number;
 }
 
 /**
  * The question pipeline up to the evidence packet: multi-view retrieval -> top-L seeds -> one-hop expansion
  * to M -> anchors -> node verifier and ECV IN PARALLEL -> prizes -> forest solver -> packet. Never throws for
  * a model fault (verifier failures fall back to retrieval-only prizes / no edges, flagged); returns at least
- * one memory whenever the context has any.
+ * one memory whenever the context has any. Every model call gets one signal that aborts on the client's signal
+ * or the question deadline (`deadline`, started here unless `answer` shares its own with the reader).
  */
 export async function retrieveEvidence(
   deps: PipelineDeps,
   contextId: string,
   question: QuestionInput,
   options: RetrieveOptions = {},
+  deadline: QuestionDeadline = startQuestionDeadline(
+    options.deadlineMs ?? deps.questionDeadlineMs,
+    options.signal,
+  ),
 ): Promise<RetrievalResult> {
   const started = performance.now();
   const k = options.k ?? PIPELINE_DEFAULTS.k;
@@ -60,7 +68,7 @@ export async function retrieveEvidence(
   const flags = new Set<PipelineFlag>();
   const modelCalls: ModelCallRecord[] = [];
   const verifiers = selectVerifiers(options.verifiers, deps.models);
-  const signal = options.signal;
+  const signal = deadline.signal;
   let clock = performance.now();
   const lap = (stage: StageName): void => {
     const now = performance.now();
@@ -239,6 +247,7 @@ export async function retrieveEvidence(
     kappa: options.solver?.kappa ?? DEFAULT_SOLVER_PARAMS.kappa,
   });
   if (pool.length < k && pool.length > 0) flags.add('pool_smaller_than_k');
+  if (deadline.exceeded()) flags.add('deadline_exceeded');
   lap('solve');
 
   // 5. Evidence packet.

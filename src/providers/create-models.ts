@@ -42,6 +42,7 @@ export function createModels(config: ResolvedModelConfig, options: CreateModelsO
     model: endpoint.model,
     ...(endpoint.apiKey === undefined ? {} : { apiKey: endpoint.apiKey }),
     ...(endpoint.timeoutMs === undefined ? {} : { timeoutMs: endpoint.timeoutMs }),
+    ...(endpoint.maxReplyBytes === undefined ? {} : { maxReplyBytes: endpoint.maxReplyBytes }),
     ...(endpoint.headers === undefined ? {} : { headers: endpoint.headers }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });

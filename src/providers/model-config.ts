@@ -11,6 +11,8 @@ const endpointFields = {
   /** Name of the environment variable holding the key. */
   apiKeyEnv: z.string().min(1).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  /** Largest reply body accepted, in bytes (default DEFAULT_MAX_REPLY_BYTES, 8 MiB). */
+  maxReplyBytes: z.number().int().positive().optional(),
   /** In-flight calls allowed on this endpoint (shared by every role on the same baseUrl). */
   maxConcurrency: z.number().int().positive().optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -38,6 +40,8 @@ export const modelConfigSchema = z.strictObject({
   embedding: embeddingEndpointSchema.optional(),
   /** Directory of the on-disk call cache; relative paths are taken from the config file's folder. */
   cacheDir: z.string().min(1).optional(),
+  /** Budget of one question over all its model calls, in ms (default DEFAULT_QUESTION_DEADLINE_MS, 120 s). */
+  questionDeadlineMs: z.number().int().positive().optional(),
 });
 
 export type ModelConfig = z.infer<typeof modelConfigSchema>;
@@ -49,6 +53,7 @@ export interface ResolvedEndpoint {
   model: string;
   apiKey?: string;
   timeoutMs?: number;
+  maxReplyBytes?: number;
   maxConcurrency?: number;
   headers?: Record<string, string>;
 }
@@ -66,6 +71,7 @@ export interface ResolvedModelConfig {
   judge?: ResolvedEndpoint;
   embedding?: ResolvedEmbeddingEndpoint;
   cacheDir?: string;
+  questionDeadlineMs?: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -149,6 +155,7 @@ export function resolveModelConfig(config: ModelConfig, env: Env = process.env):
     if (own.batchSize !== undefined) out.embedding.batchSize = own.batchSize;
   }
   if (config.cacheDir !== undefined) out.cacheDir = config.cacheDir;
+  if (config.questionDeadlineMs !== undefined) out.questionDeadlineMs = config.questionDeadlineMs;
   return out;
 }
 
@@ -177,6 +184,7 @@ function resolveEndpoint(
     (isOpenAIEndpoint(fields.baseUrl) ? env.OPENAI_API_KEY || undefined : undefined);
   if (apiKey !== undefined) endpoint.apiKey = apiKey;
   if (fields.timeoutMs !== undefined) endpoint.timeoutMs = fields.timeoutMs;
+  if (fields.maxReplyBytes !== undefined) endpoint.maxReplyBytes = fields.maxReplyBytes;
   if (fields.maxConcurrency !== undefined) endpoint.maxConcurrency = fields.maxConcurrency;
   if (fields.headers !== undefined) endpoint.headers = fields.headers;
   return endpoint;
@@ -223,6 +231,7 @@ function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
   }
   if (over.embedding) out.embedding = { ...under.embedding, ...over.embedding };
   if (over.cacheDir !== undefined) out.cacheDir = over.cacheDir;
+  if (over.questionDeadlineMs !== undefined) out.questionDeadlineMs = over.questionDeadlineMs;
   return out;
 }
 

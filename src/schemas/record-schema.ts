@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import { MEMORY_KINDS, type MediaAsset, type MemoryKind, type MemoryRecord } from '../types/memory-record.ts';
+import {
+  type DerivedFields,
+  MEMORY_KINDS,
+  type MediaAsset,
+  type MemoryKind,
+  type MemoryRecord,
+} from '../types/memory-record.ts';
+import {
+  checkRecordCounts,
+  checkRecordShape,
+  type RecordLimits,
+  resolveRecordLimits,
+} from './record-limits.ts';
 
 /**
  * The record as users write it (unified archive format, `addMemories`, HTTP/MCP bodies): camelCase
@@ -80,7 +92,7 @@ export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;
 
 export type ToMemoryRecordResult =
   | { ok: true; record: MemoryRecord }
-  | { ok: false; field: string; message: string };
+  | { ok: false; code: 'INVALID_INPUT' | 'TOO_LARGE'; field: string; message: string };
 
 /**
  * Validates one user-written record and fills the defaults:
@@ -90,12 +102,18 @@ export type ToMemoryRecordResult =
  *   no text whose first asset is an image/video, else 'note';
  * - `text` '' and `assets` [] when absent; asset ids `asset-<index>` when absent.
  * A record needs some content: non-empty text or at least one asset.
+ * Size limits (RECORD_LIMITS in record-limits.ts; `limits` overrides them) are checked first for depth and
+ * total size, without recursion, then per field: a failure is TOO_LARGE, other failures INVALID_INPUT.
  * On failure names the first failing field as a dotted path ("assets.0.kind").
  */
 export function toMemoryRecord(
   input: unknown,
   defaults: { contextId: string; sequence: number },
+  limits: Partial<RecordLimits> = {},
 ): ToMemoryRecordResult {
+  const bounds = resolveRecordLimits(limits);
+  const shape = checkRecordShape(input, bounds);
+  if (shape) return { ok: false, ...shape };
   const parsed = memoryRecordInputSchema.safeParse(input);
   if (!parsed.success) return firstIssue(parsed.error);
   const value = parsed.data;
@@ -108,6 +126,7 @@ export function toMemoryRecord(
     if (seenAssetIds.has(id)) {
       return {
         ok: false,
+        code: 'INVALID_INPUT',
         field: `assets.${index}.id`,
         message: `asset id "${id}" appears twice in the record`,
       };
@@ -118,10 +137,17 @@ export function toMemoryRecord(
   if (text.trim() === '' && assets.length === 0) {
     return {
       ok: false,
+      code: 'INVALID_INPUT',
       field: 'text',
       message: 'record has no content: give non-empty text or at least one asset',
     };
   }
+
+  const counts = checkRecordCounts(
+    { text, assets, ...(value.derived ? { derived: value.derived as DerivedFields } : {}) },
+    bounds,
+  );
+  if (counts) return { ok: false, ...counts };
 
   const { contextId: _ignored, kind, sequence, assets: _assets, text: _text, ...rest } = value;
   const record = stripUndefined({
@@ -137,15 +163,16 @@ export function toMemoryRecord(
 }
 
 /** Zod issue -> dotted field path; unknown keys are named themselves. */
-function firstIssue(error: z.ZodError): { ok: false; field: string; message: string } {
+function firstIssue(error: z.ZodError): ToMemoryRecordResult & { ok: false } {
+  const code = 'INVALID_INPUT';
   const issue = error.issues[0];
-  if (!issue) return { ok: false, field: '', message: 'invalid record' };
+  if (!issue) return { ok: false, code, field: '', message: 'invalid record' };
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
-    return { ok: false, field: [...path, key].join('.'), message: `unknown field "${key}"` };
+    return { ok: false, code, field: [...path, key].join('.'), message: `unknown field "${key}"` };
   }
-  return { ok: false, field: path.join('.'), message: issue.message };
+  return { ok: false, code, field: path.join('.'), message: issue.message };
 }
 
 function defaultKind(value: MemoryRecordInputParsed, text: string, assets: MediaAsset[]): MemoryKind {

@@ -14,6 +14,7 @@ import { localOriginGuard } from './local-origin-guard.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
+import { registerUserRoutes } from './user-routes.ts';
 import { ALL_USERS, requireUser } from './user-scope.ts';
 
 export interface ServerOptions {
@@ -54,7 +55,9 @@ export function createServer(options: ServerOptions): Hono {
     );
   }
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const mediaDir = options.mediaDir ?? mkdtempSync(join(tmpdir(), 'graphmemix-media-'));
+  // The archive's media folder when it has one: deleting a memory or a user then removes its uploads too.
+  const mediaDir =
+    options.mediaDir ?? options.graphmemix.mediaDir ?? mkdtempSync(join(tmpdir(), 'graphmemix-media-'));
   mkdirSync(mediaDir, { recursive: true });
   // The media store is the one local place whose files may be sent to a model (src/providers/to-image-url.ts).
   allowMediaRoot(mediaDir);
@@ -107,5 +110,6 @@ export function createServer(options: ServerOptions): Hono {
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerQueryRoutes(app, options.graphmemix);
+  registerUserRoutes(app, options.graphmemix);
   return app;
 }

@@ -56,13 +56,24 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       return { id, file };
     });
     // Everything is validated before the first byte is written.
-    for (const { id, file } of uploads) {
-      const asset = await saveUpload(deps.mediaDir, input.user_id, file);
-      const record = byId.get(id) as MemoryRecordInput;
-      record.assets = [...(record.assets ?? []), asset];
-      if (record.kind === undefined && !record.text && asset.kind === 'image') record.kind = 'photo';
+    const saved: { id: string; uri: string }[] = [];
+    let report: Awaited<ReturnType<Graphmemix['addMemories']>> | undefined;
+    try {
+      for (const { id, file } of uploads) {
+        const asset = await saveUpload(deps.mediaDir, input.user_id, file);
+        if (asset.uri !== undefined) saved.push({ id, uri: asset.uri });
+        const record = byId.get(id) as MemoryRecordInput;
+        record.assets = [...(record.assets ?? []), asset];
+        if (record.kind === undefined && !record.text && asset.kind === 'image') record.kind = 'photo';
+      }
+      report = await graphmemix.addMemories(input.user_id, records);
+    } finally {
+      // Files of records that were not stored (rejected, or the request failed) do not stay on disk;
+      // releaseMedia keeps any that a stored memory references (uploads are content-addressed).
+      const stored = new Set(report ? storedIds(report, records) : []);
+      const orphans = saved.filter((upload) => !stored.has(upload.id)).map((upload) => upload.uri);
+      if (orphans.length > 0) await graphmemix.releaseMedia(input.user_id, orphans);
     }
-    const report = await graphmemix.addMemories(input.user_id, records);
     return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
   });
 
@@ -88,9 +99,9 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
           `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
         )
       : await mkdtemp(join(await scratchDir(deps.mediaDir), 'import-'));
+    const path = join(dir, safeFileName(file.name));
     try {
       await mkdir(dir, { recursive: true });
-      const path = join(dir, safeFileName(file.name));
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
       const report = await graphmemix.ingest(path, {
         format: input.format as ImportFormat,
@@ -99,6 +110,8 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
     } finally {
       if (!keep) await rm(dir, { recursive: true, force: true });
+      // A kept photo that no stored memory references (rejected, or the import failed) does not stay.
+      else await graphmemix.releaseMedia(input.user_id, [path]);
     }
   });
 
@@ -129,6 +142,15 @@ async function scratchDir(mediaDir: string): Promise<string> {
   const dir = join(mediaDir, '.scratch');
   await mkdir(dir, { recursive: true });
   return dir;
+}
+
+/** Ids of the request's records that the report did not reject. */
+function storedIds(
+  report: { rejected: { recordId?: string }[] },
+  records: readonly MemoryRecordInput[],
+): string[] {
+  const rejected = new Set(report.rejected.map((rejection) => rejection.recordId));
+  return records.map((record) => record.id).filter((id) => !rejected.has(id));
 }
 
 function parseJsonField(value: string | undefined): unknown {

@@ -12,7 +12,8 @@ import { addRedactedSecrets } from './redact.ts';
  * Opens the archive for a long-running shell (serve, mcp, view) with the model config of the usual places
  * (--config, $GRAPHMEMIX_CONFIG, ./graphmemix.config.json, environment); nothing configured means offline.
  * The archive's media store and GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA become the media a model
- * may receive, and the configured model API keys are registered for redaction.
+ * may receive, and the configured model API keys are registered for redaction. The archive's media folder is
+ * the one beside the database, so deletes remove uploads too.
  */
 export async function openShellGraphmemix(options: { db: string; config?: string }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
@@ -28,15 +29,21 @@ export async function openShellGraphmemix(options: { db: string; config?: string
     db: options.db,
     models: createModels(config),
     writeWorker: { modelConfig: config },
+    mediaDir: mediaDirPath(options.db),
+    ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
   });
 }
 
 /** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */
 export function mediaDirFor(db: string): string {
-  const dir =
-    db === ':memory:' || db === 'memory:'
-      ? join(tmpdir(), `graphmemix-media-${process.pid}`)
-      : join(dirname(resolve(db)), `${basename(db)}.media`);
+  const dir = mediaDirPath(db);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** mediaDirFor without creating the folder (readers and deletes need only the path). */
+export function mediaDirPath(db: string): string {
+  return db === ':memory:' || db === 'memory:'
+    ? join(tmpdir(), `graphmemix-media-${process.pid}`)
+    : join(dirname(resolve(db)), `${basename(db)}.media`);
 }

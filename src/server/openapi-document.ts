@@ -123,6 +123,14 @@ export function buildOpenApiDocument(version: string): JsonObject {
           responses: { ...json('Deleted'), 404: errorRef },
         },
       },
+      '/v1/users/{user_id}': {
+        delete: {
+          summary:
+            'Forget a whole user: memories, views, vectors, edges, questions and uploaded media; no copy of the text stays in the store files',
+          parameters: [{ name: 'user_id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { ...json('Deleted, with counts'), 404: errorRef },
+        },
+      },
       '/v1/search': {
         post: { summary: 'Flat multi-view search', requestBody: body(searchSchema), responses: json('Hits') },
       },

@@ -14,11 +14,11 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
   app.post('/v1/search', async (c) => {
     const input = parseInput(searchSchema, await readJson(c));
     requireUser(c, input.user_id);
-    const hits = await graphmemix.search(
-      input.user_id,
-      input.query,
-      input.k === undefined ? {} : { k: input.k },
-    );
+    // Every route hands the raw request's signal on: @hono/node-server aborts it when the client leaves.
+    const hits = await graphmemix.search(input.user_id, input.query, {
+      ...(input.k === undefined ? {} : { k: input.k }),
+      signal: c.req.raw.signal,
+    });
     return c.json({ user_id: input.user_id, results: hits.map(toApiSearchHit) });
   });
 
@@ -48,11 +48,10 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
       k: c.req.query('k'),
     });
     requireUser(c, input.user_id);
-    const result = await graphmemix.retrieve(
-      input.user_id,
-      input.q,
-      input.k === undefined ? {} : { k: input.k },
-    );
+    const result = await graphmemix.retrieve(input.user_id, input.q, {
+      ...(input.k === undefined ? {} : { k: input.k }),
+      signal: c.req.raw.signal,
+    });
     const records = new Map<string, MemoryRecord>();
     for (const candidate of result.pool) {
       const record = await graphmemix.getMemory(input.user_id, candidate.memoryId);

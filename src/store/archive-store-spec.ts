@@ -68,8 +68,18 @@ export interface ArchiveStore {
     to: string,
     options?: { limit?: number },
   ): Promise<KeyedRecord[]>;
-  /** Removes the record with its views, vectors, keys and every edge touching it. Returns false when absent. */
+  /**
+   * Removes the record with its views, vectors, keys and every edge touching it. Returns false when absent.
+   * Forget means forget: no copy of the record's text may stay readable in the backend's files (SQLite:
+   * secure_delete and a WAL checkpoint after the delete).
+   */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
+  /**
+   * Removes a whole context in ONE transaction: its memories, views, vectors, edges, questions, the context
+   * row and every index entry derived from them, with the same no-residue guarantee as deleteMemory. Returns
+   * false when the context did not exist. Meta keys are global and stay.
+   */
+  deleteContext(contextId: string): Promise<boolean>;
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
 

@@ -219,6 +219,16 @@ class MemoryStore implements ArchiveStore {
     }));
   }
 
+  async deleteContext(contextId: string): Promise<boolean> {
+    this.assertOpen();
+    const existed = this.contexts.delete(contextId);
+    let questions = false;
+    for (const [key, question] of this.questions) {
+      if (question.contextId === contextId) questions = this.questions.delete(key);
+    }
+    return existed || questions;
+  }
+
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
     this.assertOpen();
     const memories = this.contexts.get(contextId)?.memories;

@@ -56,6 +56,8 @@ export function createSqliteStore(file: string, options: { readonly?: boolean } 
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('foreign_keys = ON');
+    // Deleted rows are overwritten with zeros, so a forgotten memory's text does not linger in free pages.
+    if (!options.readonly) db.pragma('secure_delete = ON');
     assertGraphmemixFile(db, file);
     if (!options.readonly) migrate(db, file);
   } catch (error) {
@@ -216,7 +218,7 @@ class SqliteStore implements ArchiveStore {
 
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     const s = this.statements;
-    return this.run(() =>
+    const removed = this.run(() =>
       this.db
         .transaction(() => {
           const removed = s.getRecord.get(contextId, id) as { record: string } | undefined;
@@ -233,6 +235,47 @@ class SqliteStore implements ArchiveStore {
         })
         .immediate(),
     );
+    return removed && this.truncateWal();
+  }
+
+  async deleteContext(contextId: string): Promise<boolean> {
+    const s = this.statements;
+    const deleted = this.run(() =>
+      this.db
+        .transaction(() => {
+          // What a context owns, and how each goes (extend this list with every new per-context table):
+          // - memories: ON DELETE CASCADE from contexts; views, vectors, edges cascade from memories;
+          // - questions: no foreign key (questions may name a context before its memories arrive): explicit;
+          // - memory_keys: cascade from memories;
+          // - relation_journal: no foreign key (entries outlive deleted memories) and holds replaced
+          //   records' text: explicit;
+          // - tables added later (lexical index, semantic index) must either reference memories/contexts
+          //   with ON DELETE CASCADE or get an explicit DELETE here;
+          // - meta keys are global (calibration) and stay.
+          s.deleteContextJournal.run(contextId);
+          const questions = s.deleteContextQuestions.run(contextId).changes;
+          const contexts = s.deleteContext.run(contextId).changes;
+          return questions + contexts > 0;
+        })
+        .immediate(),
+    );
+    this.lexicalCache.delete(contextId);
+    for (const key of [...this.vectorCache.keys()]) {
+      if (key.startsWith(pairKey(contextId, ''))) this.vectorCache.delete(key);
+    }
+    return deleted && this.truncateWal();
+  }
+
+  /**
+   * After a delete: copies the WAL into the (secure-deleted) main file and truncates it, so the WAL does not
+   * keep the forgotten text in old frames. Best effort: another process reading the file can hold frames
+   * back, and then the next delete or the next automatic checkpoint finishes the job.
+   */
+  private truncateWal(): true {
+    if (!this.db.readonly && this.file !== ':memory:') {
+      this.run(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+    }
+    return true;
   }
 
   async findByKeys(
@@ -580,6 +623,8 @@ function prepareStatements(db: Database.Database) {
     updateMemory: p(`UPDATE memories SET sequence = ?, kind = ?, session_id = ?, round_id = ?, timestamp = ?,
       content_hash = ?, record = ? WHERE context_id = ? AND id = ?`),
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
+    deleteContext: p('DELETE FROM contexts WHERE id = ?'),
+    deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
       AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
@@ -624,6 +669,7 @@ function prepareStatements(db: Database.Database) {
       'DELETE FROM relation_journal WHERE context_id = ? AND seq IN (SELECT value FROM json_each(?))',
     ),
     countWork: p('SELECT COUNT(*) AS n FROM relation_journal WHERE context_id = ?'),
+    deleteContextJournal: p('DELETE FROM relation_journal WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',

@@ -7,7 +7,8 @@ export const SNIPPET_CHARS = 420;
 /** Every caption of a record: record-level first, then per asset, then summaries (no duplicates). */
 export function recordCaptions(record: MemoryRecord): string[] {
   const captions: string[] = [...(record.derived?.captions ?? [])];
-  for (const asset of record.assets) captions.push(...(asset.derived?.captions ?? []));
+  for (const asset of record.assets)
+    for (const caption of asset.derived?.captions ?? []) captions.push(caption);
   if (record.derived?.summary) captions.push(record.derived.summary);
   for (const asset of record.assets) if (asset.derived?.summary) captions.push(asset.derived.summary);
   return [...new Set(captions.map((c) => c.trim()).filter((c) => c !== ''))];

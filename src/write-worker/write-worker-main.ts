@@ -19,6 +19,7 @@ const gm = await openGraphmemix({
   db: data.db,
   ...(data.modelConfig === undefined ? {} : { models: createModels(data.modelConfig) }),
   ...(data.ocr === undefined ? {} : { ocr: data.ocr }),
+  ...(data.mediaDir === undefined ? {} : { mediaDir: data.mediaDir }),
 });
 
 let queue: Promise<void> = Promise.resolve();

@@ -7,6 +7,8 @@ export interface WriteWorkerData {
   /** Model configuration for digest (embeddings, vision captions); absent: offline. */
   modelConfig?: ResolvedModelConfig;
   ocr?: boolean;
+  /** The archive's media folder, so deletes in the worker remove their uploads. */
+  mediaDir?: string;
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }

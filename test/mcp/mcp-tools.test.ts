@@ -6,7 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createFakeGraphmemix } from '../support/fake-graphmemix.ts';
 
-const TOOLS = ['add_memory', 'answer_question', 'delete_memory', 'retrieve_evidence', 'search_memories'];
+const TOOLS = [
+  'add_memory',
+  'answer_question',
+  'delete_memory',
+  'delete_user',
+  'retrieve_evidence',
+  'search_memories',
+];
 
 function textOf(result: unknown): string {
   const first = (result as CallToolResult).content[0];
@@ -19,7 +26,7 @@ afterEach(async () => {
 });
 
 describe('MCP server', () => {
-  it('serves the five tools over real stdio and scopes every call by user_id', async () => {
+  it('serves the six tools over real stdio and scopes every call by user_id', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ['--import', 'tsx', 'test/support/fake-mcp-stdio.ts'],

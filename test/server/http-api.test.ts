@@ -281,6 +281,7 @@ describe('HTTP API', () => {
       '/v1/memories',
       '/v1/memories/import',
       '/v1/memories/{id}',
+      '/v1/users/{user_id}',
       '/v1/search',
       '/v1/retrieve',
       '/v1/answer',

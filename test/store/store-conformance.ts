@@ -495,6 +495,52 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.getMeta('calibration')).toBeUndefined();
     });
 
+    it('deleteContext removes every row of one context (memories, views, vectors, edges, questions) only', async () => {
+      for (const ctx of ['gone', 'stays']) {
+        await store.writeMemories(ctx, [
+          write(ctx, 'a', 'the secret plan', 0),
+          write(ctx, 'b', 'other words', 1),
+        ]);
+        await store.replaceEdges(ctx, ['same_round'], [edge(ctx, 'a', 'b', ['same_round'])]);
+        await store.putVectors(ctx, 's', [vector('a', [1, 0]), vector('b', [0, 1])]);
+        await store.putQuestions([question(ctx, 'q', 'what plan?')]);
+      }
+      // Warm the lexical and vector caches, so a stale index cannot survive the delete.
+      expect(await store.searchLexical('gone', 'secret', { limit: 5 })).toHaveLength(1);
+      expect(await store.searchVectors('gone', 's', new Float32Array([1, 0]), { limit: 5 })).toHaveLength(2);
+      await store.setMeta('calibration', { a: 1 });
+
+      expect(await store.deleteContext('gone')).toBe(true);
+      expect(await store.deleteContext('gone')).toBe(false);
+      expect(await store.deleteContext('never')).toBe(false);
+
+      expect((await store.listContexts()).map((c) => c.id)).toEqual(['stays']);
+      expect(await store.countMemories('gone')).toBe(0);
+      expect(await store.getMemory('gone', 'a')).toBeUndefined();
+      expect(await store.getViews('gone', ['a', 'b'])).toEqual([]);
+      expect(await store.neighbors('gone', ['a', 'b'])).toEqual([]);
+      expect(await store.getVectors('gone', 's')).toEqual([]);
+      expect(await store.listQuestions('gone')).toEqual([]);
+      expect(await store.searchLexical('gone', 'secret', { limit: 5 })).toEqual([]);
+      expect(await store.searchVectors('gone', 's', new Float32Array([1, 0]), { limit: 5 })).toEqual([]);
+      expect(Object.values(await store.countEdges('gone')).every((n) => n === 0)).toBe(true);
+      expect(await store.getMeta('calibration')).toEqual({ a: 1 });
+
+      expect(await store.countMemories('stays')).toBe(2);
+      expect(await store.neighbors('stays', ['a'])).toHaveLength(1);
+      expect(await store.getVectors('stays', 's')).toHaveLength(2);
+      expect(await store.listQuestions('stays')).toHaveLength(1);
+      expect(await store.searchLexical('stays', 'secret', { limit: 5 })).toHaveLength(1);
+
+      // The context can be written again from scratch, and its indexes are not the old ones.
+      await store.writeMemories('gone', [write('gone', 'c', 'a new start', 0)]);
+      expect((await store.searchLexical('gone', 'secret', { limit: 5 })).length).toBe(0);
+      expect((await store.searchLexical('gone', 'start', { limit: 5 })).map((h) => h.memoryId)).toEqual([
+        'c',
+      ]);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    });
+
     it('passes the integrity check after a mix of writes', async () => {
       await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0), write('ctx', 'b', 'y', 1)]);
       await store.replaceEdges('ctx', ['same_round'], [edge('ctx', 'a', 'b', ['same_round'])]);

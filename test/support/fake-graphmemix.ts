@@ -123,6 +123,19 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       calls.push({ method: 'deleteMemory', contextId });
       return contexts.get(contextId)?.delete(id) ?? false;
     },
+    async forgetContext(contextId) {
+      calls.push({ method: 'forgetContext', contextId });
+      const memories = contexts.get(contextId)?.size ?? 0;
+      const deleted = contexts.delete(contextId);
+      return { contextId, deleted, memories, mediaFiles: 0 };
+    },
+    async deleteUser(userId) {
+      return this.forgetContext(userId);
+    },
+    async releaseMedia(contextId) {
+      calls.push({ method: 'releaseMedia', contextId });
+      return 0;
+    },
     async search(contextId, query, options) {
       calls.push({ method: 'search', contextId });
       return search(contextId, query, options?.k ?? 10);

@@ -40,6 +40,11 @@ export type FakeReply = (
   | { type: 'body'; status?: number; body: unknown; headers?: Record<string, string> }
   /** Destroy the socket without answering (a dropped connection). */
   | { type: 'drop' }
+  /**
+   * A 200 reply of `bytes` bytes streamed in chunks with back-pressure (never built in memory), stopping when
+   * the client goes away; `sent.bytes` counts what was written. For reply-size caps.
+   */
+  | { type: 'huge'; bytes: number; sent?: { bytes: number }; contentLength?: boolean }
 ) & { delayMs?: number };
 
 export interface FakeRequest {
@@ -196,6 +201,9 @@ function respond(res: ServerResponse, request: FakeRequest, reply: FakeReply): v
     case 'drop':
       res.socket?.destroy();
       return;
+    case 'huge':
+      void streamHuge(res, reply);
+      return;
     case 'error': {
       const headers: Record<string, string> = {};
       if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
@@ -269,6 +277,33 @@ function parseJson(raw: string): unknown {
   } catch {
     return raw;
   }
+}
+
+async function streamHuge(
+  res: ServerResponse,
+  reply: { bytes: number; sent?: { bytes: number }; contentLength?: boolean },
+): Promise<void> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (reply.contentLength) headers['content-length'] = String(reply.bytes);
+  res.writeHead(200, headers);
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  let left = reply.bytes;
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+  });
+  while (left > 0 && !closed) {
+    const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+    left -= piece.length;
+    if (reply.sent) reply.sent.bytes += piece.length;
+    if (!res.write(piece)) {
+      await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+  }
+  if (!closed) res.end();
 }
 
 /** Waits `ms`, returning early when the client closes the connection. */

@@ -132,12 +132,10 @@ function mediaText(record: MemoryRecord): string {
   const parts = [record.text];
   for (const derived of [record.derived, ...record.assets.map((asset) => asset.derived)]) {
     if (!derived) continue;
-    parts.push(
-      ...(derived.captions ?? []),
-      derived.ocr ?? '',
-      derived.summary ?? '',
-      ...(derived.tags ?? []),
-    );
+    // Loops, not spreads: a spread passes every element as an argument and overflows the stack on huge lists.
+    for (const caption of derived.captions ?? []) parts.push(caption);
+    parts.push(derived.ocr ?? '', derived.summary ?? '');
+    for (const tag of derived.tags ?? []) parts.push(tag);
   }
   return parts.join('\n');
 }

@@ -9,7 +9,8 @@ export function semanticText(record: MemoryRecord): string {
   const parts: string[] = [record.text];
   for (const derived of [record.derived, ...record.assets.map((asset) => asset.derived)]) {
     if (!derived) continue;
-    if (derived.captions) parts.push(...derived.captions);
+    // A loop, not push(...): spreading a huge caption list overflows the stack.
+    for (const caption of derived.captions ?? []) parts.push(caption);
     if (derived.ocr) parts.push(derived.ocr);
   }
   return parts.join('\n');

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { openGraphmemix } from '../../graphmemix.ts';
+
+interface ForgetFlags {
+  db: string;
+  context: string;
+  memory?: string;
+  json?: boolean;
+}
+
+export function registerForgetCommand(program: Command): void {
+  program
+    .command('forget')
+    .description(
+      'Delete a whole archive context (a user) or one memory: rows, index entries, vectors, edges and the ' +
+        "archive's media files; no copy of the text stays in the database files.",
+    )
+    .requiredOption('--db <file>', 'archive database file')
+    .requiredOption('--context <id>', 'archive context (user id) to forget')
+    .option('--memory <id>', 'forget only this memory of the context')
+    .option('--json', 'print the result as one JSON object')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ graphmemix forget --db archive.db --context alice
+  $ graphmemix forget --db archive.db --context alice --memory m42 --json`,
+    )
+    .action(async (flags: ForgetFlags) => {
+      const result = await runForget(flags);
+      process.stdout.write(
+        flags.json
+          ? `${JSON.stringify(result)}\n`
+          : `forgot ${flags.memory === undefined ? `context ${flags.context}` : `memory ${flags.memory}`}: ${result.memories} memories, ${result.media_files} media files\n`,
+      );
+    });
+}
+
+/** Opens the archive (never creates one), deletes, and closes the store also on failure. */
+export async function runForget(
+  flags: ForgetFlags,
+): Promise<{ context: string; memory?: string; memories: number; media_files: number }> {
+  if (flags.context.trim() === '') {
+    throw new GraphmemixError('INVALID_INPUT', '--context must not be empty', {
+      location: { field: 'context' },
+    });
+  }
+  if (!existsSync(flags.db)) {
+    throw new GraphmemixError('NOT_FOUND_PATH', `no such archive: ${flags.db}`, {
+      location: { file: flags.db },
+    });
+  }
+  // The media folder beside the database is where `serve` keeps uploads (see mediaDirFor).
+  const { mediaDirPath } = await import('../../server/open-shell-graphmemix.ts');
+  const gm = await openGraphmemix({ db: flags.db, mediaDir: mediaDirPath(flags.db) });
+  try {
+    if (flags.memory !== undefined) {
+      if (!(await gm.deleteMemory(flags.context, flags.memory))) {
+        throw new GraphmemixError(
+          'NOT_FOUND',
+          `memory ${flags.memory} not found in context ${flags.context}`,
+        );
+      }
+      return { context: flags.context, memory: flags.memory, memories: 1, media_files: 0 };
+    }
+    const report = await gm.forgetContext(flags.context);
+    if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `context ${flags.context} does not exist`);
+    return { context: flags.context, memories: report.memories, media_files: report.mediaFiles };
+  } finally {
+    await gm.close();
+  }
+}

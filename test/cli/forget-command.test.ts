@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.ts';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'graphmemix.js');
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-forget-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(...args: string[]) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('graphmemix forget', () => {
+  it('forgets one memory, then a whole context with its media folder; exit 2 for what does not exist', async () => {
+    const db = join(dir, 'a.db');
+    const media = join(dir, 'a.db.media', 'alice');
+    mkdirSync(media, { recursive: true });
+    const photo = join(media, 'p.png');
+    writeFileSync(photo, 'photo bytes');
+    const file = join(dir, 'alice.jsonl');
+    const records = [
+      { id: 'm1', text: 'first note' },
+      { id: 'm2', text: 'second note', assets: [{ kind: 'image', uri: photo }] },
+      { id: 'm3', text: 'third note' },
+    ];
+    writeFileSync(file, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    expect(cli('ingest', file, '--format', 'unified', '--db', db, '--context', 'alice').code).toBe(0);
+    expect(cli('ingest', file, '--format', 'unified', '--db', db, '--context', 'bob').code).toBe(0);
+
+    const one = cli('forget', '--db', db, '--context', 'alice', '--memory', 'm1', '--json');
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ context: 'alice', memory: 'm1', memories: 1 });
+
+    // bob imported the same photo: forgetting alice keeps the file, forgetting bob too removes it.
+    const all = cli('forget', '--db', db, '--context', 'alice', '--json');
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ context: 'alice', memories: 2, media_files: 0 });
+    expect(existsSync(photo)).toBe(true);
+    const bob = cli('forget', '--db', db, '--context', 'bob', '--memory', 'm2', '--json');
+    expect(bob.code, bob.stderr).toBe(0);
+    expect(existsSync(photo)).toBe(false);
+    expect(existsSync(media)).toBe(false);
+
+    const store = await openStore(db, { readonly: true });
+    expect((await store.listContexts()).map((c) => [c.id, c.memories])).toEqual([['bob', 2]]);
+    await store.close();
+
+    expect(cli('forget', '--db', db, '--context', 'alice').code).toBe(2);
+    expect(cli('forget', '--db', join(dir, 'none.db'), '--context', 'alice').code).toBe(2);
+    expect(existsSync(join(dir, 'none.db'))).toBe(false);
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { buildViews } from '../../src/digest/build-views.ts';
+import { canonicalJson, contentHash } from '../../src/digest/content-hash.ts';
+import { semanticText } from '../../src/digest/semantic/semantic-text.ts';
+import { openGraphmemix } from '../../src/graphmemix.ts';
+import { RECORD_LIMITS } from '../../src/schemas/record-limits.ts';
+import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
+import type { MemoryRecord } from '../../src/types/memory-record.ts';
+import { recordCaptions } from '../../src/verify/candidate-snippet.ts';
+
+const defaults = { contextId: 'ctx', sequence: 0 };
+
+/** {"a":{"a":...}} nested `depth` levels, built without recursion. */
+function deepObject(depth: number): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  let current = root;
+  for (let i = 1; i < depth; i++) {
+    const next: Record<string, unknown> = {};
+    current.a = next;
+    current = next;
+  }
+  return root;
+}
+
+function manyCaptions(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `caption ${i}`);
+}
+
+describe('record limits in toMemoryRecord', () => {
+  const rejects = (input: unknown) => {
+    const result = toMemoryRecord(input, defaults);
+    if (result.ok) throw new Error('expected a rejection');
+    return { code: result.code, field: result.field };
+  };
+
+  it('rejects each oversized part naming the field, TOO_LARGE', () => {
+    const image = { kind: 'image', uri: '/a.jpg' };
+    expect(
+      rejects({ id: 'm', assets: [{ ...image, derived: { captions: manyCaptions(150_000) } }] }),
+    ).toEqual({ code: 'TOO_LARGE', field: 'assets.0.derived.captions' });
+    expect(
+      rejects({ id: 'm', text: 'x', derived: { captions: manyCaptions(RECORD_LIMITS.maxCaptions + 1) } }),
+    ).toEqual({ code: 'TOO_LARGE', field: 'derived.captions' });
+    expect(
+      rejects({ id: 'm', text: 'x', derived: { tags: manyCaptions(RECORD_LIMITS.maxTags + 1) } }),
+    ).toEqual({ code: 'TOO_LARGE', field: 'derived.tags' });
+    const assets = Array.from({ length: RECORD_LIMITS.maxAssets + 1 }, (_, i) => ({ ...image, id: `a${i}` }));
+    expect(rejects({ id: 'm', assets })).toEqual({ code: 'TOO_LARGE', field: 'assets' });
+    const frames = manyCaptions(RECORD_LIMITS.maxFrames + 1);
+    expect(rejects({ id: 'm', assets: [{ kind: 'video', uri: '/v.mp4', frames }] })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'assets.0.frames',
+    });
+    expect(rejects({ id: 'm', text: 'é'.repeat(RECORD_LIMITS.maxTextBytes) })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'text',
+    });
+    const keys = Object.fromEntries(manyCaptions(RECORD_LIMITS.maxMetadataKeys + 1).map((k) => [k, 1]));
+    expect(rejects({ id: 'm', text: 'x', metadata: keys })).toEqual({ code: 'TOO_LARGE', field: 'metadata' });
+    const big = 'x'.repeat(RECORD_LIMITS.maxTextBytes - 10);
+    const captions = Array.from({ length: 10 }, () => big);
+    expect(rejects({ id: 'm', text: 'x', derived: { captions } })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'derived',
+    });
+  });
+
+  it('checks metadata depth without recursion, for any depth', () => {
+    expect(
+      toMemoryRecord({ id: 'm', text: 'x', metadata: deepObject(RECORD_LIMITS.maxMetadataDepth) }, defaults)
+        .ok,
+    ).toBe(true);
+    for (const depth of [RECORD_LIMITS.maxMetadataDepth + 1, 10_000, 200_000]) {
+      expect(rejects({ id: 'm', text: 'x', metadata: deepObject(depth) })).toEqual({
+        code: 'TOO_LARGE',
+        field: 'metadata',
+      });
+    }
+    // Deep nesting under a field the schema types strictly fails as TOO_LARGE too, never as a crash.
+    expect(rejects({ id: 'm', text: 'x', location: deepObject(50_000) })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'location',
+    });
+  });
+
+  it('keeps INVALID_INPUT for shape errors', () => {
+    expect(rejects({ id: 'm', text: 7 })).toEqual({ code: 'INVALID_INPUT', field: 'text' });
+  });
+});
+
+describe('builders walk any record without overflowing the stack', () => {
+  it('views, semantic text, captions and the content hash of a 150k-caption record', () => {
+    const record: MemoryRecord = {
+      id: 'm',
+      contextId: 'ctx',
+      kind: 'photo',
+      sequence: 0,
+      text: '',
+      assets: [
+        {
+          id: 'a',
+          kind: 'image',
+          uri: '/a.jpg',
+          derived: { captions: manyCaptions(150_000), tags: manyCaptions(150_000) },
+        },
+      ],
+      derived: { tags: manyCaptions(150_000) },
+    };
+    expect(buildViews(record).length).toBeGreaterThan(150_000);
+    expect(semanticText(record).length).toBeGreaterThan(150_000);
+    expect(recordCaptions(record).length).toBe(150_000);
+    expect(contentHash(record)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('canonicalJson of 100k-deep metadata (iterative), same text as JSON with sorted keys', () => {
+    expect(canonicalJson(deepObject(100_000)).length).toBe(100_000 * 6 - 4);
+    expect(canonicalJson({ b: [1, undefined, { d: 1, c: 'x' }], a: null, u: undefined })).toBe(
+      '{"a":null,"b":[1,null,{"c":"x","d":1}]}',
+    );
+  });
+});
+
+describe('one oversized record never poisons a user', () => {
+  it('is rejected before commit; the user keeps writing and searching', async () => {
+    const gm = await openGraphmemix({ db: ':memory:' });
+    await gm.addMemories('alice', [{ id: 'ok0', text: 'the first harmless note about apples' }]);
+    const poisoned = await gm.addMemories('alice', [
+      {
+        id: 'huge',
+        assets: [{ id: 'a', kind: 'image', uri: '/a.jpg', derived: { captions: manyCaptions(150_000) } }],
+      },
+      { id: 'deep', text: 'deep', metadata: deepObject(10_000) },
+    ]);
+    expect(poisoned.rejected.map((r) => [r.recordId, r.code, r.field])).toEqual([
+      ['huge', 'TOO_LARGE', 'assets.0.derived.captions'],
+      ['deep', 'TOO_LARGE', 'metadata'],
+    ]);
+    expect(poisoned.imported).toBe(0);
+    expect(await gm.store.countMemories('alice')).toBe(1);
+    const later = await gm.addMemories('alice', [{ id: 'ok1', text: 'a later note about pears' }]);
+    expect(later.imported).toBe(1);
+    expect((await gm.search('alice', 'pears')).map((hit) => hit.memoryId)).toEqual(['ok1']);
+    await gm.close();
+  });
+});
