@@ -1,7 +1,7 @@
 import { sep } from 'node:path';
-import { buildRelations } from './digest/build-relations.ts';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
+import { updateRelations } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/index.ts';
 import type { ForgetReport, Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
@@ -156,10 +156,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       if (writer) return writer.call('deleteMemory', [contextId, id]);
       const record = media ? await store.getMemory(contextId, id) : undefined;
       const deleted = await store.deleteMemory(contextId, id);
-      // The store drops the memory's own edges; rebuilding relations also re-links what it separated (the
-      // turns around a deleted message) and refreshes the kNN lists, as after any ingest.
+      // The store drops the memory's own edges and journals the delete; the relation update re-links what it
+      // separated (the turns around a deleted message) and the kNN lists it was in.
       if (deleted) {
-        await buildRelations(
+        await updateRelations(
           store,
           contextId,
           models.embedding === undefined ? {} : { embedding: models.embedding },

@@ -84,6 +84,42 @@ export async function buildRelations(
     lap(type);
   }
 
+  const { semanticSpace, semantic, warning } = await semanticPairs(store, contextId, records, options);
+  if (warning) warnings.push(warning);
+  lap('semantic_knn');
+
+  const edges = mergeRelationEdges(contextId, schema, semantic);
+  lap('merge');
+  await store.replaceEdges(contextId, RELATION_TYPES, edges);
+  lap('write');
+  seconds.total = (performance.now() - started) / 1000;
+  return { counts: countEdgeTypes(edges), seconds, semanticSpace, warnings };
+}
+
+export async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
+  const records: MemoryRecord[] = [];
+  let last: MemoryRecord | undefined;
+  for (;;) {
+    // Keyset paging on (sequence, id): sources imported separately may reuse sequence numbers.
+    const page = await store.listMemories(
+      contextId,
+      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
+    );
+    records.push(...page);
+    if (page.length < PAGE) return records;
+    last = page[page.length - 1]!;
+  }
+}
+
+/** Mutual-kNN pairs over all records: dense embeddings when configured and working, else offline TF-IDF. */
+export async function semanticPairs(
+  store: ArchiveStore,
+  contextId: string,
+  records: readonly MemoryRecord[],
+  options: BuildRelationsOptions,
+): Promise<{ semanticSpace: string; semantic: SemanticPair[]; warning?: string }> {
+  const k = options.k ?? 8;
+  let warning: string | undefined;
   let semanticSpace = 'tfidf';
   let semantic: SemanticPair[] | undefined;
   if (options.embedding) {
@@ -98,7 +134,7 @@ export async function buildRelations(
       }));
       semanticSpace = embedded.space;
     } else {
-      warnings.push(embedded.warning);
+      warning = embedded.warning;
     }
   }
   if (!semantic) {
@@ -111,27 +147,5 @@ export async function buildRelations(
       similarity: pair.similarity,
     }));
   }
-  lap('semantic_knn');
-
-  const edges = mergeRelationEdges(contextId, schema, semantic);
-  lap('merge');
-  await store.replaceEdges(contextId, RELATION_TYPES, edges);
-  lap('write');
-  seconds.total = (performance.now() - started) / 1000;
-  return { counts: countEdgeTypes(edges), seconds, semanticSpace, warnings };
-}
-
-async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
-  const records: MemoryRecord[] = [];
-  let last: MemoryRecord | undefined;
-  for (;;) {
-    // Keyset paging on (sequence, id): sources imported separately may reuse sequence numbers.
-    const page = await store.listMemories(
-      contextId,
-      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
-    );
-    records.push(...page);
-    if (page.length < PAGE) return records;
-    last = page[page.length - 1]!;
-  }
+  return warning === undefined ? { semanticSpace, semantic } : { semanticSpace, semantic, warning };
 }

@@ -6,10 +6,11 @@ import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
 import { emptyEdgeCounts } from '../store/edge-merge.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
-import { buildRelations } from './build-relations.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
+import { relationKeys } from './incremental/relation-keys.ts';
 import type { IngestRejection, IngestReport } from './ingest-report.ts';
+import { updateRelations } from './update-relations.ts';
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;
@@ -149,7 +150,7 @@ export async function ingestItems(
       recordContexts.add(contextId);
       allContexts.add(contextId);
       report.assets += record.assets.length;
-      pending.push({ record, views: buildViews(record), contentHash: hash });
+      pending.push({ record, views: buildViews(record), contentHash: hash, keys: relationKeys(record) });
     }
     if (pending.length >= batchSize || pendingQuestions.length >= batchSize) {
       report.stepSeconds.parse! += (performance.now() - parseStarted) / 1000;
@@ -163,7 +164,8 @@ export async function ingestItems(
   for (const contextId of [...recordContexts].sort()) {
     if (options.relations === false) break;
     const relationsStarted = performance.now();
-    const built = await buildRelations(
+    // Incremental: the journal of this import's writes (and any left by a killed process) becomes edges.
+    const built = await updateRelations(
       store,
       contextId,
       options.embedding === undefined ? {} : { embedding: options.embedding },

@@ -91,10 +91,13 @@ export interface ArchiveStore {
    * in write order (seq ascending).
    */
   pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]>;
-  /** Removes the journal entries with these seqs (after their relations were applied). */
-  clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void>;
-  /** Number of journal entries of the context (decides incremental update vs full rebuild). */
-  countRelationWork(contextId: string): Promise<number>;
+  /**
+   * Removes the journal entries with these seqs, or every entry up to and including `through` (after a full
+   * rebuild that covered them), once their relations were applied.
+   */
+  clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void>;
+  /** Journal entries of the context and the last seq (decides incremental update vs full rebuild). */
+  relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }>;
 
   /** Replaces every edge of the given relation types in the context (relations are recomputed per context). */
   replaceEdges(

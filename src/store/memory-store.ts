@@ -241,17 +241,24 @@ class MemoryStore implements ArchiveStore {
     return structuredClone(this.contexts.get(contextId)?.journal.slice(0, limit) ?? []);
   }
 
-  async clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void> {
+  async clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
     this.assertOpen();
     const data = this.contexts.get(contextId);
     if (!data) return;
+    if (!Array.isArray(seqs)) {
+      const through = (seqs as { through: number }).through;
+      data.journal = data.journal.filter((entry) => entry.seq > through);
+      return;
+    }
     const cleared = new Set(seqs);
     data.journal = data.journal.filter((entry) => !cleared.has(entry.seq));
   }
 
-  async countRelationWork(contextId: string): Promise<number> {
+  async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
     this.assertOpen();
-    return this.contexts.get(contextId)?.journal.length ?? 0;
+    const journal = this.contexts.get(contextId)?.journal ?? [];
+    const last = journal[journal.length - 1];
+    return last === undefined ? { pending: 0 } : { pending: journal.length, lastSeq: last.seq };
   }
 
   async replaceEdges(

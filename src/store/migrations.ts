@@ -94,6 +94,8 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       -- memory count per context, kept by every write and delete (COUNT(*) walks the whole context)
       ALTER TABLE contexts ADD COLUMN memories INTEGER NOT NULL DEFAULT 0;
       UPDATE contexts SET memories = (SELECT COUNT(*) FROM memories m WHERE m.context_id = contexts.id);
+      -- contexts written before relation keys: their first relation update backfills keys and rebuilds
+      INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
     `,
   },
 ];

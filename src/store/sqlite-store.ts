@@ -325,13 +325,21 @@ class SqliteStore implements ArchiveStore {
     );
   }
 
-  async clearRelationWork(contextId: string, seqs: readonly number[]): Promise<void> {
+  async clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
+    if (!Array.isArray(seqs)) {
+      this.run(() => this.statements.clearWorkThrough.run(contextId, (seqs as { through: number }).through));
+      return;
+    }
     if (seqs.length === 0) return;
     this.run(() => this.statements.clearWork.run(contextId, JSON.stringify(seqs)));
   }
 
-  async countRelationWork(contextId: string): Promise<number> {
-    return (this.run(() => this.statements.countWork.get(contextId)) as { n: number }).n;
+  async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
+    const row = this.run(() => this.statements.workStatus.get(contextId)) as {
+      n: number;
+      last: number | null;
+    };
+    return row.last === null ? { pending: row.n } : { pending: row.n, lastSeq: row.last };
   }
 
   async replaceEdges(
@@ -668,7 +676,8 @@ function prepareStatements(db: Database.Database) {
     clearWork: p(
       'DELETE FROM relation_journal WHERE context_id = ? AND seq IN (SELECT value FROM json_each(?))',
     ),
-    countWork: p('SELECT COUNT(*) AS n FROM relation_journal WHERE context_id = ?'),
+    workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
+    clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
     deleteContextJournal: p('DELETE FROM relation_journal WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(

@@ -52,7 +52,7 @@ describe('HTTP: oversized records, rejected uploads and forgetting a user', () =
     const captions = Array.from({ length: 150_000 }, (_, i) => `c${i}`);
     const bad = await post({
       user_id: 'ann',
-      memories: [{ id: 'huge', assets: [{ id: 'a', kind: 'image', uri: '/x.jpg', derived: { captions } }] }],
+      memories: [{ id: 'huge', assets: [{ id: 'a', kind: 'image', derived: { captions } }] }],
     });
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { rejected: { code: string; field: string }[] };

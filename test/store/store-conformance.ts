@@ -389,19 +389,24 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(work.map((entry) => entry.seq)).toEqual(
         [...work.map((entry) => entry.seq)].sort((x, y) => x - y),
       );
-      expect(await store.countRelationWork('ctx')).toBe(4);
+      expect(await store.relationWorkStatus('ctx')).toEqual({ pending: 4, lastSeq: work[3]!.seq });
       expect((await store.pendingRelationWork('ctx', 2)).length).toBe(2);
       await store.clearRelationWork(
         'ctx',
         work.slice(0, 3).map((entry) => entry.seq),
       );
       expect((await store.pendingRelationWork('ctx', 10)).map((entry) => entry.memoryId)).toEqual(['a']);
-      expect(await store.countRelationWork('other')).toBe(1);
+      expect((await store.relationWorkStatus('other')).pending).toBe(1);
+      await store.clearRelationWork('other', { through: work[0]!.seq });
+      expect((await store.relationWorkStatus('other')).pending).toBe(1);
+      expect(await store.relationWorkStatus('nowhere')).toEqual({ pending: 0 });
       // A failed write journals nothing.
       await expect(
         store.writeMemories('ctx', [write('ctx', 'c', 'three', 2), write('elsewhere', 'd', 'x', 3)]),
       ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-      expect(await store.countRelationWork('ctx')).toBe(1);
+      expect((await store.relationWorkStatus('ctx')).pending).toBe(1);
+      await store.clearRelationWork('ctx', { through: work[3]!.seq });
+      expect(await store.relationWorkStatus('ctx')).toEqual({ pending: 0 });
     });
 
     it('finds records by relation keys in (sequence, id) order, replaced on update, removed on delete', async () => {

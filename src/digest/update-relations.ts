@@ -1,0 +1,122 @@
+import type { ArchiveStore, RelationWork } from '../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import { type BuildRelationsOptions, buildRelations } from './build-relations.ts';
+import { backfillRelationKeys } from './incremental/backfill-relation-keys.ts';
+import { type SchemaDelta, updateSchemaRelations } from './incremental/update-schema-relations.ts';
+import { updateSemanticRelations } from './incremental/update-semantic-relations.ts';
+
+/**
+ * When the relation journal holds at least `minPending` entries AND at least `fraction` of the context, one
+ * full rebuild is cheaper than that many incremental updates (a bulk import into a new or small context).
+ * Below it, updates are incremental: cost follows what changed, never the context size.
+ */
+export const FULL_REBUILD_RULE = { minPending: 2000, fraction: 0.5 } as const;
+
+/** Journal entries applied per incremental step (one schema changeEdges write per step). */
+export const RELATION_WORK_PAGE = 1000;
+
+/** Meta key marking a context written before relation keys existed (set by migration 3): backfill first. */
+export const UPGRADE_META_PREFIX = 'relations-upgrade:';
+
+export interface RelationUpdateReport {
+  /** 'none' (nothing pending), 'incremental', or 'rebuild' (full, exact). */
+  mode: 'none' | 'incremental' | 'rebuild';
+  /** Journal entries consumed. */
+  entries: number;
+  seconds: Record<string, number>;
+  warnings: string[];
+}
+
+/**
+ * Brings one context's relations up to date with its relation journal (ArchiveStore.pendingRelationWork):
+ * the one place where writes become graph edges. Every memory write and delete leaves journal entries in
+ * its own transaction; this consumes them and clears them only after their edges are written, so a process
+ * killed at any point leaves entries that the next call (or a repeat of the write) finishes. Re-applying an
+ * entry is harmless: both updaters recompute the affected pairs from the store's current state.
+ *
+ * Incremental (the normal case): schema relations from the changed records' keys
+ * (incremental/update-schema-relations.ts) and mutual kNN around them (incremental/update-semantic-relations.ts).
+ * A full rebuild (buildRelations: every relation type, exact) when FULL_REBUILD_RULE says it is cheaper, and
+ * once for a context written before relation keys existed.
+ */
+export async function updateRelations(
+  store: ArchiveStore,
+  contextId: string,
+  options: BuildRelationsOptions = {},
+): Promise<RelationUpdateReport> {
+  const started = performance.now();
+  const report: RelationUpdateReport = { mode: 'none', entries: 0, seconds: {}, warnings: [] };
+  const status = await store.relationWorkStatus(contextId);
+  const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
+  if (status.pending === 0 && !upgrade) return report;
+
+  const size = await store.countMemories(contextId);
+  const bulk =
+    status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
+  if (bulk || upgrade) {
+    if (upgrade) await backfillRelationKeys(store, contextId);
+    const built = await buildRelations(store, contextId, options);
+    if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
+    if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+    report.mode = 'rebuild';
+    report.entries = status.pending;
+    report.warnings.push(...built.warnings);
+    for (const [step, seconds] of Object.entries(built.seconds)) report.seconds[step] = seconds;
+    report.seconds.total = (performance.now() - started) / 1000;
+    return report;
+  }
+
+  report.mode = 'incremental';
+  let schemaSeconds = 0;
+  let semanticSeconds = 0;
+  for (;;) {
+    const work = await store.pendingRelationWork(contextId, RELATION_WORK_PAGE);
+    if (work.length === 0) break;
+    const delta = await deltaOf(store, contextId, work);
+    const schemaStarted = performance.now();
+    await updateSchemaRelations(store, contextId, delta);
+    const semanticStarted = performance.now();
+    const semantic = await updateSemanticRelations(store, contextId, delta, options);
+    report.warnings.push(...semantic.warnings);
+    semanticSeconds += (performance.now() - semanticStarted) / 1000;
+    schemaSeconds += (semanticStarted - schemaStarted) / 1000;
+    await store.clearRelationWork(
+      contextId,
+      work.map((entry) => entry.seq),
+    );
+    report.entries += work.length;
+    // Entries written meanwhile by another writer are picked up by the next page (or the next call).
+    if (work.length < RELATION_WORK_PAGE) break;
+  }
+  report.seconds = {
+    schema: schemaSeconds,
+    semantic_knn: semanticSeconds,
+    total: (performance.now() - started) / 1000,
+  };
+  return report;
+}
+
+/**
+ * Journal entries -> the write they describe. Per memory the EARLIEST entry's `before` is the state the
+ * stored edges still reflect (later entries of the same memory were never applied); the current record is
+ * read from the store. Inserted-then-deleted memories vanish from the delta.
+ */
+async function deltaOf(
+  store: ArchiveStore,
+  contextId: string,
+  work: readonly RelationWork[],
+): Promise<SchemaDelta> {
+  const before = new Map<string, MemoryRecord | undefined>();
+  for (const entry of work) if (!before.has(entry.memoryId)) before.set(entry.memoryId, entry.before);
+  const current = new Map(
+    (await store.getMemories(contextId, [...before.keys()])).map((record) => [record.id, record]),
+  );
+  const upserted: Array<{ before?: MemoryRecord; after: MemoryRecord }> = [];
+  const removed: MemoryRecord[] = [];
+  for (const [id, old] of before) {
+    const now = current.get(id);
+    if (now) upserted.push(old === undefined ? { after: now } : { before: old, after: now });
+    else if (old !== undefined) removed.push(old);
+  }
+  return { upserted, removed };
+}
