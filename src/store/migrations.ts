@@ -94,6 +94,32 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       -- memory count per context, kept by every write and delete (COUNT(*) walks the whole context)
       ALTER TABLE contexts ADD COLUMN memories INTEGER NOT NULL DEFAULT 0;
       UPDATE contexts SET memories = (SELECT COUNT(*) FROM memories m WHERE m.context_id = contexts.id);
+      -- edge counts per (context, type), kept by triggers (cascaded deletes included): countEdges stays one
+      -- small read at any archive size
+      CREATE TABLE edge_counts (
+        context_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (context_id, type)
+      ) WITHOUT ROWID;
+      INSERT INTO edge_counts (context_id, type, n)
+        SELECT e.context_id, t.value, COUNT(*) FROM edges e, json_each(e.types) t GROUP BY e.context_id, t.value;
+      CREATE TRIGGER edges_count_insert AFTER INSERT ON edges BEGIN
+        INSERT INTO edge_counts (context_id, type, n)
+          SELECT NEW.context_id, value, 1 FROM json_each(NEW.types) WHERE true
+          ON CONFLICT (context_id, type) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER edges_count_delete AFTER DELETE ON edges BEGIN
+        UPDATE edge_counts SET n = n - 1
+          WHERE context_id = OLD.context_id AND type IN (SELECT value FROM json_each(OLD.types));
+      END;
+      CREATE TRIGGER edges_count_update AFTER UPDATE OF types ON edges WHEN OLD.types != NEW.types BEGIN
+        UPDATE edge_counts SET n = n - 1
+          WHERE context_id = OLD.context_id AND type IN (SELECT value FROM json_each(OLD.types));
+        INSERT INTO edge_counts (context_id, type, n)
+          SELECT NEW.context_id, value, 1 FROM json_each(NEW.types) WHERE true
+          ON CONFLICT (context_id, type) DO UPDATE SET n = n + 1;
+      END;
       -- contexts written before relation keys: their first relation update backfills keys and rebuilds
       INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
     `,

@@ -253,6 +253,7 @@ class SqliteStore implements ArchiveStore {
           //   with ON DELETE CASCADE or get an explicit DELETE here;
           // - meta keys are global (calibration) and stay.
           s.deleteContextJournal.run(contextId);
+          s.deleteContextEdgeCounts.run(contextId);
           const questions = s.deleteContextQuestions.run(contextId).changes;
           const contexts = s.deleteContext.run(contextId).changes;
           return questions + contexts > 0;
@@ -430,14 +431,11 @@ class SqliteStore implements ArchiveStore {
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     const rows = this.run(() => this.statements.countEdgeTypes.all(contextId)) as {
-      types: string;
+      type: RelationType;
       n: number;
     }[];
     const counts = emptyEdgeCounts();
-    for (const row of rows) {
-      const perType = countEdgeTypes([{ types: JSON.parse(row.types) as RelationType[] }]);
-      for (const type of Object.keys(perType) as RelationType[]) counts[type] += perType[type] * row.n;
-    }
+    for (const row of rows) if (row.type in counts) counts[row.type] = row.n;
     return counts;
   }
 
@@ -554,6 +552,28 @@ class SqliteStore implements ArchiveStore {
         }[]
       ).map((row) => `memory ${row.context_id}/${row.id}: record is not valid JSON`);
       problems.push(...unparsable);
+      // Kept counters must agree with the rows they count (integrityCheck is maintenance: it may walk).
+      const drift = this.db
+        .prepare(
+          `SELECT c.context_id AS contextId, c.type AS type, c.n AS kept, COALESCE(x.n, 0) AS actual
+           FROM edge_counts c LEFT JOIN (SELECT e.context_id, t.value AS type, COUNT(*) AS n
+             FROM edges e, json_each(e.types) t GROUP BY e.context_id, t.value) x
+           ON x.context_id = c.context_id AND x.type = c.type WHERE c.n != COALESCE(x.n, 0)`,
+        )
+        .all() as { contextId: string; type: string; kept: number; actual: number }[];
+      for (const row of drift) {
+        problems.push(`edge count ${row.contextId}/${row.type}: kept ${row.kept}, actual ${row.actual}`);
+      }
+      const counts = this.db
+        .prepare(
+          `SELECT c.id AS contextId, c.memories AS kept, (SELECT COUNT(*) FROM memories m
+           WHERE m.context_id = c.id) AS actual FROM contexts c`,
+        )
+        .all() as { contextId: string; kept: number; actual: number }[];
+      for (const row of counts) {
+        if (row.kept !== row.actual)
+          problems.push(`memory count ${row.contextId}: kept ${row.kept}, actual ${row.actual}`);
+      }
       return { ok: problems.length === 0, problems };
     });
   }
@@ -657,7 +677,8 @@ function prepareStatements(db: Database.Database) {
       similarity = excluded.similarity`),
     edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ?
       UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND b = ?`),
-    countEdgeTypes: p('SELECT types, COUNT(*) AS n FROM edges WHERE context_id = ? GROUP BY types'),
+    countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
+    deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     upsertQuestion: p(`INSERT INTO questions (context_id, id, question) VALUES (?, ?, ?)
       ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`),
     listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),
