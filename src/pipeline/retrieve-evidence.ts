@@ -339,14 +339,11 @@ async function poolRelations(
 
 /** No view matched: the most recent memories (score 0) so the packet is never silently empty. */
 async function fallbackSeeds(store: ArchiveStore, contextId: string, count: number): Promise<ScoredMemory[]> {
-  const info = (await store.listContexts()).find((c) => c.id === contextId);
-  if (!info || info.memories === 0) return [];
-  const after = info.maxSequence === undefined ? undefined : info.maxSequence - count * 4 - 1;
-  let recent: MemoryRecord[] = await store.listMemories(
-    contextId,
-    after === undefined ? {} : { afterSequence: after },
-  );
-  if (recent.length === 0) recent = await store.listMemories(contextId);
+  const maxSequence = await store.maxSequence(contextId);
+  if (maxSequence === undefined) return [];
+  const after = maxSequence - count * 4 - 1;
+  // The record holding maxSequence is always past `after`: one bounded page, never the whole context.
+  const recent: MemoryRecord[] = await store.listMemories(contextId, { afterSequence: after });
   return recent
     .slice(-count)
     .reverse()

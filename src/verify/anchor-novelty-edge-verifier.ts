@@ -1,4 +1,5 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
+import { tokenizeCached } from '../retrieval/token-cache.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -75,7 +76,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
-      const tokenSets = new Map([...contents].map(([id, text]) => [id, new Set(tokenize(text))]));
+      const tokenSets = new Map([...contents].map(([id, text]) => [id, new Set(tokenizeCached(text))]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );

@@ -1,3 +1,4 @@
+import { tokenizeCached } from '../retrieval/token-cache.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
@@ -146,7 +147,7 @@ export function unitSupport(
   const length = new Array<number>(unitCount).fill(0);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
-    for (const token of tokenize(document.text)) {
+    for (const token of tokenizeCached(document.text)) {
       tf[unit]!.set(token, (tf[unit]!.get(token) ?? 0) + 1);
       length[unit]!++;
     }
