@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ingestItems } from '../src/digest/ingest.ts';
 import type { IngestReport } from '../src/digest/ingest-report.ts';
-import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
+import { chatArchive } from './support/realistic-chat.ts';
 
 interface Row {
   scenario: string;
@@ -31,18 +31,6 @@ interface Row {
   met?: boolean;
   skipped?: string;
 }
-
-const NAMES = ['Ann', 'Bo', 'Caroline', 'Dev', 'Mei'];
-const VOCABULARY = (
-  'morning coffee train station museum painting garden tomato recipe soup bread bicycle mountain lake ' +
-  'swimming concert guitar violin birthday party cake friend sister brother mother father dog cat puppy ' +
-  'vacation beach hotel flight airport passport camera photo sunset festival market cheese wine book ' +
-  'novel library school teacher exam project deadline meeting office laptop phone message email weekend ' +
-  'hiking trail forest river bridge city village church castle tower harbour boat ticket restaurant dinner ' +
-  'lunch breakfast pancake yoga running marathon doctor appointment medicine garden flower rose tulip ' +
-  'painting class pottery workshop wedding anniversary gift ring necklace apartment kitchen sofa plant rain ' +
-  'snow winter summer autumn spring holiday christmas parade fireworks movie theater actor song dance'
-).split(' ');
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -86,8 +74,8 @@ async function generated(
 }
 
 /**
- * What an agent's write path costs: one new memory added to an existing context (relations are rebuilt for
- * the whole context after every write). Median of three adds.
+ * What an agent's write path costs: one new memory added to an existing context (relations updated
+ * incrementally from the write's journal). Median of three adds; bench:scale measures p50/p99 over many.
  */
 async function singleAdd(existing: number): Promise<Row> {
   const scenario = `add 1 into ${existing / 1000}k context`;
@@ -103,7 +91,7 @@ async function singleAdd(existing: number): Promise<Row> {
         contextId: 'ctx0',
         kind: 'note',
         sequence: existing + n,
-        text: 'a new note about the pottery workshop and the train ticket',
+        text: 'a new note about the pottery workshop, the kalomira trip and the train ticket',
         assets: [],
       };
       const started = performance.now();
@@ -180,29 +168,13 @@ async function measure(
   return row;
 }
 
-/** A deterministic two-speaker conversation: sessions of 20 turns, rounds of 2, a day per session. */
-function* conversation(contextId: string, count: number, seed: number): Generator<ImportItem> {
-  const next = mulberry32(seed);
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
-  for (let i = 0; i < count; i++) {
-    const session = Math.floor(i / 20);
-    const day = new Date(Date.UTC(2023, 0, 1 + session));
-    const words = Array.from({ length: 8 + Math.floor(next() * 20) }, () => pick(VOCABULARY));
-    const record: MemoryRecord = {
-      id: `m${i}`,
-      contextId,
-      kind: 'message',
-      sequence: i,
-      sessionId: `s${session}`,
-      roundId: `s${session}:${Math.floor((i % 20) / 2)}`,
-      role: i % 2 === 0 ? 'user' : 'assistant',
-      speaker: i % 2 === 0 ? pick(NAMES) : 'assistant',
-      timestamp: `${day.toISOString().slice(0, 10)}T${String(8 + (i % 12)).padStart(2, '0')}:00:00Z`,
-      text: `${words.join(' ')}.`,
-      assets: [],
-    };
-    yield { type: 'record', record, source: { file: 'generated', line: i + 1 } };
-  }
+/**
+ * Realistic generated chat (bench/support/realistic-chat.ts: Zipfian 40k-word vocabulary, topical sessions,
+ * rounds, timestamps, some photos). A 150-word vocabulary made every memory look alike and gave zero
+ * similarity edges at 10k, so its costs said nothing about real text.
+ */
+function conversation(contextId: string, count: number, seed: number): Generator<ImportItem> {
+  return chatArchive({ contextId, count, seed });
 }
 
 function skippedRow(scenario: string, reason: string): Row {
