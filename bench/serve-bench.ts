@@ -2,21 +2,28 @@
 // the API in open local mode, runs C concurrent clients calling POST /v1/retrieve (offline verifiers) for a
 // bounded duration, and reports throughput, p50/p95/p99 latency and errors (table, or --json).
 //   npm run bench:serve -- [--memories 10000] [--clients 16] [--duration 30] [--db file] [--json]
-//     [--import-during 10000] [--no-worker]
+//     [--import-during 10000] [--no-worker] [--read-workers N]
 // With --import-during N, a second phase repeats the load while N memories are imported into another user
 // through POST /v1/memories (batches of 1,000) and a prober calls GET /v1/health every 20 ms: the figures
 // say whether writes stall reads (target, issue #10: health p99 <= 50 ms, retrieve p95 within 2x of idle).
-// Writes run in the write worker as in `graphmemix serve`; --no-worker runs them on the event loop.
+// Writes run in the write worker and questions in the read worker pool, as in `graphmemix serve`
+// (--read-workers N sizes the pool, default one per core but one, at most 8); --no-worker runs both on the event loop.
+// 503s (BUSY: the question queue is full) are counted apart from errors; "resets" are failed connections.
+// Each phase's clients, prober and importer run in a child process (bench/support/serve-load-client.ts), so
+// the server's event loop carries only the server's work (the cores are still shared).
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openGraphmemix } from '../src/graphmemix.ts';
-import type { MemoryRecordInput } from '../src/graphmemix-api.ts';
+import { readPoolOf } from '../src/read-workers/with-read-workers.ts';
 import { startServer } from '../src/server/start-server.ts';
+import { generateArchive, type LoadResult, retrieveOnce, USER } from './support/serve-load.ts';
 
-const USER = 'bench';
 const { values } = parseArgs({
   options: {
     memories: { type: 'string', default: '10000' },
@@ -27,6 +34,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     'import-during': { type: 'string', default: '0' },
     'no-worker': { type: 'boolean', default: false },
+    'read-workers': { type: 'string' },
   },
 });
 const memories = positive(values.memories, 'memories');
@@ -38,7 +46,14 @@ const log = (line: string) => (values.json ? process.stderr : process.stdout).wr
 async function main(): Promise<void> {
   const tempDir = values.db ? undefined : await mkdtemp(join(tmpdir(), 'graphmemix-serve-bench-'));
   const dbPath = values.db ?? join(tempDir!, 'bench.db');
-  const graphmemix = await openGraphmemix({ db: dbPath, writeWorker: !values['no-worker'] });
+  const readWorkers = values['no-worker']
+    ? false
+    : values['read-workers'] === undefined
+      ? true
+      : Number(values['read-workers']);
+  const graphmemix = await openGraphmemix({ db: dbPath, writeWorker: !values['no-worker'], readWorkers });
+  const pool = readPoolOf(graphmemix);
+  log(`read workers: ${pool ? pool.size : 'none (event loop)'}`);
   const importDuring = Number(values['import-during']);
   try {
     const existing = existsSync(dbPath) ? await graphmemix.store.countMemories(USER) : 0;
@@ -53,11 +68,31 @@ async function main(): Promise<void> {
     } else log(`reusing archive: ${existing} memories (${dbPath})`);
 
     const server = await startServer({ graphmemix, open: true, port: 0, host: '127.0.0.1' });
-    const questions = QUESTION_TEMPLATES;
-    // One warm-up call per client size so lazy index loads do not count as latency.
-    await retrieveOnce(server.url, questions[0]!, k);
-    const idle = await load(server.url, questions, durationS * 1000);
-    const busy = importDuring > 0 ? await loadWhileImporting(server.url, questions, importDuring) : undefined;
+    // Warm-up calls reaching every read worker, so lazy index loads (one per connection) are not latency.
+    await Promise.all(
+      Array.from({ length: (pool?.size ?? 1) * 2 }, () =>
+        retrieveOnce(server.url, 'When did Sam book the flight to Lisbon?', k),
+      ),
+    );
+    // The server's event-loop delay per phase: how long its loop was blocked, apart from the CPU the
+    // clients and other processes take (health latency includes both).
+    const phase = async (args: string[]) => {
+      const loop = monitorEventLoopDelay({ resolution: 5 });
+      loop.enable();
+      const result = await clientProcess([
+        `--url`,
+        server.url,
+        '--clients',
+        String(clients),
+        '--k',
+        String(k),
+        ...args,
+      ]);
+      loop.disable();
+      return { ...result, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 };
+    };
+    const idle = await phase(['--duration-ms', String(durationS * 1000)]);
+    const busy = importDuring > 0 ? await phase(['--import', String(importDuring)]) : undefined;
     await server.close();
 
     const rows = [summary('idle', idle), ...(busy ? [summary(`import ${importDuring}`, busy)] : [])];
@@ -65,13 +100,16 @@ async function main(): Promise<void> {
     else {
       log('');
       log(
-        '| phase | memories | clients | seconds | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | health p99 ms | import s |',
+        '| phase | memories | clients | seconds | answered | req/s | p50 ms | p95 ms | p99 ms | max ms | 503 | errors | resets | health n | health p50 ms | health p99 ms | health max ms | loop p99 ms | loop max ms | import s |',
       );
-      log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+      log(
+        '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      );
       for (const row of rows) {
         log(
           `| ${row.phase} | ${memories} | ${clients} | ${row.durationS} | ${row.requests} | ${row.throughputRps} | ` +
-            `${row.p50Ms} | ${row.p95Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.errors} | ${row.healthP99Ms} | ${row.importS ?? ''} |`,
+            `${row.p50Ms} | ${row.p95Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.busy} | ${row.errors} | ${row.resets} | ` +
+            `${row.healthCount} | ${row.healthP50Ms} | ${row.healthP99Ms} | ${row.healthMaxMs} | ${row.loopP99Ms} | ${row.loopMaxMs} | ${row.importS ?? ''} |`,
         );
         for (const problem of row.firstErrors) log(`error: ${problem}`);
       }
@@ -82,86 +120,29 @@ async function main(): Promise<void> {
   }
 }
 
-interface LoadResult {
-  latencies: number[];
-  elapsed: number;
-  errors: number;
-  firstErrors: string[];
-  health: number[];
-  importS?: number;
-}
-
-/** C clients retrieving until the deadline (or until `until` settles), with a health prober every 20 ms. */
-async function load(
-  url: string,
-  questions: readonly string[],
-  durationMs: number,
-  until?: Promise<unknown>,
-): Promise<LoadResult> {
-  const latencies: number[] = [];
-  const health: number[] = [];
-  let errors = 0;
-  const firstErrors: string[] = [];
-  let done = false;
-  void until?.finally(() => {
-    done = true;
+/**
+ * One load phase in its own process (the same tsx loader flags), so the clients' request and JSON work does
+ * not run on the server's event loop and the health figures measure the server alone.
+ */
+function clientProcess(args: string[]): Promise<LoadResult> {
+  const script = fileURLToPath(new URL('./support/serve-load-client.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(JSON.parse(out) as LoadResult);
+      else reject(new Error(`load client exited with code ${code}`));
+    });
   });
-  const deadline = performance.now() + durationMs;
-  const running = () => !done && (until !== undefined || performance.now() < deadline);
-  const started = performance.now();
-  const prober = (async () => {
-    while (running()) {
-      const t0 = performance.now();
-      await fetch(`${url}/v1/health`).then((r) => r.text());
-      health.push(performance.now() - t0);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      let n = client;
-      while (running()) {
-        const question = questions[n++ % questions.length]!;
-        const t0 = performance.now();
-        const problem = await retrieveOnce(url, question, k);
-        latencies.push(performance.now() - t0);
-        if (problem) {
-          errors++;
-          if (firstErrors.length < 3) firstErrors.push(problem);
-        }
-      }
-    }),
-  );
-  await prober;
-  return { latencies, elapsed: (performance.now() - started) / 1000, errors, firstErrors, health };
 }
 
-/** The same load while `count` memories go into another user through the HTTP add route. */
-async function loadWhileImporting(
-  url: string,
-  questions: readonly string[],
-  count: number,
-): Promise<LoadResult> {
-  const records = generateArchive(count).map((record) => ({ ...record, id: `w${record.id}` }));
-  const started = performance.now();
-  const importing = (async () => {
-    for (let i = 0; i < records.length; i += 1000) {
-      const response = await fetch(`${url}/v1/memories`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ user_id: `${USER}-writer`, memories: records.slice(i, i + 1000) }),
-      });
-      const body = await response.text();
-      if (response.status !== 200) throw new Error(`import: ${response.status} ${body.slice(0, 200)}`);
-    }
-    return (performance.now() - started) / 1000;
-  })();
-  const result = await load(url, questions, Number.POSITIVE_INFINITY, importing);
-  result.importS = await importing;
-  return result;
-}
-
-function summary(phase: string, result: LoadResult) {
+function summary(phase: string, result: LoadResult & { loopP99Ms: number; loopMaxMs: number }) {
   const latencies = [...result.latencies].sort((a, b) => a - b);
   const health = [...result.health].sort((a, b) => a - b);
   return {
@@ -173,63 +154,21 @@ function summary(phase: string, result: LoadResult) {
     p95Ms: round(percentile(latencies, 0.95)),
     p99Ms: round(percentile(latencies, 0.99)),
     maxMs: round(latencies[latencies.length - 1] ?? 0),
+    busy: result.busy,
     errors: result.errors,
+    resets: result.resets,
     firstErrors: result.firstErrors,
+    healthCount: health.length,
+    healthP50Ms: round(percentile(health, 0.5)),
     healthP99Ms: round(percentile(health, 0.99)),
+    healthMaxMs: round(health[health.length - 1] ?? 0),
+    loopP99Ms: round(result.loopP99Ms),
+    loopMaxMs: round(result.loopMaxMs),
     ...(result.importS === undefined ? {} : { importS: round(result.importS) }),
   };
 }
 
-async function retrieveOnce(url: string, question: string, k: number): Promise<string | undefined> {
-  try {
-    const response = await fetch(`${url}/v1/retrieve`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ user_id: USER, question, k, verifiers: 'offline' }),
-    });
-    const body = await response.text();
-    if (response.status !== 200) return `${response.status} ${body.slice(0, 200)}`;
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
-
-/**
- * A deterministic synthetic life log: sessions of a few rounds each over ~2 years, drawn from topic
- * vocabularies so that questions hit a few hundred candidates, like a real archive.
- */
-function generateArchive(n: number): MemoryRecordInput[] {
-  let seed = 42;
-  const random = () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const out: MemoryRecordInput[] = [];
-  const start = Date.UTC(2023, 0, 1);
-  for (let i = 0; i < n; i++) {
-    const session = Math.floor(i / 8);
-    const round = Math.floor((i % 8) / 2);
-    const topic = TOPICS[session % TOPICS.length]!;
-    const time = new Date(start + session * 3 * 3600_000 + (i % 8) * 60_000).toISOString();
-    const text =
-      `${pick(PEOPLE)} ${pick(topic.verbs)} the ${pick(topic.nouns)} ${pick(PLACES)} ` +
-      `${pick(['on Monday', 'next week', 'after work', 'in the morning', 'at 6pm', 'tomorrow'])}; ` +
-      `${pick(topic.nouns)} ${pick(['costs', 'needs', 'was', 'looks'])} ${pick(DETAILS)}.`;
-    out.push({
-      id: `m${i}`,
-      text,
-      timestamp: time,
-      sessionId: `s${session}`,
-      roundId: `s${session}:r${round}`,
-      role: i % 2 === 0 ? 'user' : 'assistant',
-      speaker: i % 2 === 0 ? 'Sam' : 'assistant',
-    });
-  }
-  return out;
-}
-
+/** 'ok', 'busy' (503), `reset: ...` (no HTTP answer) or a description of the error answer. */
 function percentile(sorted: number[], q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -244,45 +183,5 @@ function positive(value: string | undefined, name: string): number {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
   return n;
 }
-
-const PEOPLE = ['Sam', 'Marta', 'Joao', 'Priya', 'Leo', 'Ana', 'Chen', 'Omar'];
-const PLACES = [
-  'in Lisbon',
-  'in Porto',
-  'at home',
-  'at the office',
-  'in Sintra',
-  'near the river',
-  'downtown',
-];
-const DETAILS = [
-  'about 40 euros',
-  'two more days',
-  'great',
-  'a new battery',
-  'blue paint',
-  'the red folder',
-  'a refund',
-];
-const TOPICS = [
-  { verbs: ['booked', 'cancelled', 'moved'], nouns: ['flight', 'hotel', 'train', 'dinner table'] },
-  { verbs: ['fixed', 'bought', 'returned'], nouns: ['bike', 'laptop', 'phone', 'kettle'] },
-  { verbs: ['planned', 'reviewed', 'presented'], nouns: ['design review', 'budget', 'roadmap', 'offsite'] },
-  { verbs: ['cooked', 'tried', 'shared'], nouns: ['recipe', 'soup', 'curry', 'cake'] },
-  {
-    verbs: ['ran', 'trained', 'signed up for'],
-    nouns: ['half marathon', 'yoga class', 'swim lesson', 'hike'],
-  },
-] as const;
-const QUESTION_TEMPLATES = [
-  'When did Sam book the flight to Lisbon?',
-  'What did Marta say about the design review budget?',
-  'Where was the bike fixed and how much did it cost?',
-  'Which recipe did Priya share after work?',
-  'When is the half marathon and who signed up?',
-  'What happened to the hotel booking in Porto?',
-  'Who presented the roadmap at the office?',
-  'What needs a new battery?',
-];
 
 await main();

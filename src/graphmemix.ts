@@ -19,6 +19,11 @@ import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
 import type { ResolvedModelConfig } from './providers/model-config.ts';
 import type { ModelSet } from './providers/model-spec.ts';
 import { allowMediaRoot, mediaAccessPolicy } from './providers/to-image-url.ts';
+import {
+  type ReadWorkersOption,
+  wantsReadWorkers,
+  withReadWorkers,
+} from './read-workers/with-read-workers.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { createMediaFolder } from './store/media-folder.ts';
@@ -51,6 +56,15 @@ export interface OpenGraphmemixOptions {
   mediaDir?: string;
   /** Default question deadline in ms (see DEFAULT_QUESTION_DEADLINE_MS); RetrieveOptions.deadlineMs wins. */
   questionDeadlineMs?: number;
+  /**
+   * Run questions (retrieve, answer, search) in a pool of read worker threads, each with its own read-only
+   * connection to the same SQLite file, so the pipeline never blocks this thread's event loop (servers:
+   * health checks, other requests). A size (`true`: one per core but one, at most 8), or
+   * `{ size, concurrency, maxQueue, modelConfig }`; a full queue refuses calls with BUSY. Ignored, like
+   * writeWorker, for in-memory and injected stores, and when `models` are given without the `modelConfig`
+   * the workers would rebuild them from. See src/read-workers/read-worker-pool.ts.
+   */
+  readWorkers?: ReadWorkersOption;
 }
 
 /**
@@ -58,6 +72,11 @@ export interface OpenGraphmemixOptions {
  * `retrieve` and `answer` never throw for a model fault: degradation shows in `trace.flags`.
  */
 export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Graphmemix> {
+  if (wantsReadWorkers(options)) {
+    // This thread opens (creates, migrates) the file first; the workers then attach to it read-only.
+    const here = await openGraphmemix({ ...options, readWorkers: false });
+    return withReadWorkers(here, options);
+  }
   const store = options.store ?? (await openStore(options.db, options.readonly ? { readonly: true } : {}));
   const ownsStore = options.store === undefined;
   const models = options.models ?? {};

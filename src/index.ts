@@ -26,6 +26,7 @@ export {
   loadModelConfig,
 } from './providers/index.ts';
 export type * from './providers/model-spec.ts';
+export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
 export { createServer, type ServerOptions } from './server/create-server.ts';
 export { startServer } from './server/start-server.ts';
 export * from './types/index.ts';

@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
   /** A model replied but the reply could not be used (malformed JSON, schema mismatch) after all attempts. */
   MODEL_OUTPUT: 'MODEL_OUTPUT',
+  /** The server is at capacity (the question queue is full); retry after a moment. HTTP 503 + Retry-After. */
+  BUSY: 'BUSY',
   /** A bug: an invariant did not hold. Exit 70, HTTP 500. */
   INTERNAL: 'INTERNAL',
 } as const;
@@ -51,6 +53,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   STORE: 74,
   MODEL_UNAVAILABLE: 69,
   MODEL_OUTPUT: 69,
+  BUSY: 75,
   INTERNAL: 70,
 };
 
@@ -69,5 +72,6 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   STORE: 500,
   MODEL_UNAVAILABLE: 502,
   MODEL_OUTPUT: 502,
+  BUSY: 503,
   INTERNAL: 500,
 };

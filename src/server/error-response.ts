@@ -11,6 +11,8 @@ import { redact } from './redact.ts';
 export function errorResponse(c: Context, error: unknown, secrets: readonly string[] = []): Response {
   const known = toGraphmemixError(error, secrets);
   const status = HTTP_STATUS[known.code] as ContentfulStatusCode;
+  // At capacity: tell clients when to come back instead of letting them hammer (or time out).
+  if (known.code === 'BUSY') c.header('Retry-After', String(known.details?.retryAfterS ?? 1));
   return c.json({ error: redact(known.toJSON(), { secrets }) }, status);
 }
 
@@ -29,6 +31,8 @@ function toGraphmemixError(error: unknown, secrets: readonly string[]): Graphmem
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new GraphmemixError('INVALID_INPUT', error instanceof Error ? error.message : 'bad request');
   }
+  // A question abandoned by its client (disconnect) is no fault: nobody reads this answer, and no log line.
+  if ((error as { name?: unknown }).name === 'AbortError') return new GraphmemixError('INTERNAL', 'aborted');
   // Internal details stay in the server log (redacted), not in the response.
   console.error(redact(error, { secrets }));
   return new GraphmemixError('INTERNAL', 'internal error');

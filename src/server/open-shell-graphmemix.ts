@@ -15,7 +15,15 @@ import { addRedactedSecrets } from './redact.ts';
  * may receive, and the configured model API keys are registered for redaction. The archive's media folder is
  * the one beside the database, so deletes remove uploads too.
  */
-export async function openShellGraphmemix(options: { db: string; config?: string }): Promise<Graphmemix> {
+export async function openShellGraphmemix(options: {
+  db: string;
+  config?: string;
+  /**
+   * Question worker threads (default $GRAPHMEMIX_READ_WORKERS, else one per core but one, at most 8;
+   * 0: questions run in this thread, for one-shot commands).
+   */
+  readWorkers?: number;
+}): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
     [config.verifier, config.reader, config.vision, config.judge, config.embedding].map(
@@ -24,14 +32,26 @@ export async function openShellGraphmemix(options: { db: string; config?: string
   );
   allowMediaRoot(mediaDirFor(options.db));
   allowMediaFromEnv();
-  // Writes run in a worker thread with its own connection: an import never stalls questions or health checks.
+  const readWorkers = options.readWorkers ?? readWorkersFromEnv();
+  // Writes run in a worker thread and questions in a pool of reader threads, each with its own connection:
+  // neither an import nor a burst of questions stalls the event loop (health checks, other requests).
   return openGraphmemix({
     db: options.db,
     models: createModels(config),
     writeWorker: { modelConfig: config },
     mediaDir: mediaDirPath(options.db),
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
+    readWorkers:
+      readWorkers === 0
+        ? false
+        : { ...(readWorkers === undefined ? {} : { size: readWorkers }), modelConfig: config },
   });
+}
+
+/** GRAPHMEMIX_READ_WORKERS: how many question threads (0: none); unset or invalid: the default. */
+function readWorkersFromEnv(): number | undefined {
+  const value = Number(process.env.GRAPHMEMIX_READ_WORKERS ?? '');
+  return process.env.GRAPHMEMIX_READ_WORKERS && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */

@@ -1,8 +1,10 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { apiKeyEntriesFromEnv } from './api-keys.ts';
 import { createServer, type ServerOptions } from './create-server.ts';
+import { tuneHttpServer } from './tune-http-server.ts';
 
 export interface StartServerOptions extends ServerOptions {
   port?: number;
@@ -58,6 +60,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         });
       },
     );
+    tuneHttpServer(server as Server);
     server.once('error', reject);
   });
 }

@@ -142,10 +142,14 @@ export function migrate(db: Database.Database, file: string): void {
   }
   for (const migration of MIGRATIONS) {
     if (migration.version <= current) continue;
+    // The version is re-read inside the write lock: two processes opening one old file at once must not
+    // both apply a migration.
     db.transaction(() => {
+      const now = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+      if ((now?.version ?? 0) >= migration.version) return;
       db.exec(migration.sql);
       db.prepare('DELETE FROM schema_version').run();
       db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(migration.version);
-    })();
+    }).immediate();
   }
 }

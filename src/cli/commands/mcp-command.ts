@@ -96,6 +96,8 @@ Client config (stdio):
         boundPort = info.port;
         process.stderr.write(`graphmemix MCP (streamable HTTP) on http://${info.address}:${info.port}/mcp\n`);
       });
+      const { tuneHttpServer } = await import('../../server/tune-http-server.ts');
+      tuneHttpServer(server as import('node:http').Server);
       await untilSignal();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await graphmemix.close();

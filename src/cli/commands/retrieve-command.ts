@@ -45,7 +45,12 @@ export async function runQuestion<T>(
     ...(flags.verifiers === undefined ? {} : { verifiers: flags.verifiers }),
   });
   const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
-  const gm = await openShellGraphmemix({ db: flags.db, ...(flags.config ? { config: flags.config } : {}) });
+  // One question: starting reader threads would only add their start-up time.
+  const gm = await openShellGraphmemix({
+    db: flags.db,
+    readWorkers: 0,
+    ...(flags.config ? { config: flags.config } : {}),
+  });
   try {
     return await run(gm, toQuestionCall(input), input.user_id);
   } finally {
