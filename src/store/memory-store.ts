@@ -15,6 +15,7 @@ import type {
   WriteOutcome,
 } from './archive-store-spec.ts';
 import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
+import { MemorySemanticIndex } from './memory-semantic-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -51,6 +52,9 @@ class MemoryStore implements ArchiveStore {
   private readonly questions = new Map<string, EvalQuestion>();
   private readonly meta = new Map<string, string>();
   private closed = false;
+  readonly semantic = new MemorySemanticIndex(
+    (contextId, id) => this.contexts.get(contextId)?.memories.has(id) ?? false,
+  );
 
   async listContexts(): Promise<ContextInfo[]> {
     this.assertOpen();
@@ -149,6 +153,7 @@ class MemoryStore implements ArchiveStore {
       data.edgesByMemory.get(edge.a === id ? edge.b : edge.a)?.delete(key);
     }
     data.edgesByMemory.delete(id);
+    this.semantic.dropMemory(contextId, id);
     for (const rows of data.vectors.values()) {
       for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
     }

@@ -24,6 +24,8 @@ import {
   sameEdge,
 } from './edge-merge.ts';
 import { migrate } from './migrations.ts';
+import type { SemanticIndexStore } from './semantic-index-spec.ts';
+import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -76,12 +78,14 @@ class SqliteStore implements ArchiveStore {
   private readonly lexicalCache = new Map<string, Cached<Bm25Index>>();
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
+  readonly semantic: SemanticIndexStore;
 
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
   ) {
     this.statements = prepareStatements(db);
+    this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
   }
 
   async listContexts(): Promise<ContextInfo[]> {
