@@ -134,12 +134,21 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     const list = index?.postings.get(term);
     if (!index || !list) return [];
     if ('top' in filter) return list.slice(0, Math.max(0, filter.top)).map((p) => ({ ...p }));
+    const below = filter.below ?? Number.POSITIVE_INFINITY;
     if ('minWeight' in filter) {
-      let end = 0;
+      let from = 0;
+      while (from < list.length && list[from]!.weight >= below) from++;
+      let end = from;
       while (end < list.length && list[end]!.weight >= filter.minWeight) end++;
-      return list.slice(0, end).map((p) => ({ ...p }));
+      return list.slice(from, end).map((p) => ({ ...p }));
     }
-    return list.filter((p) => ratio(index, p) >= filter.minRatio).map((p) => ({ ...p }));
+    const out: SemanticPosting[] = [];
+    for (const posting of list) {
+      const value = ratio(index, posting);
+      if (value >= filter.minRatio && (filter.below === undefined || value < below))
+        out.push({ ...posting, ratio: value });
+    }
+    return out;
   }
 
   async referrers(contextId: string, ids: readonly string[]): Promise<string[]> {

@@ -30,8 +30,8 @@ export interface SemanticIndexStore {
   termBounds(contextId: string, terms: readonly string[]): Promise<Map<string, SemanticTermBound>>;
   /**
    * Postings of one term, by weight desc then memory id: `top` = the first n; `minWeight` = every posting with
-   * weight >= it; `minRatio` = every posting with weight / listThreshold(its memory's list) >= it (an open
-   * list, threshold 0, always qualifies), in no particular order.
+   * minWeight <= weight < below; `minRatio` = every posting with weight / listThreshold(its memory's list) in [minRatio,
+   * below) (an open list, threshold 0, has ratio Infinity), in no particular order.
    */
   postings(contextId: string, term: string, filter: SemanticPostingFilter): Promise<SemanticPosting[]>;
   /** Owners of the lists that name any of `ids` (sorted, each once). */
@@ -80,9 +80,15 @@ export interface SemanticDocChange {
 export interface SemanticPosting {
   memoryId: string;
   weight: number;
+  /** weight / listThreshold of the memory's list (Infinity when open); set on `minRatio` results only. */
+  ratio?: number;
 }
 
-export type SemanticPostingFilter = { top: number } | { minWeight: number } | { minRatio: number };
+/** `below` (exclusive, default Infinity) reads a window, to deepen an earlier read without re-reading it. */
+export type SemanticPostingFilter =
+  | { top: number }
+  | { minWeight: number; below?: number }
+  | { minRatio: number; below?: number };
 
 export interface SemanticTermBound {
   /** Largest weight of the term in any document. */

@@ -17,6 +17,8 @@ import { compareStrings } from './store-rules.ts';
 
 /** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
 const OPEN_RATIO = 1e308;
+/** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
+const BEYOND = Number.POSITIVE_INFINITY;
 
 /**
  * The SQLite semantic index (tables of migration 5). Postings are rows (context, memory, term) with two
@@ -182,10 +184,21 @@ export function createSqliteSemanticIndex(
           'top' in filter
             ? s.topPostings.all(contextId, term, Math.max(0, filter.top))
             : 'minWeight' in filter
-              ? s.postingsAboveWeight.all(contextId, term, filter.minWeight)
-              : s.postingsAboveRatio.all(contextId, term, Math.min(filter.minRatio, OPEN_RATIO))
-        ) as { memory_id: string; weight: number }[];
-        return rows.map((row): SemanticPosting => ({ memoryId: row.memory_id, weight: row.weight }));
+              ? s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND)
+              : s.postingsAboveRatio.all(
+                  contextId,
+                  term,
+                  Math.min(filter.minRatio, OPEN_RATIO),
+                  filter.below === undefined || filter.below > OPEN_RATIO ? BEYOND : filter.below,
+                )
+        ) as { memory_id: string; weight: number; ratio?: number }[];
+        return rows.map((row): SemanticPosting => {
+          const posting: SemanticPosting = { memoryId: row.memory_id, weight: row.weight };
+          if (row.ratio !== undefined) {
+            posting.ratio = row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio;
+          }
+          return posting;
+        });
       });
     },
 
@@ -240,8 +253,9 @@ function prepare(db: Database.Database) {
     topPostings: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
       ORDER BY weight DESC, memory_id LIMIT ?`),
     postingsAboveWeight: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
-      AND weight >= ? ORDER BY weight DESC, memory_id`),
-    postingsAboveRatio: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
-      AND ratio >= ?`),
+      AND weight >= ? AND weight < ? ORDER BY weight DESC, memory_id`),
+    postingsAboveRatio:
+      p(`SELECT memory_id, weight, ratio FROM semantic_postings WHERE context_id = ? AND term = ?
+      AND ratio >= ? AND ratio < ?`),
   };
 }

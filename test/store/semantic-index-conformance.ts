@@ -87,9 +87,14 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     ]);
     expect(ids(await store.semantic.postings('ctx', 'pear', { minWeight: 0.6 }))).toEqual(['b', 'a', 'c']);
     expect(ids(await store.semantic.postings('ctx', 'apple', { minWeight: 0.7 }))).toEqual(['c']);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minWeight: 0.6, below: 1 }))).toEqual([
+      'a',
+      'c',
+    ]);
     // Thresholds (k = 2): a 0.25, b open (one entry), c 0.2 (each less 1e-8). apple ratios: a 2.4, c 4.
     expect(ids(await store.semantic.postings('ctx', 'apple', { minRatio: 3 }))).toEqual(['c']);
     expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 3.1 })).sort()).toEqual(['a', 'b']);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 2, below: 3.1 }))).toEqual(['c']);
     const bounds = await store.semantic.termBounds('ctx', ['apple', 'pear', 'kiwi']);
     expect([...bounds.keys()].sort()).toEqual(['apple', 'pear']);
     expect(bounds.get('apple')!.maxWeight).toBeCloseTo(0.8, 6);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerAskCommand } from './ask-command.ts';
 import { registerCalibrateCommand } from './calibrate-command.ts';
+import { registerCompactCommand } from './compact-command.ts';
 import { registerEvalCommand } from './eval-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
@@ -21,4 +22,5 @@ export function registerCommands(program: Command): void {
   registerRetrieveCommand(program);
   registerAskCommand(program);
   registerCalibrateCommand(program);
+  registerCompactCommand(program);
 }

@@ -5,8 +5,7 @@ import { compareStrings } from '../../store/store-rules.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
-import { exactTopK } from './exact-top-k-search.ts';
-import { ScratchKnnSource } from './scratch-knn-source.ts';
+import { exactKnnLists } from './exact-knn-lists.ts';
 
 export interface CompactionResult {
   documents: number;
@@ -23,8 +22,8 @@ const PAGE = 5000;
  * Compaction: a new IDF snapshot from every current record, every vector and list rebuilt, and the context's
  * semantic_knn edges replaced (schema types untouched) with the mutual pairs. The result is exactly the full
  * exact rebuild: TfidfSpace over the records in id order and the mutual kNN with no candidate cap
- * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The searches run in memory
- * (ScratchKnnSource), then the state is written with one replaceAll and one replaceEdges.
+ * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The lists are computed in memory
+ * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges.
  */
 export async function compactSemantic(
   store: ArchiveStore,
@@ -40,22 +39,31 @@ export async function compactSemantic(
   }
   const records = (await loadRecords(store, contextId)).sort((x, y) => compareStrings(x.id, y.id));
   const space = buildTfidfSpace(records);
-  const source = new ScratchKnnSource(space);
-  const lists: SemanticNeighbour[][] = [];
-  for (let d = 0; d < space.size; d++) {
-    lists.push(await exactTopK(source, source.doc(d), k, source.df));
-  }
-  const docs: SemanticDoc[] = lists.map((neighbours, d) => ({ ...source.doc(d), neighbours }));
+  const lists = exactKnnLists(space, k);
+  const names: string[] = new Array(space.df.length);
+  for (const [term, id] of space.vocabulary) names[id] = term;
+  const df = new Map(names.map((term, id) => [term, space.df[id]!]));
+  const docs: SemanticDoc[] = space.ids.map((memoryId, d) => {
+    const entries: Array<[string, number]> = [];
+    for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
+      entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
+    }
+    entries.sort((x, y) => compareStrings(x[0], y[0]));
+    const neighbours: SemanticNeighbour[] = lists
+      .neighbours(d)
+      .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
+    return { memoryId, terms: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), neighbours };
+  });
   const edges = mutualEdges(contextId, docs);
   await store.semantic.replaceAll(
     contextId,
-    { documents: space.size, k, createdAt: new Date().toISOString(), df: source.df },
+    { documents: space.size, k, createdAt: new Date().toISOString(), df },
     docs,
   );
   await store.replaceEdges(contextId, ['semantic_knn'], edges);
   return {
     documents: space.size,
-    terms: source.df.size,
+    terms: df.size,
     edges: edges.length,
     seconds: (performance.now() - started) / 1000,
   };

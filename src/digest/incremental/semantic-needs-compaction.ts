@@ -23,6 +23,7 @@ export interface CompactionAdvice {
 export async function semanticNeedsCompaction(
   store: ArchiveStore,
   contextId: string,
+  rule: { ratio?: number; minChanges?: number } = {},
 ): Promise<CompactionAdvice> {
   const snapshot = await store.semantic.getSnapshot(contextId);
   if (!snapshot) {
@@ -34,7 +35,10 @@ export async function semanticNeedsCompaction(
       limit: 0,
     };
   }
-  const limit = Math.max(COMPACTION_MIN_CHANGES, Math.ceil(COMPACTION_CHANGE_RATIO * snapshot.documents));
+  const limit = Math.max(
+    rule.minChanges ?? COMPACTION_MIN_CHANGES,
+    Math.ceil((rule.ratio ?? COMPACTION_CHANGE_RATIO) * snapshot.documents),
+  );
   const needed = snapshot.changes >= limit;
   return { needed, reason: needed ? 'drift' : 'fresh', changes: snapshot.changes, limit };
 }

@@ -127,7 +127,7 @@ export async function updateSemanticKnn(
   // 2. Add one at a time, so each newcomer sees the ones before it.
   for (const doc of toAdd) {
     const neighbours = await exactTopK(source, doc, k, df);
-    const candidates = [...(await reverseCandidates(source, doc, df))];
+    const candidates = await reverseCandidates(source, doc, df);
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const other of await index.getDocs(contextId, candidates)) {
       const score = pairScore(doc, other);
