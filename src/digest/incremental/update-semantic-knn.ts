@@ -104,6 +104,12 @@ export async function updateSemanticKnn(
     } else result.added++;
     toAdd.push(doc);
   }
+  // A newcomer that lists still name (an update interrupted after its removal) is refilled like a leaver,
+  // so no stale score of it survives.
+  for (const doc of toAdd) {
+    if (stored.has(doc.memoryId)) continue;
+    if ((await index.referrers(contextId, [doc.memoryId])).length > 0) leaving.push(doc.memoryId);
+  }
   const touched = new Set<string>([...removedIds, ...toAdd.map((doc) => doc.memoryId)]);
 
   // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).

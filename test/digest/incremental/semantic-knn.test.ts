@@ -184,6 +184,29 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
     }
   });
 
+  it('recovers from an update interrupted after a removal: stale list entries are refilled', async () => {
+    const store = await open();
+    const random = mulberry32(7);
+    const records = Array.from({ length: 30 }, (_, i) => record(`m${i}`, randomText(random), i));
+    await put(store, records);
+    await compactSemantic(store, 'ctx', { k: 3 });
+    let at = 0;
+    while ((await store.semantic.referrers('ctx', [records[at]!.id])).length === 0) at++;
+    const target = records[at]!;
+    const [victim] = await store.semantic.getDocs('ctx', [target.id]);
+    await store.semantic.writeDocs('ctx', { remove: [target.id] }); // the crash: removed, lists not refilled
+    const after = { ...target, text: `${victim!.terms.join(' ')} piano piano` };
+    await put(store, [after]);
+    await updateSemanticKnn(store, 'ctx', { upserted: [{ before: target, after }], removed: [] });
+    const stored = await store.semantic.getDocs(
+      'ctx',
+      records.map((r) => r.id),
+    );
+    const lists = bruteLists(stored, 3);
+    for (const doc of stored) expect(doc.neighbours).toEqual(lists.get(doc.memoryId));
+    await store.close();
+  });
+
   it('the first update of a context without a snapshot compacts it; the rule reports drift', async () => {
     const store = await open();
     const records = Array.from({ length: 10 }, (_, i) => record(`m${i}`, `apple river ${WORDS[i]}`, i));
