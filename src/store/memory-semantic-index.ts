@@ -62,7 +62,13 @@ export class MemorySemanticIndex implements SemanticIndexStore {
   ): Promise<void> {
     for (const doc of docs) this.assertMemory(contextId, doc.memoryId);
     const index: ContextIndex = {
-      snapshot: { documents: snapshot.documents, k: snapshot.k, createdAt: snapshot.createdAt, changes: 0 },
+      snapshot: {
+        space: snapshot.space,
+        documents: snapshot.documents,
+        k: snapshot.k,
+        createdAt: snapshot.createdAt,
+        changes: 0,
+      },
       df: new Map(snapshot.df),
       docs: new Map(),
       postings: new Map(),
@@ -156,6 +162,11 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     const out = new Set<string>();
     for (const id of ids) for (const owner of referrers?.get(id) ?? []) out.add(owner);
     return [...out].sort(compareStrings);
+  }
+
+  async thresholds(contextId: string): Promise<Map<string, number>> {
+    const docs = this.contexts.get(contextId)?.docs;
+    return new Map([...(docs ?? [])].map(([id, doc]) => [id, doc.threshold]));
   }
 
   /** The memory store calls this when a memory is deleted (its own document goes with it). */

@@ -84,6 +84,7 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
     sql: `
       CREATE TABLE semantic_snapshots (
         context_id TEXT PRIMARY KEY REFERENCES contexts(id) ON DELETE CASCADE,
+        space TEXT NOT NULL,
         documents INTEGER NOT NULL,
         k INTEGER NOT NULL,
         created_at TEXT NOT NULL,

@@ -36,9 +36,13 @@ export interface SemanticIndexStore {
   postings(contextId: string, term: string, filter: SemanticPostingFilter): Promise<SemanticPosting[]>;
   /** Owners of the lists that name any of `ids` (sorted, each once). */
   referrers(contextId: string, ids: readonly string[]): Promise<string[]>;
+  /** Entry bound (listThreshold) of every document's list: the dense path's reverse search reads them all. */
+  thresholds(contextId: string): Promise<Map<string, number>>;
 }
 
 export interface SemanticSnapshot {
+  /** The space the lists live in: 'tfidf' (vectors as postings) or a dense space `embedding:<model>`. */
+  space: string;
   /** Memories (documents) the IDF was computed over. */
   documents: number;
   /** List length the lists were built for (method notes: 8). */
@@ -50,6 +54,7 @@ export interface SemanticSnapshot {
 }
 
 export interface SemanticSnapshotInput {
+  space: string;
   documents: number;
   k: number;
   createdAt: string;

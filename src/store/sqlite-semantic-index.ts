@@ -38,10 +38,16 @@ export function createSqliteSemanticIndex(
   const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
     const s = statements();
     const row = s.getSnapshot.get(contextId) as
-      | { documents: number; k: number; created_at: string; changes: number }
+      | { space: string; documents: number; k: number; created_at: string; changes: number }
       | undefined;
     return row
-      ? { documents: row.documents, k: row.k, createdAt: row.created_at, changes: row.changes }
+      ? {
+          space: row.space,
+          documents: row.documents,
+          k: row.k,
+          createdAt: row.created_at,
+          changes: row.changes,
+        }
       : undefined;
   };
   const dropDoc = (contextId: string, id: string): void => {
@@ -104,7 +110,13 @@ export function createSqliteSemanticIndex(
             for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
               statement.run(contextId);
             }
-            s.upsertSnapshot.run(contextId, snapshot.documents, snapshot.k, snapshot.createdAt);
+            s.upsertSnapshot.run(
+              contextId,
+              snapshot.space,
+              snapshot.documents,
+              snapshot.k,
+              snapshot.createdAt,
+            );
             for (const [term, df] of snapshot.df) s.insertDf.run(contextId, term, df);
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
           })
@@ -202,6 +214,13 @@ export function createSqliteSemanticIndex(
       });
     },
 
+    async thresholds(contextId) {
+      return run(() => {
+        const rows = statements().thresholds.all(contextId) as { memory_id: string; threshold: number }[];
+        return new Map(rows.map((row) => [row.memory_id, row.threshold]));
+      });
+    },
+
     async referrers(contextId, ids) {
       return run(() => {
         const s = statements();
@@ -218,10 +237,13 @@ export function createSqliteSemanticIndex(
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
-    getSnapshot: p('SELECT documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?'),
-    upsertSnapshot: p(`INSERT INTO semantic_snapshots (context_id, documents, k, created_at, changes)
-      VALUES (?, ?, ?, ?, 0) ON CONFLICT (context_id) DO UPDATE SET documents = excluded.documents,
-      k = excluded.k, created_at = excluded.created_at, changes = 0`),
+    getSnapshot: p(
+      'SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?',
+    ),
+    upsertSnapshot: p(`INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
+      VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
+      documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`),
+    thresholds: p('SELECT memory_id, threshold FROM semantic_docs WHERE context_id = ?'),
     addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
     getDf: p('SELECT df FROM semantic_df WHERE context_id = ? AND term = ?'),
     insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),

@@ -17,6 +17,7 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     await store.semantic.replaceAll(
       'ctx',
       {
+        space: 'tfidf',
         documents: 4,
         k: 2,
         createdAt: '2026-01-01T00:00:00.000Z',
@@ -51,6 +52,7 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
   it('semantic: replaceAll round-trips snapshot, df, vectors and lists, per context', async () => {
     const store = await setUp();
     expect(await store.semantic.getSnapshot('ctx')).toEqual({
+      space: 'tfidf',
       documents: 4,
       k: 2,
       createdAt: '2026-01-01T00:00:00.000Z',
@@ -76,6 +78,10 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect(await store.semantic.getDocs('other', ['a'])).toEqual([]);
     expect(await store.semantic.referrers('ctx', ['a'])).toEqual(['b', 'c']);
     expect(await store.semantic.referrers('ctx', ['c', 'b'])).toEqual(['a', 'c']);
+    const thresholds = await store.semantic.thresholds('ctx');
+    expect([...thresholds.keys()].sort()).toEqual(['a', 'b', 'c']);
+    expect(thresholds.get('a')).toBeCloseTo(0.25, 6);
+    expect(thresholds.get('b')).toBe(0);
   });
 
   it('semantic: postings by weight, by ratio, and term bounds', async () => {

@@ -15,6 +15,9 @@ export interface CompactionResult {
   seconds: number;
 }
 
+/** Neighbours per memory (method notes: k = 8). */
+export const DEFAULT_K = 8;
+
 /** Records per listMemories page. */
 const PAGE = 5000;
 
@@ -31,7 +34,7 @@ export async function compactSemantic(
   options: { k?: number } = {},
 ): Promise<CompactionResult> {
   const started = performance.now();
-  const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? 8;
+  const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? DEFAULT_K;
   if (!Number.isInteger(k) || k < 1 || k > 1000) {
     throw new GraphmemixError('INVALID_INPUT', `k must be an integer in 1..1000, got ${k}`, {
       location: { field: 'k' },
@@ -57,7 +60,7 @@ export async function compactSemantic(
   const edges = mutualEdges(contextId, docs);
   await store.semantic.replaceAll(
     contextId,
-    { documents: space.size, k, createdAt: new Date().toISOString(), df },
+    { space: 'tfidf', documents: space.size, k, createdAt: new Date().toISOString(), df },
     docs,
   );
   await store.replaceEdges(contextId, ['semantic_knn'], edges);

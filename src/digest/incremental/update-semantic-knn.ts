@@ -17,7 +17,7 @@ export interface SemanticDelta {
 }
 
 export interface SemanticUpdateResult {
-  /** 'compacted' when the context had no snapshot yet (the first update builds it from every record). */
+  /** 'compacted' when the context had no tfidf snapshot (the first update builds it from every record). */
   mode: 'incremental' | 'compacted';
   added: number;
   /** Upserts whose vector changed (removed, then added again). */
@@ -68,7 +68,7 @@ export async function updateSemanticKnn(
     edgeChanges: 0,
     needsCompaction: false,
   };
-  if (!snapshot) {
+  if (snapshot?.space !== 'tfidf') {
     const compaction = await compactSemantic(store, contextId);
     return { ...result, mode: 'compacted', added: compaction.documents, edgeChanges: compaction.edges };
   }
