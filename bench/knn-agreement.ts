@@ -2,7 +2,7 @@
  * Incremental mutual-kNN benchmark (docs/semantic-knn.md).
  *
  *   npm run bench:knn -- [--mem-gallery ../shared/data/mem-gallery/dialog] [--sizes 10000,100000] [--million]
- *     [--adds 20] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--json]
+ *     [--adds 20] [--drift-max 10000] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--json]
  *
  * 1. Mem-Gallery (skipped with a message when the path is absent): each context is imported one session at a
  *    time; after each session updateSemanticKnn runs (the first one builds the snapshot), then compaction
@@ -13,12 +13,14 @@
  * 2. Generated text (Zipfian vocabulary of 30k words plus per-topic words, mulberry32): mutual pairs per
  *    memory of the exact graph (compaction) vs the capped full rebuild (sparseMutualKnn, cap 256), the
  *    compaction time, and the cost of adding one memory (write + updateSemanticKnn, median ms over --adds).
- *    --million adds 1,000,000 (slow: minutes and several GB).
+ *    Up to --drift-max memories (default 10k) the table also shows the Jaccard agreement with a fresh exact
+ *    rebuild after 5%, 10% and 20% growth without compaction. --million adds 1,000,000 (slow).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactSemantic } from '../src/digest/incremental/compact-semantic.ts';
+import { exactKnnLists } from '../src/digest/incremental/exact-knn-lists.ts';
 import { semanticNeedsCompaction } from '../src/digest/incremental/semantic-needs-compaction.ts';
 import { updateSemanticKnn } from '../src/digest/incremental/update-semantic-knn.ts';
 import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
@@ -39,6 +41,8 @@ const memGallery = flag('mem-gallery') ?? '../shared/data/mem-gallery/dialog';
 const sizes = (flag('sizes') ?? '10000,100000').split(',').map(Number);
 if (args.includes('--million')) sizes.push(1_000_000);
 const adds = Number(flag('adds') ?? 20);
+/** Up to this size, also the agreement after 5%, 10% and 20% growth under the frozen snapshot. */
+const driftMax = Number(flag('drift-max') ?? 10_000);
 const backend = flag('store') ?? 'memory';
 /** Compaction rules replayed on Mem-Gallery: 'default' plus each --rules ratio/minChanges pair. */
 const rules: Array<{ ratio?: number; minChanges?: number }> = [
@@ -160,8 +164,9 @@ async function replaySessions(
 
 function exactPairKeys(records: readonly MemoryRecord[]): Set<string> {
   const space = buildTfidfSpace([...records].sort((x, y) => (x.id < y.id ? -1 : 1)));
-  const result = sparseMutualKnn(space, { k: 8, maxPostings: Number.POSITIVE_INFINITY });
-  return new Set(result.pairs.map((p) => `${space.ids[p.a]}\u0000${space.ids[p.b]}`));
+  // exactKnnLists equals sparseMutualKnn with no cap (test/digest/incremental), without its df^2 work.
+  const pairs = exactKnnLists(space, 8).mutualPairs();
+  return new Set(pairs.map((p) => `${space.ids[p.a]}\u0000${space.ids[p.b]}`));
 }
 
 async function storedPairKeys(
@@ -177,7 +182,7 @@ async function storedPairKeys(
 }
 
 async function generatedRow(n: number): Promise<Record<string, unknown>> {
-  const records = generateRecords(n + adds, 42);
+  const records = generateRecords(n + adds + (n <= driftMax ? Math.round(0.2 * n) : 0), 42);
   const base = records.slice(0, n);
   const store = await open();
   for (let at = 0; at < n; at += 5000) {
@@ -191,11 +196,29 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
   const compactCpu = process.cpuUsage(cpu).user / 1e6;
   const capped = sparseMutualKnn(buildTfidfSpace(base));
   const times: number[] = [];
-  for (const record of records.slice(n)) {
+  for (const record of records.slice(n, n + adds)) {
     const started = performance.now();
     await store.writeMemories('bench', [{ record, views: [], contentHash: record.id }]);
     await updateSemanticKnn(store, 'bench', { upserted: [{ after: record }], removed: [] });
     times.push(performance.now() - started);
+  }
+  // Drift: keep adding under the frozen snapshot, compare with a fresh exact rebuild at each checkpoint.
+  const drift: Record<string, number> = {};
+  if (n <= driftMax) {
+    let at = n + adds;
+    for (const share of [0.05, 0.1, 0.2]) {
+      const until = n + Math.round(share * n);
+      for (; at < until; at++) {
+        const record = records[at]!;
+        await store.writeMemories('bench', [{ record, views: [], contentHash: record.id }]);
+        await updateSemanticKnn(store, 'bench', { upserted: [{ after: record }], removed: [] });
+      }
+      const seen = records.slice(0, until);
+      drift[`jaccardAfter${share * 100}pct`] = round(
+        jaccard(await storedPairKeys(store, 'bench', seen), exactPairKeys(seen)),
+        4,
+      );
+    }
   }
   await store.close();
   return {
@@ -207,6 +230,7 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
     compactCpuSeconds: round(compactCpu, 2),
     add1MsMedian: round(median(times), 2),
     add1MsMax: round(Math.max(...times), 2),
+    ...drift,
   };
 }
 

@@ -220,9 +220,9 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
     expect(await semanticNeedsCompaction(store, 'ctx')).toMatchObject({
       needed: false,
       changes: 0,
-      limit: 64,
+      limit: 16,
     });
-    const more = Array.from({ length: 64 }, (_, i) =>
+    const more = Array.from({ length: 16 }, (_, i) =>
       record(`n${i}`, `river ${WORDS[i % WORDS.length]}`, 10 + i),
     );
     await put(store, more);
@@ -230,7 +230,7 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
       upserted: more.map((after) => ({ after })),
       removed: [],
     });
-    expect(second).toMatchObject({ mode: 'incremental', added: 64, needsCompaction: true });
+    expect(second).toMatchObject({ mode: 'incremental', added: 16, needsCompaction: true });
     const again = await updateSemanticKnn(store, 'ctx', { upserted: [{ after: more[0]! }], removed: [] });
     expect(again).toMatchObject({ unchanged: 1, added: 0, edgeChanges: 0 });
     await expect(
