@@ -2,7 +2,7 @@
  * Incremental mutual-kNN benchmark (docs/semantic-knn.md).
  *
  *   npm run bench:knn -- [--mem-gallery ../shared/data/mem-gallery/dialog] [--sizes 10000,100000] [--million]
- *     [--adds 20] [--drift-max 10000] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--json]
+ *     [--adds 20] [--drift-max 10000] [--topics N] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--json]
  *
  * 1. Mem-Gallery (skipped with a message when the path is absent): each context is imported one session at a
  *    time; after each session updateSemanticKnn runs (the first one builds the snapshot), then compaction
@@ -43,6 +43,7 @@ if (args.includes('--million')) sizes.push(1_000_000);
 const adds = Number(flag('adds') ?? 20);
 /** Up to this size, also the agreement after 5%, 10% and 20% growth under the frozen snapshot. */
 const driftMax = Number(flag('drift-max') ?? 10_000);
+const fixedTopics = flag('topics') === undefined ? undefined : Number(flag('topics'));
 const backend = flag('store') ?? 'memory';
 /** Compaction rules replayed on Mem-Gallery: 'default' plus each --rules ratio/minChanges pair. */
 const rules: Array<{ ratio?: number; minChanges?: number }> = [
@@ -223,6 +224,7 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
   await store.close();
   return {
     store: backend,
+    topics: fixedTopics ?? 'n/300',
     memories: n,
     exactPairsPerMemory: round(compaction.edges / n, 3),
     cappedPairsPerMemory: round(capped.pairs.length / n, 3),
@@ -234,7 +236,7 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
   };
 }
 
-/** Zipfian background words (30k-word vocabulary, exponent 1) plus 35% words of one of n/300 topics. */
+/** Zipfian background words (30k-word vocabulary, exponent 1) plus 35% words of one topic (40 words each). */
 function generateRecords(n: number, seed: number): MemoryRecord[] {
   const random = mulberry32(seed);
   const syllables = 'ka lo mi ra ne to su pe vi do an el or us ti ba'.split(' ');
@@ -265,7 +267,9 @@ function generateRecords(n: number, seed: number): MemoryRecord[] {
     }
     return low;
   };
-  const topics = Math.max(50, Math.round(n / 300));
+  // Topics: n / 300 by default (each topic's size constant); --topics N fixes their number, so topic words
+  // get more common as the archive grows (one person's interests do not multiply with the archive).
+  const topics = fixedTopics ?? Math.max(50, Math.round(n / 300));
   return Array.from({ length: n }, (_, i) => {
     const topic = Math.floor(random() * topics);
     const length = 8 + Math.floor(random() * 22);

@@ -34,10 +34,10 @@ const MAX_ROUNDS = 5;
  * of a term weighs at most the last weight read, its cap):
  * 1. the k heaviest postings of each term give partial sums, lower bounds of the true scores; their k-th
  *    largest is a provisional threshold θ (no vector read yet);
- * 2. budget γθ: terms sorted by upper bound q_t * maxWeight_t, the longest prefix whose bounds sum to B below
- *    half the budget is not read further, the rest γθ - B is split over the other terms in proportion to
- *    their document frequency (α_t) and each is read down to weight α_t / q_t. The caps then sum to at most
- *    γθ <= θ, so a document seen in no read cannot reach θ: no document-frequency cap, nothing missed;
+ * 2. budget γθ (γ = 1 first): terms sorted by upper bound q_t * maxWeight_t, the longest prefix whose bounds
+ *    sum to B below the budget is not read further, the rest γθ - B is split over the other terms in
+ *    proportion to their document frequency (α_t) and each is read down to weight α_t / q_t. The caps then
+ *    sum to at most γθ <= θ, so a document seen in no read cannot reach θ: no df cap, nothing missed;
  * 3. a seen document's upper bound is its partial sum plus q_t * cap_t for each term it was not seen in.
  *    While more than MAX_CANDIDATES bounds reach θ, γ is halved and the reads deepened (caps shrink,
  *    partial sums and θ grow); the survivors are scored exactly (vectors), best bound first, θ rising.
