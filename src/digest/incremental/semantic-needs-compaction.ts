@@ -35,10 +35,18 @@ export async function semanticNeedsCompaction(
       limit: 0,
     };
   }
-  const limit = Math.max(
-    rule.minChanges ?? COMPACTION_MIN_CHANGES,
-    Math.ceil((rule.ratio ?? COMPACTION_CHANGE_RATIO) * snapshot.documents),
-  );
+  const limit = compactionLimit(snapshot.documents, rule);
   const needed = snapshot.changes >= limit;
   return { needed, reason: needed ? 'drift' : 'fresh', changes: snapshot.changes, limit };
+}
+
+/** Changes since a snapshot of `documents` memories that call for compaction under `rule`. */
+export function compactionLimit(
+  documents: number,
+  rule: { ratio?: number; minChanges?: number } = {},
+): number {
+  return Math.max(
+    rule.minChanges ?? COMPACTION_MIN_CHANGES,
+    Math.ceil((rule.ratio ?? COMPACTION_CHANGE_RATIO) * documents),
+  );
 }

@@ -7,7 +7,7 @@ import { semanticText } from '../semantic/semantic-text.ts';
 import { compactSemantic } from './compact-semantic.ts';
 import { entersList, exactTopK, insertIntoList, pairScore, reverseCandidates } from './exact-top-k-search.ts';
 import { distinctTerms, frozenVector, type SparseDoc, sameVector } from './frozen-tfidf.ts';
-import { semanticNeedsCompaction } from './semantic-needs-compaction.ts';
+import { compactionLimit, semanticNeedsCompaction } from './semantic-needs-compaction.ts';
 import { storeKnnSource } from './store-knn-source.ts';
 
 /** What changed in a context since the last semantic update (records already written / deleted). */
@@ -16,8 +16,18 @@ export interface SemanticDelta {
   removed: readonly MemoryRecord[];
 }
 
+export interface SemanticUpdateOptions {
+  /** Compaction rule (semanticNeedsCompaction); the defaults when absent. */
+  rule?: { ratio?: number; minChanges?: number };
+  /** Compact instead when the delta alone reaches the rule's limit. Default true. */
+  compactBulk?: boolean;
+}
+
 export interface SemanticUpdateResult {
-  /** 'compacted' when the context had no tfidf snapshot (the first update builds it from every record). */
+  /**
+   * 'compacted' when the context had no tfidf snapshot (the first update builds it from every record) or the
+   * delta alone reached the compaction limit (compactionLimit).
+   */
   mode: 'incremental' | 'compacted';
   added: number;
   /** Upserts whose vector changed (removed, then added again). */
@@ -48,6 +58,7 @@ export async function updateSemanticKnn(
   store: ArchiveStore,
   contextId: string,
   delta: SemanticDelta,
+  options: SemanticUpdateOptions = {},
 ): Promise<SemanticUpdateResult> {
   for (const record of [...delta.upserted.map((u) => u.after), ...delta.removed]) {
     if (record.contextId !== contextId) {
@@ -68,7 +79,11 @@ export async function updateSemanticKnn(
     edgeChanges: 0,
     needsCompaction: false,
   };
-  if (snapshot?.space !== 'tfidf') {
+  // No snapshot (or another space), or a delta that alone reaches the compaction limit (a bulk import):
+  // one compaction is cheaper than that many incremental adds, and it refreshes the IDF.
+  const size = delta.upserted.length + delta.removed.length;
+  const bulk = options.compactBulk ?? true;
+  if (snapshot?.space !== 'tfidf' || (bulk && size >= compactionLimit(snapshot.documents, options.rule))) {
     const compaction = await compactSemantic(store, contextId);
     return { ...result, mode: 'compacted', added: compaction.documents, edgeChanges: compaction.edges };
   }
@@ -149,7 +164,7 @@ export async function updateSemanticKnn(
   }
 
   result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched]);
-  result.needsCompaction = (await semanticNeedsCompaction(store, contextId)).needed;
+  result.needsCompaction = (await semanticNeedsCompaction(store, contextId, options.rule)).needed;
   return result;
 }
 

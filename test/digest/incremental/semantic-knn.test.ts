@@ -227,12 +227,25 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
     );
     await put(store, more);
     const second = await updateSemanticKnn(store, 'ctx', {
-      upserted: more.map((after) => ({ after })),
+      upserted: more.slice(0, 15).map((after) => ({ after })),
       removed: [],
     });
-    expect(second).toMatchObject({ mode: 'incremental', added: 16, needsCompaction: true });
+    expect(second).toMatchObject({ mode: 'incremental', added: 15, needsCompaction: false });
+    const third = await updateSemanticKnn(store, 'ctx', { upserted: [{ after: more[15]! }], removed: [] });
+    expect(third).toMatchObject({ mode: 'incremental', added: 1, needsCompaction: true });
     const again = await updateSemanticKnn(store, 'ctx', { upserted: [{ after: more[0]! }], removed: [] });
     expect(again).toMatchObject({ unchanged: 1, added: 0, edgeChanges: 0 });
+    // A bulk delta that alone reaches the limit compacts instead (fresh IDF, one rebuild).
+    const bulk = Array.from({ length: 20 }, (_, i) =>
+      record(`b${i}`, `stone ${WORDS[i % WORDS.length]}`, 40 + i),
+    );
+    await put(store, bulk);
+    const fourth = await updateSemanticKnn(store, 'ctx', {
+      upserted: bulk.map((after) => ({ after })),
+      removed: [],
+    });
+    expect(fourth.mode).toBe('compacted');
+    expect((await store.semantic.getSnapshot('ctx'))?.documents).toBe(46);
     await expect(
       updateSemanticKnn(store, 'ctx', {
         upserted: [{ after: { ...more[0]!, contextId: 'x' } }],
