@@ -18,6 +18,15 @@ interface StoredDoc {
   weights: number[];
   neighbours: SemanticNeighbour[];
   threshold: number;
+  /** Its posting entries, so a list change updates their ratio in place. */
+  entries: StoredPosting[];
+}
+
+/** A posting with its document's ratio (weight / threshold; Infinity while the list is open). */
+interface StoredPosting {
+  memoryId: string;
+  weight: number;
+  ratio: number;
 }
 
 interface ContextIndex {
@@ -25,15 +34,15 @@ interface ContextIndex {
   df: Map<string, number>;
   docs: Map<string, StoredDoc>;
   /** term -> postings sorted by weight desc, then memory id asc (prefix reads for `top` / `minWeight`). */
-  postings: Map<string, SemanticPosting[]>;
+  postings: Map<string, StoredPosting[]>;
   /** neighbour id -> owners of the lists naming it. */
   referrers: Map<string, Set<string>>;
 }
 
 /**
- * The in-memory semantic index: plain maps and sorted posting arrays. `minRatio` and `maxRatio` scan a whole
- * posting list (thresholds change too often to keep a second order); fine for an in-memory backend and for
- * the compaction scratch index, which never asks for ratios. `hasMemory` ties it to its store's records.
+ * The in-memory semantic index: plain maps and sorted posting arrays; each posting carries its document's
+ * ratio, updated in place when the list changes. `minRatio` and `maxRatio` scan a whole posting list
+ * (thresholds change too often to keep a second order): fine for an in-memory backend. `hasMemory` ties it to its store's records.
  */
 export class MemorySemanticIndex implements SemanticIndexStore {
   private readonly contexts = new Map<string, ContextIndex>();
@@ -116,6 +125,7 @@ export class MemorySemanticIndex implements SemanticIndexStore {
       this.unlinkList(index, list.memoryId, doc.neighbours);
       doc.neighbours = list.neighbours.map((n) => ({ ...n }));
       doc.threshold = listThreshold(doc.neighbours, index.snapshot.k);
+      for (const entry of doc.entries) entry.ratio = ratioOf(entry.weight, doc.threshold);
       this.linkList(index, list.memoryId, doc.neighbours);
     }
     index.snapshot.changes += (change.put?.length ?? 0) + (change.remove?.length ?? 0);
@@ -129,7 +139,7 @@ export class MemorySemanticIndex implements SemanticIndexStore {
       const list = index.postings.get(term);
       if (!list || list.length === 0) continue;
       let maxRatio = 0;
-      for (const posting of list) maxRatio = Math.max(maxRatio, ratio(index, posting));
+      for (const posting of list) if (posting.ratio > maxRatio) maxRatio = posting.ratio;
       out.set(term, { maxWeight: list[0]!.weight, maxRatio });
     }
     return out;
@@ -139,20 +149,20 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     const index = this.contexts.get(contextId);
     const list = index?.postings.get(term);
     if (!index || !list) return [];
-    if ('top' in filter) return list.slice(0, Math.max(0, filter.top)).map((p) => ({ ...p }));
+    const plain = (p: StoredPosting): SemanticPosting => ({ memoryId: p.memoryId, weight: p.weight });
+    if ('top' in filter) return list.slice(0, Math.max(0, filter.top)).map(plain);
     const below = filter.below ?? Number.POSITIVE_INFINITY;
     if ('minWeight' in filter) {
       let from = 0;
       while (from < list.length && list[from]!.weight >= below) from++;
       let end = from;
       while (end < list.length && list[end]!.weight >= filter.minWeight) end++;
-      return list.slice(from, end).map((p) => ({ ...p }));
+      return list.slice(from, end).map(plain);
     }
     const out: SemanticPosting[] = [];
     for (const posting of list) {
-      const value = ratio(index, posting);
-      if (value >= filter.minRatio && (filter.below === undefined || value < below))
-        out.push({ ...posting, ratio: value });
+      const value = posting.ratio;
+      if (value >= filter.minRatio && (filter.below === undefined || value < below)) out.push({ ...posting });
     }
     return out;
   }
@@ -177,11 +187,14 @@ export class MemorySemanticIndex implements SemanticIndexStore {
 
   private insertDoc(index: ContextIndex, doc: SemanticDoc, keepSorted: boolean): void {
     const neighbours = doc.neighbours.map((n) => ({ ...n }));
+    const threshold = listThreshold(neighbours, index.snapshot.k);
+    const entries: StoredPosting[] = [];
     index.docs.set(doc.memoryId, {
       terms: [...doc.terms],
       weights: [...doc.weights],
       neighbours,
-      threshold: listThreshold(neighbours, index.snapshot.k),
+      threshold,
+      entries,
     });
     doc.terms.forEach((term, at) => {
       let list = index.postings.get(term);
@@ -189,7 +202,9 @@ export class MemorySemanticIndex implements SemanticIndexStore {
         list = [];
         index.postings.set(term, list);
       }
-      const posting = { memoryId: doc.memoryId, weight: doc.weights[at]! };
+      const weight = doc.weights[at]!;
+      const posting = { memoryId: doc.memoryId, weight, ratio: ratioOf(weight, threshold) };
+      entries.push(posting);
       if (keepSorted) list.splice(insertionPoint(list, posting), 0, posting);
       else list.push(posting);
     });
@@ -201,7 +216,7 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     if (!doc) return;
     doc.terms.forEach((term, at) => {
       const list = index.postings.get(term)!;
-      const position = insertionPoint(list, { memoryId: id, weight: doc.weights[at]! });
+      const position = insertionPoint(list, { memoryId: id, weight: doc.weights[at]!, ratio: 0 });
       if (list[position]?.memoryId === id) list.splice(position, 1);
       if (list.length === 0) index.postings.delete(term);
     });
@@ -238,17 +253,16 @@ export class MemorySemanticIndex implements SemanticIndexStore {
   }
 }
 
-function ratio(index: ContextIndex, posting: SemanticPosting): number {
-  const threshold = index.docs.get(posting.memoryId)!.threshold;
-  return threshold > 0 ? posting.weight / threshold : Number.POSITIVE_INFINITY;
+function ratioOf(weight: number, threshold: number): number {
+  return threshold > 0 ? weight / threshold : Number.POSITIVE_INFINITY;
 }
 
-function comparePostings(x: SemanticPosting, y: SemanticPosting): number {
+function comparePostings(x: StoredPosting, y: StoredPosting): number {
   return y.weight - x.weight || compareStrings(x.memoryId, y.memoryId);
 }
 
 /** First position whose posting does not sort before `posting` (binary search). */
-function insertionPoint(list: readonly SemanticPosting[], posting: SemanticPosting): number {
+function insertionPoint(list: readonly StoredPosting[], posting: StoredPosting): number {
   let low = 0;
   let high = list.length;
   while (low < high) {
