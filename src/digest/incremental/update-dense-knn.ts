@@ -40,7 +40,8 @@ export function recordSpace(space: string): string {
  * vectors (space `recordSpace(space)`). The searches, and so the lists, are exact while the record space
  * holds at most APPROXIMATE_VECTOR_THRESHOLD vectors (the store's exact scan); above it the store's IVF
  * index answers and results are approximate (`approximate: true`). The lists live in `store.semantic` with
- * snapshot space = `space` and no terms; a context whose snapshot is another space is compacted first.
+ * snapshot space = `space` and no terms; a context whose snapshot is another space is compacted first
+ * (from the record vectors stored so far plus this delta's: the first call should carry every record's).
  */
 export async function updateDenseKnn(
   store: ArchiveStore,
