@@ -63,6 +63,8 @@ export function createSqliteSemanticIndex(
       s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
     });
     const threshold = listThreshold(neighbours, k);
+    const before = s.getDoc.get(contextId, id) as { threshold: number };
+    if (before.threshold === threshold) return;
     s.setThreshold.run(threshold, contextId, id);
     s.setRatios.run(threshold, threshold, OPEN_RATIO, contextId, id);
   };
