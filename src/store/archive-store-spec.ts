@@ -80,7 +80,7 @@ export interface ArchiveStore {
     options: VectorSearchOptions,
   ): Promise<ViewHit[]>;
 
-  /** Persistent state of the incremental TF-IDF mutual kNN (src/store/semantic-index-spec.ts). */
+  /** Persistent state of the incremental mutual kNN: IDF snapshot, vectors, top-k lists (semantic-index-spec.ts). */
   readonly semantic: SemanticIndexStore;
 
   /** Small JSON values: calibration, import progress, digest statistics. Global unless the key says otherwise. */
