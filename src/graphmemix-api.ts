@@ -40,6 +40,12 @@ export interface Graphmemix {
    * in `mediaDir` and every file there its memories referenced).
    */
   forgetContext(contextId: string): Promise<ForgetReport>;
+  /**
+   * Explicit maintenance: rebuilds every relation of the context exactly (schema types, a fresh IDF snapshot
+   * and exact mutual-kNN lists) and settles its relation journal. Walks the whole context; writes never need
+   * it (they update incrementally and compact the semantic side on their own when it drifts).
+   */
+  compact(contextId: string, options?: { k?: number }): Promise<CompactReport>;
   /** forgetContext under the name the HTTP/MCP shells use (a user id is a context id). */
   deleteUser(userId: string): Promise<ForgetReport>;
   /**
@@ -90,4 +96,12 @@ export interface SearchHit {
   score: number;
   bestView: ViewKind;
   record: MemoryRecord;
+}
+
+export interface CompactReport {
+  contextId: string;
+  memories: number;
+  /** Pairs per relation type after the rebuild. */
+  edges: Record<string, number>;
+  seconds: number;
 }

@@ -1,9 +1,15 @@
 import { sep } from 'node:path';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
-import { updateRelations } from './digest/update-relations.ts';
+import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/index.ts';
-import type { ForgetReport, Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
+import type {
+  CompactReport,
+  ForgetReport,
+  Graphmemix,
+  MemoryRecordInput,
+  SearchHit,
+} from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
@@ -188,6 +194,20 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       return deleted;
     },
     forgetContext,
+    async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
+      if (writer) return writer.call('compact', [contextId, compactOptions]);
+      const started = performance.now();
+      const report = await compactRelations(store, contextId, {
+        ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+        ...(compactOptions.k === undefined ? {} : { k: compactOptions.k }),
+      });
+      return {
+        contextId,
+        memories: await store.countMemories(contextId),
+        edges: report.counts,
+        seconds: (performance.now() - started) / 1000,
+      };
+    },
     deleteUser: forgetContext,
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
       if (!media) return 0;

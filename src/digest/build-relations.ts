@@ -1,28 +1,25 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
-import { countEdgeTypes } from '../store/edge-merge.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import { RELATION_TYPES, type RelationType, type SchemaRelationType } from '../types/relation.ts';
+import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
+import { compactSemantic } from './incremental/compact-semantic.ts';
+import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
+import { loadRecords } from './load-records.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
-import { mergeRelationEdges, type SemanticPair } from './relations/merge-relation-edges.ts';
+import { mergeRelationEdges } from './relations/merge-relation-edges.ts';
 import { recordGroundingPairs } from './relations/record-grounding.ts';
 import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
 import { sameRoundPairs } from './relations/same-round.ts';
-import { denseMutualKnn } from './semantic/dense-mutual-knn.ts';
-import { sparseMutualKnn } from './semantic/sparse-mutual-knn.ts';
-import { buildTfidfSpace } from './semantic/tfidf-space.ts';
 
 export interface BuildRelationsOptions {
   /** Dense embeddings for semantic_knn; without one (or when it fails) the offline tfidf space is used. */
   embedding?: EmbeddingModel;
   /** Mutual-kNN k (method notes: 8). */
   k?: number;
-  /** TF-IDF candidate cap (see sparseMutualKnn); the default suits 100k-record contexts. */
-  maxPostings?: number;
 }
 
 export interface BuildRelationsResult {
@@ -36,9 +33,6 @@ export interface BuildRelationsResult {
   warnings: string[];
 }
 
-/** Records per listMemories page. */
-const PAGE = 5000;
-
 const SCHEMA_RELATIONS: ReadonlyArray<
   [SchemaRelationType, (records: readonly MemoryRecord[]) => RecordPair[]]
 > = [
@@ -50,9 +44,11 @@ const SCHEMA_RELATIONS: ReadonlyArray<
 ];
 
 /**
- * Recomputes every relation of one context from its stored records and replaces all its edges with ONE
- * `replaceEdges` call (all relation types), so a rebuild is all-or-nothing per context. Relations are
- * per context: nothing crosses contexts. Called by ingest for every touched context.
+ * Recomputes every relation of one context from its stored records, exactly: the schema types with ONE
+ * `replaceEdges` call, then the semantic side by compaction (compactSemantic: a fresh IDF snapshot, exact
+ * kNN lists, semantic_knn edges; or compactDense over record vectors when an embedding model is configured).
+ * This is the explicit-maintenance path (`compact`, bulk imports, upgrades): it walks the whole context.
+ * Writes go through updateRelations, which is incremental. Relations are per context: nothing crosses contexts.
  */
 export async function buildRelations(
   store: ArchiveStore,
@@ -83,69 +79,31 @@ export async function buildRelations(
     schema[type] = compute(records);
     lap(type);
   }
-
-  const { semanticSpace, semantic, warning } = await semanticPairs(store, contextId, records, options);
-  if (warning) warnings.push(warning);
-  lap('semantic_knn');
-
-  const edges = mergeRelationEdges(contextId, schema, semantic);
-  lap('merge');
-  await store.replaceEdges(contextId, RELATION_TYPES, edges);
+  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, mergeRelationEdges(contextId, schema, []));
   lap('write');
-  seconds.total = (performance.now() - started) / 1000;
-  return { counts: countEdgeTypes(edges), seconds, semanticSpace, warnings };
-}
 
-export async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
-  const records: MemoryRecord[] = [];
-  let last: MemoryRecord | undefined;
-  for (;;) {
-    // Keyset paging on (sequence, id): sources imported separately may reuse sequence numbers.
-    const page = await store.listMemories(
-      contextId,
-      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
-    );
-    records.push(...page);
-    if (page.length < PAGE) return records;
-    last = page[page.length - 1]!;
-  }
-}
-
-/** Mutual-kNN pairs over all records: dense embeddings when configured and working, else offline TF-IDF. */
-export async function semanticPairs(
-  store: ArchiveStore,
-  contextId: string,
-  records: readonly MemoryRecord[],
-  options: BuildRelationsOptions,
-): Promise<{ semanticSpace: string; semantic: SemanticPair[]; warning?: string }> {
-  const k = options.k ?? 8;
-  let warning: string | undefined;
   let semanticSpace = 'tfidf';
-  let semantic: SemanticPair[] | undefined;
   if (options.embedding) {
     const embedded = await embedViews(store, contextId, records, options.embedding);
     if (embedded.ok) {
-      const ids = [...embedded.recordVectors.keys()];
-      const result = denseMutualKnn([...embedded.recordVectors.values()], { k });
-      semantic = result.pairs.map((pair) => ({
-        a: ids[pair.a]!,
-        b: ids[pair.b]!,
-        similarity: pair.similarity,
-      }));
+      await store.putVectors(
+        contextId,
+        recordSpace(embedded.space),
+        [...embedded.recordVectors].map(([memoryId, vector]) => ({
+          memoryId,
+          kind: 'text' as const,
+          key: 'record',
+          vector,
+        })),
+      );
+      await compactDense(store, contextId, embedded.space, { k });
       semanticSpace = embedded.space;
     } else {
-      warning = embedded.warning;
+      warnings.push(embedded.warning);
     }
   }
-  if (!semantic) {
-    const space = buildTfidfSpace(records);
-    const knnOptions = options.maxPostings === undefined ? { k } : { k, maxPostings: options.maxPostings };
-    const result = sparseMutualKnn(space, knnOptions);
-    semantic = result.pairs.map((pair) => ({
-      a: space.ids[pair.a]!,
-      b: space.ids[pair.b]!,
-      similarity: pair.similarity,
-    }));
-  }
-  return warning === undefined ? { semanticSpace, semantic } : { semanticSpace, semantic, warning };
+  if (semanticSpace === 'tfidf') await compactSemantic(store, contextId, { k });
+  lap('semantic_knn');
+  seconds.total = (performance.now() - started) / 1000;
+  return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };
 }

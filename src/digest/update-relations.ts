@@ -1,7 +1,8 @@
 import type { ArchiveStore, RelationWork } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import { type BuildRelationsOptions, buildRelations } from './build-relations.ts';
+import { type BuildRelationsOptions, type BuildRelationsResult, buildRelations } from './build-relations.ts';
 import { backfillRelationKeys } from './incremental/backfill-relation-keys.ts';
+import { compactSemantic } from './incremental/compact-semantic.ts';
 import { type SchemaDelta, updateSchemaRelations } from './incremental/update-schema-relations.ts';
 import { updateSemanticRelations } from './incremental/update-semantic-relations.ts';
 
@@ -15,8 +16,16 @@ export const FULL_REBUILD_RULE = { minPending: 2000, fraction: 0.5 } as const;
 /** Journal entries applied per incremental step (one schema changeEdges write per step). */
 export const RELATION_WORK_PAGE = 1000;
 
-/** Meta key marking a context written before relation keys existed (set by migration 3): backfill first. */
+/** Meta key marking a context written before relation keys existed (set by migration 4): backfill first. */
 export const UPGRADE_META_PREFIX = 'relations-upgrade:';
+
+/**
+ * Meta key set while an incremental update is being applied. The semantic lists and their edges are written
+ * in separate transactions, so a process killed between them can leave edges that re-running the same
+ * entries would not notice; finding the marker, the next update compacts the semantic side (exact) before
+ * going on. Schema updates need no such care: they diff against the stored edges.
+ */
+export const INFLIGHT_META_PREFIX = 'relations-inflight:';
 
 export interface RelationUpdateReport {
   /** 'none' (nothing pending), 'incremental', or 'rebuild' (full, exact). */
@@ -67,6 +76,19 @@ export async function updateRelations(
   }
 
   report.mode = 'incremental';
+  const inflightKey = `${INFLIGHT_META_PREFIX}${contextId}`;
+  if ((await store.getMeta(inflightKey)) !== undefined) {
+    // A previous update died half-way: rebuild the semantic side exactly, then continue incrementally.
+    const compacted = await compactSemantic(
+      store,
+      contextId,
+      options.k === undefined ? {} : { k: options.k },
+    );
+    report.warnings.push(
+      `recovered an interrupted relation update (semantic compaction of ${compacted.documents})`,
+    );
+  }
+  await store.setMeta(inflightKey, true);
   let schemaSeconds = 0;
   let semanticSeconds = 0;
   for (;;) {
@@ -88,6 +110,7 @@ export async function updateRelations(
     // Entries written meanwhile by another writer are picked up by the next page (or the next call).
     if (work.length < RELATION_WORK_PAGE) break;
   }
+  await store.setMeta(inflightKey, undefined);
   report.seconds = {
     schema: schemaSeconds,
     semantic_knn: semanticSeconds,
@@ -119,4 +142,21 @@ async function deltaOf(
     else if (old !== undefined) removed.push(old);
   }
   return { upserted, removed };
+}
+
+/**
+ * Explicit maintenance: every relation of the context rebuilt exactly (buildRelations), its journal settled
+ * and any interrupted-update marker cleared. Walks the whole context.
+ */
+export async function compactRelations(
+  store: ArchiveStore,
+  contextId: string,
+  options: BuildRelationsOptions = {},
+): Promise<BuildRelationsResult> {
+  const status = await store.relationWorkStatus(contextId);
+  const built = await buildRelations(store, contextId, options);
+  if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
+  await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
+  await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+  return built;
 }

@@ -2,6 +2,7 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import type { SemanticIndexStore } from './semantic-index-spec.ts';
 
 /**
  * The storage port. Every backend (embedded SQLite, in-memory, a future server database) implements it
@@ -133,6 +134,9 @@ export interface ArchiveStore {
     query: Float32Array,
     options: VectorSearchOptions,
   ): Promise<ViewHit[]>;
+
+  /** Persistent state of the incremental mutual kNN: IDF snapshot, vectors, top-k lists (semantic-index-spec.ts). */
+  readonly semantic: SemanticIndexStore;
 
   /** Small JSON values: calibration, import progress, digest statistics. Global unless the key says otherwise. */
   getMeta<T = unknown>(key: string): Promise<T | undefined>;

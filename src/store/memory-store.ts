@@ -18,6 +18,7 @@ import type {
 } from './archive-store-spec.ts';
 import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
 import { MemoryKeyIndex } from './memory-key-index.ts';
+import { MemorySemanticIndex } from './memory-semantic-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -60,6 +61,9 @@ class MemoryStore implements ArchiveStore {
   private closed = false;
   /** Journal sequence, shared by all contexts (like SQLite's AUTOINCREMENT). */
   private nextSeq = 1;
+  readonly semantic = new MemorySemanticIndex(
+    (contextId, id) => this.contexts.get(contextId)?.memories.has(id) ?? false,
+  );
 
   async listContexts(): Promise<ContextInfo[]> {
     this.assertOpen();
@@ -172,6 +176,7 @@ class MemoryStore implements ArchiveStore {
       data.edgesByMemory.get(edge.a === id ? edge.b : edge.a)?.delete(key);
     }
     data.edgesByMemory.delete(id);
+    this.semantic.dropMemory(contextId, id);
     for (const rows of data.vectors.values()) {
       for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
     }
@@ -222,6 +227,7 @@ class MemoryStore implements ArchiveStore {
   async deleteContext(contextId: string): Promise<boolean> {
     this.assertOpen();
     const existed = this.contexts.delete(contextId);
+    this.semantic.dropContext(contextId);
     let questions = false;
     for (const [key, question] of this.questions) {
       if (question.contextId === contextId) questions = this.questions.delete(key);

@@ -124,6 +124,56 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
     `,
   },
+  {
+    // Persistent semantic kNN state (docs/semantic-knn.md): frozen IDF snapshot, vectors as postings, lists.
+    // A memory's own rows go with it (CASCADE); list rows naming a deleted memory stay until refilled.
+    version: 5,
+    sql: `
+      CREATE TABLE semantic_snapshots (
+        context_id TEXT PRIMARY KEY REFERENCES contexts(id) ON DELETE CASCADE,
+        space TEXT NOT NULL,
+        documents INTEGER NOT NULL,
+        k INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        changes INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE semantic_df (
+        context_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (context_id, term)
+      ) WITHOUT ROWID;
+      CREATE TABLE semantic_docs (
+        context_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        threshold REAL NOT NULL,
+        PRIMARY KEY (context_id, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      CREATE TABLE semantic_postings (
+        context_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        weight REAL NOT NULL,
+        -- weight / threshold of the memory's list (1e308 while the list is open): the reverse-kNN index
+        ratio REAL NOT NULL,
+        PRIMARY KEY (context_id, memory_id, term),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      CREATE INDEX semantic_postings_by_weight ON semantic_postings (context_id, term, weight DESC, memory_id);
+      CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio);
+      CREATE TABLE semantic_neighbours (
+        context_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        rank INTEGER NOT NULL,
+        neighbour_id TEXT NOT NULL,
+        score REAL NOT NULL,
+        PRIMARY KEY (context_id, memory_id, rank),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      CREATE INDEX semantic_neighbours_by_neighbour ON semantic_neighbours (context_id, neighbour_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -26,7 +26,9 @@ import {
   sameEdge,
 } from './edge-merge.ts';
 import { migrate } from './migrations.ts';
+import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
+import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -82,6 +84,7 @@ class SqliteStore implements ArchiveStore {
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly keys: SqliteRelationKeys;
+  readonly semantic: SemanticIndexStore;
 
   constructor(
     private readonly db: Database.Database,
@@ -89,6 +92,7 @@ class SqliteStore implements ArchiveStore {
   ) {
     this.statements = prepareStatements(db);
     this.keys = new SqliteRelationKeys(db);
+    this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -254,6 +258,9 @@ class SqliteStore implements ArchiveStore {
           // - meta keys are global (calibration) and stay.
           s.deleteContextJournal.run(contextId);
           s.deleteContextEdgeCounts.run(contextId);
+          // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
+          // docs, postings and lists from memories.
+          s.deleteContextSemanticDf.run(contextId);
           const questions = s.deleteContextQuestions.run(contextId).changes;
           const contexts = s.deleteContext.run(contextId).changes;
           return questions + contexts > 0;
@@ -679,6 +686,7 @@ function prepareStatements(db: Database.Database) {
       UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND b = ?`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
+    deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
     upsertQuestion: p(`INSERT INTO questions (context_id, id, question) VALUES (?, ?, ?)
       ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`),
     listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),

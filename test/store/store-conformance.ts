@@ -4,6 +4,7 @@ import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { EvalQuestion } from '../../src/types/question.ts';
 import type { MemoryEdge, RelationType } from '../../src/types/relation.ts';
 import type { MemoryView } from '../../src/types/view.ts';
+import { semanticIndexConformance } from './semantic-index-conformance.ts';
 
 /**
  * The ArchiveStore conformance suite. Every backend runs it from test/store/<backend>.test.ts:
@@ -18,6 +19,8 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
     afterEach(async () => {
       await store.close();
     });
+
+    semanticIndexConformance(() => store, write);
 
     it('declares the port version and a backend name', () => {
       expect(store.specificationVersion).toBe('v1');

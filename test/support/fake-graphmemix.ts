@@ -123,6 +123,10 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       calls.push({ method: 'deleteMemory', contextId });
       return contexts.get(contextId)?.delete(id) ?? false;
     },
+    async compact(contextId) {
+      calls.push({ method: 'compact', contextId });
+      return { contextId, memories: records(contextId).length, edges: {}, seconds: 0 };
+    },
     async forgetContext(contextId) {
       calls.push({ method: 'forgetContext', contextId });
       const memories = contexts.get(contextId)?.size ?? 0;

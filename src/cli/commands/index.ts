@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerAskCommand } from './ask-command.ts';
 import { registerCalibrateCommand } from './calibrate-command.ts';
+import { registerCompactCommand } from './compact-command.ts';
 import { registerEvalCommand } from './eval-command.ts';
 import { registerForgetCommand } from './forget-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
@@ -23,4 +24,5 @@ export function registerCommands(program: Command): void {
   registerAskCommand(program);
   registerCalibrateCommand(program);
   registerForgetCommand(program);
+  registerCompactCommand(program);
 }

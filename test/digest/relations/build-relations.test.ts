@@ -5,7 +5,7 @@ import type { EmbeddingInput, EmbeddingModel } from '../../../src/providers/mode
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
-import { RELATION_TYPES, type RelationType } from '../../../src/types/relation.ts';
+import { RELATION_TYPES, type RelationType, SCHEMA_RELATION_TYPES } from '../../../src/types/relation.ts';
 import type { MemoryView } from '../../../src/types/view.ts';
 import { makeEmail, makePhoto, makeRecord } from './make-record.ts';
 
@@ -134,10 +134,10 @@ function archive(): MemoryRecord[] {
 }
 
 describe('buildRelations', () => {
-  it('computes every relation, writes them with ONE replaceEdges call, and counts pairs per type', async () => {
+  it('computes every relation, writes the schema types with one replaceEdges call and the semantic type by compaction, and counts pairs per type', async () => {
     const { store, replaceCalls } = countingStore(await storeWith('ctx', archive()));
     const result = await buildRelations(store, 'ctx');
-    expect(replaceCalls).toEqual([RELATION_TYPES]);
+    expect(replaceCalls).toEqual([SCHEMA_RELATION_TYPES, ['semantic_knn']]);
     expect(result.semanticSpace).toBe('tfidf');
     expect(result.counts).toMatchObject({
       same_round: 2,

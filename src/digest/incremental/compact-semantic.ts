@@ -1,0 +1,94 @@
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
+import { compareStrings } from '../../store/store-rules.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import type { MemoryEdge } from '../../types/relation.ts';
+import { loadRecords } from '../load-records.ts';
+import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
+import { exactKnnLists } from './exact-knn-lists.ts';
+
+export interface CompactionResult {
+  documents: number;
+  terms: number;
+  /** Mutual pairs now carrying semantic_knn. */
+  edges: number;
+  seconds: number;
+}
+
+/** Neighbours per memory (method notes: k = 8). */
+export const DEFAULT_K = 8;
+
+/**
+ * Compaction: a new IDF snapshot from every current record, every vector and list rebuilt, and the context's
+ * semantic_knn edges replaced (schema types untouched) with the mutual pairs. The result is exactly the full
+ * exact rebuild: TfidfSpace over the records in id order and the mutual kNN with no candidate cap
+ * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The lists are computed in memory
+ * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges.
+ */
+export async function compactSemantic(
+  store: ArchiveStore,
+  contextId: string,
+  options: { k?: number } = {},
+): Promise<CompactionResult> {
+  const started = performance.now();
+  const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? DEFAULT_K;
+  if (!Number.isInteger(k) || k < 1 || k > 1000) {
+    throw new GraphmemixError('INVALID_INPUT', `k must be an integer in 1..1000, got ${k}`, {
+      location: { field: 'k' },
+    });
+  }
+  const records = (await loadRecords(store, contextId)).sort((x, y) => compareStrings(x.id, y.id));
+  const space = buildTfidfSpace(records);
+  const lists = exactKnnLists(space, k);
+  const names: string[] = new Array(space.df.length);
+  for (const [term, id] of space.vocabulary) names[id] = term;
+  const df = new Map(names.map((term, id) => [term, space.df[id]!]));
+  const docs: SemanticDoc[] = space.ids.map((memoryId, d) => {
+    const entries: Array<[string, number]> = [];
+    for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
+      entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
+    }
+    entries.sort((x, y) => compareStrings(x[0], y[0]));
+    const neighbours: SemanticNeighbour[] = lists
+      .neighbours(d)
+      .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
+    return { memoryId, terms: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), neighbours };
+  });
+  const edges = mutualEdges(contextId, docs);
+  await store.semantic.replaceAll(
+    contextId,
+    { space: 'tfidf', documents: space.size, k, createdAt: new Date().toISOString(), df },
+    docs,
+  );
+  await store.replaceEdges(contextId, ['semantic_knn'], edges);
+  return {
+    documents: space.size,
+    terms: df.size,
+    edges: edges.length,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/** Mutual pairs of the lists as semantic_knn edges (strength = similarity = mean of both scores). */
+export function mutualEdges(contextId: string, docs: readonly SemanticDoc[]): MemoryEdge[] {
+  const byId = new Map(docs.map((doc) => [doc.memoryId, doc]));
+  const edges: MemoryEdge[] = [];
+  for (const doc of docs) {
+    for (const n of doc.neighbours) {
+      if (!(doc.memoryId < n.memoryId)) continue;
+      const back = byId.get(n.memoryId)?.neighbours.find((m) => m.memoryId === doc.memoryId);
+      if (!back) continue;
+      const similarity = (n.score + back.score) / 2;
+      edges.push({
+        contextId,
+        a: doc.memoryId,
+        b: n.memoryId,
+        types: ['semantic_knn'],
+        strength: similarity,
+        similarity,
+      });
+    }
+  }
+  return edges;
+}

@@ -1,0 +1,16 @@
+import type { SemanticIndexStore } from '../../store/semantic-index-spec.ts';
+import type { KnnSource } from './exact-top-k-search.ts';
+import type { SparseDoc } from './frozen-tfidf.ts';
+
+/** The store's semantic port bound to one context, as a KnnSource (reads only; writes go through the port). */
+export function storeKnnSource(index: SemanticIndexStore, contextId: string): KnnSource {
+  return {
+    termBounds: (terms) => index.termBounds(contextId, terms),
+    postings: (term, filter) => index.postings(contextId, term, filter),
+    async vectors(ids) {
+      const out = new Map<string, SparseDoc>();
+      for (const doc of await index.getDocs(contextId, ids)) out.set(doc.memoryId, doc);
+      return out;
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import type { ArchiveStore, EdgeChange } from '../../store/archive-store-spec.ts';
+import { pairKey } from '../../store/edge-merge.ts';
+import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import { semanticText } from '../semantic/semantic-text.ts';
+import { compactSemantic } from './compact-semantic.ts';
+import { entersList, exactTopK, insertIntoList, pairScore, reverseCandidates } from './exact-top-k-search.ts';
+import { distinctTerms, frozenVector, type SparseDoc, sameVector } from './frozen-tfidf.ts';
+import { compactionLimit, semanticNeedsCompaction } from './semantic-needs-compaction.ts';
+import { storeKnnSource } from './store-knn-source.ts';
+
+/** What changed in a context since the last semantic update (records already written / deleted). */
+export interface SemanticDelta {
+  upserted: ReadonlyArray<{ before?: MemoryRecord; after: MemoryRecord }>;
+  removed: readonly MemoryRecord[];
+}
+
+export interface SemanticUpdateOptions {
+  /** Compaction rule (semanticNeedsCompaction); the defaults when absent. */
+  rule?: { ratio?: number; minChanges?: number };
+  /** Compact instead when the delta alone reaches the rule's limit. Default true. */
+  compactBulk?: boolean;
+}
+
+export interface SemanticUpdateResult {
+  /**
+   * 'compacted' when the context had no tfidf snapshot (the first update builds it from every record) or the
+   * delta alone reached the compaction limit (compactionLimit).
+   */
+  mode: 'incremental' | 'compacted';
+  added: number;
+  /** Upserts whose vector changed (removed, then added again). */
+  changed: number;
+  /** Upserts whose semantic text (so vector) did not change: nothing to do. */
+  unchanged: number;
+  removed: number;
+  /** Lists of other memories rewritten (entered by a newcomer, or refilled after a removal). */
+  listsChanged: number;
+  /** Pair changes handed to store.changeEdges. */
+  edgeChanges: number;
+  /** The compaction rule after this update (see semanticNeedsCompaction). */
+  needsCompaction: boolean;
+}
+
+/**
+ * Keeps the mutual-kNN (semantic_knn) edges of one context exact under its FROZEN snapshot, touching only
+ * the neighbourhood of what changed (docs/semantic-knn.md):
+ * 1. removed memories, and upserts whose vector changed, leave the index; every list that named them is
+ *    refilled by an exact search;
+ * 2. each new (or changed) memory, one at a time, gets its exact top-k, and enters the lists of the memories
+ *    whose k-th entry it beats (found through the ratio index, then checked exactly);
+ * 3. mutual edges are recomputed only for memories whose list changed and written with changeEdges
+ *    (adding/removing semantic_knn only; schema types are never touched).
+ * Afterwards the lists equal an exact kNN over the current memories under the snapshot's IDF.
+ */
+export async function updateSemanticKnn(
+  store: ArchiveStore,
+  contextId: string,
+  delta: SemanticDelta,
+  options: SemanticUpdateOptions = {},
+): Promise<SemanticUpdateResult> {
+  for (const record of [...delta.upserted.map((u) => u.after), ...delta.removed]) {
+    if (record.contextId !== contextId) {
+      throw new GraphmemixError('INVALID_INPUT', `record "${record.id}" is not in context "${contextId}"`, {
+        location: { recordId: record.id, field: 'contextId' },
+      });
+    }
+  }
+  const index = store.semantic;
+  const snapshot = await index.getSnapshot(contextId);
+  const result: SemanticUpdateResult = {
+    mode: 'incremental',
+    added: 0,
+    changed: 0,
+    unchanged: 0,
+    removed: 0,
+    listsChanged: 0,
+    edgeChanges: 0,
+    needsCompaction: false,
+  };
+  // No snapshot (or another space), or a delta that alone reaches the compaction limit (a bulk import):
+  // one compaction is cheaper than that many incremental adds, and it refreshes the IDF.
+  const size = delta.upserted.length + delta.removed.length;
+  const bulk = options.compactBulk ?? true;
+  if (snapshot?.space !== 'tfidf' || (bulk && size >= compactionLimit(snapshot.documents, options.rule))) {
+    const compaction = await compactSemantic(store, contextId);
+    return { ...result, mode: 'compacted', added: compaction.documents, edgeChanges: compaction.edges };
+  }
+  const k = snapshot.k;
+  const source = storeKnnSource(index, contextId);
+
+  // Vectors under the frozen snapshot (the last upsert of an id wins).
+  const latest = new Map<string, MemoryRecord>();
+  for (const { after } of delta.upserted) latest.set(after.id, after);
+  const texts = new Map([...latest].map(([id, record]) => [id, semanticText(record)]));
+  const df = await index.documentFrequencies(contextId, [
+    ...new Set([...texts.values()].flatMap(distinctTerms)),
+  ]);
+  const incoming = [...latest.keys()].map((id) => frozenVector(id, texts.get(id)!, snapshot.documents, df));
+  const removedIds = [...new Set(delta.removed.map((record) => record.id))].filter((id) => !latest.has(id));
+  const stored = new Map(
+    (await index.getDocs(contextId, [...latest.keys(), ...removedIds])).map((doc) => [doc.memoryId, doc]),
+  );
+
+  const toAdd: SparseDoc[] = [];
+  // Deleting a memory already dropped its own document; the lists naming it still need refilling.
+  const leaving: string[] = [...removedIds];
+  result.removed = removedIds.length;
+  for (const doc of incoming) {
+    const before = stored.get(doc.memoryId);
+    if (before && sameVector(before, doc)) {
+      result.unchanged++;
+      continue;
+    }
+    if (before) {
+      leaving.push(doc.memoryId);
+      result.changed++;
+    } else result.added++;
+    toAdd.push(doc);
+  }
+  // A newcomer that lists still name (an update interrupted after its removal) is refilled like a leaver,
+  // so no stale score of it survives.
+  for (const doc of toAdd) {
+    if (stored.has(doc.memoryId)) continue;
+    if ((await index.referrers(contextId, [doc.memoryId])).length > 0) leaving.push(doc.memoryId);
+  }
+  const touched = new Set<string>([...removedIds, ...toAdd.map((doc) => doc.memoryId)]);
+
+  // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).
+  if (leaving.length > 0) {
+    const owners = (await index.referrers(contextId, leaving)).filter((id) => !leaving.includes(id));
+    await index.writeDocs(contextId, { remove: leaving });
+    const ownerDocs = await index.getDocs(contextId, owners);
+    const ownerDf = await index.documentFrequencies(contextId, [
+      ...new Set(ownerDocs.flatMap((doc) => doc.terms)),
+    ]);
+    const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
+    for (const doc of ownerDocs) {
+      const seeds = doc.neighbours.map((n) => n.memoryId).filter((id) => !leaving.includes(id));
+      lists.push({ memoryId: doc.memoryId, neighbours: await exactTopK(source, doc, k, ownerDf, seeds) });
+      touched.add(doc.memoryId);
+    }
+    if (lists.length > 0) await index.writeDocs(contextId, { lists });
+    result.listsChanged += lists.length;
+  }
+
+  // 2. Add one at a time, so each newcomer sees the ones before it.
+  for (const doc of toAdd) {
+    const neighbours = await exactTopK(source, doc, k, df);
+    const candidates = await reverseCandidates(source, doc, df);
+    const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
+    for (const other of await index.getDocs(contextId, candidates)) {
+      const score = pairScore(doc, other);
+      if (!entersList(other.neighbours, k, doc.memoryId, score)) continue;
+      lists.push({
+        memoryId: other.memoryId,
+        neighbours: insertIntoList(other.neighbours, k, doc.memoryId, score),
+      });
+      touched.add(other.memoryId);
+    }
+    await index.writeDocs(contextId, { put: [{ ...doc, neighbours }], lists });
+    result.listsChanged += lists.length;
+  }
+
+  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched]);
+  result.needsCompaction = (await semanticNeedsCompaction(store, contextId, options.rule)).needed;
+  return result;
+}
+
+/**
+ * Makes the semantic_knn edges touching `ids` match the stored lists (mutual pairs, similarity = mean of the
+ * two directed scores). Pairs between two untouched memories keep their lists, so their edges stay right.
+ */
+export async function syncSemanticEdges(
+  store: ArchiveStore,
+  contextId: string,
+  ids: readonly string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const lists = new Map<string, SemanticDoc>();
+  for (const doc of await store.semantic.getDocs(contextId, ids)) lists.set(doc.memoryId, doc);
+  const missing = new Set<string>();
+  for (const doc of lists.values())
+    for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);
+  for (const doc of await store.semantic.getDocs(contextId, [...missing])) lists.set(doc.memoryId, doc);
+
+  const wanted = new Map<string, { a: string; b: string; similarity: number }>();
+  for (const id of ids) {
+    for (const n of lists.get(id)?.neighbours ?? []) {
+      const back = lists.get(n.memoryId)?.neighbours.find((m) => m.memoryId === id);
+      if (!back) continue;
+      const [a, b] = id < n.memoryId ? [id, n.memoryId] : [n.memoryId, id];
+      wanted.set(pairKey(a, b), { a, b, similarity: (n.score + back.score) / 2 });
+    }
+  }
+  const changes: EdgeChange[] = [];
+  for (const edge of await store.neighbors(contextId, ids)) {
+    if (!edge.types.includes('semantic_knn')) continue;
+    const key = pairKey(edge.a, edge.b);
+    const want = wanted.get(key);
+    wanted.delete(key);
+    if (!want) changes.push({ a: edge.a, b: edge.b, remove: ['semantic_knn'] });
+    else if (want.similarity !== edge.similarity) {
+      changes.push({ a: edge.a, b: edge.b, add: ['semantic_knn'], similarity: want.similarity });
+    }
+  }
+  for (const want of wanted.values()) {
+    changes.push({ a: want.a, b: want.b, add: ['semantic_knn'], similarity: want.similarity });
+  }
+  await store.changeEdges(contextId, changes);
+  return changes.length;
+}

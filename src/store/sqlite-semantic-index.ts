@@ -1,0 +1,285 @@
+import type Database from 'better-sqlite3';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { noSnapshot } from './memory-semantic-index.ts';
+import {
+  listThreshold,
+  type SemanticDoc,
+  type SemanticDocChange,
+  type SemanticIndexStore,
+  type SemanticNeighbour,
+  type SemanticPosting,
+  type SemanticPostingFilter,
+  type SemanticSnapshot,
+  type SemanticSnapshotInput,
+  type SemanticTermBound,
+} from './semantic-index-spec.ts';
+import { compareStrings } from './store-rules.ts';
+
+/** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
+const OPEN_RATIO = 1e308;
+/** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
+const BEYOND = Number.POSITIVE_INFINITY;
+
+/**
+ * The SQLite semantic index (tables of migration 5). Postings are rows (context, memory, term) with two
+ * indexes: (term, weight desc) for the forward top-k search and (term, ratio) for the reverse one, so both
+ * read only the postings above their cutoff. `run` is the store's error mapper (closed handle, constraints).
+ */
+export function createSqliteSemanticIndex(
+  db: Database.Database,
+  run: <T>(work: () => T) => T,
+): SemanticIndexStore {
+  // Prepared on first use: a read-only handle on a store older than migration 5 has no such tables.
+  let prepared: ReturnType<typeof prepare> | undefined;
+  const statements = (): ReturnType<typeof prepare> => {
+    prepared ??= prepare(db);
+    return prepared;
+  };
+  const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
+    const s = statements();
+    const row = s.getSnapshot.get(contextId) as
+      | { space: string; documents: number; k: number; created_at: string; changes: number }
+      | undefined;
+    return row
+      ? {
+          space: row.space,
+          documents: row.documents,
+          k: row.k,
+          createdAt: row.created_at,
+          changes: row.changes,
+        }
+      : undefined;
+  };
+  const dropDoc = (contextId: string, id: string): void => {
+    const s = statements();
+    s.deleteDoc.run(contextId, id);
+    s.deletePostings.run(contextId, id);
+    s.deleteNeighbours.run(contextId, id);
+  };
+  const writeList = (contextId: string, id: string, neighbours: readonly SemanticNeighbour[], k: number) => {
+    const s = statements();
+    s.deleteNeighbours.run(contextId, id);
+    neighbours.forEach((n, rank) => {
+      s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
+    });
+    const threshold = listThreshold(neighbours, k);
+    const before = s.getDoc.get(contextId, id) as { threshold: number };
+    if (before.threshold === threshold) return;
+    s.setThreshold.run(threshold, contextId, id);
+    s.setRatios.run(threshold, threshold, OPEN_RATIO, contextId, id);
+  };
+  const insertDoc = (contextId: string, doc: SemanticDoc, k: number): void => {
+    const s = statements();
+    const threshold = listThreshold(doc.neighbours, k);
+    s.insertDoc.run(contextId, doc.memoryId, threshold);
+    doc.terms.forEach((term, at) => {
+      const weight = doc.weights[at]!;
+      s.insertPosting.run(
+        contextId,
+        doc.memoryId,
+        term,
+        weight,
+        threshold > 0 ? weight / threshold : OPEN_RATIO,
+      );
+    });
+    doc.neighbours.forEach((n, rank) => {
+      s.insertNeighbour.run(contextId, doc.memoryId, rank, n.memoryId, n.score);
+    });
+  };
+
+  return {
+    async getSnapshot(contextId) {
+      return run(() => snapshotOf(contextId));
+    },
+
+    async documentFrequencies(contextId, terms) {
+      return run(() => {
+        const s = statements();
+        const out = new Map<string, number>();
+        for (const term of terms) {
+          const row = s.getDf.get(contextId, term) as { df: number } | undefined;
+          if (row) out.set(term, row.df);
+        }
+        return out;
+      });
+    },
+
+    async replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: readonly SemanticDoc[]) {
+      run(() =>
+        db
+          .transaction(() => {
+            const s = statements();
+            for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
+              statement.run(contextId);
+            }
+            s.upsertSnapshot.run(
+              contextId,
+              snapshot.space,
+              snapshot.documents,
+              snapshot.k,
+              snapshot.createdAt,
+            );
+            for (const [term, df] of snapshot.df) s.insertDf.run(contextId, term, df);
+            for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
+          })
+          .immediate(),
+      );
+    },
+
+    async getDocs(contextId, ids) {
+      return run(() =>
+        ids.flatMap((memoryId): SemanticDoc[] => {
+          const s = statements();
+          if (!s.getDoc.get(contextId, memoryId)) return [];
+          const entries = (s.docPostings.all(contextId, memoryId) as { term: string; weight: number }[]).sort(
+            (x, y) => compareStrings(x.term, y.term),
+          );
+          const neighbours = (
+            s.getNeighbours.all(contextId, memoryId) as { neighbour_id: string; score: number }[]
+          ).map((row) => ({ memoryId: row.neighbour_id, score: row.score }));
+          return [
+            {
+              memoryId,
+              terms: entries.map((e) => e.term),
+              weights: entries.map((e) => e.weight),
+              neighbours,
+            },
+          ];
+        }),
+      );
+    },
+
+    async writeDocs(contextId: string, change: SemanticDocChange) {
+      run(() =>
+        db
+          .transaction(() => {
+            const s = statements();
+            const snapshot = snapshotOf(contextId);
+            if (!snapshot) throw noSnapshot(contextId);
+            for (const id of change.remove ?? []) dropDoc(contextId, id);
+            for (const doc of change.put ?? []) {
+              dropDoc(contextId, doc.memoryId);
+              insertDoc(contextId, doc, snapshot.k);
+            }
+            for (const list of change.lists ?? []) {
+              if (!s.getDoc.get(contextId, list.memoryId)) {
+                throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${list.memoryId}"`);
+              }
+              writeList(contextId, list.memoryId, list.neighbours, snapshot.k);
+            }
+            const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+            if (changed > 0) s.addChanges.run(changed, contextId);
+          })
+          .immediate(),
+      );
+    },
+
+    async termBounds(contextId, terms) {
+      return run(() => {
+        const s = statements();
+        const out = new Map<string, SemanticTermBound>();
+        for (const term of terms) {
+          const weight = s.maxWeight.get(contextId, term) as { value: number | null };
+          if (weight.value === null) continue;
+          const ratio = (s.maxRatio.get(contextId, term) as { value: number }).value;
+          out.set(term, {
+            maxWeight: weight.value,
+            maxRatio: ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : ratio,
+          });
+        }
+        return out;
+      });
+    },
+
+    async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
+      return run(() => {
+        const s = statements();
+        const rows = (
+          'top' in filter
+            ? s.topPostings.all(contextId, term, Math.max(0, filter.top))
+            : 'minWeight' in filter
+              ? s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND)
+              : s.postingsAboveRatio.all(
+                  contextId,
+                  term,
+                  Math.min(filter.minRatio, OPEN_RATIO),
+                  filter.below === undefined || filter.below > OPEN_RATIO ? BEYOND : filter.below,
+                )
+        ) as { memory_id: string; weight: number; ratio?: number }[];
+        return rows.map((row): SemanticPosting => {
+          const posting: SemanticPosting = { memoryId: row.memory_id, weight: row.weight };
+          if (row.ratio !== undefined) {
+            posting.ratio = row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio;
+          }
+          return posting;
+        });
+      });
+    },
+
+    async thresholds(contextId) {
+      return run(() => {
+        const rows = statements().thresholds.all(contextId) as { memory_id: string; threshold: number }[];
+        return new Map(rows.map((row) => [row.memory_id, row.threshold]));
+      });
+    },
+
+    async referrers(contextId, ids) {
+      return run(() => {
+        const s = statements();
+        const out = new Set<string>();
+        for (const id of ids) {
+          for (const row of s.referrers.all(contextId, id) as { memory_id: string }[]) out.add(row.memory_id);
+        }
+        return [...out].sort(compareStrings);
+      });
+    },
+  };
+}
+
+function prepare(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    getSnapshot: p(
+      'SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?',
+    ),
+    upsertSnapshot: p(`INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
+      VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
+      documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`),
+    thresholds: p('SELECT memory_id, threshold FROM semantic_docs WHERE context_id = ?'),
+    addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
+    getDf: p('SELECT df FROM semantic_df WHERE context_id = ? AND term = ?'),
+    insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),
+    clearDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
+    clearDocs: p('DELETE FROM semantic_docs WHERE context_id = ?'),
+    clearPostings: p('DELETE FROM semantic_postings WHERE context_id = ?'),
+    clearNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ?'),
+    getDoc: p('SELECT threshold FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
+    insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold) VALUES (?, ?, ?)'),
+    setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
+    deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
+    docPostings: p('SELECT term, weight FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
+    insertPosting: p(
+      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, ?)',
+    ),
+    setRatios: p(`UPDATE semantic_postings SET ratio = CASE WHEN ? > 0 THEN weight / ? ELSE ? END
+      WHERE context_id = ? AND memory_id = ?`),
+    deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
+    getNeighbours: p(
+      'SELECT neighbour_id, score FROM semantic_neighbours WHERE context_id = ? AND memory_id = ? ORDER BY rank',
+    ),
+    insertNeighbour: p(
+      'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
+    ),
+    deleteNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?'),
+    referrers: p('SELECT memory_id FROM semantic_neighbours WHERE context_id = ? AND neighbour_id = ?'),
+    maxWeight: p('SELECT MAX(weight) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
+    maxRatio: p('SELECT MAX(ratio) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
+    topPostings: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
+      ORDER BY weight DESC, memory_id LIMIT ?`),
+    postingsAboveWeight: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
+      AND weight >= ? AND weight < ? ORDER BY weight DESC, memory_id`),
+    postingsAboveRatio:
+      p(`SELECT memory_id, weight, ratio FROM semantic_postings WHERE context_id = ? AND term = ?
+      AND ratio >= ? AND ratio < ?`),
+  };
+}

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  compactDense,
+  type DenseRecordVector,
+  updateDenseKnn,
+} from '../../../src/digest/incremental/update-dense-knn.ts';
+import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
+import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-dense-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const SPACE = 'embedding:test';
+
+const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
+  ['memory', () => openStore('memory:')],
+  ['sqlite', () => openStore(join(dir, `dense-${files++}.db`))],
+];
+
+function unit(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (const v of vector) norm += v * v;
+  const length = Math.sqrt(norm);
+  return vector.map((v) => (length > 0 ? v / length : 0));
+}
+
+/** Brute-force top-k by cosine (ties by id), ids only. */
+function bruteLists(vectors: Map<string, Float32Array>, k: number): Map<string, string[]> {
+  const units = new Map([...vectors].map(([id, v]) => [id, unit(v)]));
+  const out = new Map<string, string[]>();
+  for (const [id, x] of units) {
+    const scored = [...units]
+      .filter(([other]) => other !== id)
+      .map(([other, y]) => {
+        let dot = 0;
+        for (let d = 0; d < x.length; d++) dot += x[d]! * y[d]!;
+        return { other, score: Math.round(dot * 1e9) / 1e9 };
+      })
+      .filter((n) => n.score > 0)
+      .sort((p, q) => q.score - p.score || (p.other < q.other ? -1 : 1));
+    out.set(
+      id,
+      scored.slice(0, k).map((n) => n.other),
+    );
+  }
+  return out;
+}
+
+describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
+  it('adds, re-embeddings and deletes equal an exact kNN over the record vectors; edges are the mutual pairs', async () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const random = mulberry32(seed);
+      const k = 2 + (seed % 4);
+      const vector = () => Float32Array.from({ length: 6 }, () => random() * 2 - 1);
+      const store = await open();
+      const live = new Map<string, Float32Array>();
+      let next = 0;
+      const add = async (count: number): Promise<DenseRecordVector[]> => {
+        const out: DenseRecordVector[] = [];
+        const ids = Array.from({ length: count }, () => `v${String(next++).padStart(3, '0')}`);
+        await store.writeMemories(
+          'ctx',
+          ids.map((id, i) => ({
+            record: { id, contextId: 'ctx', kind: 'message', sequence: next + i, text: id, assets: [] },
+            views: [],
+            contentHash: id,
+          })),
+        );
+        for (const id of ids) {
+          const v = vector();
+          live.set(id, v);
+          out.push({ memoryId: id, vector: v });
+        }
+        return out;
+      };
+      const first = await add(15);
+      expect((await updateDenseKnn(store, 'ctx', SPACE, { upserted: first, removed: [] }, { k })).mode).toBe(
+        'compacted',
+      );
+      for (let step = 0; step < 10; step++) {
+        const roll = random();
+        const ids = [...live.keys()];
+        if (roll < 0.5) {
+          await updateDenseKnn(store, 'ctx', SPACE, {
+            upserted: await add(1 + Math.floor(random() * 3)),
+            removed: [],
+          });
+        } else if (roll < 0.75) {
+          const id = ids[Math.floor(random() * ids.length)]!;
+          const v = vector();
+          live.set(id, v);
+          await updateDenseKnn(store, 'ctx', SPACE, { upserted: [{ memoryId: id, vector: v }], removed: [] });
+        } else {
+          const id = ids[Math.floor(random() * ids.length)]!;
+          live.delete(id);
+          await store.deleteMemory('ctx', id);
+          await updateDenseKnn(store, 'ctx', SPACE, { upserted: [], removed: [id] });
+        }
+        const expected = bruteLists(live, k);
+        const docs = await store.semantic.getDocs('ctx', [...live.keys()]);
+        expect(docs.length).toBe(live.size);
+        for (const doc of docs)
+          expect(doc.neighbours.map((n) => n.memoryId)).toEqual(expected.get(doc.memoryId));
+        const mutual: string[] = [];
+        for (const [id, list] of expected) {
+          for (const other of list)
+            if (id < other && expected.get(other)!.includes(id)) mutual.push(`${id}|${other}`);
+        }
+        const edges = (await store.neighbors('ctx', [...live.keys()]))
+          .filter((e) => e.types.includes('semantic_knn'))
+          .map((e) => `${e.a}|${e.b}`);
+        expect(edges.sort()).toEqual(mutual.sort());
+      }
+      // Compaction rebuilds the same graph (denseMutualKnn is exact at this size).
+      const before = (await store.neighbors('ctx', [...live.keys()])).map((e) => `${e.a}|${e.b}`).sort();
+      await compactDense(store, 'ctx', SPACE);
+      const after = (await store.neighbors('ctx', [...live.keys()])).map((e) => `${e.a}|${e.b}`).sort();
+      expect(after).toEqual(before);
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import { expect, it } from 'vitest';
+import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
+import type { SemanticDoc } from '../../src/store/semantic-index-spec.ts';
+
+/**
+ * Conformance of the `semantic` sub-port (src/store/semantic-index-spec.ts); registered inside
+ * describeStoreConformance, so it runs against every backend.
+ */
+export function semanticIndexConformance(current: () => ArchiveStore, write: WriteFactory): void {
+  const setUp = async (): Promise<ArchiveStore> => {
+    const store = current();
+    await store.writeMemories(
+      'ctx',
+      ['a', 'b', 'c', 'd'].map((id, i) => write('ctx', id, `text ${id}`, i)),
+    );
+    await store.writeMemories('other', [write('other', 'a', 'elsewhere', 0)]);
+    await store.semantic.replaceAll(
+      'ctx',
+      {
+        space: 'tfidf',
+        documents: 4,
+        k: 2,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        df: new Map([
+          ['apple', 2],
+          ['pear', 3],
+        ]),
+      },
+      [
+        doc('a', { apple: 0.6, pear: 0.8 }, [
+          ['b', 0.5],
+          ['c', 0.25],
+        ]),
+        doc('b', { pear: 1 }, [['a', 0.5]]),
+        doc('c', { apple: 0.8, pear: 0.6 }, [
+          ['a', 0.25],
+          ['b', 0.2],
+        ]),
+      ],
+    );
+    return store;
+  };
+
+  it('semantic: no snapshot before compaction, and writes need one', async () => {
+    const store = current();
+    await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0)]);
+    expect(await store.semantic.getSnapshot('ctx')).toBeUndefined();
+    expect(await store.semantic.getDocs('ctx', ['a'])).toEqual([]);
+    await expect(store.semantic.writeDocs('ctx', { remove: ['a'] })).rejects.toMatchObject({ code: 'STORE' });
+  });
+
+  it('semantic: replaceAll round-trips snapshot, df, vectors and lists, per context', async () => {
+    const store = await setUp();
+    expect(await store.semantic.getSnapshot('ctx')).toEqual({
+      space: 'tfidf',
+      documents: 4,
+      k: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      changes: 0,
+    });
+    expect(await store.semantic.getSnapshot('other')).toBeUndefined();
+    expect(await store.semantic.documentFrequencies('ctx', ['pear', 'kiwi', 'apple'])).toEqual(
+      new Map([
+        ['pear', 3],
+        ['apple', 2],
+      ]),
+    );
+    expect(await store.semantic.getDocs('ctx', ['c', 'zz', 'a'])).toEqual([
+      doc('c', { apple: 0.8, pear: 0.6 }, [
+        ['a', 0.25],
+        ['b', 0.2],
+      ]),
+      doc('a', { apple: 0.6, pear: 0.8 }, [
+        ['b', 0.5],
+        ['c', 0.25],
+      ]),
+    ]);
+    expect(await store.semantic.getDocs('other', ['a'])).toEqual([]);
+    expect(await store.semantic.referrers('ctx', ['a'])).toEqual(['b', 'c']);
+    expect(await store.semantic.referrers('ctx', ['c', 'b'])).toEqual(['a', 'c']);
+    const thresholds = await store.semantic.thresholds('ctx');
+    expect([...thresholds.keys()].sort()).toEqual(['a', 'b', 'c']);
+    expect(thresholds.get('a')).toBeCloseTo(0.25, 6);
+    expect(thresholds.get('b')).toBe(0);
+  });
+
+  it('semantic: postings by weight, by ratio, and term bounds', async () => {
+    const store = await setUp();
+    const ids = (rows: ReadonlyArray<{ memoryId: string }>) => rows.map((row) => row.memoryId);
+    expect(await store.semantic.postings('ctx', 'pear', { top: 2 })).toEqual([
+      { memoryId: 'b', weight: 1 },
+      { memoryId: 'a', weight: 0.8 },
+    ]);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minWeight: 0.6 }))).toEqual(['b', 'a', 'c']);
+    expect(ids(await store.semantic.postings('ctx', 'apple', { minWeight: 0.7 }))).toEqual(['c']);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minWeight: 0.6, below: 1 }))).toEqual([
+      'a',
+      'c',
+    ]);
+    // Thresholds (k = 2): a 0.25, b open (one entry), c 0.2 (each less 1e-8). apple ratios: a 2.4, c 4.
+    expect(ids(await store.semantic.postings('ctx', 'apple', { minRatio: 3 }))).toEqual(['c']);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 3.1 })).sort()).toEqual(['a', 'b']);
+    expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 2, below: 3.1 }))).toEqual(['c']);
+    const bounds = await store.semantic.termBounds('ctx', ['apple', 'pear', 'kiwi']);
+    expect([...bounds.keys()].sort()).toEqual(['apple', 'pear']);
+    expect(bounds.get('apple')!.maxWeight).toBeCloseTo(0.8, 6);
+    expect(bounds.get('apple')!.maxRatio).toBeCloseTo(4, 6);
+    expect(bounds.get('pear')!.maxRatio).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('semantic: writeDocs puts, relists and removes in one go; deleteMemory drops the own document', async () => {
+    const store = await setUp();
+    await store.semantic.writeDocs('ctx', {
+      put: [doc('d', { apple: 1 }, [['c', 0.8]])],
+      lists: [
+        {
+          memoryId: 'b',
+          neighbours: [
+            { memoryId: 'a', score: 0.5 },
+            { memoryId: 'c', score: 0.4 },
+          ],
+        },
+      ],
+      remove: ['a'],
+    });
+    expect((await store.semantic.getSnapshot('ctx'))!.changes).toBe(2);
+    expect(await store.semantic.getDocs('ctx', ['a'])).toEqual([]);
+    expect((await store.semantic.getDocs('ctx', ['b']))[0]!.neighbours.map((n) => n.memoryId)).toEqual([
+      'a',
+      'c',
+    ]);
+    // b's list is full now: threshold 0.4, pear ratio 2.5 (c keeps 3).
+    const pear = await store.semantic.postings('ctx', 'pear', { minRatio: 2.6 });
+    expect(pear.map((p) => p.memoryId)).toEqual(['c']);
+    expect((await store.semantic.postings('ctx', 'apple', { top: 5 })).map((p) => p.memoryId)).toEqual([
+      'd',
+      'c',
+    ]);
+    expect(await store.semantic.referrers('ctx', ['c'])).toEqual(['b', 'd']);
+    await store.deleteMemory('ctx', 'c');
+    expect(await store.semantic.getDocs('ctx', ['c'])).toEqual([]);
+    expect((await store.semantic.postings('ctx', 'apple', { top: 5 })).map((p) => p.memoryId)).toEqual(['d']);
+    // Lists naming the deleted memory stay until refilled: referrers finds them.
+    expect(await store.semantic.referrers('ctx', ['c'])).toEqual(['b', 'd']);
+    await expect(
+      store.semantic.writeDocs('ctx', { put: [doc('nope', { apple: 1 }, [])] }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
+}
+
+type WriteFactory = (contextId: string, id: string, text: string, sequence: number) => MemoryWrite;
+
+function doc(memoryId: string, vector: Record<string, number>, list: Array<[string, number]>): SemanticDoc {
+  const terms = Object.keys(vector).sort();
+  return {
+    memoryId,
+    terms,
+    weights: terms.map((term) => vector[term]!),
+    neighbours: list.map(([id, score]) => ({ memoryId: id, score })),
+  };
+}
