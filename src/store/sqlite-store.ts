@@ -24,10 +24,11 @@ import {
   sameEdge,
 } from './edge-merge.ts';
 import { migrate } from './migrations.ts';
+import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
-/** How many contexts keep a cached BM25 / vector index per open store (least recently used is dropped). */
+/** How many contexts keep a cached vector index per open store (least recently used is dropped). */
 const CACHED_CONTEXTS = 32;
 
 /**
@@ -35,10 +36,11 @@ const CACHED_CONTEXTS = 32;
  *
  * Durability: every write method is one transaction; WAL with synchronous=NORMAL keeps every committed
  * transaction across a killed process (an OS crash may lose the last few, never corrupt the file).
- * Lexical search: a BM25 index per context (src/retrieval/bm25-index.ts) built lazily from the views table
- * and cached; `contexts.version` is bumped by every memory write/delete, so a cache built before a write (by
- * this process or another one sharing the file) is rebuilt on the next search. Vector search works the same
- * way with `contexts.vector_version` and src/store/vector-index.ts (exact, IVF above 20k vectors).
+ * Lexical search: a persistent BM25 index in the same file (src/store/sqlite-lexical-index.ts), updated in the
+ * transaction of every memory write/delete, searched top-k with pruning; nothing is rebuilt on open or write.
+ * Vector search: an index per context built lazily and cached; `contexts.vector_version` is bumped by every
+ * vector write/delete, so a cache built before a write (by this process or another one sharing the file) is
+ * rebuilt on the next search (src/store/vector-index.ts: exact, IVF above 20k vectors).
  */
 export function createSqliteStore(file: string, options: { readonly?: boolean } = {}): ArchiveStore {
   let db: Database.Database;
@@ -73,7 +75,8 @@ interface Cached<T> {
 class SqliteStore implements ArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'sqlite';
-  private readonly lexicalCache = new Map<string, Cached<Bm25Index>>();
+  /** Absent only for a read-only store of schema 1 (not migrated): then BM25 is built per search. */
+  private readonly lexical: SqliteLexicalIndex | undefined;
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
 
@@ -82,6 +85,8 @@ class SqliteStore implements ArchiveStore {
     private readonly file: string,
   ) {
     this.statements = prepareStatements(db);
+    const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_postings'").get();
+    this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -100,9 +105,11 @@ class SqliteStore implements ArchiveStore {
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
     for (const write of writes) assertWrite(contextId, write);
     const s = this.statements;
-    return this.run(() =>
-      this.db
+    const lexical = this.lexical;
+    return this.run(() => {
+      const result = this.db
         .transaction(() => {
+          lexical?.begin();
           const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
           s.ensureContext.run(contextId);
           for (const { record, views, contentHash } of writes) {
@@ -124,6 +131,7 @@ class SqliteStore implements ArchiveStore {
               s.updateMemory.run(...columns, contextId, record.id);
               s.deleteViews.run(contextId, record.id);
               s.deleteMemoryVectors.run(contextId, record.id);
+              lexical?.removeMemory(contextId, record.id);
               outcome.updated.push(record.id);
             } else {
               s.insertMemory.run(contextId, record.id, ...columns);
@@ -140,15 +148,19 @@ class SqliteStore implements ArchiveStore {
                 view.uri ?? null,
               );
             });
+            lexical?.addViews(contextId, record.id, views);
           }
+          lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
             s.bumpVersion.run(contextId);
             if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
           return outcome;
         })
-        .immediate(),
-    );
+        .immediate();
+      lexical?.commit();
+      return result;
+    });
   }
 
   async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
@@ -159,12 +171,16 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    return this.run(() =>
-      ids.flatMap((id) => {
-        const row = this.statements.getRecord.get(contextId, id) as { record: string } | undefined;
-        return row ? [JSON.parse(row.record) as MemoryRecord] : [];
-      }),
-    );
+    if (ids.length === 0) return [];
+    const rows = this.run(() => this.statements.getRecords.all(contextId, JSON.stringify(ids))) as {
+      id: string;
+      record: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.record]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
+    });
   }
 
   async listMemories(
@@ -188,38 +204,57 @@ class SqliteStore implements ArchiveStore {
 
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
-    this.run(() => {
-      for (const id of ids) {
-        const row = this.statements.getHash.get(contextId, id) as { content_hash: string } | undefined;
-        if (row) hashes.set(id, row.content_hash);
-      }
-    });
+    if (ids.length === 0) return hashes;
+    const rows = this.run(() => this.statements.getHashes.all(contextId, JSON.stringify(ids))) as {
+      id: string;
+      content_hash: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.content_hash]));
+    for (const id of ids) {
+      const hash = byId.get(id);
+      if (hash !== undefined) hashes.set(id, hash);
+    }
     return hashes;
   }
 
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     const s = this.statements;
-    return this.run(() =>
-      this.db
+    const lexical = this.lexical;
+    return this.run(() => {
+      const deleted = this.db
         .transaction(() => {
-          // Views, vectors and edges go with it (ON DELETE CASCADE).
+          lexical?.begin();
+          // Views, vectors and edges go with it (ON DELETE CASCADE); the lexical index is ours to update.
           const deleted = s.deleteMemory.run(contextId, id).changes > 0;
           if (deleted) {
+            lexical?.removeMemory(contextId, id);
+            lexical?.flush();
             s.bumpVersion.run(contextId);
             s.bumpVectorVersion.run(contextId);
           }
           return deleted;
         })
-        .immediate(),
-    );
+        .immediate();
+      lexical?.commit();
+      return deleted;
+    });
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
-    return this.run(() =>
-      memoryIds.flatMap((id) =>
-        (this.statements.getViews.all(contextId, id) as ViewRow[]).map((row) => toView(id, row)),
-      ),
-    );
+    if (memoryIds.length === 0) return [];
+    const rows = this.run(() =>
+      this.statements.getViews.all(contextId, JSON.stringify(memoryIds)),
+    ) as (ViewRow & {
+      memory_id: string;
+    })[];
+    const byMemory = new Map<string, MemoryView[]>();
+    for (const row of rows) {
+      const views = byMemory.get(row.memory_id) ?? [];
+      views.push(toView(row.memory_id, row));
+      byMemory.set(row.memory_id, views);
+    }
+    // Fresh objects per occurrence: a repeated id must not alias the same view object twice.
+    return memoryIds.flatMap((id) => (byMemory.get(id) ?? []).map((view) => ({ ...view })));
   }
 
   async replaceEdges(
@@ -298,13 +333,10 @@ class SqliteStore implements ArchiveStore {
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
-    this.run(() => {
-      for (const id of new Set(memoryIds)) {
-        for (const row of this.statements.edgesOf.all(contextId, id, contextId, id) as EdgeRow[]) {
-          found.set(pairKey(row.a, row.b), toEdge(contextId, row));
-        }
-      }
-    });
+    if (memoryIds.length === 0) return [];
+    const ids = JSON.stringify([...new Set(memoryIds)]);
+    const rows = this.run(() => this.statements.edgesOf.all(contextId, ids, contextId, ids)) as EdgeRow[];
+    for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
@@ -344,14 +376,11 @@ class SqliteStore implements ArchiveStore {
   }
 
   async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
-    const index = this.run(() => {
-      const version = this.contextVersion(contextId, 'version');
-      if (version === undefined) return undefined;
-      return cached(this.lexicalCache, contextId, version, () =>
-        Bm25Index.build(this.statements.lexicalDocuments.all(contextId) as LexicalRow[]),
-      );
+    return this.run(() => {
+      if (this.lexical) return this.lexical.search(contextId, query, options);
+      const documents = this.statements.lexicalDocuments.all(contextId) as LexicalRow[];
+      return Bm25Index.build(documents).search(query, options);
     });
-    return index ? index.search(query, options) : [];
   }
 
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
@@ -440,7 +469,6 @@ class SqliteStore implements ArchiveStore {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
-    this.lexicalCache.clear();
     this.vectorCache.clear();
   }
 
@@ -508,6 +536,12 @@ function prepareStatements(db: Database.Database) {
       content_hash = ?, record = ? WHERE context_id = ? AND id = ?`),
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
+    getRecords: p(
+      'SELECT id, record FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
+    ),
+    getHashes: p(
+      'SELECT id, content_hash FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
+    ),
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
       AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
       ORDER BY sequence, id LIMIT @limit`),
@@ -516,9 +550,8 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     deleteViews: p('DELETE FROM views WHERE context_id = ? AND memory_id = ?'),
-    getViews: p(
-      'SELECT kind, key, text, uri FROM views WHERE context_id = ? AND memory_id = ? ORDER BY position',
-    ),
+    getViews: p(`SELECT memory_id, kind, key, text, uri FROM views
+      WHERE context_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, position`),
     lexicalDocuments: p(`SELECT memory_id AS memoryId, kind, key, text FROM views
       WHERE context_id = ? AND text != '' ORDER BY memory_id, position`),
     listEdges: p('SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ?'),
@@ -529,8 +562,10 @@ function prepareStatements(db: Database.Database) {
     upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
       similarity = excluded.similarity`),
-    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ?
-      UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND b = ?`),
+    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
+      UNION ALL SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT types, COUNT(*) AS n FROM edges WHERE context_id = ? GROUP BY types'),
     upsertQuestion: p(`INSERT INTO questions (context_id, id, question) VALUES (?, ?, ?)
       ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`),

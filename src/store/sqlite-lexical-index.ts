@@ -1,0 +1,319 @@
+import type Database from 'better-sqlite3';
+import { termCounts } from '../retrieval/bm25-index.ts';
+import { tokenize } from '../retrieval/tokenize.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import { postingImpact, searchLexicalIndex } from './sqlite-lexical-search.ts';
+
+/**
+ * The persistent lexical index of the SQLite store: our own postings and statistics tables, not FTS5 (see
+ * docs/store-lexical-index.md for the measurement). FTS5 keeps table-wide statistics, scores with its own
+ * IDF, reads whole doclists (no top-k pruning) and cannot use our JS tokenizer; we need exact BM25 per
+ * (context, view kind) with pruning, so the index stores what that needs and nothing else:
+ *
+ * - lex_fields: one row per (context, view kind) = a BM25 "field" with its document count and total length;
+ *   reference_length is the average length of the batch that created the field, fixed forever (see impact).
+ * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
+ * - lex_term_stats: df per (field, term).
+ * - lex_docs: one row per indexed view (own INTEGER PRIMARY KEY, stable across VACUUM unlike a views rowid)
+ *   with memory id, key, length and the forward list (term id, tf) as a blob: the random access of the search
+ *   and what a delete needs to find its postings.
+ * - lex_postings: (field, term, impact, doc) WITHOUT ROWID, impact-ordered: impact is the term's BM25 tf-part
+ *   at the field's reference length, quantised to IMPACT_STEPS steps and stored descending (as SCALE-1-q),
+ *   so a range scan reads a term's best documents first and its first row bounds the rest of the list.
+ *
+ * Every change happens in the caller's write transaction (one batch per writeMemories / deleteMemory); nothing
+ * is ever rebuilt from the views, so opening or writing costs the same at 1k or 1M memories.
+ */
+export const LEXICAL_SCHEMA_SQL = `
+  CREATE TABLE lex_fields (
+    id INTEGER PRIMARY KEY,
+    context_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    docs INTEGER NOT NULL DEFAULT 0,
+    total_length INTEGER NOT NULL DEFAULT 0,
+    reference_length REAL NOT NULL,
+    UNIQUE (context_id, kind)
+  );
+  CREATE TABLE lex_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+  CREATE TABLE lex_term_stats (
+    field INTEGER NOT NULL,
+    term INTEGER NOT NULL,
+    df INTEGER NOT NULL,
+    PRIMARY KEY (field, term)
+  ) WITHOUT ROWID;
+  CREATE TABLE lex_docs (
+    id INTEGER PRIMARY KEY,
+    field INTEGER NOT NULL,
+    memory_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    terms BLOB NOT NULL
+  );
+  CREATE INDEX lex_docs_by_memory ON lex_docs (memory_id, field);
+  CREATE TABLE lex_postings (
+    field INTEGER NOT NULL,
+    term INTEGER NOT NULL,
+    impact INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    PRIMARY KEY (field, term, impact, doc)
+  ) WITHOUT ROWID;
+`;
+
+export function encodeForward(pairs: readonly number[]): Buffer {
+  return Buffer.from(Uint32Array.from(pairs).buffer);
+}
+
+/** (term id, tf) pairs of a lex_docs.terms blob; read with readUInt32LE since the blob may be unaligned. */
+export function decodeForward(blob: Buffer): number[] {
+  const pairs: number[] = new Array(blob.length >> 2);
+  for (let i = 0; i < pairs.length; i++) pairs[i] = blob.readUInt32LE(i * 4);
+  return pairs;
+}
+
+interface FieldRef {
+  id: number;
+  referenceLength: number;
+}
+
+interface PendingViews {
+  contextId: string;
+  memoryId: string;
+  views: MemoryView[];
+}
+
+/** Term ids and fields learnt per connection: ids are permanent, so the cache never goes stale. */
+const TERM_CACHE_LIMIT = 1_000_000;
+
+export class SqliteLexicalIndex {
+  private readonly s: ReturnType<typeof prepareLexicalStatements>;
+  private readonly termIds = new Map<string, number>();
+  private readonly fields = new Map<string, FieldRef>();
+  /** Learnt inside the current write transaction: kept only once it commits (a rollback would reuse ids). */
+  private pendingTerms = new Map<string, number>();
+  private pendingFields = new Map<string, FieldRef>();
+  private pendingViews = new Map<string, PendingViews>();
+  private statDeltas = new Map<number, Map<number, number>>();
+  private fieldDeltas = new Map<number, { docs: number; length: number }>();
+
+  constructor(private readonly db: Database.Database) {
+    this.s = prepareLexicalStatements(db);
+  }
+
+  /** Starts a write batch (inside the caller's transaction); forgets what an aborted batch learnt. */
+  begin(): void {
+    this.pendingTerms = new Map();
+    this.pendingFields = new Map();
+    this.pendingViews = new Map();
+    this.statDeltas = new Map();
+    this.fieldDeltas = new Map();
+  }
+
+  /** Queues a memory's views; they are tokenized and written by flush(). */
+  addViews(contextId: string, memoryId: string, views: readonly MemoryView[]): void {
+    const key = `${contextId}\u0000${memoryId}`;
+    let pending = this.pendingViews.get(key);
+    if (!pending) {
+      pending = { contextId, memoryId, views: [] };
+      this.pendingViews.set(key, pending);
+    }
+    for (const view of views) if (view.text !== '') pending.views.push(view);
+  }
+
+  /** Removes a memory's documents (queued ones included): postings, df and field statistics. */
+  removeMemory(contextId: string, memoryId: string): void {
+    this.pendingViews.delete(`${contextId}\u0000${memoryId}`);
+    const docs = this.s.docsOfMemory.all(memoryId, contextId) as {
+      id: number;
+      field: number;
+      length: number;
+      terms: Buffer;
+      ref: number;
+    }[];
+    for (const doc of docs) {
+      const pairs = decodeForward(doc.terms);
+      for (let i = 0; i < pairs.length; i += 2) {
+        const term = pairs[i]!;
+        const tf = pairs[i + 1]!;
+        this.s.deletePosting.run(doc.field, term, postingImpact(tf, doc.length, doc.ref), doc.id);
+        this.addStat(doc.field, term, -1);
+      }
+      this.addFieldDelta(doc.field, -1, -doc.length);
+      this.s.deleteDoc.run(doc.id);
+    }
+  }
+
+  /** Writes the queued documents and the aggregated statistics; call last in the transaction. */
+  flush(): void {
+    const docs: { pending: PendingViews; view: MemoryView; counts: Map<string, number>; length: number }[] =
+      [];
+    const newTerms = new Set<string>();
+    for (const pending of this.pendingViews.values()) {
+      for (const view of pending.views) {
+        const tokens = tokenize(view.text);
+        if (tokens.length === 0) continue;
+        const counts = termCounts(tokens);
+        for (const term of counts.keys()) if (this.termId(term) === undefined) newTerms.add(term);
+        docs.push({ pending, view, counts, length: tokens.length });
+      }
+    }
+    this.resolveTerms(newTerms);
+    this.createFields(
+      docs.map((d) => ({ contextId: d.pending.contextId, kind: d.view.kind, length: d.length })),
+    );
+    const postings: number[][] = [];
+    for (const doc of docs) {
+      const field = this.field(doc.pending.contextId, doc.view.kind)!;
+      const pairs: number[] = [];
+      for (const [term, tf] of doc.counts) pairs.push(this.termId(term)!, tf);
+      const id = Number(
+        this.s.insertDoc.run(field.id, doc.pending.memoryId, doc.view.key, doc.length, encodeForward(pairs))
+          .lastInsertRowid,
+      );
+      for (let i = 0; i < pairs.length; i += 2) {
+        postings.push([
+          field.id,
+          pairs[i]!,
+          postingImpact(pairs[i + 1]!, doc.length, field.referenceLength),
+          id,
+        ]);
+        this.addStat(field.id, pairs[i]!, 1);
+      }
+      this.addFieldDelta(field.id, 1, doc.length);
+    }
+    // Key order: consecutive inserts land on neighbouring B-tree pages.
+    postings.sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]! || x[3]! - y[3]!);
+    for (const posting of postings) this.s.insertPosting.run(...posting);
+    for (const [field, terms] of this.statDeltas) {
+      for (const [term, delta] of terms) {
+        if (delta === 0) continue;
+        this.s.addStat.run(field, term, delta);
+        if (delta < 0) this.s.dropEmptyStat.run(field, term);
+      }
+    }
+    for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
+    this.pendingViews = new Map();
+    this.statDeltas = new Map();
+    this.fieldDeltas = new Map();
+  }
+
+  /** The batch's transaction committed: what it learnt is now true for good. */
+  commit(): void {
+    if (this.termIds.size + this.pendingTerms.size > TERM_CACHE_LIMIT) this.termIds.clear();
+    for (const [term, id] of this.pendingTerms) this.termIds.set(term, id);
+    for (const [key, field] of this.pendingFields) this.fields.set(key, field);
+    this.pendingTerms = new Map();
+    this.pendingFields = new Map();
+  }
+
+  /** Top `limit` hits per view kind, exactly Bm25Index.search over the context's current views. */
+  search(
+    contextId: string,
+    query: string,
+    options: { limit: number; kinds?: readonly ViewKind[] },
+  ): ViewHit[] {
+    return searchLexicalIndex(this.db, this.termIds, contextId, query, options);
+  }
+
+  private termId(term: string): number | undefined {
+    return this.termIds.get(term) ?? this.pendingTerms.get(term);
+  }
+
+  private resolveTerms(terms: Set<string>): void {
+    if (terms.size === 0) return;
+    const rows = this.s.termIds.all(JSON.stringify([...terms])) as { term: string; id: number }[];
+    for (const row of rows) {
+      this.pendingTerms.set(row.term, row.id);
+      terms.delete(row.term);
+    }
+    for (const term of terms) {
+      this.pendingTerms.set(term, Number(this.s.insertTerm.run(term).lastInsertRowid));
+    }
+  }
+
+  private field(contextId: string, kind: ViewKind): FieldRef | undefined {
+    const key = `${contextId}\u0000${kind}`;
+    const known = this.fields.get(key) ?? this.pendingFields.get(key);
+    if (known) return known;
+    const row = this.s.getField.get(contextId, kind) as { id: number; reference_length: number } | undefined;
+    if (!row) return undefined;
+    const field = { id: row.id, referenceLength: row.reference_length };
+    this.pendingFields.set(key, field);
+    return field;
+  }
+
+  /** New fields take the average length of their first batch as reference (fixed: postings depend on it). */
+  private createFields(docs: readonly { contextId: string; kind: ViewKind; length: number }[]): void {
+    const missing = new Map<string, { contextId: string; kind: ViewKind; docs: number; length: number }>();
+    for (const doc of docs) {
+      const key = `${doc.contextId}\u0000${doc.kind}`;
+      if (!missing.has(key) && this.field(doc.contextId, doc.kind)) continue;
+      const entry = missing.get(key) ?? { contextId: doc.contextId, kind: doc.kind, docs: 0, length: 0 };
+      entry.docs++;
+      entry.length += doc.length;
+      missing.set(key, entry);
+    }
+    for (const [key, entry] of missing) {
+      const referenceLength = entry.length / entry.docs;
+      const id = Number(this.s.createField.run(entry.contextId, entry.kind, referenceLength).lastInsertRowid);
+      this.pendingFields.set(key, { id, referenceLength });
+    }
+  }
+
+  private addStat(field: number, term: number, delta: number): void {
+    let terms = this.statDeltas.get(field);
+    if (!terms) {
+      terms = new Map();
+      this.statDeltas.set(field, terms);
+    }
+    terms.set(term, (terms.get(term) ?? 0) + delta);
+  }
+
+  private addFieldDelta(field: number, docs: number, length: number): void {
+    const delta = this.fieldDeltas.get(field) ?? { docs: 0, length: 0 };
+    delta.docs += docs;
+    delta.length += length;
+    this.fieldDeltas.set(field, delta);
+  }
+}
+
+/** Indexes every view of a store written before the index existed (migration 2: explicit upgrade work). */
+export function backfillLexicalIndex(db: Database.Database): void {
+  const index = new SqliteLexicalIndex(db);
+  const page = db.prepare(`SELECT rowid, context_id AS contextId, memory_id AS memoryId, kind, key, text
+    FROM views WHERE rowid > ? AND text != '' ORDER BY rowid LIMIT 5000`);
+  let after = -1;
+  for (;;) {
+    const rows = page.all(after) as (MemoryView & { rowid: number; contextId: string })[];
+    if (rows.length === 0) return;
+    index.begin();
+    for (const row of rows) {
+      index.addViews(row.contextId, row.memoryId, [
+        { memoryId: row.memoryId, kind: row.kind, key: row.key, text: row.text },
+      ]);
+    }
+    index.flush();
+    index.commit();
+    after = rows[rows.length - 1]!.rowid;
+  }
+}
+
+function prepareLexicalStatements(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    getField: p('SELECT id, reference_length FROM lex_fields WHERE context_id = ? AND kind = ?'),
+    createField: p('INSERT INTO lex_fields (context_id, kind, reference_length) VALUES (?, ?, ?)'),
+    addFieldStats: p('UPDATE lex_fields SET docs = docs + ?, total_length = total_length + ? WHERE id = ?'),
+    termIds: p('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
+    insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
+    addStat: p(`INSERT INTO lex_term_stats (field, term, df) VALUES (?, ?, ?)
+      ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df`),
+    dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND df <= 0'),
+    insertDoc: p('INSERT INTO lex_docs (field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?)'),
+    deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
+    docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
+      f.reference_length AS ref FROM lex_docs d JOIN lex_fields f ON f.id = d.field
+      WHERE d.memory_id = ? AND f.context_id = ?`),
+    insertPosting: p('INSERT INTO lex_postings (field, term, impact, doc) VALUES (?, ?, ?, ?)'),
+    deletePosting: p('DELETE FROM lex_postings WHERE field = ? AND term = ? AND impact = ? AND doc = ?'),
+  };
+}

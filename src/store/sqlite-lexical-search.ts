@@ -1,0 +1,221 @@
+import type Database from 'better-sqlite3';
+import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
+import { compareHits, TopHits } from '../retrieval/top-hits.ts';
+import type { ViewHit, ViewKind } from '../types/view.ts';
+
+/** Quantisation steps of a posting's impact (20 bits: the bound is loose by at most 1e-6 of k1 + 1). */
+export const IMPACT_STEPS = 2 ** 20;
+
+/** Stored impact of (tf, length) in a field: ascending order = descending tf-part at the reference length. */
+export function postingImpact(tf: number, length: number, referenceLength: number): number {
+  const share = bm25TermScore(1, tf, length, referenceLength) / (BM25_K1 + 1);
+  return IMPACT_STEPS - 1 - Math.min(IMPACT_STEPS - 1, Math.floor(share * IMPACT_STEPS));
+}
+
+/** Rows read per posting page: small first (most queries stop early), doubling up to the cap. */
+const FIRST_PAGE = 64;
+const MAX_PAGE = 8192;
+/** Relative safety margin of the stop test against rounding (scores are sums of a few doubles). */
+const MARGIN = 1e-9;
+
+interface FieldRow {
+  id: number;
+  kind: ViewKind;
+  docs: number;
+  total_length: number;
+  reference_length: number;
+}
+
+interface Cursor {
+  term: number;
+  idf: number;
+  /** Last (impact, doc) read; the next page starts after it. */
+  impact: number;
+  doc: number;
+  pageSize: number;
+  rows: number[][];
+  /** No rows left in the database after `rows`. */
+  drained: boolean;
+  /** Upper bound of this term's contribution for every document not read from its list yet. */
+  bound: number;
+}
+
+const statementCache = new WeakMap<Database.Database, ReturnType<typeof prepareSearchStatements>>();
+
+/**
+ * Exact top-k BM25 per field with the threshold algorithm (Fagin, Lotem & Naor 2003) over impact-ordered
+ * postings: read each query term's list best-first, score every newly seen document completely through its
+ * forward list (random access), and stop as soon as the k-th best score beats the sum of the lists' frontier
+ * bounds: no unread document can then enter the top k, not even on a tie-break. The k-th score rises fast and
+ * the bounds fall fast for rare terms, so a query reads the head of its lists, not every matching document.
+ *
+ * Scores are computed with bm25TermScore summed in query-term order, as Bm25Index does, so hits and scores
+ * are bit-identical to a fresh Bm25Index over the same views. The whole search is one read transaction
+ * (a consistent snapshot even while another connection writes).
+ */
+export function searchLexicalIndex(
+  db: Database.Database,
+  termIds: ReadonlyMap<string, number>,
+  contextId: string,
+  query: string,
+  options: { limit: number; kinds?: readonly ViewKind[] },
+): ViewHit[] {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || options.limit <= 0) return [];
+  let s = statementCache.get(db);
+  if (!s) {
+    s = prepareSearchStatements(db);
+    statementCache.set(db, s);
+  }
+  const statements = s;
+  return db.transaction(() => {
+    const fields = (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
+    if (fields.length === 0) return [];
+    const wanted = options.kinds ? new Set(options.kinds) : undefined;
+    const ids = resolveTermIds(statements, termIds, terms);
+    if (ids.length === 0) return [];
+    const hits: ViewHit[] = [];
+    for (const field of fields) {
+      if (wanted && !wanted.has(field.kind)) continue;
+      hits.push(...searchField(statements, field, ids, options.limit));
+    }
+    return hits.sort(compareHits);
+  })();
+}
+
+/** Query term ids in query order; terms the dictionary has never seen cannot match and are dropped. */
+function resolveTermIds(
+  s: ReturnType<typeof prepareSearchStatements>,
+  known: ReadonlyMap<string, number>,
+  terms: readonly string[],
+): number[] {
+  const found = new Map<string, number>();
+  const missing = terms.filter((term) => !known.has(term));
+  if (missing.length > 0) {
+    for (const row of s.termIds.all(JSON.stringify(missing)) as { term: string; id: number }[]) {
+      found.set(row.term, row.id);
+    }
+  }
+  return terms.flatMap((term) => {
+    const id = known.get(term) ?? found.get(term);
+    return id === undefined ? [] : [id];
+  });
+}
+
+function searchField(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: FieldRow,
+  termIds: readonly number[],
+  limit: number,
+): ViewHit[] {
+  const n = field.docs;
+  const averageLength = field.total_length / n;
+  const dfs = new Map<number, number>();
+  for (const row of s.dfs.all(field.id, JSON.stringify(termIds)) as { term: number; df: number }[]) {
+    dfs.set(row.term, row.df);
+  }
+  // Query order is kept (it is the summation order of every score).
+  const cursors: Cursor[] = termIds
+    .filter((term) => dfs.has(term))
+    .map((term) => ({
+      term,
+      idf: bm25Idf(n, dfs.get(term)!),
+      impact: -1,
+      doc: -1,
+      pageSize: FIRST_PAGE,
+      rows: [],
+      drained: false,
+      bound: Number.POSITIVE_INFINITY,
+    }));
+  if (cursors.length === 0) return [];
+  // Stored impacts are tf-parts at the reference length; at a larger current average they grow by at most
+  // average / reference (see docs/store-lexical-index.md), so the bound scales by that factor.
+  const boundScale = ((BM25_K1 + 1) * Math.max(1, averageLength / field.reference_length)) / IMPACT_STEPS;
+  const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
+  const seen = new Set<number>();
+  const top = new TopHits(limit);
+  for (const cursor of cursors) readPage(s, field.id, cursor, boundScale);
+  const tfs = new Float64Array(cursors.length);
+  for (;;) {
+    let sum = 0;
+    let next: Cursor | undefined;
+    for (const cursor of cursors) {
+      sum += cursor.bound;
+      if (cursor.bound > 0 && (!next || cursor.bound > next.bound)) next = cursor;
+    }
+    if (!next || (top.full && top.worst!.rawScore > sum * (1 + MARGIN))) break;
+    if (next.rows.length === 0) {
+      readPage(s, field.id, next, boundScale);
+      continue;
+    }
+    const fresh: number[] = [];
+    for (const row of next.rows) {
+      if (!seen.has(row[1]!)) {
+        seen.add(row[1]!);
+        fresh.push(row[1]!);
+      }
+    }
+    next.rows = [];
+    // Unread rows of this list come after the last one read: their impact is at least its impact.
+    next.bound = next.drained ? 0 : next.idf * (IMPACT_STEPS - next.impact) * boundScale;
+    if (fresh.length === 0) continue;
+    for (const doc of s.docs.all(JSON.stringify(fresh)) as unknown[][]) {
+      const [, memoryId, key, length, blob] = doc as [number, string, string, number, Buffer];
+      tfs.fill(0);
+      for (let i = 0; i + 8 <= blob.length; i += 8) {
+        const at = position.get(blob.readUInt32LE(i));
+        if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+      }
+      let rawScore = 0;
+      for (let at = 0; at < cursors.length; at++) {
+        if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
+      }
+      if (top.full && rawScore < top.worst!.rawScore) continue;
+      top.offer({ memoryId, kind: field.kind, key, rawScore });
+    }
+  }
+  return top.sorted();
+}
+
+function readPage(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: number,
+  cursor: Cursor,
+  boundScale: number,
+): void {
+  const rows = s.page.all(field, cursor.term, cursor.impact, cursor.doc, cursor.pageSize) as number[][];
+  cursor.drained = rows.length < cursor.pageSize;
+  cursor.pageSize = Math.min(MAX_PAGE, cursor.pageSize * 2);
+  cursor.rows = rows;
+  if (rows.length > 0) {
+    const first = rows[0]!;
+    const last = rows[rows.length - 1]!;
+    cursor.impact = last[0]!;
+    cursor.doc = last[1]!;
+    // The list's next unread row is `first`: nothing unread scores above its impact.
+    cursor.bound = cursor.idf * (IMPACT_STEPS - first[0]!) * boundScale;
+  } else {
+    cursor.bound = 0;
+  }
+}
+
+function prepareSearchStatements(db: Database.Database) {
+  return {
+    fields: db.prepare(
+      'SELECT id, kind, docs, total_length, reference_length FROM lex_fields WHERE context_id = ?',
+    ),
+    termIds: db.prepare('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
+    dfs: db.prepare(
+      'SELECT term, df FROM lex_term_stats WHERE field = ? AND term IN (SELECT value FROM json_each(?))',
+    ),
+    page: db
+      .prepare(`SELECT impact, doc FROM lex_postings WHERE field = ? AND term = ? AND (impact, doc) > (?, ?)
+        ORDER BY impact, doc LIMIT ?`)
+      .raw(),
+    docs: db
+      .prepare(
+        'SELECT id, memory_id, key, length, terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))',
+      )
+      .raw(),
+  };
+}
