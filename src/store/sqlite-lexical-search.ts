@@ -128,14 +128,17 @@ function searchField(
       bound: Number.POSITIVE_INFINITY,
     }));
   if (cursors.length === 0) return [];
-  // Stored impacts are tf-parts at the reference length; at a larger current average they grow by at most
-  // average / reference (see docs/store-lexical-index.md), so the bound scales by that factor.
-  const boundScale = ((BM25_K1 + 1) * Math.max(1, averageLength / field.reference_length)) / IMPACT_STEPS;
-  const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
-  const seen = new Set<number>();
-  const top = new TopHits(limit);
-  for (const cursor of cursors) readPage(s, field.id, cursor, boundScale);
-  const tfs = new Float64Array(cursors.length);
+  // A stored impact q is the tf-part at the field's reference length, in [q, q + 1) / IMPACT_STEPS of
+  // (k1 + 1). At the current average length the true tf-part lies within a factor average / reference of
+  // it (docs/store-lexical-index.md), which gives per-posting lower and upper bounds without reading tf.
+  const ratio = averageLength / field.reference_length;
+  const upper = ((BM25_K1 + 1) * Math.max(1, ratio)) / IMPACT_STEPS;
+  const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_STEPS;
+  const accumulators = new Map<number, Accumulator>();
+  /** Documents proven unable to reach the top k (never revisited). */
+  const dead = new Set<number>();
+  let threshold = Number.NEGATIVE_INFINITY;
+  for (const cursor of cursors) readPage(s, field.id, cursor, upper);
   for (;;) {
     let sum = 0;
     let next: Cursor | undefined;
@@ -143,23 +146,128 @@ function searchField(
       sum += cursor.bound;
       if (cursor.bound > 0 && (!next || cursor.bound > next.bound)) next = cursor;
     }
-    if (!next || (top.full && top.worst!.rawScore > sum * (1 + MARGIN))) break;
+    // No unread document can reach the k-th lower bound: the candidates are among the accumulators.
+    if (
+      !next ||
+      (threshold > sum * (1 + MARGIN) && candidateCount(accumulators, cursors, threshold) <= limit * 4 + 256)
+    ) {
+      break;
+    }
     if (next.rows.length === 0) {
-      readPage(s, field.id, next, boundScale);
+      readPage(s, field.id, next, upper);
       continue;
     }
-    const fresh: number[] = [];
+    const bit = bitOf(cursors.indexOf(next));
+    // Elsewhere a newly met document scores at most the other lists' frontier bounds.
+    const others = sum - next.bound;
     for (const row of next.rows) {
-      if (!seen.has(row[1]!)) {
-        seen.add(row[1]!);
-        fresh.push(row[1]!);
+      const doc = row[1]!;
+      const q = IMPACT_STEPS - 1 - row[0]!;
+      const high = next.idf * (q + 1) * upper;
+      const accumulator = accumulators.get(doc);
+      if (accumulator) {
+        accumulator.low += next.idf * q * lower;
+        accumulator.high += high;
+        accumulator.mask |= bit;
+      } else if (!dead.has(doc)) {
+        if (threshold > (high + others) * (1 + MARGIN)) dead.add(doc);
+        else accumulators.set(doc, { low: next.idf * q * lower, high, mask: bit });
       }
     }
     next.rows = [];
     // Unread rows of this list come after the last one read: their impact is at least its impact.
-    next.bound = next.drained ? 0 : next.idf * (IMPACT_STEPS - next.impact) * boundScale;
-    if (fresh.length === 0) continue;
-    for (const doc of s.docs.all(JSON.stringify(fresh)) as unknown[][]) {
+    next.bound = next.drained ? 0 : next.idf * (IMPACT_STEPS - next.impact) * upper;
+    threshold = kthLargest(accumulators, limit);
+  }
+  return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
+}
+
+interface Accumulator {
+  /** Sums of the per-list lower and upper bounds of the lists the document was read from. */
+  low: number;
+  high: number;
+  /** Lists it was read from (bit i = cursor i; cursors past 30 are never marked: their bound always counts). */
+  mask: number;
+}
+
+function bitOf(index: number): number {
+  return index < 30 ? 1 << index : 0;
+}
+
+/** Upper bound of a document's final score: what it got, plus the frontier of every list it was not read from. */
+function ceiling(accumulator: Accumulator, cursors: readonly Cursor[]): number {
+  let high = accumulator.high;
+  for (let i = 0; i < cursors.length; i++) if ((accumulator.mask & bitOf(i)) === 0) high += cursors[i]!.bound;
+  return high;
+}
+
+function candidateCount(
+  accumulators: Map<number, Accumulator>,
+  cursors: readonly Cursor[],
+  threshold: number,
+): number {
+  let count = 0;
+  for (const accumulator of accumulators.values()) {
+    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold) count++;
+  }
+  return count;
+}
+
+/** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
+function kthLargest(accumulators: Map<number, Accumulator>, k: number): number {
+  if (accumulators.size < k) return Number.NEGATIVE_INFINITY;
+  const values = new Float64Array(accumulators.size);
+  let i = 0;
+  for (const accumulator of accumulators.values()) values[i++] = accumulator.low;
+  return quickselect(values, values.length - k);
+}
+
+/** The value of rank `rank` (0-based, ascending) of `values`, reordering it in place. */
+function quickselect(values: Float64Array, rank: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i] = values[j]!;
+        values[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (rank <= j) hi = j;
+    else if (rank >= i) lo = i;
+    else return values[rank]!;
+  }
+  return values[rank]!;
+}
+
+/** Exact scores (forward lists, summed in query order as Bm25Index does) of the documents that may rank. */
+function scoreCandidates(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: FieldRow,
+  cursors: readonly Cursor[],
+  accumulators: Map<number, Accumulator>,
+  threshold: number,
+  averageLength: number,
+  limit: number,
+): ViewHit[] {
+  const candidates: number[] = [];
+  for (const [doc, accumulator] of accumulators) {
+    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold) candidates.push(doc);
+  }
+  const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
+  const tfs = new Float64Array(cursors.length);
+  const top = new TopHits(limit);
+  for (let from = 0; from < candidates.length; from += 2048) {
+    const chunk = JSON.stringify(candidates.slice(from, from + 2048));
+    for (const doc of s.docs.all(chunk) as unknown[][]) {
       const [, memoryId, key, length, blob] = doc as [number, string, string, number, Buffer];
       tfs.fill(0);
       for (let i = 0; i + 8 <= blob.length; i += 8) {
@@ -181,7 +289,7 @@ function readPage(
   s: ReturnType<typeof prepareSearchStatements>,
   field: number,
   cursor: Cursor,
-  boundScale: number,
+  upper: number,
 ): void {
   const rows = s.page.all(field, cursor.term, cursor.impact, cursor.doc, cursor.pageSize) as number[][];
   cursor.drained = rows.length < cursor.pageSize;
@@ -193,7 +301,7 @@ function readPage(
     cursor.impact = last[0]!;
     cursor.doc = last[1]!;
     // The list's next unread row is `first`: nothing unread scores above its impact.
-    cursor.bound = cursor.idf * (IMPACT_STEPS - first[0]!) * boundScale;
+    cursor.bound = cursor.idf * (IMPACT_STEPS - first[0]!) * upper;
   } else {
     cursor.bound = 0;
   }

@@ -86,7 +86,7 @@ describe('Bm25Index incremental maintenance', () => {
         (docs, removed) => {
           const index = Bm25Index.build(docs);
           for (const id of removed) index.removeMemory(id);
-          const fresh = Bm25Index.build(docs.filter((d) => !removed.includes(d.memoryId)));
+          const fresh = Bm25Index.build(docs.filter((d) => !(removed as string[]).includes(d.memoryId)));
           expect(index.size).toBe(fresh.size);
           for (const query of ['apple', 'pear plum fig', 'kiwi lime date apple']) {
             for (const limit of [1, 3, 50]) {
