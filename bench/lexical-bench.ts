@@ -165,6 +165,7 @@ function sameHits(x: ViewHit[], y: ViewHit[]): boolean {
 async function bench(memories: number): Promise<Row> {
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'graphmemix-lexbench-'));
   const file = join(dir, `bench-${memories}.db`);
+  rmSync(file, { force: true });
   try {
     const gen = generator(42);
     let store = await openStore(file);

@@ -15,11 +15,12 @@ import { postingImpact, searchLexicalIndex } from './sqlite-lexical-search.ts';
  * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
  * - lex_term_stats: df per (field, term).
  * - lex_docs: one row per indexed view (own INTEGER PRIMARY KEY, stable across VACUUM unlike a views rowid)
- *   with memory id, key, length and the forward list (term id, tf) as a blob: the random access of the search
- *   and what a delete needs to find its postings.
- * - lex_postings: (field, term, impact, doc) WITHOUT ROWID, impact-ordered: impact is the term's BM25 tf-part
- *   at the field's reference length, quantised to IMPACT_STEPS steps and stored descending (as SCALE-1-q),
- *   so a range scan reads a term's best documents first and its first row bounds the rest of the list.
+ *   with memory id, key, length and the forward list as a uint32 blob [doc id, length, term id, tf, ...]: the
+ *   random access of the search (one column, read with pluck) and what a delete needs to find its postings.
+ * - lex_postings: (field, term, posting) WITHOUT ROWID with posting = impact * 2^32 + doc, impact-ordered:
+ *   impact is the term's BM25 tf-part at the field's reference length, quantised to IMPACT_STEPS steps and
+ *   stored descending (as STEPS-1-q), so a range scan reads a term's best documents first and its first row
+ *   bounds the rest of the list. One integer per row: reading it with pluck costs a third of two columns.
  *
  * Every change happens in the caller's write transaction (one batch per writeMemories / deleteMemory); nothing
  * is ever rebuilt from the views, so opening or writing costs the same at 1k or 1M memories.
@@ -53,21 +54,26 @@ export const LEXICAL_SCHEMA_SQL = `
   CREATE TABLE lex_postings (
     field INTEGER NOT NULL,
     term INTEGER NOT NULL,
-    impact INTEGER NOT NULL,
-    doc INTEGER NOT NULL,
-    PRIMARY KEY (field, term, impact, doc)
+    posting INTEGER NOT NULL,
+    PRIMARY KEY (field, term, posting)
   ) WITHOUT ROWID;
 `;
 
-export function encodeForward(pairs: readonly number[]): Buffer {
-  return Buffer.from(Uint32Array.from(pairs).buffer);
+/** A lex_docs.terms blob: [doc id, length, term id, tf, term id, tf, ...] as little-endian uint32. */
+export function encodeForward(doc: number, length: number, pairs: readonly number[]): Buffer {
+  return Buffer.from(Uint32Array.from([doc, length, ...pairs]).buffer);
 }
 
-/** (term id, tf) pairs of a lex_docs.terms blob; read with readUInt32LE since the blob may be unaligned. */
+/** The (term id, tf) pairs of a forward blob; readUInt32LE since the blob may be unaligned. */
 export function decodeForward(blob: Buffer): number[] {
-  const pairs: number[] = new Array(blob.length >> 2);
-  for (let i = 0; i < pairs.length; i++) pairs[i] = blob.readUInt32LE(i * 4);
+  const pairs: number[] = new Array((blob.length >> 2) - 2);
+  for (let i = 0; i < pairs.length; i++) pairs[i] = blob.readUInt32LE(8 + i * 4);
   return pairs;
+}
+
+/** The packed posting key: impact order first, then document id (ids stay below 2^32). */
+export function postingKey(impact: number, doc: number): number {
+  return impact * 2 ** 32 + doc;
 }
 
 interface FieldRef {
@@ -134,7 +140,7 @@ export class SqliteLexicalIndex {
       for (let i = 0; i < pairs.length; i += 2) {
         const term = pairs[i]!;
         const tf = pairs[i + 1]!;
-        this.s.deletePosting.run(doc.field, term, postingImpact(tf, doc.length, doc.ref), doc.id);
+        this.s.deletePosting.run(doc.field, term, postingKey(postingImpact(tf, doc.length, doc.ref), doc.id));
         this.addStat(doc.field, term, -1);
       }
       this.addFieldDelta(doc.field, -1, -doc.length);
@@ -161,27 +167,24 @@ export class SqliteLexicalIndex {
       docs.map((d) => ({ contextId: d.pending.contextId, kind: d.view.kind, length: d.length })),
     );
     const postings: number[][] = [];
+    // Ids are assigned here (inside the write transaction) so the forward blob can carry its own id.
+    let nextId = (this.s.maxDoc.get() as { id: number | null }).id ?? 0;
     for (const doc of docs) {
       const field = this.field(doc.pending.contextId, doc.view.kind)!;
       const pairs: number[] = [];
       for (const [term, tf] of doc.counts) pairs.push(this.termId(term)!, tf);
-      const id = Number(
-        this.s.insertDoc.run(field.id, doc.pending.memoryId, doc.view.key, doc.length, encodeForward(pairs))
-          .lastInsertRowid,
-      );
+      const id = ++nextId;
+      const forward = encodeForward(id, doc.length, pairs);
+      this.s.insertDoc.run(id, field.id, doc.pending.memoryId, doc.view.key, doc.length, forward);
       for (let i = 0; i < pairs.length; i += 2) {
-        postings.push([
-          field.id,
-          pairs[i]!,
-          postingImpact(pairs[i + 1]!, doc.length, field.referenceLength),
-          id,
-        ]);
+        const impact = postingImpact(pairs[i + 1]!, doc.length, field.referenceLength);
+        postings.push([field.id, pairs[i]!, postingKey(impact, id)]);
         this.addStat(field.id, pairs[i]!, 1);
       }
       this.addFieldDelta(field.id, 1, doc.length);
     }
     // Key order: consecutive inserts land on neighbouring B-tree pages.
-    postings.sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]! || x[3]! - y[3]!);
+    postings.sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!);
     for (const posting of postings) this.s.insertPosting.run(...posting);
     for (const [field, terms] of this.statDeltas) {
       for (const [term, delta] of terms) {
@@ -308,12 +311,13 @@ function prepareLexicalStatements(db: Database.Database) {
     addStat: p(`INSERT INTO lex_term_stats (field, term, df) VALUES (?, ?, ?)
       ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df`),
     dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND df <= 0'),
-    insertDoc: p('INSERT INTO lex_docs (field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?)'),
+    maxDoc: p('SELECT MAX(id) AS id FROM lex_docs'),
+    insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),
     deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
     docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
       f.reference_length AS ref FROM lex_docs d JOIN lex_fields f ON f.id = d.field
       WHERE d.memory_id = ? AND f.context_id = ?`),
-    insertPosting: p('INSERT INTO lex_postings (field, term, impact, doc) VALUES (?, ?, ?, ?)'),
-    deletePosting: p('DELETE FROM lex_postings WHERE field = ? AND term = ? AND impact = ? AND doc = ?'),
+    insertPosting: p('INSERT INTO lex_postings (field, term, posting) VALUES (?, ?, ?)'),
+    deletePosting: p('DELETE FROM lex_postings WHERE field = ? AND term = ? AND posting = ?'),
   };
 }

@@ -12,6 +12,10 @@ export function postingImpact(tf: number, length: number, referenceLength: numbe
   return IMPACT_STEPS - 1 - Math.min(IMPACT_STEPS - 1, Math.floor(share * IMPACT_STEPS));
 }
 
+/** Posting keys pack impact * DOC_SPACE + doc (see sqlite-lexical-index.ts). */
+const DOC_SPACE = 2 ** 32;
+/** Documents per random-access statement. */
+const CHUNK = 2048;
 /** Rows read per posting page: small first (most queries stop early), doubling up to the cap. */
 const FIRST_PAGE = 64;
 const MAX_PAGE = 8192;
@@ -29,11 +33,14 @@ interface FieldRow {
 interface Cursor {
   term: number;
   idf: number;
-  /** Last (impact, doc) read; the next page starts after it. */
+  /** Last posting key read (impact * 2^32 + doc); the next page starts after it. */
+  after: number;
+  /** Impact of the last row read. */
   impact: number;
-  doc: number;
   pageSize: number;
-  rows: number[][];
+  /** Rows not read yet (df minus rows read): the cost of draining the list. */
+  left: number;
+  rows: number[];
   /** No rows left in the database after `rows`. */
   drained: boolean;
   /** Upper bound of this term's contribution for every document not read from its list yet. */
@@ -120,9 +127,10 @@ function searchField(
     .map((term) => ({
       term,
       idf: bm25Idf(n, dfs.get(term)!),
-      impact: -1,
-      doc: -1,
+      after: -1,
+      impact: 0,
       pageSize: FIRST_PAGE,
+      left: dfs.get(term)!,
       rows: [],
       drained: false,
       bound: Number.POSITIVE_INFINITY,
@@ -142,14 +150,16 @@ function searchField(
   for (;;) {
     let sum = 0;
     let next: Cursor | undefined;
+    // Read next where the bound falls most per row: short (rare) lists drain first, long lists of common
+    // terms are read only as deep as the threshold demands (MaxScore's essential-list idea, cost-aware).
     for (const cursor of cursors) {
       sum += cursor.bound;
-      if (cursor.bound > 0 && (!next || cursor.bound > next.bound)) next = cursor;
+      if (cursor.bound > 0 && (!next || cursor.bound * next.left > next.bound * cursor.left)) next = cursor;
     }
     // No unread document can reach the k-th lower bound: the candidates are among the accumulators.
     if (
       !next ||
-      (threshold > sum * (1 + MARGIN) && candidateCount(accumulators, cursors, threshold) <= limit * 4 + 256)
+      (threshold > sum * (1 + MARGIN) && candidateCount(accumulators, cursors, threshold) <= limit * 4 + 2048)
     ) {
       break;
     }
@@ -160,9 +170,10 @@ function searchField(
     const bit = bitOf(cursors.indexOf(next));
     // Elsewhere a newly met document scores at most the other lists' frontier bounds.
     const others = sum - next.bound;
-    for (const row of next.rows) {
-      const doc = row[1]!;
-      const q = IMPACT_STEPS - 1 - row[0]!;
+    for (const posting of next.rows) {
+      const impact = Math.floor(posting / DOC_SPACE);
+      const doc = posting - impact * DOC_SPACE;
+      const q = IMPACT_STEPS - 1 - impact;
       const high = next.idf * (q + 1) * upper;
       const accumulator = accumulators.get(doc);
       if (accumulator) {
@@ -264,22 +275,32 @@ function scoreCandidates(
   }
   const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
   const tfs = new Float64Array(cursors.length);
-  const top = new TopHits(limit);
-  for (let from = 0; from < candidates.length; from += 2048) {
-    const chunk = JSON.stringify(candidates.slice(from, from + 2048));
-    for (const doc of s.docs.all(chunk) as unknown[][]) {
-      const [, memoryId, key, length, blob] = doc as [number, string, string, number, Buffer];
+  const scored: { doc: number; rawScore: number }[] = [];
+  for (let from = 0; from < candidates.length; from += CHUNK) {
+    for (const blob of s.forward.all(JSON.stringify(candidates.slice(from, from + CHUNK))) as Buffer[]) {
       tfs.fill(0);
-      for (let i = 0; i + 8 <= blob.length; i += 8) {
+      for (let i = 8; i + 8 <= blob.length; i += 8) {
         const at = position.get(blob.readUInt32LE(i));
         if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
       }
+      const length = blob.readUInt32LE(4);
       let rawScore = 0;
       for (let at = 0; at < cursors.length; at++) {
         if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
       }
-      if (top.full && rawScore < top.worst!.rawScore) continue;
-      top.offer({ memoryId, kind: field.kind, key, rawScore });
+      scored.push({ doc: blob.readUInt32LE(0), rawScore });
+    }
+  }
+  // Ids and keys only for the top `limit` scores and whatever ties the last of them (ties break on ids).
+  scored.sort((x, y) => y.rawScore - x.rawScore);
+  const cut = scored.length > limit ? scored[limit - 1]!.rawScore : Number.NEGATIVE_INFINITY;
+  const kept = scored.filter((entry) => entry.rawScore >= cut);
+  const scores = new Map(kept.map((entry) => [entry.doc, entry.rawScore]));
+  const top = new TopHits(limit);
+  for (let from = 0; from < kept.length; from += CHUNK) {
+    const ids = JSON.stringify(kept.slice(from, from + CHUNK).map((entry) => entry.doc));
+    for (const row of s.names.all(ids) as [number, string, string][]) {
+      top.offer({ memoryId: row[1], kind: field.kind, key: row[2], rawScore: scores.get(row[0])! });
     }
   }
   return top.sorted();
@@ -291,17 +312,16 @@ function readPage(
   cursor: Cursor,
   upper: number,
 ): void {
-  const rows = s.page.all(field, cursor.term, cursor.impact, cursor.doc, cursor.pageSize) as number[][];
+  const rows = s.page.all(field, cursor.term, cursor.after, cursor.pageSize) as number[];
   cursor.drained = rows.length < cursor.pageSize;
+  cursor.left = Math.max(1, cursor.left - rows.length);
   cursor.pageSize = Math.min(MAX_PAGE, cursor.pageSize * 2);
   cursor.rows = rows;
   if (rows.length > 0) {
-    const first = rows[0]!;
-    const last = rows[rows.length - 1]!;
-    cursor.impact = last[0]!;
-    cursor.doc = last[1]!;
-    // The list's next unread row is `first`: nothing unread scores above its impact.
-    cursor.bound = cursor.idf * (IMPACT_STEPS - first[0]!) * upper;
+    cursor.after = rows[rows.length - 1]!;
+    cursor.impact = Math.floor(cursor.after / DOC_SPACE);
+    // The list's next unread row is the first of the page: nothing unread scores above its impact.
+    cursor.bound = cursor.idf * (IMPACT_STEPS - Math.floor(rows[0]! / DOC_SPACE)) * upper;
   } else {
     cursor.bound = 0;
   }
@@ -317,13 +337,12 @@ function prepareSearchStatements(db: Database.Database) {
       'SELECT term, df FROM lex_term_stats WHERE field = ? AND term IN (SELECT value FROM json_each(?))',
     ),
     page: db
-      .prepare(`SELECT impact, doc FROM lex_postings WHERE field = ? AND term = ? AND (impact, doc) > (?, ?)
-        ORDER BY impact, doc LIMIT ?`)
-      .raw(),
-    docs: db
-      .prepare(
-        'SELECT id, memory_id, key, length, terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))',
-      )
+      .prepare(`SELECT posting FROM lex_postings WHERE field = ? AND term = ? AND posting > ?
+        ORDER BY posting LIMIT ?`)
+      .pluck(),
+    forward: db.prepare('SELECT terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))').pluck(),
+    names: db
+      .prepare('SELECT id, memory_id, key FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
       .raw(),
   };
 }
