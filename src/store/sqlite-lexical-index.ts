@@ -2,28 +2,28 @@ import type Database from 'better-sqlite3';
 import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
-import { postingImpact, searchLexicalIndex } from './sqlite-lexical-search.ts';
+import { bucketToken, impactBucket, searchLexicalIndex } from './sqlite-lexical-search.ts';
 
 /**
- * The persistent lexical index of the SQLite store: our own postings and statistics tables, not FTS5 (see
- * docs/store-lexical-index.md for the measurement). FTS5 keeps table-wide statistics, scores with its own
- * IDF, reads whole doclists (no top-k pruning) and cannot use our JS tokenizer; we need exact BM25 per
- * (context, view kind) with pruning, so the index stores what that needs and nothing else:
+ * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,
+ * maintained in the caller's write transaction. Postings live in FTS5 (its segment merging makes a 500-record
+ * write ~20x cheaper than one B-tree row per posting, and its doclists are ~10x smaller), but FTS5 only
+ * stores them: statistics, scoring and pruning are ours, because FTS5's bm25() uses another IDF, table-wide
+ * statistics and reads every matching doclist (docs/store-lexical-index.md has the measurements).
  *
  * - lex_fields: one row per (context, view kind) = a BM25 "field" with its document count and total length;
- *   reference_length is the average length of the batch that created the field, fixed forever (see impact).
+ *   reference_length is the average length of the batch that created the field, fixed forever (see bucket).
  * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
- * - lex_term_stats: df per (field, term).
+ * - lex_term_stats: documents per (field, term, impact bucket); df is their sum.
  * - lex_docs: one row per indexed view (own INTEGER PRIMARY KEY, stable across VACUUM unlike a views rowid)
  *   with memory id, key, length and the forward list as a uint32 blob [doc id, length, term id, tf, ...]: the
- *   random access of the search (one column, read with pluck) and what a delete needs to find its postings.
- * - lex_postings: (field, term, posting) WITHOUT ROWID with posting = impact * 2^32 + doc, impact-ordered:
- *   impact is the term's BM25 tf-part at the field's reference length, quantised to IMPACT_STEPS steps and
- *   stored descending (as STEPS-1-q), so a range scan reads a term's best documents first and its first row
- *   bounds the rest of the list. One integer per row: reading it with pluck costs a third of two columns.
+ *   random access of the search (one column, read with pluck) and what a delete needs.
+ * - lex_fts: contentless FTS5 (rowid = lex_docs id, detail=none) over synthetic ASCII tokens
+ *   "f<field>t<term>b<bucket>": the bucket is the term's BM25 tf-part at the field's reference length,
+ *   quantised to IMPACT_BUCKETS steps. A term's doclist is thereby split by impact, so the search reads the
+ *   best buckets first and every unread bucket is bounded by its upper edge (impact-ordered postings).
  *
- * Every change happens in the caller's write transaction (one batch per writeMemories / deleteMemory); nothing
- * is ever rebuilt from the views, so opening or writing costs the same at 1k or 1M memories.
+ * Nothing is ever rebuilt from the views: opening or writing costs the same at 1k or 1M memories.
  */
 export const LEXICAL_SCHEMA_SQL = `
   CREATE TABLE lex_fields (
@@ -39,8 +39,9 @@ export const LEXICAL_SCHEMA_SQL = `
   CREATE TABLE lex_term_stats (
     field INTEGER NOT NULL,
     term INTEGER NOT NULL,
-    df INTEGER NOT NULL,
-    PRIMARY KEY (field, term)
+    bucket INTEGER NOT NULL,
+    docs INTEGER NOT NULL,
+    PRIMARY KEY (field, term, bucket)
   ) WITHOUT ROWID;
   CREATE TABLE lex_docs (
     id INTEGER PRIMARY KEY,
@@ -51,12 +52,9 @@ export const LEXICAL_SCHEMA_SQL = `
     terms BLOB NOT NULL
   );
   CREATE INDEX lex_docs_by_memory ON lex_docs (memory_id, field);
-  CREATE TABLE lex_postings (
-    field INTEGER NOT NULL,
-    term INTEGER NOT NULL,
-    posting INTEGER NOT NULL,
-    PRIMARY KEY (field, term, posting)
-  ) WITHOUT ROWID;
+  CREATE VIRTUAL TABLE lex_fts USING fts5(
+    tokens, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
+  );
 `;
 
 /** A lex_docs.terms blob: [doc id, length, term id, tf, term id, tf, ...] as little-endian uint32. */
@@ -69,11 +67,6 @@ export function decodeForward(blob: Buffer): number[] {
   const pairs: number[] = new Array((blob.length >> 2) - 2);
   for (let i = 0; i < pairs.length; i++) pairs[i] = blob.readUInt32LE(8 + i * 4);
   return pairs;
-}
-
-/** The packed posting key: impact order first, then document id (ids stay below 2^32). */
-export function postingKey(impact: number, doc: number): number {
-  return impact * 2 ** 32 + doc;
 }
 
 interface FieldRef {
@@ -98,7 +91,8 @@ export class SqliteLexicalIndex {
   private pendingTerms = new Map<string, number>();
   private pendingFields = new Map<string, FieldRef>();
   private pendingViews = new Map<string, PendingViews>();
-  private statDeltas = new Map<number, Map<number, number>>();
+  /** "field:term:bucket" -> change of its document count in this batch. */
+  private statDeltas = new Map<string, number>();
   private fieldDeltas = new Map<number, { docs: number; length: number }>();
 
   constructor(private readonly db: Database.Database) {
@@ -138,13 +132,11 @@ export class SqliteLexicalIndex {
     for (const doc of docs) {
       const pairs = decodeForward(doc.terms);
       for (let i = 0; i < pairs.length; i += 2) {
-        const term = pairs[i]!;
-        const tf = pairs[i + 1]!;
-        this.s.deletePosting.run(doc.field, term, postingKey(postingImpact(tf, doc.length, doc.ref), doc.id));
-        this.addStat(doc.field, term, -1);
+        this.addStat(doc.field, pairs[i]!, impactBucket(pairs[i + 1]!, doc.length, doc.ref), -1);
       }
       this.addFieldDelta(doc.field, -1, -doc.length);
       this.s.deleteDoc.run(doc.id);
+      this.s.deleteTokens.run(doc.id);
     }
   }
 
@@ -166,32 +158,30 @@ export class SqliteLexicalIndex {
     this.createFields(
       docs.map((d) => ({ contextId: d.pending.contextId, kind: d.view.kind, length: d.length })),
     );
-    const postings: number[][] = [];
     // Ids are assigned here (inside the write transaction) so the forward blob can carry its own id.
     let nextId = (this.s.maxDoc.get() as { id: number | null }).id ?? 0;
     for (const doc of docs) {
       const field = this.field(doc.pending.contextId, doc.view.kind)!;
       const pairs: number[] = [];
-      for (const [term, tf] of doc.counts) pairs.push(this.termId(term)!, tf);
+      const tokens: string[] = [];
+      for (const [term, tf] of doc.counts) {
+        const id = this.termId(term)!;
+        const bucket = impactBucket(tf, doc.length, field.referenceLength);
+        pairs.push(id, tf);
+        tokens.push(bucketToken(field.id, id, bucket));
+        this.addStat(field.id, id, bucket, 1);
+      }
       const id = ++nextId;
       const forward = encodeForward(id, doc.length, pairs);
       this.s.insertDoc.run(id, field.id, doc.pending.memoryId, doc.view.key, doc.length, forward);
-      for (let i = 0; i < pairs.length; i += 2) {
-        const impact = postingImpact(pairs[i + 1]!, doc.length, field.referenceLength);
-        postings.push([field.id, pairs[i]!, postingKey(impact, id)]);
-        this.addStat(field.id, pairs[i]!, 1);
-      }
+      this.s.insertTokens.run(id, tokens.join(' '));
       this.addFieldDelta(field.id, 1, doc.length);
     }
-    // Key order: consecutive inserts land on neighbouring B-tree pages.
-    postings.sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!);
-    for (const posting of postings) this.s.insertPosting.run(...posting);
-    for (const [field, terms] of this.statDeltas) {
-      for (const [term, delta] of terms) {
-        if (delta === 0) continue;
-        this.s.addStat.run(field, term, delta);
-        if (delta < 0) this.s.dropEmptyStat.run(field, term);
-      }
+    for (const [key, delta] of this.statDeltas) {
+      if (delta === 0) continue;
+      const [field, term, bucket] = key.split(':').map(Number) as [number, number, number];
+      this.s.addStat.run(field, term, bucket, delta);
+      if (delta < 0) this.s.dropEmptyStat.run(field, term, bucket);
     }
     for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
     this.pendingViews = new Map();
@@ -262,13 +252,9 @@ export class SqliteLexicalIndex {
     }
   }
 
-  private addStat(field: number, term: number, delta: number): void {
-    let terms = this.statDeltas.get(field);
-    if (!terms) {
-      terms = new Map();
-      this.statDeltas.set(field, terms);
-    }
-    terms.set(term, (terms.get(term) ?? 0) + delta);
+  private addStat(field: number, term: number, bucket: number, delta: number): void {
+    const key = `${field}:${term}:${bucket}`;
+    this.statDeltas.set(key, (this.statDeltas.get(key) ?? 0) + delta);
   }
 
   private addFieldDelta(field: number, docs: number, length: number): void {
@@ -308,16 +294,17 @@ function prepareLexicalStatements(db: Database.Database) {
     addFieldStats: p('UPDATE lex_fields SET docs = docs + ?, total_length = total_length + ? WHERE id = ?'),
     termIds: p('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
     insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
-    addStat: p(`INSERT INTO lex_term_stats (field, term, df) VALUES (?, ?, ?)
-      ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df`),
-    dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND df <= 0'),
+    addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
+      ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
+    dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
     maxDoc: p('SELECT MAX(id) AS id FROM lex_docs'),
     insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),
     deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
     docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
       f.reference_length AS ref FROM lex_docs d JOIN lex_fields f ON f.id = d.field
       WHERE d.memory_id = ? AND f.context_id = ?`),
-    insertPosting: p('INSERT INTO lex_postings (field, term, posting) VALUES (?, ?, ?)'),
-    deletePosting: p('DELETE FROM lex_postings WHERE field = ? AND term = ? AND posting = ?'),
+    insertTokens: p('INSERT INTO lex_fts (rowid, tokens) VALUES (?, ?)'),
+    // contentless_delete: FTS5 drops the row's postings itself (no need to replay its tokens).
+    deleteTokens: p('DELETE FROM lex_fts WHERE rowid = ?'),
   };
 }

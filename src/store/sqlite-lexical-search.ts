@@ -3,23 +3,26 @@ import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-i
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 
-/** Quantisation steps of a posting's impact (20 bits: the bound is loose by at most 1e-6 of k1 + 1). */
-export const IMPACT_STEPS = 2 ** 20;
+/** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
+export const IMPACT_BUCKETS = 64;
 
-/** Stored impact of (tf, length) in a field: ascending order = descending tf-part at the reference length. */
-export function postingImpact(tf: number, length: number, referenceLength: number): number {
+/** Bucket of a posting: its BM25 tf-part at the field's reference length, quantised (0 = lowest). */
+export function impactBucket(tf: number, length: number, referenceLength: number): number {
   const share = bm25TermScore(1, tf, length, referenceLength) / (BM25_K1 + 1);
-  return IMPACT_STEPS - 1 - Math.min(IMPACT_STEPS - 1, Math.floor(share * IMPACT_STEPS));
+  return Math.min(IMPACT_BUCKETS - 1, Math.floor(share * IMPACT_BUCKETS));
 }
 
-/** Posting keys pack impact * DOC_SPACE + doc (see sqlite-lexical-index.ts). */
-const DOC_SPACE = 2 ** 32;
+/** The FTS5 token of a (field, term, bucket) doclist: plain ASCII, so the ascii tokenizer keeps it whole. */
+export function bucketToken(field: number, term: number, bucket: number): string {
+  return `f${field}t${term}b${bucket}`;
+}
+
 /** Documents per random-access statement. */
 const CHUNK = 2048;
-/** Rows read per posting page: small first (most queries stop early), doubling up to the cap. */
+/** Rows read per doclist page: small first (most queries stop early), doubling up to the cap. */
 const FIRST_PAGE = 64;
-const MAX_PAGE = 8192;
-/** Relative safety margin of the stop test against rounding (scores are sums of a few doubles). */
+const MAX_PAGE = 16384;
+/** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
 const MARGIN = 1e-9;
 
 interface FieldRow {
@@ -33,32 +36,34 @@ interface FieldRow {
 interface Cursor {
   term: number;
   idf: number;
-  /** Last posting key read (impact * 2^32 + doc); the next page starts after it. */
+  /** Non-empty buckets, best first, with their document counts; `at` is the one being read. */
+  buckets: { bucket: number; docs: number }[];
+  at: number;
+  /** Last rowid read in the current bucket; the next page starts after it. */
   after: number;
-  /** Impact of the last row read. */
-  impact: number;
   pageSize: number;
-  /** Rows not read yet (df minus rows read): the cost of draining the list. */
+  /** Rows not read yet: the cost of draining the list. */
   left: number;
+  /** The page read but not consumed yet, all from bucket `rowsBucket`. */
   rows: number[];
-  /** No rows left in the database after `rows`. */
-  drained: boolean;
-  /** Upper bound of this term's contribution for every document not read from its list yet. */
+  rowsBucket: number;
+  /** Upper bound of this term's contribution for every document not consumed from its list yet. */
   bound: number;
 }
 
 const statementCache = new WeakMap<Database.Database, ReturnType<typeof prepareSearchStatements>>();
 
 /**
- * Exact top-k BM25 per field with the threshold algorithm (Fagin, Lotem & Naor 2003) over impact-ordered
- * postings: read each query term's list best-first, score every newly seen document completely through its
- * forward list (random access), and stop as soon as the k-th best score beats the sum of the lists' frontier
- * bounds: no unread document can then enter the top k, not even on a tie-break. The k-th score rises fast and
- * the bounds fall fast for rare terms, so a query reads the head of its lists, not every matching document.
- *
- * Scores are computed with bm25TermScore summed in query-term order, as Bm25Index does, so hits and scores
- * are bit-identical to a fresh Bm25Index over the same views. The whole search is one read transaction
- * (a consistent snapshot even while another connection writes).
+ * Exact top-k BM25 per field over impact-ordered postings, without reading every matching document:
+ * 1. No-random-access pass (Fagin, Lotem & Naor 2003, NRA): read the query terms' lists best bucket first,
+ *    the list whose bound falls most per row next (short lists of rare terms drain first; long lists of
+ *    common terms are read only as deep as needed, MaxScore's idea). Each document read gets a lower and an
+ *    upper bound from its buckets; the k-th largest lower bound is a threshold no final top-k score is below.
+ * 2. Stop when the sum of the lists' frontier bounds is below the threshold (no unread document can rank, not
+ *    even on a tie-break) and few candidates remain; documents whose upper bound misses it are dropped.
+ * 3. Exact scores of the candidates from their forward lists, summed in query-term order with
+ *    bm25TermScore as Bm25Index does, so hits and scores equal a fresh Bm25Index over the same views.
+ * The whole search is one read transaction (a consistent snapshot even while another connection writes).
  */
 export function searchLexicalIndex(
   db: Database.Database,
@@ -117,77 +122,82 @@ function searchField(
 ): ViewHit[] {
   const n = field.docs;
   const averageLength = field.total_length / n;
-  const dfs = new Map<number, number>();
-  for (const row of s.dfs.all(field.id, JSON.stringify(termIds)) as { term: number; df: number }[]) {
-    dfs.set(row.term, row.df);
+  const buckets = new Map<number, { bucket: number; docs: number }[]>();
+  for (const row of s.stats.all(field.id, JSON.stringify(termIds)) as {
+    term: number;
+    bucket: number;
+    docs: number;
+  }[]) {
+    const list = buckets.get(row.term) ?? [];
+    list.push({ bucket: row.bucket, docs: row.docs });
+    buckets.set(row.term, list);
   }
   // Query order is kept (it is the summation order of every score).
   const cursors: Cursor[] = termIds
-    .filter((term) => dfs.has(term))
-    .map((term) => ({
-      term,
-      idf: bm25Idf(n, dfs.get(term)!),
-      after: -1,
-      impact: 0,
-      pageSize: FIRST_PAGE,
-      left: dfs.get(term)!,
-      rows: [],
-      drained: false,
-      bound: Number.POSITIVE_INFINITY,
-    }));
+    .filter((term) => buckets.has(term))
+    .map((term) => {
+      const list = buckets.get(term)!.sort((x, y) => y.bucket - x.bucket);
+      const df = list.reduce((sum, b) => sum + b.docs, 0);
+      return {
+        term,
+        idf: bm25Idf(n, df),
+        buckets: list,
+        at: 0,
+        after: 0,
+        pageSize: FIRST_PAGE,
+        left: df,
+        rows: [],
+        rowsBucket: 0,
+        bound: 0,
+      };
+    });
   if (cursors.length === 0) return [];
-  // A stored impact q is the tf-part at the field's reference length, in [q, q + 1) / IMPACT_STEPS of
-  // (k1 + 1). At the current average length the true tf-part lies within a factor average / reference of
-  // it (docs/store-lexical-index.md), which gives per-posting lower and upper bounds without reading tf.
+  // A bucket b holds tf-parts in [b, b + 1) / IMPACT_BUCKETS of (k1 + 1) at the field's reference length; at
+  // the current average length the true tf-part lies within a factor average / reference of that
+  // (docs/store-lexical-index.md), which gives per-posting lower and upper bounds without reading tf.
   const ratio = averageLength / field.reference_length;
-  const upper = ((BM25_K1 + 1) * Math.max(1, ratio)) / IMPACT_STEPS;
-  const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_STEPS;
+  const upper = ((BM25_K1 + 1) * Math.max(1, ratio)) / IMPACT_BUCKETS;
+  const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_BUCKETS;
+  for (const cursor of cursors) cursor.bound = cursor.idf * (cursor.buckets[0]!.bucket + 1) * upper;
   const accumulators = new Map<number, Accumulator>();
   /** Documents proven unable to reach the top k (never revisited). */
   const dead = new Set<number>();
   let threshold = Number.NEGATIVE_INFINITY;
-  for (const cursor of cursors) readPage(s, field.id, cursor, upper);
   for (;;) {
     let sum = 0;
     let next: Cursor | undefined;
-    // Read next where the bound falls most per row: short (rare) lists drain first, long lists of common
-    // terms are read only as deep as the threshold demands (MaxScore's essential-list idea, cost-aware).
     for (const cursor of cursors) {
       sum += cursor.bound;
       if (cursor.bound > 0 && (!next || cursor.bound * next.left > next.bound * cursor.left)) next = cursor;
     }
-    // No unread document can reach the k-th lower bound: the candidates are among the accumulators.
     if (
       !next ||
-      (threshold > sum * (1 + MARGIN) && candidateCount(accumulators, cursors, threshold) <= limit * 4 + 2048)
+      (threshold > sum * (1 + MARGIN) &&
+        candidateCount(accumulators, cursors, threshold) <= limit * 4 + CHUNK)
     ) {
       break;
     }
-    if (next.rows.length === 0) {
-      readPage(s, field.id, next, upper);
-      continue;
-    }
+    if (next.rows.length === 0) readPage(s, field.id, next);
     const bit = bitOf(cursors.indexOf(next));
     // Elsewhere a newly met document scores at most the other lists' frontier bounds.
     const others = sum - next.bound;
-    for (const posting of next.rows) {
-      const impact = Math.floor(posting / DOC_SPACE);
-      const doc = posting - impact * DOC_SPACE;
-      const q = IMPACT_STEPS - 1 - impact;
-      const high = next.idf * (q + 1) * upper;
+    const low = next.idf * next.rowsBucket * lower;
+    const high = next.idf * (next.rowsBucket + 1) * upper;
+    for (const doc of next.rows) {
       const accumulator = accumulators.get(doc);
       if (accumulator) {
-        accumulator.low += next.idf * q * lower;
+        accumulator.low += low;
         accumulator.high += high;
         accumulator.mask |= bit;
       } else if (!dead.has(doc)) {
         if (threshold > (high + others) * (1 + MARGIN)) dead.add(doc);
-        else accumulators.set(doc, { low: next.idf * q * lower, high, mask: bit });
+        else accumulators.set(doc, { low, high, mask: bit });
       }
     }
     next.rows = [];
-    // Unread rows of this list come after the last one read: their impact is at least its impact.
-    next.bound = next.drained ? 0 : next.idf * (IMPACT_STEPS - next.impact) * upper;
+    // Unconsumed rows are in the current bucket (when the page was full) or in the buckets after it.
+    const current = next.buckets[next.at];
+    next.bound = current ? next.idf * (current.bucket + 1) * upper : 0;
     threshold = kthLargest(accumulators, limit);
   }
   return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
@@ -306,24 +316,21 @@ function scoreCandidates(
   return top.sorted();
 }
 
-function readPage(
-  s: ReturnType<typeof prepareSearchStatements>,
-  field: number,
-  cursor: Cursor,
-  upper: number,
-): void {
-  const rows = s.page.all(field, cursor.term, cursor.after, cursor.pageSize) as number[];
-  cursor.drained = rows.length < cursor.pageSize;
-  cursor.left = Math.max(1, cursor.left - rows.length);
-  cursor.pageSize = Math.min(MAX_PAGE, cursor.pageSize * 2);
+/** Reads the next page of a cursor's current bucket, moving to the next bucket when it is drained. */
+function readPage(s: ReturnType<typeof prepareSearchStatements>, field: number, cursor: Cursor): void {
+  const current = cursor.buckets[cursor.at]!;
+  const token = bucketToken(field, cursor.term, current.bucket);
+  const requested = cursor.pageSize;
+  const rows = s.page.all(token, cursor.after, requested) as number[];
   cursor.rows = rows;
-  if (rows.length > 0) {
-    cursor.after = rows[rows.length - 1]!;
-    cursor.impact = Math.floor(cursor.after / DOC_SPACE);
-    // The list's next unread row is the first of the page: nothing unread scores above its impact.
-    cursor.bound = cursor.idf * (IMPACT_STEPS - Math.floor(rows[0]! / DOC_SPACE)) * upper;
+  cursor.rowsBucket = current.bucket;
+  cursor.left = Math.max(1, cursor.left - rows.length);
+  cursor.pageSize = Math.min(MAX_PAGE, requested * 2);
+  if (rows.length < requested) {
+    cursor.at++;
+    cursor.after = 0;
   } else {
-    cursor.bound = 0;
+    cursor.after = rows[rows.length - 1]!;
   }
 }
 
@@ -333,12 +340,10 @@ function prepareSearchStatements(db: Database.Database) {
       'SELECT id, kind, docs, total_length, reference_length FROM lex_fields WHERE context_id = ?',
     ),
     termIds: db.prepare('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
-    dfs: db.prepare(
-      'SELECT term, df FROM lex_term_stats WHERE field = ? AND term IN (SELECT value FROM json_each(?))',
-    ),
+    stats: db.prepare(`SELECT term, bucket, docs FROM lex_term_stats
+      WHERE field = ? AND term IN (SELECT value FROM json_each(?))`),
     page: db
-      .prepare(`SELECT posting FROM lex_postings WHERE field = ? AND term = ? AND posting > ?
-        ORDER BY posting LIMIT ?`)
+      .prepare('SELECT rowid FROM lex_fts WHERE lex_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?')
       .pluck(),
     forward: db.prepare('SELECT terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))').pluck(),
     names: db

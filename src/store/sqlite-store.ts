@@ -85,7 +85,7 @@ class SqliteStore implements ArchiveStore {
     private readonly file: string,
   ) {
     this.statements = prepareStatements(db);
-    const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_postings'").get();
+    const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_fts'").get();
     this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
   }
 
