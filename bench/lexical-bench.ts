@@ -178,7 +178,7 @@ async function bench(memories: number): Promise<Row> {
 
     const raw = new Database(file, { readonly: true });
     const views = (raw.prepare('SELECT COUNT(*) AS n FROM views').get() as { n: number }).n;
-    const postings = (raw.prepare('SELECT COUNT(*) AS n FROM lex_postings').get() as { n: number }).n;
+    const postings = (raw.prepare('SELECT SUM(docs) AS n FROM lex_term_stats').get() as { n: number }).n;
     let lexicalBytes: number | null = null;
     try {
       lexicalBytes = (

@@ -172,8 +172,7 @@ function searchField(
     }
     if (
       !next ||
-      (threshold > sum * (1 + MARGIN) &&
-        candidateCount(accumulators, cursors, threshold) <= limit * 4 + CHUNK)
+      (threshold > sum * (1 + MARGIN) && fewCandidates(accumulators, cursors, threshold, limit * 4 + 512))
     ) {
       break;
     }
@@ -222,16 +221,18 @@ function ceiling(accumulator: Accumulator, cursors: readonly Cursor[]): number {
   return high;
 }
 
-function candidateCount(
+/** Whether at most `cap` documents could still rank (stops counting past the cap). */
+function fewCandidates(
   accumulators: Map<number, Accumulator>,
   cursors: readonly Cursor[],
   threshold: number,
-): number {
+  cap: number,
+): boolean {
   let count = 0;
   for (const accumulator of accumulators.values()) {
-    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold) count++;
+    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold && ++count > cap) return false;
   }
-  return count;
+  return true;
 }
 
 /** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
