@@ -15,7 +15,7 @@ import { bucketToken, impactBucket, searchLexicalIndex } from './sqlite-lexical-
  *   reference_length is the average length of the batch that created the field, fixed forever (see bucket).
  * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
  * - lex_term_stats: documents per (field, term, impact bucket); df is their sum.
- * - lex_docs: one row per indexed view (own INTEGER PRIMARY KEY, stable across VACUUM unlike a views rowid)
+ * - lex_docs: one row per indexed view (own id, never reused, stable across VACUUM unlike a views rowid)
  *   with memory id, key, length and the forward list as a uint32 blob [doc id, length, term id, tf, ...]: the
  *   random access of the search (one column, read with pluck) and what a delete needs.
  * - lex_fts: contentless FTS5 (rowid = lex_docs id, detail=none) over synthetic ASCII tokens
@@ -44,7 +44,7 @@ export const LEXICAL_SCHEMA_SQL = `
     PRIMARY KEY (field, term, bucket)
   ) WITHOUT ROWID;
   CREATE TABLE lex_docs (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     field INTEGER NOT NULL,
     memory_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -158,8 +158,9 @@ export class SqliteLexicalIndex {
     this.createFields(
       docs.map((d) => ({ contextId: d.pending.contextId, kind: d.view.kind, length: d.length })),
     );
-    // Ids are assigned here (inside the write transaction) so the forward blob can carry its own id.
-    let nextId = (this.s.maxDoc.get() as { id: number | null }).id ?? 0;
+    // Ids are assigned here (inside the write transaction) so the forward blob can carry its own id; from the
+    // AUTOINCREMENT sequence, so a deleted document's id (an FTS5 rowid) is never reused.
+    let nextId = (this.s.lastDoc.get() as { seq: number } | undefined)?.seq ?? 0;
     for (const doc of docs) {
       const field = this.field(doc.pending.contextId, doc.view.kind)!;
       const pairs: number[] = [];
@@ -297,7 +298,7 @@ function prepareLexicalStatements(db: Database.Database) {
     addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
       ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
     dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
-    maxDoc: p('SELECT MAX(id) AS id FROM lex_docs'),
+    lastDoc: p("SELECT seq FROM sqlite_sequence WHERE name = 'lex_docs'"),
     insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),
     deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
     docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
