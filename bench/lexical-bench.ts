@@ -9,9 +9,10 @@
  * - the old path for comparison: SELECT all views + Bm25Index.build + search (what every first search
  *   after a write cost), then its warm percentiles; and a check that both return the same hits.
  *
- *   npm run bench:lexical -- [--sizes 10000,100000] [--million] [--queries 300] [--skip-old] [--keep dir] [--json]
+ *   npm run bench:lexical -- [--sizes 10000,100000] [--million] [--queries 300] [--skip-old] [--keep dir [--reuse]]
+ *     [--json]
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -35,6 +36,8 @@ const queryCount = Math.max(200, Number(flag('--queries') ?? 300));
 const skipOld = args.includes('--skip-old');
 /** Keep the generated database files in this folder (for inspection); temporary otherwise. */
 const keep = flag('--keep');
+/** With --keep: search an existing kept file instead of writing it again (write figures are then NaN). */
+const reuse = args.includes('--reuse');
 const BATCH = 500;
 const LIMIT = 48;
 const VOCABULARY = 30_000;
@@ -165,15 +168,18 @@ function sameHits(x: ViewHit[], y: ViewHit[]): boolean {
 async function bench(memories: number): Promise<Row> {
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'graphmemix-lexbench-'));
   const file = join(dir, `bench-${memories}.db`);
-  rmSync(file, { force: true });
+  const reused = reuse && existsSync(file);
+  if (!reused) rmSync(file, { force: true });
   try {
     const gen = generator(42);
     let store = await openStore(file);
     const started = performance.now();
     for (let from = 0; from < memories; from += BATCH) {
-      await store.writeMemories('bench', writesFor(gen, from, Math.min(BATCH, memories - from)));
+      const writes = writesFor(gen, from, Math.min(BATCH, memories - from));
+      // Reusing a kept file: the writes are still generated so the queries drawn after them are the same.
+      if (!reused) await store.writeMemories('bench', writes);
     }
-    const ingestSeconds = (performance.now() - started) / 1000;
+    const ingestSeconds = reused ? Number.NaN : (performance.now() - started) / 1000;
     await store.close();
 
     const raw = new Database(file, { readonly: true });

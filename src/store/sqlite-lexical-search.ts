@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
+import { Accumulators } from './lexical-accumulators.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
 export const IMPACT_BUCKETS = 64;
@@ -159,10 +160,10 @@ function searchField(
   const upper = ((BM25_K1 + 1) * Math.max(1, ratio)) / IMPACT_BUCKETS;
   const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_BUCKETS;
   for (const cursor of cursors) cursor.bound = cursor.idf * (cursor.buckets[0]!.bucket + 1) * upper;
-  const accumulators = new Map<number, Accumulator>();
-  /** Documents proven unable to reach the top k (never revisited). */
-  const dead = new Set<number>();
+  // Documents read so far; one proven unable to reach the top k is marked dead and never revisited.
+  const accumulators = Accumulators.fresh();
   let threshold = Number.NEGATIVE_INFINITY;
+  let readSinceSafe = 0;
   for (;;) {
     let sum = 0;
     let next: Cursor | undefined;
@@ -170,27 +171,31 @@ function searchField(
       sum += cursor.bound;
       if (cursor.bound > 0 && (!next || cursor.bound * next.left > next.bound * cursor.left)) next = cursor;
     }
-    if (
-      !next ||
-      (threshold > sum * (1 + MARGIN) && fewCandidates(accumulators, cursors, threshold, limit * 4 + 512))
-    ) {
-      break;
+    // Once no unread document can rank, reading on only narrows the candidates; stop when they are few, or
+    // when scoring them directly (one random access each, ~8 sequential rows' cost) is cheaper than reading.
+    if (threshold > sum * (1 + MARGIN)) {
+      if (fewCandidates(accumulators, cursors, threshold, limit * 4 + 512 + (readSinceSafe >> 3))) break;
+    } else {
+      readSinceSafe = 0;
     }
+    if (!next) break;
     if (next.rows.length === 0) readPage(s, field.id, next);
+    readSinceSafe += next.rows.length;
     const bit = bitOf(cursors.indexOf(next));
     // Elsewhere a newly met document scores at most the other lists' frontier bounds.
     const others = sum - next.bound;
     const low = next.idf * next.rowsBucket * lower;
     const high = next.idf * (next.rowsBucket + 1) * upper;
+    const hopeless = threshold > (high + others) * (1 + MARGIN);
     for (const doc of next.rows) {
-      const accumulator = accumulators.get(doc);
-      if (accumulator) {
-        accumulator.low += low;
-        accumulator.high += high;
-        accumulator.mask |= bit;
-      } else if (!dead.has(doc)) {
-        if (threshold > (high + others) * (1 + MARGIN)) dead.add(doc);
-        else accumulators.set(doc, { low, high, mask: bit });
+      const slot = accumulators.slot(doc);
+      if (slot > 0) {
+        accumulators.low[slot - 1]! += low;
+        accumulators.high[slot - 1]! += high;
+        accumulators.mask[slot - 1]! |= bit;
+      } else if (slot === 0) {
+        if (hopeless) accumulators.kill(doc);
+        else accumulators.add(doc, low, high, bit);
       }
     }
     next.rows = [];
@@ -202,45 +207,37 @@ function searchField(
   return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
 }
 
-interface Accumulator {
-  /** Sums of the per-list lower and upper bounds of the lists the document was read from. */
-  low: number;
-  high: number;
-  /** Lists it was read from (bit i = cursor i; cursors past 30 are never marked: their bound always counts). */
-  mask: number;
-}
-
+/** A list's bit in Accumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
 function bitOf(index: number): number {
   return index < 30 ? 1 << index : 0;
 }
 
 /** Upper bound of a document's final score: what it got, plus the frontier of every list it was not read from. */
-function ceiling(accumulator: Accumulator, cursors: readonly Cursor[]): number {
-  let high = accumulator.high;
-  for (let i = 0; i < cursors.length; i++) if ((accumulator.mask & bitOf(i)) === 0) high += cursors[i]!.bound;
+function ceiling(accumulators: Accumulators, at: number, cursors: readonly Cursor[]): number {
+  let high = accumulators.high[at]!;
+  const mask = accumulators.mask[at]!;
+  for (let i = 0; i < cursors.length; i++) if ((mask & bitOf(i)) === 0) high += cursors[i]!.bound;
   return high;
 }
 
 /** Whether at most `cap` documents could still rank (stops counting past the cap). */
 function fewCandidates(
-  accumulators: Map<number, Accumulator>,
+  accumulators: Accumulators,
   cursors: readonly Cursor[],
   threshold: number,
   cap: number,
 ): boolean {
   let count = 0;
-  for (const accumulator of accumulators.values()) {
-    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold && ++count > cap) return false;
+  for (let at = 0; at < accumulators.size; at++) {
+    if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold && ++count > cap) return false;
   }
   return true;
 }
 
 /** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
-function kthLargest(accumulators: Map<number, Accumulator>, k: number): number {
+function kthLargest(accumulators: Accumulators, k: number): number {
   if (accumulators.size < k) return Number.NEGATIVE_INFINITY;
-  const values = new Float64Array(accumulators.size);
-  let i = 0;
-  for (const accumulator of accumulators.values()) values[i++] = accumulator.low;
+  const values = accumulators.low.slice(0, accumulators.size);
   return quickselect(values, values.length - k);
 }
 
@@ -275,15 +272,18 @@ function scoreCandidates(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
   cursors: readonly Cursor[],
-  accumulators: Map<number, Accumulator>,
+  accumulators: Accumulators,
   threshold: number,
   averageLength: number,
   limit: number,
 ): ViewHit[] {
   const candidates: number[] = [];
-  for (const [doc, accumulator] of accumulators) {
-    if (ceiling(accumulator, cursors) * (1 + MARGIN) >= threshold) candidates.push(doc);
+  for (let at = 0; at < accumulators.size; at++) {
+    if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold)
+      candidates.push(accumulators.docs[at]!);
   }
+  // Ascending ids: the IN-list probes walk the lex_docs B-tree in order.
+  candidates.sort((x, y) => x - y);
   const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
   const tfs = new Float64Array(cursors.length);
   const scored: { doc: number; rawScore: number }[] = [];
