@@ -20,6 +20,8 @@ export function bucketToken(field: number, term: number, bucket: number): string
 
 /** Documents per random-access statement. */
 const CHUNK = 2048;
+/** A chunk of candidates spanning under DENSE ids per candidate is read as one id range. */
+const DENSE = 4;
 /** Rows read per doclist page: small first (most queries stop early), doubling up to the cap. */
 const FIRST_PAGE = 64;
 const MAX_PAGE = 16384;
@@ -287,8 +289,19 @@ function scoreCandidates(
   const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
   const tfs = new Float64Array(cursors.length);
   const scored: { doc: number; rawScore: number }[] = [];
+  const wanted = new Set(candidates);
   for (let from = 0; from < candidates.length; from += CHUNK) {
-    for (const blob of s.forward.all(JSON.stringify(candidates.slice(from, from + CHUNK))) as Buffer[]) {
+    const chunk = candidates.slice(from, from + CHUNK);
+    const first = chunk[0]!;
+    const last = chunk[chunk.length - 1]!;
+    // Dense runs of ids (a session, a day) are cheaper to scan as a range than to probe one by one.
+    const blobs = (
+      last - first < DENSE * chunk.length
+        ? s.forwardRange.all(first, last)
+        : s.forward.all(JSON.stringify(chunk))
+    ) as Buffer[];
+    for (const blob of blobs) {
+      if (!wanted.has(blob.readUInt32LE(0))) continue;
       tfs.fill(0);
       for (let i = 8; i + 8 <= blob.length; i += 8) {
         const at = position.get(blob.readUInt32LE(i));
@@ -347,6 +360,7 @@ function prepareSearchStatements(db: Database.Database) {
       .prepare('SELECT rowid FROM lex_fts WHERE lex_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?')
       .pluck(),
     forward: db.prepare('SELECT terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))').pluck(),
+    forwardRange: db.prepare('SELECT terms FROM lex_docs WHERE id BETWEEN ? AND ?').pluck(),
     names: db
       .prepare('SELECT id, memory_id, key FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
       .raw(),
