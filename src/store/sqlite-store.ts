@@ -171,8 +171,9 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    if (ids.length === 0) return [];
-    const rows = this.run(() => this.statements.getRecords.all(contextId, JSON.stringify(ids))) as {
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getRecords.all(contextId, JSON.stringify(ids)),
+    ) as {
       id: string;
       record: string;
     }[];
@@ -204,8 +205,9 @@ class SqliteStore implements ArchiveStore {
 
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
-    if (ids.length === 0) return hashes;
-    const rows = this.run(() => this.statements.getHashes.all(contextId, JSON.stringify(ids))) as {
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getHashes.all(contextId, JSON.stringify(ids)),
+    ) as {
       id: string;
       content_hash: string;
     }[];
@@ -241,9 +243,8 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
-    if (memoryIds.length === 0) return [];
     const rows = this.run(() =>
-      this.statements.getViews.all(contextId, JSON.stringify(memoryIds)),
+      memoryIds.length === 0 ? [] : this.statements.getViews.all(contextId, JSON.stringify(memoryIds)),
     ) as (ViewRow & {
       memory_id: string;
     })[];
@@ -333,9 +334,10 @@ class SqliteStore implements ArchiveStore {
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
-    if (memoryIds.length === 0) return [];
     const ids = JSON.stringify([...new Set(memoryIds)]);
-    const rows = this.run(() => this.statements.edgesOf.all(contextId, ids, contextId, ids)) as EdgeRow[];
+    const rows = this.run(() =>
+      memoryIds.length === 0 ? [] : this.statements.edgesOf.all(contextId, ids, contextId, ids),
+    ) as EdgeRow[];
     for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }

@@ -52,3 +52,14 @@ describe.each(['memory:', ':memory:'])('batched lookups (%s)', (path) => {
     await store.close();
   });
 });
+
+describe.each(['memory:', ':memory:'])('batched lookups after close (%s)', (path) => {
+  it('throw STORE even for an empty id list', async () => {
+    const store = await openStore(path);
+    await store.close();
+    await expect(store.getMemories('ctx', [])).rejects.toMatchObject({ code: 'STORE' });
+    await expect(store.getViews('ctx', [])).rejects.toMatchObject({ code: 'STORE' });
+    await expect(store.neighbors('ctx', [])).rejects.toMatchObject({ code: 'STORE' });
+    await expect(store.getContentHashes('ctx', [])).rejects.toMatchObject({ code: 'STORE' });
+  });
+});
