@@ -1,12 +1,12 @@
 /**
- * Per-document bounds of one lexical search (sqlite-lexical-search.ts): lower and upper bound sums and the
+ * Per-document bounds of one lexical search (search-lexical-index.ts): lower and upper bound sums and the
  * lists a document was read from, in growable typed arrays addressed through a slot table indexed by
  * document id. A Map of objects cost most of a search at 1M views (hashing, allocation, GC); the slot table
  * is shared by all searches of the process (they are synchronous) and cleared through the ids it touched,
  * so a search pays for the documents it reads, not for the index size.
  */
-export class Accumulators {
-  private static instance: Accumulators | undefined;
+export class LexicalAccumulators {
+  private static instance: LexicalAccumulators | undefined;
   /** doc id -> 0 (unseen), -1 (dead: cannot rank), or index + 1. */
   private slots = new Int32Array(1 << 16);
   private readonly deadDocs: number[] = [];
@@ -17,10 +17,10 @@ export class Accumulators {
   size = 0;
 
   /** The process-wide instance, emptied. */
-  static fresh(): Accumulators {
-    Accumulators.instance ??= new Accumulators();
-    Accumulators.instance.clear();
-    return Accumulators.instance;
+  static fresh(): LexicalAccumulators {
+    LexicalAccumulators.instance ??= new LexicalAccumulators();
+    LexicalAccumulators.instance.clear();
+    return LexicalAccumulators.instance;
   }
 
   /** 0 unseen, -1 dead, else index + 1. */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
-import { bucketToken, impactBucket, searchLexicalIndex } from './sqlite-lexical-search.ts';
+import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-index.ts';
 
 /**
  * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,

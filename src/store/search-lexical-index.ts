@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
-import { Accumulators } from './lexical-accumulators.ts';
+import { LexicalAccumulators } from './lexical-accumulators.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
 export const IMPACT_BUCKETS = 64;
@@ -163,7 +163,7 @@ function searchField(
   const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_BUCKETS;
   for (const cursor of cursors) cursor.bound = cursor.idf * (cursor.buckets[0]!.bucket + 1) * upper;
   // Documents read so far; one proven unable to reach the top k is marked dead and never revisited.
-  const accumulators = Accumulators.fresh();
+  const accumulators = LexicalAccumulators.fresh();
   let threshold = Number.NEGATIVE_INFINITY;
   let readSinceSafe = 0;
   for (;;) {
@@ -209,13 +209,13 @@ function searchField(
   return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
 }
 
-/** A list's bit in Accumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
+/** A list's bit in LexicalAccumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
 function bitOf(index: number): number {
   return index < 30 ? 1 << index : 0;
 }
 
 /** Upper bound of a document's final score: what it got, plus the frontier of every list it was not read from. */
-function ceiling(accumulators: Accumulators, at: number, cursors: readonly Cursor[]): number {
+function ceiling(accumulators: LexicalAccumulators, at: number, cursors: readonly Cursor[]): number {
   let high = accumulators.high[at]!;
   const mask = accumulators.mask[at]!;
   for (let i = 0; i < cursors.length; i++) if ((mask & bitOf(i)) === 0) high += cursors[i]!.bound;
@@ -224,7 +224,7 @@ function ceiling(accumulators: Accumulators, at: number, cursors: readonly Curso
 
 /** Whether at most `cap` documents could still rank (stops counting past the cap). */
 function fewCandidates(
-  accumulators: Accumulators,
+  accumulators: LexicalAccumulators,
   cursors: readonly Cursor[],
   threshold: number,
   cap: number,
@@ -237,7 +237,7 @@ function fewCandidates(
 }
 
 /** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
-function kthLargest(accumulators: Accumulators, k: number): number {
+function kthLargest(accumulators: LexicalAccumulators, k: number): number {
   if (accumulators.size < k) return Number.NEGATIVE_INFINITY;
   const values = accumulators.low.slice(0, accumulators.size);
   return quickselect(values, values.length - k);
@@ -274,7 +274,7 @@ function scoreCandidates(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
   cursors: readonly Cursor[],
-  accumulators: Accumulators,
+  accumulators: LexicalAccumulators,
   threshold: number,
   averageLength: number,
   limit: number,
