@@ -1,5 +1,6 @@
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import { tokenize } from './tokenize.ts';
+import { compareHits, TopHits } from './top-hits.ts';
 
 /** Okapi BM25 constants (the usual defaults: Robertson & Zaragoza 2009; Lucene, Elasticsearch). */
 export const BM25_K1 = 1.2;
@@ -12,8 +13,32 @@ export interface Bm25Document {
   text: string;
 }
 
+/** Lucene's non-negative IDF. Shared by every BM25 implementation so scores agree to the last bit. */
+export function bm25Idf(documents: number, df: number): number {
+  return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+}
+
+/** One term's BM25 contribution; the exact expression every backend uses (same rounding everywhere). */
+export function bm25TermScore(idf: number, tf: number, length: number, averageLength: number): number {
+  const norm = tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / averageLength);
+  return (idf * tf * (BM25_K1 + 1)) / norm;
+}
+
+/** Distinct query terms in first-occurrence order: scores are summed in this order by every backend. */
+export function queryTerms(query: string): string[] {
+  return [...new Set(tokenize(query))];
+}
+
+/** Term frequencies of a tokenized document, in first-occurrence order. */
+export function termCounts(tokens: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return counts;
+}
+
 /**
- * In-memory BM25 over the view documents of ONE context.
+ * In-memory BM25 over the view documents of ONE context, maintained incrementally (add / removeMemory) so a
+ * write never forces a rebuild; the result is always the one a fresh build over the current views gives.
  *
  * Statistics (document count, IDF, average length) are kept per view kind: a metadata view ("June 2024
  * Monday Lisbon") and a message text are different kinds of document, and the paper builds one index per
@@ -21,104 +46,129 @@ export interface Bm25Document {
  * without a kind filter returns up to `limit` hits of EACH kind, every (memory, view) at most once.
  *
  * IDF is Lucene's non-negative form log(1 + (N - n + 0.5) / (n + 0.5)); query terms are deduplicated.
- * Ties are broken by memory id then view key, so results are deterministic.
+ * Ties are broken by memory id, view kind then view key (compareHits), so results are deterministic.
  */
 export class Bm25Index {
   private readonly byKind = new Map<ViewKind, KindIndex>();
+  /** memory id -> its indexed documents, for removeMemory. */
+  private readonly byMemory = new Map<string, { kind: ViewKind; doc: number }[]>();
+  private nextDoc = 0;
 
   static build(documents: Iterable<Bm25Document>): Bm25Index {
     const index = new Bm25Index();
-    for (const document of documents) {
-      const tokens = tokenize(document.text);
-      if (tokens.length === 0) continue;
-      let kindIndex = index.byKind.get(document.kind);
-      if (!kindIndex) {
-        kindIndex = new KindIndex();
-        index.byKind.set(document.kind, kindIndex);
-      }
-      kindIndex.add(document, tokens);
-    }
+    for (const document of documents) index.add(document);
     return index;
   }
 
   /** Number of indexed (non-empty) view documents. */
   get size(): number {
     let total = 0;
-    for (const kindIndex of this.byKind.values()) total += kindIndex.documents.length;
+    for (const kindIndex of this.byKind.values()) total += kindIndex.documents.size;
     return total;
   }
 
+  /** Indexes one view document; one without tokens is skipped (it could never match). */
+  add(document: Bm25Document): void {
+    const tokens = tokenize(document.text);
+    if (tokens.length === 0) return;
+    let kindIndex = this.byKind.get(document.kind);
+    if (!kindIndex) {
+      kindIndex = new KindIndex();
+      this.byKind.set(document.kind, kindIndex);
+    }
+    const doc = this.nextDoc++;
+    kindIndex.add(doc, document, tokens);
+    let docs = this.byMemory.get(document.memoryId);
+    if (!docs) {
+      docs = [];
+      this.byMemory.set(document.memoryId, docs);
+    }
+    docs.push({ kind: document.kind, doc });
+  }
+
+  /** Removes every document of a memory (all its views); statistics follow. */
+  removeMemory(memoryId: string): void {
+    for (const { kind, doc } of this.byMemory.get(memoryId) ?? []) {
+      const kindIndex = this.byKind.get(kind)!;
+      kindIndex.remove(doc);
+      if (kindIndex.documents.size === 0) this.byKind.delete(kind);
+    }
+    this.byMemory.delete(memoryId);
+  }
+
   search(query: string, options: { limit: number; kinds?: readonly ViewKind[] }): ViewHit[] {
-    const terms = [...new Set(tokenize(query))];
+    const terms = queryTerms(query);
     if (terms.length === 0 || options.limit <= 0) return [];
     const kinds = options.kinds ?? [...this.byKind.keys()];
     const hits: ViewHit[] = [];
     for (const kind of new Set(kinds)) {
       const kindIndex = this.byKind.get(kind);
-      if (kindIndex) hits.push(...kindIndex.search(kind, terms, options.limit));
+      if (kindIndex) hits.push(...kindIndex.search(kind, terms, options.limit, this.nextDoc));
     }
     return hits.sort(compareHits);
   }
 }
 
 class KindIndex {
-  readonly documents: { memoryId: string; key: string; length: number }[] = [];
-  private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
+  readonly documents = new Map<number, { memoryId: string; key: string; length: number; terms: string[] }>();
+  /** term -> doc -> tf */
+  private readonly postings = new Map<string, Map<number, number>>();
   private totalLength = 0;
 
-  add(document: Bm25Document, tokens: string[]): void {
-    const docIndex = this.documents.length;
-    this.documents.push({ memoryId: document.memoryId, key: document.key, length: tokens.length });
+  add(doc: number, document: Bm25Document, tokens: string[]): void {
+    const counts = termCounts(tokens);
+    this.documents.set(doc, {
+      memoryId: document.memoryId,
+      key: document.key,
+      length: tokens.length,
+      terms: [...counts.keys()],
+    });
     this.totalLength += tokens.length;
-    const counts = new Map<string, number>();
-    for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
     for (const [term, tf] of counts) {
       let posting = this.postings.get(term);
       if (!posting) {
-        posting = { docs: [], tfs: [] };
+        posting = new Map();
         this.postings.set(term, posting);
       }
-      posting.docs.push(docIndex);
-      posting.tfs.push(tf);
+      posting.set(doc, tf);
     }
   }
 
-  search(kind: ViewKind, terms: readonly string[], limit: number): ViewHit[] {
-    const n = this.documents.length;
+  remove(doc: number): void {
+    const document = this.documents.get(doc);
+    if (!document) return;
+    this.documents.delete(doc);
+    this.totalLength -= document.length;
+    for (const term of document.terms) {
+      const posting = this.postings.get(term)!;
+      posting.delete(doc);
+      if (posting.size === 0) this.postings.delete(term);
+    }
+  }
+
+  search(kind: ViewKind, terms: readonly string[], limit: number, docSpace: number): ViewHit[] {
+    const n = this.documents.size;
     const averageLength = this.totalLength / n;
-    const scores = new Float64Array(n);
+    const scores = new Float64Array(docSpace);
     const touched: number[] = [];
     for (const term of terms) {
       const posting = this.postings.get(term);
       if (!posting) continue;
-      const df = posting.docs.length;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      for (let i = 0; i < df; i++) {
-        const doc = posting.docs[i]!;
-        const tf = posting.tfs[i]!;
-        const length = this.documents[doc]!.length;
-        const norm = tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / averageLength);
+      const idf = bm25Idf(n, posting.size);
+      for (const [doc, tf] of posting) {
+        const length = this.documents.get(doc)!.length;
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc]! += (idf * tf * (BM25_K1 + 1)) / norm;
+        scores[doc]! += bm25TermScore(idf, tf, length, averageLength);
       }
     }
-    const hits = touched.map((doc) => {
-      const document = this.documents[doc]!;
-      return { memoryId: document.memoryId, kind, key: document.key, rawScore: scores[doc]! };
-    });
-    return hits.sort(compareHits).slice(0, limit);
+    const top = new TopHits(limit);
+    for (const doc of touched) {
+      const rawScore = scores[doc]!;
+      // Cheap pre-check before allocating a hit: a lower score than the worst kept can never enter.
+      if (top.full && rawScore < top.worst!.rawScore) continue;
+      const document = this.documents.get(doc)!;
+      top.offer({ memoryId: document.memoryId, kind, key: document.key, rawScore });
+    }
+    return top.sorted();
   }
-}
-
-function compareHits(x: ViewHit, y: ViewHit): number {
-  return (
-    y.rawScore - x.rawScore ||
-    compareStrings(x.memoryId, y.memoryId) ||
-    compareStrings(x.kind, y.kind) ||
-    compareStrings(x.key, y.key)
-  );
-}
-
-function compareStrings(x: string, y: string): number {
-  return x < y ? -1 : x > y ? 1 : 0;
 }

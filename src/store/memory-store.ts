@@ -46,7 +46,8 @@ interface ContextData {
 /**
  * The in-memory backend: plain maps, nothing persisted. For tests, the demo and short-lived embeddings.
  * Everything crossing the boundary is cloned, so callers can never mutate stored state by accident.
- * The BM25 and vector indexes are built lazily and dropped on any write to their context.
+ * The BM25 index is built lazily on the first search of a context, then maintained per write (add/remove of
+ * the written memory's views); vector indexes are built lazily and dropped on any write to their context.
  */
 export function createMemoryStore(): ArchiveStore {
   return new MemoryStore();
@@ -93,10 +94,13 @@ class MemoryStore implements ArchiveStore {
       }
       (previous ? outcome.updated : outcome.inserted).push(id);
       data.journal.push(journalEntry(this.nextSeq++, id, previous?.record));
-      data.memories.set(
-        id,
-        structuredClone({ record: write.record, views: write.views, contentHash: write.contentHash }),
-      );
+      const stored = structuredClone({
+        record: write.record,
+        views: write.views,
+        contentHash: write.contentHash,
+      });
+      data.memories.set(id, stored);
+      updateLexical(data, id, stored.views);
     }
     if (outcome.inserted.length + outcome.updated.length > 0) invalidate(data);
     return outcome;
@@ -180,6 +184,7 @@ class MemoryStore implements ArchiveStore {
     for (const rows of data.vectors.values()) {
       for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
     }
+    data.lexical?.removeMemory(id);
     invalidate(data);
     return true;
   }
@@ -477,9 +482,16 @@ function vectorKey(row: VectorRow): string {
   return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
 }
 
+/** Vector indexes are rebuilt lazily after a write; the BM25 index is maintained in place (updateLexical). */
 function invalidate(data: ContextData): void {
-  delete data.lexical;
   data.vectorIndexes.clear();
+}
+
+/** Replaces a memory's documents in the context's BM25 index, when one has been built (else built lazily). */
+function updateLexical(data: ContextData, id: string, views: readonly MemoryView[]): void {
+  if (!data.lexical) return;
+  data.lexical.removeMemory(id);
+  for (const view of views) if (view.text !== '') data.lexical.add(view);
 }
 
 function contextInfo(id: string, data: ContextData): ContextInfo {

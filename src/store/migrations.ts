@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
 
 /**
@@ -9,7 +10,12 @@ import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
  * Rows carry their context id and every child row references its memory with ON DELETE CASCADE, so deleting
  * a memory removes its views, vectors and edges in the database itself (and a dangling edge cannot exist).
  */
-export const MIGRATIONS: readonly { version: number; sql: string }[] = [
+export const MIGRATIONS: readonly {
+  version: number;
+  sql: string;
+  /** Data work after the DDL, in the same transaction (e.g. indexing rows written by older code). */
+  backfill?: (db: Database.Database) => void;
+}[] = [
   {
     version: 1,
     sql: `
@@ -77,6 +83,12 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
         PRIMARY KEY (context_id, id)
       );
     `,
+  },
+  {
+    // Persistent lexical index (src/store/sqlite-lexical-index.ts), backfilled from the existing views.
+    version: 2,
+    sql: LEXICAL_SCHEMA_SQL,
+    backfill: backfillLexicalIndex,
   },
   RELATION_KEYS_MIGRATION,
   // Version 4: the relation journal (ArchiveStore.pendingRelationWork). No foreign key: an entry outlives the
@@ -198,6 +210,7 @@ export function migrate(db: Database.Database, file: string): void {
       const now = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
       if ((now?.version ?? 0) >= migration.version) return;
       db.exec(migration.sql);
+      migration.backfill?.(db);
       db.prepare('DELETE FROM schema_version').run();
       db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(migration.version);
     }).immediate();

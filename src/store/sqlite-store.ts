@@ -27,12 +27,13 @@ import {
 } from './edge-merge.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
+import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
-/** How many contexts keep a cached BM25 / vector index per open store (least recently used is dropped). */
+/** How many contexts keep a cached vector index per open store (least recently used is dropped). */
 const CACHED_CONTEXTS = 32;
 
 /**
@@ -40,10 +41,11 @@ const CACHED_CONTEXTS = 32;
  *
  * Durability: every write method is one transaction; WAL with synchronous=NORMAL keeps every committed
  * transaction across a killed process (an OS crash may lose the last few, never corrupt the file).
- * Lexical search: a BM25 index per context (src/retrieval/bm25-index.ts) built lazily from the views table
- * and cached; `contexts.version` is bumped by every memory write/delete, so a cache built before a write (by
- * this process or another one sharing the file) is rebuilt on the next search. Vector search works the same
- * way with `contexts.vector_version` and src/store/vector-index.ts (exact, IVF above 20k vectors).
+ * Lexical search: a persistent BM25 index in the same file (src/store/sqlite-lexical-index.ts), updated in the
+ * transaction of every memory write/delete, searched top-k with pruning; nothing is rebuilt on open or write.
+ * Vector search: an index per context built lazily and cached; `contexts.vector_version` is bumped by every
+ * vector write/delete, so a cache built before a write (by this process or another one sharing the file) is
+ * rebuilt on the next search (src/store/vector-index.ts: exact, IVF above 20k vectors).
  */
 export function createSqliteStore(file: string, options: { readonly?: boolean } = {}): ArchiveStore {
   let db: Database.Database;
@@ -80,7 +82,8 @@ interface Cached<T> {
 class SqliteStore implements ArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'sqlite';
-  private readonly lexicalCache = new Map<string, Cached<Bm25Index>>();
+  /** Absent only for a read-only store of schema 1 (not migrated): then BM25 is built per search. */
+  private readonly lexical: SqliteLexicalIndex | undefined;
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly keys: SqliteRelationKeys;
@@ -93,6 +96,8 @@ class SqliteStore implements ArchiveStore {
     this.statements = prepareStatements(db);
     this.keys = new SqliteRelationKeys(db);
     this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
+    const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_fts'").get();
+    this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -111,9 +116,11 @@ class SqliteStore implements ArchiveStore {
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
     for (const write of writes) assertWrite(contextId, write);
     const s = this.statements;
-    return this.run(() =>
-      this.db
+    const lexical = this.lexical;
+    return this.run(() => {
+      const result = this.db
         .transaction(() => {
+          lexical?.begin();
           const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
           s.ensureContext.run(contextId);
           for (const { record, views, contentHash, keys } of writes) {
@@ -138,6 +145,7 @@ class SqliteStore implements ArchiveStore {
               s.updateMemory.run(...columns, contextId, record.id);
               s.deleteViews.run(contextId, record.id);
               s.deleteMemoryVectors.run(contextId, record.id);
+              lexical?.removeMemory(contextId, record.id);
               outcome.updated.push(record.id);
             } else {
               s.journal.run(contextId, record.id, null);
@@ -156,7 +164,9 @@ class SqliteStore implements ArchiveStore {
                 view.uri ?? null,
               );
             });
+            lexical?.addViews(contextId, record.id, views);
           }
+          lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
             s.bumpVersion.run(contextId);
             if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
@@ -164,8 +174,10 @@ class SqliteStore implements ArchiveStore {
           }
           return outcome;
         })
-        .immediate(),
-    );
+        .immediate();
+      lexical?.commit();
+      return result;
+    });
   }
 
   async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
@@ -176,12 +188,17 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    return this.run(() =>
-      ids.flatMap((id) => {
-        const row = this.statements.getRecord.get(contextId, id) as { record: string } | undefined;
-        return row ? [JSON.parse(row.record) as MemoryRecord] : [];
-      }),
-    );
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getRecords.all(contextId, JSON.stringify(ids)),
+    ) as {
+      id: string;
+      record: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.record]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
+    });
   }
 
   async listMemories(
@@ -222,14 +239,18 @@ class SqliteStore implements ArchiveStore {
 
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
     const s = this.statements;
-    const removed = this.run(() =>
-      this.db
+    const lexical = this.lexical;
+    const removed = this.run(() => {
+      const deleted = this.db
         .transaction(() => {
           const removed = s.getRecord.get(contextId, id) as { record: string } | undefined;
           if (!removed) return false;
-          // Views, vectors and edges go with it (ON DELETE CASCADE).
+          lexical?.begin();
+          // Views, vectors and edges go with it (ON DELETE CASCADE); the lexical index is ours to update.
           const deleted = s.deleteMemory.run(contextId, id).changes > 0;
           if (deleted) {
+            lexical?.removeMemory(contextId, id);
+            lexical?.flush();
             s.journal.run(contextId, id, removed.record);
             s.addCount.run(-1, contextId);
             s.bumpVersion.run(contextId);
@@ -237,8 +258,10 @@ class SqliteStore implements ArchiveStore {
           }
           return deleted;
         })
-        .immediate(),
-    );
+        .immediate();
+      lexical?.commit();
+      return deleted;
+    });
     return removed && this.truncateWal();
   }
 
@@ -256,6 +279,15 @@ class SqliteStore implements ArchiveStore {
           // - tables added later (lexical index, semantic index) must either reference memories/contexts
           //   with ON DELETE CASCADE or get an explicit DELETE here;
           // - meta keys are global (calibration) and stay.
+          // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed memory
+          //   by memory through the index, which owns its bookkeeping;
+          if (this.lexical) {
+            this.lexical.begin();
+            for (const row of s.contextMemoryIds.iterate(contextId) as Iterable<{ id: string }>) {
+              this.lexical.removeMemory(contextId, row.id);
+            }
+            this.lexical.flush();
+          }
           s.deleteContextJournal.run(contextId);
           s.deleteContextEdgeCounts.run(contextId);
           // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
@@ -267,7 +299,7 @@ class SqliteStore implements ArchiveStore {
         })
         .immediate(),
     );
-    this.lexicalCache.delete(contextId);
+    this.lexical?.commit();
     for (const key of [...this.vectorCache.keys()]) {
       if (key.startsWith(pairKey(contextId, ''))) this.vectorCache.delete(key);
     }
@@ -426,13 +458,11 @@ class SqliteStore implements ArchiveStore {
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
-    this.run(() => {
-      for (const id of new Set(memoryIds)) {
-        for (const row of this.statements.edgesOf.all(contextId, id, contextId, id) as EdgeRow[]) {
-          found.set(pairKey(row.a, row.b), toEdge(contextId, row));
-        }
-      }
-    });
+    const ids = JSON.stringify([...new Set(memoryIds)]);
+    const rows = this.run(() =>
+      memoryIds.length === 0 ? [] : this.statements.edgesOf.all(contextId, ids, contextId, ids),
+    ) as EdgeRow[];
+    for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
@@ -469,14 +499,11 @@ class SqliteStore implements ArchiveStore {
   }
 
   async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
-    const index = this.run(() => {
-      const version = this.contextVersion(contextId, 'version');
-      if (version === undefined) return undefined;
-      return cached(this.lexicalCache, contextId, version, () =>
-        Bm25Index.build(this.statements.lexicalDocuments.all(contextId) as LexicalRow[]),
-      );
+    return this.run(() => {
+      if (this.lexical) return this.lexical.search(contextId, query, options);
+      const documents = this.statements.lexicalDocuments.all(contextId) as LexicalRow[];
+      return Bm25Index.build(documents).search(query, options);
     });
-    return index ? index.search(query, options) : [];
   }
 
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
@@ -587,7 +614,6 @@ class SqliteStore implements ArchiveStore {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
-    this.lexicalCache.clear();
     this.vectorCache.clear();
   }
 
@@ -661,6 +687,12 @@ function prepareStatements(db: Database.Database) {
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
+    getRecords: p(
+      'SELECT id, record FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
+    ),
+    getHashes: p(
+      'SELECT id, content_hash FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
+    ),
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
       AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
       ORDER BY sequence, id LIMIT @limit`),
@@ -669,9 +701,8 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     deleteViews: p('DELETE FROM views WHERE context_id = ? AND memory_id = ?'),
-    getViews: p(
-      'SELECT kind, key, text, uri FROM views WHERE context_id = ? AND memory_id = ? ORDER BY position',
-    ),
+    getViews: p(`SELECT memory_id, kind, key, text, uri FROM views
+      WHERE context_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, position`),
     lexicalDocuments: p(`SELECT memory_id AS memoryId, kind, key, text FROM views
       WHERE context_id = ? AND text != '' ORDER BY memory_id, position`),
     listEdges: p('SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ?'),
@@ -682,8 +713,10 @@ function prepareStatements(db: Database.Database) {
     upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
       similarity = excluded.similarity`),
-    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ?
-      UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND b = ?`),
+    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
+      UNION ALL SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
@@ -708,6 +741,7 @@ function prepareStatements(db: Database.Database) {
     workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
     clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
     deleteContextJournal: p('DELETE FROM relation_journal WHERE context_id = ?'),
+    contextMemoryIds: p('SELECT id FROM memories WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',

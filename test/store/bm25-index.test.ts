@@ -69,3 +69,32 @@ describe('Bm25Index', () => {
     expect(index.size).toBe(4);
   });
 });
+
+describe('Bm25Index incremental maintenance', () => {
+  it('add / removeMemory give exactly the index a fresh build over the remaining documents gives', () => {
+    const word = fc.constantFrom('apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date');
+    const doc = fc.record({
+      memoryId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+      kind: fc.constantFrom('text' as const, 'caption' as const),
+      key: fc.constantFrom('main', 'x'),
+      text: fc.array(word, { maxLength: 8 }).map((words) => words.join(' ')),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(doc, { maxLength: 30 }),
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd')),
+        (docs, removed) => {
+          const index = Bm25Index.build(docs);
+          for (const id of removed) index.removeMemory(id);
+          const fresh = Bm25Index.build(docs.filter((d) => !(removed as string[]).includes(d.memoryId)));
+          expect(index.size).toBe(fresh.size);
+          for (const query of ['apple', 'pear plum fig', 'kiwi lime date apple']) {
+            for (const limit of [1, 3, 50]) {
+              expect(index.search(query, { limit })).toEqual(fresh.search(query, { limit }));
+            }
+          }
+        },
+      ),
+    );
+  });
+});

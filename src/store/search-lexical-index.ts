@@ -1,0 +1,368 @@
+import type Database from 'better-sqlite3';
+import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
+import { compareHits, TopHits } from '../retrieval/top-hits.ts';
+import type { ViewHit, ViewKind } from '../types/view.ts';
+import { LexicalAccumulators } from './lexical-accumulators.ts';
+
+/** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
+export const IMPACT_BUCKETS = 64;
+
+/** Bucket of a posting: its BM25 tf-part at the field's reference length, quantised (0 = lowest). */
+export function impactBucket(tf: number, length: number, referenceLength: number): number {
+  const share = bm25TermScore(1, tf, length, referenceLength) / (BM25_K1 + 1);
+  return Math.min(IMPACT_BUCKETS - 1, Math.floor(share * IMPACT_BUCKETS));
+}
+
+/** The FTS5 token of a (field, term, bucket) doclist: plain ASCII, so the ascii tokenizer keeps it whole. */
+export function bucketToken(field: number, term: number, bucket: number): string {
+  return `f${field}t${term}b${bucket}`;
+}
+
+/** Documents per random-access statement. */
+const CHUNK = 2048;
+/** A chunk of candidates spanning under DENSE ids per candidate is read as one id range. */
+const DENSE = 4;
+/** Rows read per doclist page: small first (most queries stop early), doubling up to the cap. */
+const FIRST_PAGE = 64;
+const MAX_PAGE = 16384;
+/** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
+const MARGIN = 1e-9;
+
+interface FieldRow {
+  id: number;
+  kind: ViewKind;
+  docs: number;
+  total_length: number;
+  reference_length: number;
+}
+
+interface Cursor {
+  term: number;
+  idf: number;
+  /** Non-empty buckets, best first, with their document counts; `at` is the one being read. */
+  buckets: { bucket: number; docs: number }[];
+  at: number;
+  /** Last rowid read in the current bucket; the next page starts after it. */
+  after: number;
+  pageSize: number;
+  /** Rows not read yet: the cost of draining the list. */
+  left: number;
+  /** The page read but not consumed yet, all from bucket `rowsBucket`. */
+  rows: number[];
+  rowsBucket: number;
+  /** Upper bound of this term's contribution for every document not consumed from its list yet. */
+  bound: number;
+}
+
+const statementCache = new WeakMap<Database.Database, ReturnType<typeof prepareSearchStatements>>();
+
+/**
+ * Exact top-k BM25 per field over impact-ordered postings, without reading every matching document:
+ * 1. No-random-access pass (Fagin, Lotem & Naor 2003, NRA): read the query terms' lists best bucket first,
+ *    the list whose bound falls most per row next (short lists of rare terms drain first; long lists of
+ *    common terms are read only as deep as needed, MaxScore's idea). Each document read gets a lower and an
+ *    upper bound from its buckets; the k-th largest lower bound is a threshold no final top-k score is below.
+ * 2. Stop when the sum of the lists' frontier bounds is below the threshold (no unread document can rank, not
+ *    even on a tie-break) and few candidates remain; documents whose upper bound misses it are dropped.
+ * 3. Exact scores of the candidates from their forward lists, summed in query-term order with
+ *    bm25TermScore as Bm25Index does, so hits and scores equal a fresh Bm25Index over the same views.
+ * The whole search is one read transaction (a consistent snapshot even while another connection writes).
+ */
+export function searchLexicalIndex(
+  db: Database.Database,
+  termIds: ReadonlyMap<string, number>,
+  contextId: string,
+  query: string,
+  options: { limit: number; kinds?: readonly ViewKind[] },
+): ViewHit[] {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || options.limit <= 0) return [];
+  let s = statementCache.get(db);
+  if (!s) {
+    s = prepareSearchStatements(db);
+    statementCache.set(db, s);
+  }
+  const statements = s;
+  return db.transaction(() => {
+    const fields = (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
+    if (fields.length === 0) return [];
+    const wanted = options.kinds ? new Set(options.kinds) : undefined;
+    const ids = resolveTermIds(statements, termIds, terms);
+    if (ids.length === 0) return [];
+    const hits: ViewHit[] = [];
+    for (const field of fields) {
+      if (wanted && !wanted.has(field.kind)) continue;
+      hits.push(...searchField(statements, field, ids, options.limit));
+    }
+    return hits.sort(compareHits);
+  })();
+}
+
+/** Query term ids in query order; terms the dictionary has never seen cannot match and are dropped. */
+function resolveTermIds(
+  s: ReturnType<typeof prepareSearchStatements>,
+  known: ReadonlyMap<string, number>,
+  terms: readonly string[],
+): number[] {
+  const found = new Map<string, number>();
+  const missing = terms.filter((term) => !known.has(term));
+  if (missing.length > 0) {
+    for (const row of s.termIds.all(JSON.stringify(missing)) as { term: string; id: number }[]) {
+      found.set(row.term, row.id);
+    }
+  }
+  return terms.flatMap((term) => {
+    const id = known.get(term) ?? found.get(term);
+    return id === undefined ? [] : [id];
+  });
+}
+
+function searchField(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: FieldRow,
+  termIds: readonly number[],
+  limit: number,
+): ViewHit[] {
+  const n = field.docs;
+  const averageLength = field.total_length / n;
+  const buckets = new Map<number, { bucket: number; docs: number }[]>();
+  for (const row of s.stats.all(field.id, JSON.stringify(termIds)) as {
+    term: number;
+    bucket: number;
+    docs: number;
+  }[]) {
+    const list = buckets.get(row.term) ?? [];
+    list.push({ bucket: row.bucket, docs: row.docs });
+    buckets.set(row.term, list);
+  }
+  // Query order is kept (it is the summation order of every score).
+  const cursors: Cursor[] = termIds
+    .filter((term) => buckets.has(term))
+    .map((term) => {
+      const list = buckets.get(term)!.sort((x, y) => y.bucket - x.bucket);
+      const df = list.reduce((sum, b) => sum + b.docs, 0);
+      return {
+        term,
+        idf: bm25Idf(n, df),
+        buckets: list,
+        at: 0,
+        after: 0,
+        pageSize: FIRST_PAGE,
+        left: df,
+        rows: [],
+        rowsBucket: 0,
+        bound: 0,
+      };
+    });
+  if (cursors.length === 0) return [];
+  // A bucket b holds tf-parts in [b, b + 1) / IMPACT_BUCKETS of (k1 + 1) at the field's reference length; at
+  // the current average length the true tf-part lies within a factor average / reference of that
+  // (docs/store-lexical-index.md), which gives per-posting lower and upper bounds without reading tf.
+  const ratio = averageLength / field.reference_length;
+  const upper = ((BM25_K1 + 1) * Math.max(1, ratio)) / IMPACT_BUCKETS;
+  const lower = ((BM25_K1 + 1) * Math.min(1, ratio)) / IMPACT_BUCKETS;
+  for (const cursor of cursors) cursor.bound = cursor.idf * (cursor.buckets[0]!.bucket + 1) * upper;
+  // Documents read so far; one proven unable to reach the top k is marked dead and never revisited.
+  const accumulators = LexicalAccumulators.fresh();
+  let threshold = Number.NEGATIVE_INFINITY;
+  let readSinceSafe = 0;
+  for (;;) {
+    let sum = 0;
+    let next: Cursor | undefined;
+    for (const cursor of cursors) {
+      sum += cursor.bound;
+      if (cursor.bound > 0 && (!next || cursor.bound * next.left > next.bound * cursor.left)) next = cursor;
+    }
+    // Once no unread document can rank, reading on only narrows the candidates; stop when they are few, or
+    // when scoring them directly (one random access each, ~8 sequential rows' cost) is cheaper than reading.
+    if (threshold > sum * (1 + MARGIN)) {
+      if (fewCandidates(accumulators, cursors, threshold, limit * 4 + 512 + (readSinceSafe >> 3))) break;
+    } else {
+      readSinceSafe = 0;
+    }
+    if (!next) break;
+    if (next.rows.length === 0) readPage(s, field.id, next);
+    readSinceSafe += next.rows.length;
+    const bit = bitOf(cursors.indexOf(next));
+    // Elsewhere a newly met document scores at most the other lists' frontier bounds.
+    const others = sum - next.bound;
+    const low = next.idf * next.rowsBucket * lower;
+    const high = next.idf * (next.rowsBucket + 1) * upper;
+    const hopeless = threshold > (high + others) * (1 + MARGIN);
+    for (const doc of next.rows) {
+      const slot = accumulators.slot(doc);
+      if (slot > 0) {
+        accumulators.low[slot - 1]! += low;
+        accumulators.high[slot - 1]! += high;
+        accumulators.mask[slot - 1]! |= bit;
+      } else if (slot === 0) {
+        if (hopeless) accumulators.kill(doc);
+        else accumulators.add(doc, low, high, bit);
+      }
+    }
+    next.rows = [];
+    // Unconsumed rows are in the current bucket (when the page was full) or in the buckets after it.
+    const current = next.buckets[next.at];
+    next.bound = current ? next.idf * (current.bucket + 1) * upper : 0;
+    threshold = kthLargest(accumulators, limit);
+  }
+  return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
+}
+
+/** A list's bit in LexicalAccumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
+function bitOf(index: number): number {
+  return index < 30 ? 1 << index : 0;
+}
+
+/** Upper bound of a document's final score: what it got, plus the frontier of every list it was not read from. */
+function ceiling(accumulators: LexicalAccumulators, at: number, cursors: readonly Cursor[]): number {
+  let high = accumulators.high[at]!;
+  const mask = accumulators.mask[at]!;
+  for (let i = 0; i < cursors.length; i++) if ((mask & bitOf(i)) === 0) high += cursors[i]!.bound;
+  return high;
+}
+
+/** Whether at most `cap` documents could still rank (stops counting past the cap). */
+function fewCandidates(
+  accumulators: LexicalAccumulators,
+  cursors: readonly Cursor[],
+  threshold: number,
+  cap: number,
+): boolean {
+  let count = 0;
+  for (let at = 0; at < accumulators.size; at++) {
+    if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold && ++count > cap) return false;
+  }
+  return true;
+}
+
+/** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
+function kthLargest(accumulators: LexicalAccumulators, k: number): number {
+  if (accumulators.size < k) return Number.NEGATIVE_INFINITY;
+  const values = accumulators.low.slice(0, accumulators.size);
+  return quickselect(values, values.length - k);
+}
+
+/** The value of rank `rank` (0-based, ascending) of `values`, reordering it in place. */
+function quickselect(values: Float64Array, rank: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i] = values[j]!;
+        values[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (rank <= j) hi = j;
+    else if (rank >= i) lo = i;
+    else return values[rank]!;
+  }
+  return values[rank]!;
+}
+
+/** Exact scores (forward lists, summed in query order as Bm25Index does) of the documents that may rank. */
+function scoreCandidates(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: FieldRow,
+  cursors: readonly Cursor[],
+  accumulators: LexicalAccumulators,
+  threshold: number,
+  averageLength: number,
+  limit: number,
+): ViewHit[] {
+  const candidates: number[] = [];
+  for (let at = 0; at < accumulators.size; at++) {
+    if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold)
+      candidates.push(accumulators.docs[at]!);
+  }
+  // Ascending ids: the IN-list probes walk the lex_docs B-tree in order.
+  candidates.sort((x, y) => x - y);
+  const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
+  const tfs = new Float64Array(cursors.length);
+  const scored: { doc: number; rawScore: number }[] = [];
+  const wanted = new Set(candidates);
+  for (let from = 0; from < candidates.length; from += CHUNK) {
+    const chunk = candidates.slice(from, from + CHUNK);
+    const first = chunk[0]!;
+    const last = chunk[chunk.length - 1]!;
+    // Dense runs of ids (a session, a day) are cheaper to scan as a range than to probe one by one.
+    const blobs = (
+      last - first < DENSE * chunk.length
+        ? s.forwardRange.all(first, last)
+        : s.forward.all(JSON.stringify(chunk))
+    ) as Buffer[];
+    for (const blob of blobs) {
+      if (!wanted.has(blob.readUInt32LE(0))) continue;
+      tfs.fill(0);
+      for (let i = 8; i + 8 <= blob.length; i += 8) {
+        const at = position.get(blob.readUInt32LE(i));
+        if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+      }
+      const length = blob.readUInt32LE(4);
+      let rawScore = 0;
+      for (let at = 0; at < cursors.length; at++) {
+        if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
+      }
+      scored.push({ doc: blob.readUInt32LE(0), rawScore });
+    }
+  }
+  // Ids and keys only for the top `limit` scores and whatever ties the last of them (ties break on ids).
+  scored.sort((x, y) => y.rawScore - x.rawScore);
+  const cut = scored.length > limit ? scored[limit - 1]!.rawScore : Number.NEGATIVE_INFINITY;
+  const kept = scored.filter((entry) => entry.rawScore >= cut);
+  const scores = new Map(kept.map((entry) => [entry.doc, entry.rawScore]));
+  const top = new TopHits(limit);
+  for (let from = 0; from < kept.length; from += CHUNK) {
+    const ids = JSON.stringify(kept.slice(from, from + CHUNK).map((entry) => entry.doc));
+    for (const row of s.names.all(ids) as [number, string, string][]) {
+      top.offer({ memoryId: row[1], kind: field.kind, key: row[2], rawScore: scores.get(row[0])! });
+    }
+  }
+  return top.sorted();
+}
+
+/** Reads the next page of a cursor's current bucket, moving to the next bucket when it is drained. */
+function readPage(s: ReturnType<typeof prepareSearchStatements>, field: number, cursor: Cursor): void {
+  const current = cursor.buckets[cursor.at]!;
+  const token = bucketToken(field, cursor.term, current.bucket);
+  const requested = cursor.pageSize;
+  const rows = s.page.all(token, cursor.after, requested) as number[];
+  cursor.rows = rows;
+  cursor.rowsBucket = current.bucket;
+  cursor.left = Math.max(1, cursor.left - rows.length);
+  cursor.pageSize = Math.min(MAX_PAGE, requested * 2);
+  if (rows.length < requested) {
+    cursor.at++;
+    cursor.after = 0;
+  } else {
+    cursor.after = rows[rows.length - 1]!;
+  }
+}
+
+function prepareSearchStatements(db: Database.Database) {
+  return {
+    fields: db.prepare(
+      'SELECT id, kind, docs, total_length, reference_length FROM lex_fields WHERE context_id = ?',
+    ),
+    termIds: db.prepare('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
+    stats: db.prepare(`SELECT term, bucket, docs FROM lex_term_stats
+      WHERE field = ? AND term IN (SELECT value FROM json_each(?))`),
+    page: db
+      .prepare('SELECT rowid FROM lex_fts WHERE lex_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?')
+      .pluck(),
+    forward: db.prepare('SELECT terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))').pluck(),
+    forwardRange: db.prepare('SELECT terms FROM lex_docs WHERE id BETWEEN ? AND ?').pluck(),
+    names: db
+      .prepare('SELECT id, memory_id, key FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
+      .raw(),
+  };
+}

@@ -1,0 +1,311 @@
+import type Database from 'better-sqlite3';
+import { termCounts } from '../retrieval/bm25-index.ts';
+import { tokenize } from '../retrieval/tokenize.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-index.ts';
+
+/**
+ * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,
+ * maintained in the caller's write transaction. Postings live in FTS5 (its segment merging makes a 500-record
+ * write ~20x cheaper than one B-tree row per posting, and its doclists are ~10x smaller), but FTS5 only
+ * stores them: statistics, scoring and pruning are ours, because FTS5's bm25() uses another IDF, table-wide
+ * statistics and reads every matching doclist (docs/store-lexical-index.md has the measurements).
+ *
+ * - lex_fields: one row per (context, view kind) = a BM25 "field" with its document count and total length;
+ *   reference_length is the average length of the batch that created the field, fixed forever (see bucket).
+ * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
+ * - lex_term_stats: documents per (field, term, impact bucket); df is their sum.
+ * - lex_docs: one row per indexed view (own id, never reused, stable across VACUUM unlike a views rowid)
+ *   with memory id, key, length and the forward list as a uint32 blob [doc id, length, term id, tf, ...]: the
+ *   random access of the search (one column, read with pluck) and what a delete needs.
+ * - lex_fts: contentless FTS5 (rowid = lex_docs id, detail=none) over synthetic ASCII tokens
+ *   "f<field>t<term>b<bucket>": the bucket is the term's BM25 tf-part at the field's reference length,
+ *   quantised to IMPACT_BUCKETS steps. A term's doclist is thereby split by impact, so the search reads the
+ *   best buckets first and every unread bucket is bounded by its upper edge (impact-ordered postings).
+ *
+ * Nothing is ever rebuilt from the views: opening or writing costs the same at 1k or 1M memories.
+ */
+export const LEXICAL_SCHEMA_SQL = `
+  CREATE TABLE lex_fields (
+    id INTEGER PRIMARY KEY,
+    context_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    docs INTEGER NOT NULL DEFAULT 0,
+    total_length INTEGER NOT NULL DEFAULT 0,
+    reference_length REAL NOT NULL,
+    UNIQUE (context_id, kind)
+  );
+  CREATE TABLE lex_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+  CREATE TABLE lex_term_stats (
+    field INTEGER NOT NULL,
+    term INTEGER NOT NULL,
+    bucket INTEGER NOT NULL,
+    docs INTEGER NOT NULL,
+    PRIMARY KEY (field, term, bucket)
+  ) WITHOUT ROWID;
+  CREATE TABLE lex_docs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    field INTEGER NOT NULL,
+    memory_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    terms BLOB NOT NULL
+  );
+  CREATE INDEX lex_docs_by_memory ON lex_docs (memory_id, field);
+  CREATE VIRTUAL TABLE lex_fts USING fts5(
+    tokens, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
+  );
+`;
+
+/** A lex_docs.terms blob: [doc id, length, term id, tf, term id, tf, ...] as little-endian uint32. */
+export function encodeForward(doc: number, length: number, pairs: readonly number[]): Buffer {
+  return Buffer.from(Uint32Array.from([doc, length, ...pairs]).buffer);
+}
+
+/** The (term id, tf) pairs of a forward blob; readUInt32LE since the blob may be unaligned. */
+export function decodeForward(blob: Buffer): number[] {
+  const pairs: number[] = new Array((blob.length >> 2) - 2);
+  for (let i = 0; i < pairs.length; i++) pairs[i] = blob.readUInt32LE(8 + i * 4);
+  return pairs;
+}
+
+interface FieldRef {
+  id: number;
+  referenceLength: number;
+}
+
+interface PendingViews {
+  contextId: string;
+  memoryId: string;
+  views: MemoryView[];
+}
+
+/** Term ids and fields learnt per connection: ids are permanent, so the cache never goes stale. */
+const TERM_CACHE_LIMIT = 1_000_000;
+
+export class SqliteLexicalIndex {
+  private readonly s: ReturnType<typeof prepareLexicalStatements>;
+  private readonly termIds = new Map<string, number>();
+  private readonly fields = new Map<string, FieldRef>();
+  /** Learnt inside the current write transaction: kept only once it commits (a rollback would reuse ids). */
+  private pendingTerms = new Map<string, number>();
+  private pendingFields = new Map<string, FieldRef>();
+  private pendingViews = new Map<string, PendingViews>();
+  /** "field:term:bucket" -> change of its document count in this batch. */
+  private statDeltas = new Map<string, number>();
+  private fieldDeltas = new Map<number, { docs: number; length: number }>();
+
+  constructor(private readonly db: Database.Database) {
+    this.s = prepareLexicalStatements(db);
+  }
+
+  /** Starts a write batch (inside the caller's transaction); forgets what an aborted batch learnt. */
+  begin(): void {
+    this.pendingTerms = new Map();
+    this.pendingFields = new Map();
+    this.pendingViews = new Map();
+    this.statDeltas = new Map();
+    this.fieldDeltas = new Map();
+  }
+
+  /** Queues a memory's views; they are tokenized and written by flush(). */
+  addViews(contextId: string, memoryId: string, views: readonly MemoryView[]): void {
+    const key = `${contextId}\u0000${memoryId}`;
+    let pending = this.pendingViews.get(key);
+    if (!pending) {
+      pending = { contextId, memoryId, views: [] };
+      this.pendingViews.set(key, pending);
+    }
+    for (const view of views) if (view.text !== '') pending.views.push(view);
+  }
+
+  /** Removes a memory's documents (queued ones included): postings, df and field statistics. */
+  removeMemory(contextId: string, memoryId: string): void {
+    this.pendingViews.delete(`${contextId}\u0000${memoryId}`);
+    const docs = this.s.docsOfMemory.all(memoryId, contextId) as {
+      id: number;
+      field: number;
+      length: number;
+      terms: Buffer;
+      ref: number;
+    }[];
+    for (const doc of docs) {
+      const pairs = decodeForward(doc.terms);
+      for (let i = 0; i < pairs.length; i += 2) {
+        this.addStat(doc.field, pairs[i]!, impactBucket(pairs[i + 1]!, doc.length, doc.ref), -1);
+      }
+      this.addFieldDelta(doc.field, -1, -doc.length);
+      this.s.deleteDoc.run(doc.id);
+      this.s.deleteTokens.run(doc.id);
+    }
+  }
+
+  /** Writes the queued documents and the aggregated statistics; call last in the transaction. */
+  flush(): void {
+    const docs: { pending: PendingViews; view: MemoryView; counts: Map<string, number>; length: number }[] =
+      [];
+    const newTerms = new Set<string>();
+    for (const pending of this.pendingViews.values()) {
+      for (const view of pending.views) {
+        const tokens = tokenize(view.text);
+        if (tokens.length === 0) continue;
+        const counts = termCounts(tokens);
+        for (const term of counts.keys()) if (this.termId(term) === undefined) newTerms.add(term);
+        docs.push({ pending, view, counts, length: tokens.length });
+      }
+    }
+    this.resolveTerms(newTerms);
+    this.createFields(
+      docs.map((d) => ({ contextId: d.pending.contextId, kind: d.view.kind, length: d.length })),
+    );
+    // Ids are assigned here (inside the write transaction) so the forward blob can carry its own id; from the
+    // AUTOINCREMENT sequence, so a deleted document's id (an FTS5 rowid) is never reused.
+    let nextId = (this.s.lastDoc.get() as { seq: number } | undefined)?.seq ?? 0;
+    for (const doc of docs) {
+      const field = this.field(doc.pending.contextId, doc.view.kind)!;
+      const pairs: number[] = [];
+      const tokens: string[] = [];
+      for (const [term, tf] of doc.counts) {
+        const id = this.termId(term)!;
+        const bucket = impactBucket(tf, doc.length, field.referenceLength);
+        pairs.push(id, tf);
+        tokens.push(bucketToken(field.id, id, bucket));
+        this.addStat(field.id, id, bucket, 1);
+      }
+      const id = ++nextId;
+      const forward = encodeForward(id, doc.length, pairs);
+      this.s.insertDoc.run(id, field.id, doc.pending.memoryId, doc.view.key, doc.length, forward);
+      this.s.insertTokens.run(id, tokens.join(' '));
+      this.addFieldDelta(field.id, 1, doc.length);
+    }
+    for (const [key, delta] of this.statDeltas) {
+      if (delta === 0) continue;
+      const [field, term, bucket] = key.split(':').map(Number) as [number, number, number];
+      this.s.addStat.run(field, term, bucket, delta);
+      if (delta < 0) this.s.dropEmptyStat.run(field, term, bucket);
+    }
+    for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
+    this.pendingViews = new Map();
+    this.statDeltas = new Map();
+    this.fieldDeltas = new Map();
+  }
+
+  /** The batch's transaction committed: what it learnt is now true for good. */
+  commit(): void {
+    if (this.termIds.size + this.pendingTerms.size > TERM_CACHE_LIMIT) this.termIds.clear();
+    for (const [term, id] of this.pendingTerms) this.termIds.set(term, id);
+    for (const [key, field] of this.pendingFields) this.fields.set(key, field);
+    this.pendingTerms = new Map();
+    this.pendingFields = new Map();
+  }
+
+  /** Top `limit` hits per view kind, exactly Bm25Index.search over the context's current views. */
+  search(
+    contextId: string,
+    query: string,
+    options: { limit: number; kinds?: readonly ViewKind[] },
+  ): ViewHit[] {
+    return searchLexicalIndex(this.db, this.termIds, contextId, query, options);
+  }
+
+  private termId(term: string): number | undefined {
+    return this.termIds.get(term) ?? this.pendingTerms.get(term);
+  }
+
+  private resolveTerms(terms: Set<string>): void {
+    if (terms.size === 0) return;
+    const rows = this.s.termIds.all(JSON.stringify([...terms])) as { term: string; id: number }[];
+    for (const row of rows) {
+      this.pendingTerms.set(row.term, row.id);
+      terms.delete(row.term);
+    }
+    for (const term of terms) {
+      this.pendingTerms.set(term, Number(this.s.insertTerm.run(term).lastInsertRowid));
+    }
+  }
+
+  private field(contextId: string, kind: ViewKind): FieldRef | undefined {
+    const key = `${contextId}\u0000${kind}`;
+    const known = this.fields.get(key) ?? this.pendingFields.get(key);
+    if (known) return known;
+    const row = this.s.getField.get(contextId, kind) as { id: number; reference_length: number } | undefined;
+    if (!row) return undefined;
+    const field = { id: row.id, referenceLength: row.reference_length };
+    this.pendingFields.set(key, field);
+    return field;
+  }
+
+  /** New fields take the average length of their first batch as reference (fixed: postings depend on it). */
+  private createFields(docs: readonly { contextId: string; kind: ViewKind; length: number }[]): void {
+    const missing = new Map<string, { contextId: string; kind: ViewKind; docs: number; length: number }>();
+    for (const doc of docs) {
+      const key = `${doc.contextId}\u0000${doc.kind}`;
+      if (!missing.has(key) && this.field(doc.contextId, doc.kind)) continue;
+      const entry = missing.get(key) ?? { contextId: doc.contextId, kind: doc.kind, docs: 0, length: 0 };
+      entry.docs++;
+      entry.length += doc.length;
+      missing.set(key, entry);
+    }
+    for (const [key, entry] of missing) {
+      const referenceLength = entry.length / entry.docs;
+      const id = Number(this.s.createField.run(entry.contextId, entry.kind, referenceLength).lastInsertRowid);
+      this.pendingFields.set(key, { id, referenceLength });
+    }
+  }
+
+  private addStat(field: number, term: number, bucket: number, delta: number): void {
+    const key = `${field}:${term}:${bucket}`;
+    this.statDeltas.set(key, (this.statDeltas.get(key) ?? 0) + delta);
+  }
+
+  private addFieldDelta(field: number, docs: number, length: number): void {
+    const delta = this.fieldDeltas.get(field) ?? { docs: 0, length: 0 };
+    delta.docs += docs;
+    delta.length += length;
+    this.fieldDeltas.set(field, delta);
+  }
+}
+
+/** Indexes every view of a store written before the index existed (migration 2: explicit upgrade work). */
+export function backfillLexicalIndex(db: Database.Database): void {
+  const index = new SqliteLexicalIndex(db);
+  const page = db.prepare(`SELECT rowid, context_id AS contextId, memory_id AS memoryId, kind, key, text
+    FROM views WHERE rowid > ? AND text != '' ORDER BY rowid LIMIT 5000`);
+  let after = -1;
+  for (;;) {
+    const rows = page.all(after) as (MemoryView & { rowid: number; contextId: string })[];
+    if (rows.length === 0) return;
+    index.begin();
+    for (const row of rows) {
+      index.addViews(row.contextId, row.memoryId, [
+        { memoryId: row.memoryId, kind: row.kind, key: row.key, text: row.text },
+      ]);
+    }
+    index.flush();
+    index.commit();
+    after = rows[rows.length - 1]!.rowid;
+  }
+}
+
+function prepareLexicalStatements(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    getField: p('SELECT id, reference_length FROM lex_fields WHERE context_id = ? AND kind = ?'),
+    createField: p('INSERT INTO lex_fields (context_id, kind, reference_length) VALUES (?, ?, ?)'),
+    addFieldStats: p('UPDATE lex_fields SET docs = docs + ?, total_length = total_length + ? WHERE id = ?'),
+    termIds: p('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
+    insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
+    addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
+      ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
+    dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
+    lastDoc: p("SELECT seq FROM sqlite_sequence WHERE name = 'lex_docs'"),
+    insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),
+    deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
+    docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
+      f.reference_length AS ref FROM lex_docs d JOIN lex_fields f ON f.id = d.field
+      WHERE d.memory_id = ? AND f.context_id = ?`),
+    insertTokens: p('INSERT INTO lex_fts (rowid, tokens) VALUES (?, ?)'),
+    // contentless_delete: FTS5 drops the row's postings itself (no need to replay its tokens).
+    deleteTokens: p('DELETE FROM lex_fts WHERE rowid = ?'),
+  };
+}
