@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { KeyedRecord } from './archive-store-spec.ts';
+import { lazyStatement } from './lazy-statement.ts';
 
 /**
  * The relation-key table of the SQLite store (migration 3, `memory_keys`): one row per (memory, key) with the
@@ -28,7 +29,7 @@ export class SqliteRelationKeys {
   private readonly s;
 
   constructor(db: Database.Database) {
-    const p = (sql: string) => db.prepare(sql);
+    const p = (sql: string) => lazyStatement(db, sql);
     this.s = {
       deleteKeys: p('DELETE FROM memory_keys WHERE context_id = ? AND memory_id = ?'),
       insertKey: p(

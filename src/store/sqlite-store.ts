@@ -25,6 +25,7 @@ import {
   pairKey,
   sameEdge,
 } from './edge-merge.ts';
+import { lazyStatement } from './lazy-statement.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
@@ -228,12 +229,17 @@ class SqliteStore implements ArchiveStore {
 
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
-    this.run(() => {
-      for (const id of ids) {
-        const row = this.statements.getHash.get(contextId, id) as { content_hash: string } | undefined;
-        if (row) hashes.set(id, row.content_hash);
-      }
-    });
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getHashes.all(contextId, JSON.stringify(ids)),
+    ) as {
+      id: string;
+      content_hash: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.content_hash]));
+    for (const id of ids) {
+      const hash = byId.get(id);
+      if (hash !== undefined) hashes.set(id, hash);
+    }
     return hashes;
   }
 
@@ -283,7 +289,7 @@ class SqliteStore implements ArchiveStore {
           //   by memory through the index, which owns its bookkeeping;
           if (this.lexical) {
             this.lexical.begin();
-            for (const row of s.contextMemoryIds.iterate(contextId) as Iterable<{ id: string }>) {
+            for (const row of s.contextMemoryIds.all(contextId) as { id: string }[]) {
               this.lexical.removeMemory(contextId, row.id);
             }
             this.lexical.flush();
@@ -345,11 +351,19 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
-    return this.run(() =>
-      memoryIds.flatMap((id) =>
-        (this.statements.getViews.all(contextId, id) as ViewRow[]).map((row) => toView(id, row)),
-      ),
-    );
+    const rows = this.run(() =>
+      memoryIds.length === 0 ? [] : this.statements.getViews.all(contextId, JSON.stringify(memoryIds)),
+    ) as (ViewRow & {
+      memory_id: string;
+    })[];
+    const byMemory = new Map<string, MemoryView[]>();
+    for (const row of rows) {
+      const views = byMemory.get(row.memory_id) ?? [];
+      views.push(toView(row.memory_id, row));
+      byMemory.set(row.memory_id, views);
+    }
+    // Fresh objects per occurrence: a repeated id must not alias the same view object twice.
+    return memoryIds.flatMap((id) => (byMemory.get(id) ?? []).map((view) => ({ ...view })));
   }
 
   async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
@@ -666,10 +680,13 @@ interface VectorDbRow {
 }
 
 function prepareStatements(db: Database.Database) {
-  const p = (sql: string) => db.prepare(sql);
+  const p = (sql: string) => lazyStatement(db, sql);
+  // A read-only store of an older schema (not migrated) has no kept count: count the rows then.
+  const kept = (db.pragma('table_info(contexts)') as { name: string }[]).some((c) => c.name === 'memories');
+  const memoryCount = kept ? 'c.memories' : '(SELECT COUNT(*) FROM memories m WHERE m.context_id = c.id)';
   return {
     // Counts are kept on the context row and MAX(sequence) is one index probe: listing stays cheap at any size.
-    listContexts: p(`SELECT c.id AS id, c.memories AS memories,
+    listContexts: p(`SELECT c.id AS id, ${memoryCount} AS memories,
       (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
       FROM contexts c ORDER BY c.id`),
     addCount: p('UPDATE contexts SET memories = memories + ? WHERE id = ?'),
@@ -696,7 +713,7 @@ function prepareStatements(db: Database.Database) {
     listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
       AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
       ORDER BY sequence, id LIMIT @limit`),
-    countMemories: p('SELECT memories AS n FROM contexts WHERE id = ?'),
+    countMemories: p(`SELECT ${memoryCount} AS n FROM contexts c WHERE c.id = ?`),
     insertView: p(
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
