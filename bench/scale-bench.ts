@@ -70,7 +70,10 @@ if (args[0] === '--child') {
 
 async function main(): Promise<void> {
   const json = args.includes('--json');
-  const sizes = (flag('--sizes') ?? '10k,100k,1m').split(',').filter(Boolean);
+  // `--sizes none` (or 0) runs no single-context scenario.
+  const sizes = (flag('--sizes') ?? '10k,100k,1m')
+    .split(',')
+    .filter((size) => size !== '' && size !== 'none' && parseSize(size) > 0);
   const contexts = flag('--contexts') ?? '1000x1000';
   const scenarios = [
     ...sizes.map((size) => `single:${size}`),
