@@ -42,6 +42,11 @@ export const modelConfigSchema = z.strictObject({
   cacheDir: z.string().min(1).optional(),
   /** Budget of one question over all its model calls, in ms (default DEFAULT_QUESTION_DEADLINE_MS, 120 s). */
   questionDeadlineMs: z.number().int().positive().optional(),
+  /**
+   * HTTP API keys bound to users, entries as in GRAPHMEMIX_API_KEYS (`key=alice|bob`, `key=*`); read by
+   * `graphmemix serve` in addition to the environment. Secrets: keep the file private.
+   */
+  apiKeys: z.array(z.string().min(1)).optional(),
 });
 
 export type ModelConfig = z.infer<typeof modelConfigSchema>;
@@ -72,6 +77,7 @@ export interface ResolvedModelConfig {
   embedding?: ResolvedEmbeddingEndpoint;
   cacheDir?: string;
   questionDeadlineMs?: number;
+  apiKeys?: string[];
 }
 
 export type Env = Record<string, string | undefined>;
@@ -156,6 +162,7 @@ export function resolveModelConfig(config: ModelConfig, env: Env = process.env):
   }
   if (config.cacheDir !== undefined) out.cacheDir = config.cacheDir;
   if (config.questionDeadlineMs !== undefined) out.questionDeadlineMs = config.questionDeadlineMs;
+  if (config.apiKeys !== undefined) out.apiKeys = [...config.apiKeys];
   return out;
 }
 
@@ -232,6 +239,7 @@ function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
   if (over.embedding) out.embedding = { ...under.embedding, ...over.embedding };
   if (over.cacheDir !== undefined) out.cacheDir = over.cacheDir;
   if (over.questionDeadlineMs !== undefined) out.questionDeadlineMs = over.questionDeadlineMs;
+  if (over.apiKeys !== undefined) out.apiKeys = over.apiKeys;
   return out;
 }
 

@@ -26,6 +26,13 @@ describe('loadModelConfig', () => {
     expect(loadModelConfig({ cwd, env: {} })).toEqual({});
   });
 
+  it('reads API keys bound to users from the file (entries as in GRAPHMEMIX_API_KEYS) and rejects a bad list', () => {
+    const cwd = folderWith({ apiKeys: ['ka=alice', 'kb=bob|carol'] });
+    expect(loadModelConfig({ cwd, env: {} }).apiKeys).toEqual(['ka=alice', 'kb=bob|carol']);
+    const bad = folderWith({ apiKeys: 'ka=alice' });
+    expect(thrown(() => loadModelConfig({ cwd: bad, env: {} })).code).toBe('CONFIG');
+  });
+
   it('reads ./graphmemix.config.json; chat roles inherit default, embedding inherits only the connection', () => {
     const cwd = folderWith({
       default: { baseUrl: 'http://localhost:8000/v1', model: 'qwen', apiKeyEnv: 'MY_KEY', maxConcurrency: 4 },

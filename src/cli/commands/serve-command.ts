@@ -52,7 +52,10 @@ Examples:
       const { mediaDirFor, openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
       const { apiKeysFromEnv, startServer } = await import('../../server/start-server.ts');
       const { bareKeyWarning, parseApiKeys } = await import('../../server/api-keys.ts');
-      const apiKeys = apiKeysFromEnv();
+      // Keys from the environment and from the config file's `apiKeys` (same entry form).
+      const { loadModelConfig } = await import('../../providers/model-config.ts');
+      const fileKeys = loadModelConfig(flags.config ? { path: flags.config } : {}).apiKeys ?? [];
+      const apiKeys = [...apiKeysFromEnv(), ...fileKeys];
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
       if (warning) process.stderr.write(`${warning}\n`);
       const graphmemix = await openShellGraphmemix({
