@@ -4,8 +4,9 @@ import type {
   SemanticPostingFilter,
   SemanticTermBound,
 } from '../../store/semantic-index-spec.ts';
+import { sparseDot } from '../semantic/tfidf-space.ts';
 import { rankableScore } from '../semantic/top-k-lists.ts';
-import { type SparseDoc, sparseDocDot } from './frozen-tfidf.ts';
+import type { SparseDoc } from './frozen-tfidf.ts';
 
 /** What the exact searches read: the store's semantic port bound to one context, or a compaction scratch. */
 export interface KnnSource {
@@ -168,7 +169,7 @@ export function compareNeighbours(x: SemanticNeighbour, y: SemanticNeighbour): n
 }
 
 export function pairScore(x: SparseDoc, y: SparseDoc): number {
-  return rankableScore(sparseDocDot(x, y));
+  return rankableScore(sparseDot(x, y));
 }
 
 interface TermEntry {

@@ -38,21 +38,6 @@ export function frozenVector(
   return { memoryId, terms, weights: raw.map((weight) => Math.fround(weight * scale)) };
 }
 
-/** Dot product of two term-sorted sparse vectors (a cosine: both are unit length). */
-export function sparseDocDot(x: SparseDoc, y: SparseDoc): number {
-  let sum = 0;
-  let i = 0;
-  let j = 0;
-  while (i < x.terms.length && j < y.terms.length) {
-    const a = x.terms[i]!;
-    const b = y.terms[j]!;
-    if (a === b) sum += x.weights[i++]! * y.weights[j++]!;
-    else if (a < b) i++;
-    else j++;
-  }
-  return sum;
-}
-
 /** Same terms and weights (an update that leaves the semantic text alone changes nothing). */
 export function sameVector(x: SparseDoc, y: SparseDoc): boolean {
   return (

@@ -168,8 +168,14 @@ export function buildTfidfSpace(records: readonly MemoryRecord[]): TfidfSpace {
   return new TfidfSpace(records.map((record) => ({ id: record.id, text: semanticText(record) })));
 }
 
-/** Dot product of two sparse vectors (cosine when both are L2-normalised). */
-export function sparseDot(x: SparseVector, y: SparseVector): number {
+/**
+ * Dot product of two sparse vectors whose terms (ids or strings) are sorted ascending by `<` (cosine when both
+ * are L2-normalised). Shared by the TF-IDF space (term ids) and the frozen-IDF kNN state (term strings).
+ */
+export function sparseDot<T extends number | string>(
+  x: { terms: ArrayLike<T>; weights: ArrayLike<number> },
+  y: { terms: ArrayLike<T>; weights: ArrayLike<number> },
+): number {
   let sum = 0;
   let i = 0;
   let j = 0;
