@@ -3,6 +3,7 @@ import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-i
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import { LexicalAccumulators } from './lexical-accumulators.ts';
+import { dictionaryKey } from './lexical-dictionary-key.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
 export const IMPACT_BUCKETS = 64;
@@ -105,10 +106,12 @@ function resolveTermIds(
   terms: readonly string[],
 ): number[] {
   const found = new Map<string, number>();
-  const missing = terms.filter((term) => !known.has(term));
-  if (missing.length > 0) {
-    for (const row of s.termIds.all(JSON.stringify(missing)) as { term: string; id: number }[]) {
-      found.set(row.term, row.id);
+  const missing = new Map(
+    terms.filter((term) => !known.has(term)).map((term) => [dictionaryKey(term), term]),
+  );
+  if (missing.size > 0) {
+    for (const row of s.termIds.all(JSON.stringify([...missing.keys()])) as { term: string; id: number }[]) {
+      found.set(missing.get(row.term)!, row.id);
     }
   }
   return terms.flatMap((term) => {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import { dictionaryKey } from './lexical-dictionary-key.ts';
 import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-index.ts';
 
 /**
@@ -13,7 +14,9 @@ import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-
  *
  * - lex_fields: one row per (context, view kind) = a BM25 "field" with its document count and total length;
  *   reference_length is the average length of the batch that created the field, fixed forever (see bucket).
- * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent).
+ * - lex_terms: a global dictionary term -> integer id (never shrinks; ids are permanent). It stores
+ *   `dictionaryKey(term)`, a hash, not the word: the dictionary outlives forgotten memories (other processes
+ *   cache ids, so entries cannot be dropped safely), and a forgotten user's words must not stay readable.
  * - lex_term_stats: documents per (field, term, impact bucket); df is their sum.
  * - lex_docs: one row per indexed view (own id, never reused, stable across VACUUM unlike a views rowid)
  *   with memory id, key, length and the forward list as a uint32 blob [doc id, length, term id, tf, ...]: the
@@ -214,13 +217,15 @@ export class SqliteLexicalIndex {
 
   private resolveTerms(terms: Set<string>): void {
     if (terms.size === 0) return;
-    const rows = this.s.termIds.all(JSON.stringify([...terms])) as { term: string; id: number }[];
+    const byKey = new Map([...terms].map((term) => [dictionaryKey(term), term]));
+    const rows = this.s.termIds.all(JSON.stringify([...byKey.keys()])) as { term: string; id: number }[];
     for (const row of rows) {
-      this.pendingTerms.set(row.term, row.id);
-      terms.delete(row.term);
+      const term = byKey.get(row.term)!;
+      this.pendingTerms.set(term, row.id);
+      terms.delete(term);
     }
     for (const term of terms) {
-      this.pendingTerms.set(term, Number(this.s.insertTerm.run(term).lastInsertRowid));
+      this.pendingTerms.set(term, Number(this.s.insertTerm.run(dictionaryKey(term)).lastInsertRowid));
     }
   }
 

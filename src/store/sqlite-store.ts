@@ -252,6 +252,9 @@ class SqliteStore implements ArchiveStore {
           const removed = s.getRecord.get(contextId, id) as { record: string } | undefined;
           if (!removed) return false;
           lexical?.begin();
+          // The frozen IDF snapshot counts a word seen in this memory alone as df 1, which is also what it
+          // assumes for a word it never saw: dropping those rows changes no score and keeps no forgotten word.
+          s.dropUniqueSemanticTerms.run(contextId, contextId, id);
           // Views, vectors and edges go with it (ON DELETE CASCADE); the lexical index is ours to update.
           const deleted = s.deleteMemory.run(contextId, id).changes > 0;
           if (deleted) {
@@ -737,6 +740,8 @@ function prepareStatements(db: Database.Database) {
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
+    dropUniqueSemanticTerms: p(`DELETE FROM semantic_df WHERE context_id = ? AND df <= 1 AND term IN
+      (SELECT term FROM semantic_postings WHERE context_id = ? AND memory_id = ?)`),
     upsertQuestion: p(`INSERT INTO questions (context_id, id, question) VALUES (?, ?, ?)
       ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`),
     listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),
