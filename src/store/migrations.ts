@@ -173,7 +173,8 @@ export const MIGRATIONS: readonly {
         FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
       ) WITHOUT ROWID;
       CREATE INDEX semantic_postings_by_weight ON semantic_postings (context_id, term, weight DESC, memory_id);
-      CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio);
+      -- covering (weight too): the reverse-kNN reads never visit the table
+      CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio, weight);
       CREATE TABLE semantic_neighbours (
         context_id TEXT NOT NULL,
         memory_id TEXT NOT NULL,
