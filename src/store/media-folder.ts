@@ -5,9 +5,6 @@ import { fileURLToPath } from 'node:url';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { ArchiveStore } from './archive-store-spec.ts';
 
-/** Records per listMemories page when looking for remaining references. */
-const PAGE = 2000;
-
 /**
  * The archive's own media folder (uploads land in `<dir>/<context id>/`, see src/server/save-upload.ts).
  * Files in it belong to the archive, so forgetting a memory or a user removes them; a file anywhere else
@@ -66,19 +63,12 @@ export function createMediaFolder(dir: string): MediaFolder {
     const candidates = new Set([...paths].filter(inside));
     if (candidates.size === 0) return 0;
     // Uploads are content-addressed and files can be imported into several contexts: keep what is referenced.
+    // Records carry a relation key per local media path (mediaReferenceKey), so each context answers with
+    // one index lookup instead of a walk over its memories.
     for (const context of await store.listContexts()) {
-      let last: MemoryRecord | undefined;
-      while (candidates.size > 0) {
-        const page = await store.listMemories(
-          context.id,
-          last === undefined
-            ? { limit: PAGE }
-            : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
-        );
-        for (const path of ownedPaths(page)) candidates.delete(path);
-        if (page.length < PAGE) break;
-        last = page[page.length - 1]!;
-      }
+      if (candidates.size === 0) break;
+      const keys = [...candidates].map((path) => `${MEDIA_KEY}${path}`);
+      for (const path of ownedPaths(await store.findByKeys(context.id, keys))) candidates.delete(path);
     }
     let removed = 0;
     for (const path of candidates) {
@@ -142,4 +132,22 @@ export function createMediaFolder(dir: string): MediaFolder {
     const folders = names.map((name) => join(folder, name)).sort((x, y) => y.length - x.length);
     for (const path of [...folders, folder]) await rmdir(path).catch(() => undefined);
   }
+}
+
+/** Relation-key prefix of a record's local media (see mediaReferenceKey). */
+export const MEDIA_KEY = 'media:';
+
+/**
+ * The lookup key a record holds for a local media file it references (absolute path or file: URI,
+ * normalised like the media folder resolves it); undefined for remote or relative references. Lets a delete
+ * find whether any other memory still references an upload without walking the archive.
+ */
+export function mediaReferenceKey(uri: string): string | undefined {
+  let path: string;
+  try {
+    path = uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+  } catch {
+    return undefined;
+  }
+  return isAbsolute(path) ? `${MEDIA_KEY}${resolve(path)}` : undefined;
 }

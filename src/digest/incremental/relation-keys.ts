@@ -1,3 +1,4 @@
+import { mediaReferenceKey } from '../../store/media-folder.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { turnSession } from '../relations/consecutive-turn.ts';
 import { type EmailFacts, emailFacts } from '../relations/email-facts.ts';
@@ -44,6 +45,13 @@ export function relationKeys(record: MemoryRecord): string[] {
   if (day !== undefined) keys.push(KEY.captureDay + day);
   const bridge = bridgeCapture(record);
   if (bridge) keys.push(KEY.bridgeTime + encodeTime(bridge.timeMs));
+  // Not a relation: which memories reference a local media file (forget removes unreferenced uploads).
+  for (const asset of record.assets) {
+    for (const uri of [asset.uri, ...(asset.frames ?? [])]) {
+      const key = uri === undefined ? undefined : mediaReferenceKey(uri);
+      if (key !== undefined) keys.push(key);
+    }
+  }
   return [...new Set(keys)];
 }
 
