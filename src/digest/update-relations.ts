@@ -67,6 +67,8 @@ export async function updateRelations(
     const built = await buildRelations(store, contextId, options);
     if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
     if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+    // The exact rebuild also repairs whatever an interrupted update left.
+    await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
     report.mode = 'rebuild';
     report.entries = status.pending;
     report.warnings.push(...built.warnings);
@@ -77,7 +79,7 @@ export async function updateRelations(
 
   report.mode = 'incremental';
   const inflightKey = `${INFLIGHT_META_PREFIX}${contextId}`;
-  if ((await store.getMeta(inflightKey)) !== undefined) {
+  if (interrupted(await store.getMeta<InflightMark>(inflightKey))) {
     // A previous update died half-way: rebuild the semantic side exactly, then continue incrementally.
     const compacted = await compactSemantic(
       store,
@@ -88,7 +90,7 @@ export async function updateRelations(
       `recovered an interrupted relation update (semantic compaction of ${compacted.documents})`,
     );
   }
-  await store.setMeta(inflightKey, true);
+  await store.setMeta(inflightKey, { pid: process.pid, at: new Date().toISOString() } satisfies InflightMark);
   let schemaSeconds = 0;
   let semanticSeconds = 0;
   for (;;) {
@@ -159,4 +161,26 @@ export async function compactRelations(
   await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
   await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
   return built;
+}
+
+/** Who is applying an incremental update (the in-flight mark). */
+interface InflightMark {
+  pid: number;
+  at: string;
+}
+
+/**
+ * A mark left by an update that did not finish: its process is gone, or it is this process (a call that
+ * threw half-way). Another live process's mark is its update in progress (two writers on one file), not a
+ * crash: compacting then would only cost time. Archives are local files, so the pid is on this machine.
+ */
+function interrupted(mark: InflightMark | true | undefined): boolean {
+  if (mark === undefined) return false;
+  if (mark === true || typeof mark.pid !== 'number' || mark.pid === process.pid) return true;
+  try {
+    process.kill(mark.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }
