@@ -1,6 +1,6 @@
 import { sep } from 'node:path';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
-import type { IngestReport } from './digest/ingest-report.ts';
+import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/index.ts';
 import type {
@@ -31,6 +31,7 @@ import {
   withReadWorkers,
 } from './read-workers/with-read-workers.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
+import { checkRecordShape, resolveRecordLimits } from './schemas/record-limits.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
@@ -164,7 +165,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       });
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
-      if (writer) return writer.call('addMemories', [contextId, records]);
+      if (writer) return addThroughWorker(writer, contextId, records);
       const context = contextId || DEFAULT_CONTEXT_ID;
       const items: ImportItem[] = records.map((record, index) => ({
         type: 'record',
@@ -292,4 +293,48 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
   });
   await client.started();
   return client;
+}
+
+/**
+ * addMemories through the write worker. Crossing a thread is a structured clone, which recurses: a record
+ * nested deep enough to be rejected by the record limits would overflow it before ingest could reject it.
+ * So the same iterative shape check ingest runs first (checkRecordShape) screens records here, those records
+ * are rejected exactly as ingest would, the rest go to the worker, and the two reports are merged with the
+ * original line numbers.
+ */
+async function addThroughWorker(
+  writer: WriteWorkerClient,
+  contextId: string,
+  records: readonly MemoryRecordInput[],
+): Promise<IngestReport> {
+  const limits = resolveRecordLimits();
+  const sent: MemoryRecordInput[] = [];
+  const lineOf: number[] = [];
+  const screened: IngestRejection[] = [];
+  records.forEach((record, index) => {
+    const problem = checkRecordShape(record, limits);
+    if (!problem) {
+      sent.push(record);
+      lineOf.push(index + 1);
+      return;
+    }
+    const id = (record as { id?: unknown } | null)?.id;
+    screened.push({
+      file: 'addMemories',
+      line: index + 1,
+      ...(typeof id === 'string' && id !== '' ? { recordId: id } : {}),
+      code: problem.code,
+      field: problem.field,
+      message: problem.message,
+    });
+  });
+  const report = await writer.call<IngestReport>('addMemories', [contextId, sent]);
+  if (screened.length === 0) return report;
+  for (const rejection of report.rejected) {
+    if (rejection.file === 'addMemories' && rejection.line !== undefined) {
+      rejection.line = lineOf[rejection.line - 1] ?? rejection.line;
+    }
+  }
+  report.rejected = [...report.rejected, ...screened].sort((x, y) => (x.line ?? 0) - (y.line ?? 0));
+  return report;
 }

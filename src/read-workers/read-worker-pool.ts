@@ -278,10 +278,18 @@ export class ReadWorkerPool {
       args: call.args,
       ...(policyKey === best.lastPolicy ? {} : { mediaPolicy: policy }),
     };
-    best.lastPolicy = policyKey;
     // Keep the process alive while a question is in flight; idle workers never hold a CLI open.
     best.worker.ref();
-    best.worker.postMessage(request);
+    try {
+      best.worker.postMessage(request);
+    } catch (error) {
+      // Arguments that cannot be cloned (too deep, functions) fail this call only, never the worker.
+      best.calls.delete(call.id);
+      if (best.calls.size === 0) best.worker.unref();
+      settle(call, uncloneable(error));
+      return true;
+    }
+    best.lastPolicy = policyKey;
     return true;
   }
 
@@ -317,4 +325,12 @@ function abortReason(signal: AbortSignal): unknown {
 
 function storeError(message: string): GraphmemixError {
   return new GraphmemixError('STORE', message);
+}
+
+function uncloneable(error: unknown): GraphmemixError {
+  return new GraphmemixError(
+    'INVALID_INPUT',
+    `the call's arguments cannot be passed to a worker: ${(error as Error).message}`,
+    { cause: error },
+  );
 }

@@ -75,7 +75,8 @@ async function insideUserMedia(uri: string, userDir: string): Promise<boolean> {
 }
 
 function refuse(field: string, why: string): GraphmemixError {
-  return new GraphmemixError('INVALID_INPUT', `${field}: ${why}`, {
+  // The location already prefixes the message with the field.
+  return new GraphmemixError('INVALID_INPUT', why, {
     location: { field },
     details: { issues: [{ path: field, message: why }] },
   });

@@ -88,7 +88,19 @@ export class WriteWorkerClient {
       });
       // Keep the process alive while a write is in flight.
       this.worker.ref();
-      this.worker.postMessage(request);
+      try {
+        this.worker.postMessage(request);
+      } catch (error) {
+        // Arguments that cannot be cloned fail this call only: nothing was sent, nothing may stay pending.
+        this.pending.delete(id);
+        reject(
+          new GraphmemixError(
+            'INVALID_INPUT',
+            `the write cannot be passed to the write worker: ${(error as Error).message}`,
+            { cause: error },
+          ),
+        );
+      }
     }).finally(() => {
       if (this.pending.size === 0) this.worker.unref();
     });

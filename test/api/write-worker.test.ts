@@ -42,6 +42,38 @@ describe('openGraphmemix({ writeWorker: true })', () => {
     }
   });
 
+  it('rejects a record too deep to cross the thread like ingest does, keeps the rest and its line numbers', async () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`) as Record<string, unknown>;
+    const records = [
+      { id: 'ok1', text: 'first' },
+      { id: 'deep', text: 'too deep', metadata: deep },
+      { id: 'bad', text: 'bad time', timestamp: 'not a date' },
+      { id: 'ok2', text: 'second' },
+    ];
+    const inProcess = await openGraphmemix({ db: join(dir, 'c.db') });
+    const worker = await openGraphmemix({ db: join(dir, 'd.db'), writeWorker: true });
+    try {
+      const expected = await inProcess.addMemories('alice', records);
+      const report = await worker.addMemories('alice', records);
+      expect(report.imported).toBe(2);
+      expect(report.rejected.map((r) => [r.line, r.recordId, r.code, r.field])).toEqual(
+        expected.rejected.map((r) => [r.line, r.recordId, r.code, r.field]),
+      );
+      expect(report.rejected.map((r) => [r.line, r.code])).toEqual([
+        [2, 'TOO_LARGE'],
+        [3, 'INVALID_INPUT'],
+      ]);
+      // A call whose arguments cannot be cloned fails alone; the worker keeps serving and closes.
+      await expect(worker.deleteMemory('alice', (() => 'x') as unknown as string)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      expect(await worker.deleteMemory('alice', 'ok1')).toBe(true);
+    } finally {
+      await inProcess.close();
+      await worker.close();
+    }
+  });
+
   it('keeps error codes across the thread and closes cleanly', async () => {
     const gm = await openGraphmemix({ db: join(dir, 'b.db'), writeWorker: true });
     await expect(
