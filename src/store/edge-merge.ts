@@ -88,6 +88,42 @@ export function applyEdgeChange(
   return withOptionalSimilarity({ contextId, a, b, types, strength }, similarity);
 }
 
+/**
+ * The changeEdges semantics as a diff, shared by every backend: applies the changes in order (a pair named
+ * twice sees its first change), checking every endpoint with `isMemory`, and returns only the pairs whose
+ * stored form changes. `stored` reads a pair's current edge (a < b). Throws before anything is written.
+ */
+export function diffEdgeChanges(
+  contextId: string,
+  changes: readonly EdgeChange[],
+  isMemory: (id: string) => boolean,
+  stored: (a: string, b: string) => MemoryEdge | undefined,
+): { upserts: MemoryEdge[]; deletes: MemoryEdge[] } {
+  const after = new Map<string, { before: MemoryEdge | undefined; edge: MemoryEdge | undefined }>();
+  for (const change of changes) {
+    for (const id of [change.a, change.b]) {
+      if (!isMemory(id)) {
+        throw new GraphmemixError('INVALID_INPUT', `edge endpoint "${id}" is not a memory of "${contextId}"`);
+      }
+    }
+    const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
+    const key = pairKey(a, b);
+    const known = after.get(key);
+    const before = known ? known.before : stored(a, b);
+    after.set(key, { before, edge: applyEdgeChange(contextId, known ? known.edge : before, change) });
+  }
+  const upserts: MemoryEdge[] = [];
+  const deletes: MemoryEdge[] = [];
+  for (const { before, edge } of after.values()) {
+    if (!edge) {
+      if (before) deletes.push(before);
+    } else if (!before || !sameEdge(before, edge)) {
+      upserts.push(edge);
+    }
+  }
+  return { upserts, deletes };
+}
+
 /** True when two stored forms of one pair are the same (no write needed). */
 export function sameEdge(x: MemoryEdge, y: MemoryEdge): boolean {
   return (

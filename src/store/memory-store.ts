@@ -16,7 +16,7 @@ import type {
   VectorSearchOptions,
   WriteOutcome,
 } from './archive-store-spec.ts';
-import { applyEdgeChange, countEdgeTypes, diffEdgeReplacement, pairKey, sameEdge } from './edge-merge.ts';
+import { countEdgeTypes, diffEdgeChanges, diffEdgeReplacement, pairKey } from './edge-merge.ts';
 import { MemoryKeyIndex } from './memory-key-index.ts';
 import { MemorySemanticIndex } from './memory-semantic-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
@@ -297,31 +297,13 @@ class MemoryStore implements ArchiveStore {
     this.assertOpen();
     if (changes.length === 0) return;
     const data = this.context(contextId, true);
-    // Compute every result first (validation included), then write: all-or-nothing like a transaction.
-    const after = new Map<string, { before: MemoryEdge | undefined; edge: MemoryEdge | undefined }>();
-    for (const change of changes) {
-      for (const id of [change.a, change.b]) {
-        if (!data.memories.has(id)) {
-          throw new GraphmemixError(
-            'INVALID_INPUT',
-            `edge endpoint "${id}" is not a memory of "${contextId}"`,
-          );
-        }
-      }
-      const key = change.a < change.b ? pairKey(change.a, change.b) : pairKey(change.b, change.a);
-      const before = after.has(key) ? after.get(key)!.before : data.edges.get(key);
-      const current = after.has(key) ? after.get(key)!.edge : before;
-      after.set(key, { before, edge: applyEdgeChange(contextId, current, change) });
-    }
-    const upserts: MemoryEdge[] = [];
-    const deletes: MemoryEdge[] = [];
-    for (const { before, edge } of after.values()) {
-      if (!edge) {
-        if (before) deletes.push(before);
-      } else if (!before || !sameEdge(before, edge)) {
-        upserts.push(edge);
-      }
-    }
+    // The whole diff (validation included) comes first, then the writes: all-or-nothing like a transaction.
+    const { upserts, deletes } = diffEdgeChanges(
+      contextId,
+      changes,
+      (id) => data.memories.has(id),
+      (a, b) => data.edges.get(pairKey(a, b)),
+    );
     applyEdgeWrites(data, upserts, deletes);
   }
 

@@ -17,14 +17,7 @@ import type {
   VectorSearchOptions,
   WriteOutcome,
 } from './archive-store-spec.ts';
-import {
-  applyEdgeChange,
-  countEdgeTypes,
-  diffEdgeReplacement,
-  emptyEdgeCounts,
-  pairKey,
-  sameEdge,
-} from './edge-merge.ts';
+import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
@@ -169,7 +162,6 @@ class SqliteStore implements ArchiveStore {
           }
           lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
-            s.bumpVersion.run(contextId);
             if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
             if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
@@ -262,7 +254,6 @@ class SqliteStore implements ArchiveStore {
             lexical?.flush();
             s.journal.run(contextId, id, removed.record);
             s.addCount.run(-1, contextId);
-            s.bumpVersion.run(contextId);
             s.bumpVectorVersion.run(contextId);
           }
           return deleted;
@@ -409,18 +400,7 @@ class SqliteStore implements ArchiveStore {
       this.db
         .transaction(() => {
           const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
-          const { upserts, deletes } = diffEdgeReplacement(contextId, existing, types, edges);
-          for (const edge of deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
-          for (const edge of upserts) {
-            s.upsertEdge.run(
-              contextId,
-              edge.a,
-              edge.b,
-              JSON.stringify(edge.types),
-              edge.strength,
-              edge.similarity ?? null,
-            );
-          }
+          this.writeEdgeDiff(contextId, diffEdgeReplacement(contextId, existing, types, edges));
         })
         .immediate(),
     );
@@ -432,45 +412,38 @@ class SqliteStore implements ArchiveStore {
     this.run(() =>
       this.db
         .transaction(() => {
-          const current = new Map<string, MemoryEdge | undefined>();
-          const before = new Map<string, MemoryEdge | undefined>();
-          for (const change of changes) {
-            for (const id of [change.a, change.b]) {
-              if (!s.getHash.get(contextId, id)) {
-                throw new GraphmemixError(
-                  'INVALID_INPUT',
-                  `edge endpoint "${id}" is not a memory of "${contextId}"`,
-                );
-              }
-            }
-            const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
-            const key = pairKey(a, b);
-            if (!before.has(key)) {
+          const diff = diffEdgeChanges(
+            contextId,
+            changes,
+            (id) => s.getHash.get(contextId, id) !== undefined,
+            (a, b) => {
               const row = s.getEdge.get(contextId, a, b) as EdgeRow | undefined;
-              const stored = row ? toEdge(contextId, row) : undefined;
-              before.set(key, stored);
-              current.set(key, stored);
-            }
-            current.set(key, applyEdgeChange(contextId, current.get(key), change));
-          }
-          for (const [key, edge] of current) {
-            const previous = before.get(key);
-            if (!edge) {
-              if (previous) s.deleteEdge.run(contextId, previous.a, previous.b);
-            } else if (!previous || !sameEdge(previous, edge)) {
-              s.upsertEdge.run(
-                contextId,
-                edge.a,
-                edge.b,
-                JSON.stringify(edge.types),
-                edge.strength,
-                edge.similarity ?? null,
-              );
-            }
-          }
+              return row ? toEdge(contextId, row) : undefined;
+            },
+          );
+          this.writeEdgeDiff(contextId, diff);
         })
         .immediate(),
     );
+  }
+
+  /** Inside a write transaction: the edge rows a diff removes and upserts. */
+  private writeEdgeDiff(
+    contextId: string,
+    diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
+  ): void {
+    const s = this.statements;
+    for (const edge of diff.deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
+    for (const edge of diff.upserts) {
+      s.upsertEdge.run(
+        contextId,
+        edge.a,
+        edge.b,
+        JSON.stringify(edge.types),
+        edge.strength,
+        edge.similarity ?? null,
+      );
+    }
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
@@ -561,7 +534,7 @@ class SqliteStore implements ArchiveStore {
     options: VectorSearchOptions,
   ): Promise<ViewHit[]> {
     const index = this.run(() => {
-      const version = this.contextVersion(contextId, 'vector_version');
+      const version = this.vectorVersion(contextId);
       if (version === undefined) return undefined;
       return cached(this.vectorCache, pairKey(contextId, space), version, () => {
         const rows = (this.statements.listVectors.all(contextId, space) as VectorDbRow[]).map(toVectorRow);
@@ -634,11 +607,9 @@ class SqliteStore implements ArchiveStore {
     this.vectorCache.clear();
   }
 
-  private contextVersion(contextId: string, column: 'version' | 'vector_version'): number | undefined {
-    const row = this.statements.contextVersions.get(contextId) as
-      | { version: number; vector_version: number }
-      | undefined;
-    return row?.[column];
+  private vectorVersion(contextId: string): number | undefined {
+    const row = this.statements.vectorVersion.get(contextId) as { vector_version: number } | undefined;
+    return row?.vector_version;
   }
 
   /** Runs a database call, mapping a closed handle and SQLite failures to STORE / INVALID_INPUT errors. */
@@ -695,8 +666,7 @@ function prepareStatements(db: Database.Database) {
     addCount: p('UPDATE contexts SET memories = memories + ? WHERE id = ?'),
     maxSequence: p('SELECT MAX(sequence) AS n FROM memories WHERE context_id = ?'),
     ensureContext: p('INSERT OR IGNORE INTO contexts (id) VALUES (?)'),
-    contextVersions: p('SELECT version, vector_version FROM contexts WHERE id = ?'),
-    bumpVersion: p('UPDATE contexts SET version = version + 1 WHERE id = ?'),
+    vectorVersion: p('SELECT vector_version FROM contexts WHERE id = ?'),
     bumpVectorVersion: p('UPDATE contexts SET vector_version = vector_version + 1 WHERE id = ?'),
     getHash: p('SELECT content_hash FROM memories WHERE context_id = ? AND id = ?'),
     insertMemory: p(`INSERT INTO memories (context_id, id, sequence, kind, session_id, round_id, timestamp,

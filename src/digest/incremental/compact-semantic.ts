@@ -2,7 +2,6 @@ import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
 import { compareStrings } from '../../store/store-rules.ts';
-import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace } from '../semantic/tfidf-space.ts';

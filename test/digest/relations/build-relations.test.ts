@@ -5,7 +5,7 @@ import type { EmbeddingInput, EmbeddingModel } from '../../../src/providers/mode
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
-import { RELATION_TYPES, type RelationType, SCHEMA_RELATION_TYPES } from '../../../src/types/relation.ts';
+import { type RelationType, SCHEMA_RELATION_TYPES } from '../../../src/types/relation.ts';
 import type { MemoryView } from '../../../src/types/view.ts';
 import { makeEmail, makePhoto, makeRecord } from './make-record.ts';
 
