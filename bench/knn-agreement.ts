@@ -16,6 +16,7 @@
  *    Up to --drift-max memories (default 10k) the table also shows the Jaccard agreement with a fresh exact
  *    rebuild after 5%, 10% and 20% growth without compaction. --million adds 1,000,000 (slow).
  */
+
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,7 @@ import { createMemGalleryImporter } from '../src/importers/mem-gallery-importer.
 import type { ArchiveStore } from '../src/store/archive-store-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
+import { zipfSampler } from './support/realistic-chat.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -257,23 +259,7 @@ function generateRecords(n: number, seed: number): MemoryRecord[] {
     return `${text}x`;
   };
   const vocabulary = 30_000;
-  const cdf = new Float64Array(vocabulary);
-  let total = 0;
-  for (let r = 0; r < vocabulary; r++) {
-    total += 1 / (r + 1);
-    cdf[r] = total;
-  }
-  const zipf = (): number => {
-    const u = random() * total;
-    let low = 0;
-    let high = vocabulary - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (cdf[mid]! < u) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  };
+  const zipf = zipfSampler(vocabulary, 1, random);
   // Topics: n / 300 by default (each topic's size constant); --topics N fixes their number, so topic words
   // get more common as the archive grows (one person's interests do not multiply with the archive).
   const topics = fixedTopics ?? Math.max(50, Math.round(n / 300));
