@@ -48,7 +48,8 @@ export class PostgresSession {
     const literal = escapeLiteral(contextId);
     const begin =
       mode === 'read'
-        ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;'
+        ? // Room for a search's hash aggregate over a common term's postings (the 4 MB default spills to disk).
+          "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL work_mem = '32MB';"
         : 'BEGIN ISOLATION LEVEL READ COMMITTED;';
     const lock = mode === 'write' ? `, pg_advisory_xact_lock(${contextLockKey(literal)})` : '';
     return this.transaction(
