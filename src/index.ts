@@ -1,3 +1,6 @@
+/// <reference types="node" preserve="true" />
+// The declarations use Node globals (AbortSignal, fetch, URL, NodeJS.ProcessEnv); @types/node is a dependency
+// so a consumer type-checks with no @types of its own.
 // Public API of graphmemix (the package's main entry): the library only. The HTTP server, MCP server, eval
 // harness and viewer are shells with their own entries (graphmemix/server, /mcp, /eval, /viewer), so importing
 // the library loads no hono, MCP SDK, image or OCR module (test/api/library-import-graph.test.ts).

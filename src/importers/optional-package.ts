@@ -5,17 +5,26 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
  * has none of them, and nothing loads them until a photo, mail or OCR step runs. Every use goes through
  * this one loader so a missing package is a clear CONFIG error naming it, never a module-resolution stack.
  */
-const OPTIONAL_PACKAGES = {
+interface OptionalPackages {
+  sharp: typeof import('sharp');
+  'tesseract.js': typeof import('tesseract.js');
+  mailparser: typeof import('mailparser');
+  // exifr's typings describe its CommonJS export; Node's ES namespace has it as `default` (parse is all we use).
+  exifr: { default: { parse: typeof import('exifr')['parse'] } };
+}
+
+export type OptionalPackageName = keyof OptionalPackages;
+export type OptionalPackage<Name extends OptionalPackageName> = OptionalPackages[Name];
+
+const OPTIONAL_PACKAGES: { [Name in OptionalPackageName]: () => Promise<OptionalPackages[Name]> } = {
   sharp: () => import('sharp'),
   'tesseract.js': () => import('tesseract.js'),
   mailparser: () => import('mailparser'),
-  exifr: () => import('exifr'),
+  exifr: async () => {
+    const { default: exifr } = await import('exifr');
+    return { default: { parse: exifr.parse.bind(exifr) } };
+  },
 };
-
-export type OptionalPackageName = keyof typeof OPTIONAL_PACKAGES;
-export type OptionalPackage<Name extends OptionalPackageName> = Awaited<
-  ReturnType<(typeof OPTIONAL_PACKAGES)[Name]>
->;
 
 /**
  * Loads an optional package for `feature` (said in the error, e.g. "photo import"). `load` replaces the
