@@ -2,12 +2,13 @@ import type { RetrievalResult, StageName } from '../pipeline/retrieval-result.ts
 import type { EvalQuestion } from '../types/question.ts';
 import { exactMatch, tokenF1 } from './answer-metrics.ts';
 import { aggregateMetrics, type MetricAggregate, type QuestionMetrics } from './evidence-metrics.ts';
+import { isDevQuestion } from './splits.ts';
 
 export interface SelectorSummary extends MetricAggregate {
   name: string;
 }
 
-type Rows = Map<string, { type?: string; metrics: QuestionMetrics }[]>;
+type Rows = Map<string, { type?: string; dev: boolean; metrics: QuestionMetrics }[]>;
 
 /**
  * Everything an eval accumulates over its questions (the "run" and "score" stages write here, the "report"
@@ -56,10 +57,23 @@ export class EvalTally {
     this.tokens += tokens;
   }
 
-  score(target: 'selectors' | 'ablation', name: string, type: string | undefined, metrics: QuestionMetrics) {
+  /** Packet sizes of the full system (questions with gold): size -> number of questions. */
+  readonly packetSizes: Record<string, number> = {};
+
+  recordPacketSize(size: number): void {
+    this.packetSizes[String(size)] = (this.packetSizes[String(size)] ?? 0) + 1;
+  }
+
+  score(
+    target: 'selectors' | 'ablation',
+    name: string,
+    question: { id: string; type?: string },
+    metrics: QuestionMetrics,
+  ) {
     const rows = target === 'selectors' ? this.rows : this.ladder;
     const list = rows.get(name) ?? [];
-    list.push(type === undefined ? { metrics } : { type, metrics });
+    const dev = isDevQuestion(question.id);
+    list.push(question.type === undefined ? { dev, metrics } : { type: question.type, dev, metrics });
     rows.set(name, list);
   }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import type { ImportFormat } from '../importers/importer-spec.ts';
+import type { DialogueShape, ImportFormat } from '../importers/importer-spec.ts';
 import { toQuestionInput } from '../pipeline/calibrate-prizes.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
@@ -39,6 +39,8 @@ export interface EvalOptions {
   /** Keep this many full results for the viewer in the report. */
   keepResults?: number;
   limit?: number;
+  /** Import dialogue datasets with their rounds (default) or as turns only (ImportOptions.shape). */
+  shape?: DialogueShape;
   onProgress?: (done: number, total: number) => void;
   /** Opens the archive; injected so tests and shells share one implementation. */
   open: (db: string, models: ModelSet) => Promise<Graphmemix>;
@@ -65,6 +67,8 @@ export interface EvalReport {
   tokens_per_question: number;
   lifecycle: { digest_seconds: number; answer_seconds: number; total_seconds: number; questions: number };
   answers?: { judged: number; accuracy: number; exact_match: number; token_f1: number; failed: number };
+  /** How many memories the full system returned, over the questions with gold: size -> questions. */
+  packet_sizes: Record<string, number>;
   flags: Record<string, number>;
   unresolved: { question_id: string; memory_ids: string[] }[];
   /** Full results of the first questions, for the viewer (not part of --json unless asked). */
@@ -132,7 +136,10 @@ interface LoadedEvalSet {
 
 /** Stage "load": import the dataset (unchanged records are skipped) and pick the split's questions. */
 async function loadEvalSet(gm: Graphmemix, options: EvalOptions): Promise<LoadedEvalSet> {
-  const ingest = await gm.ingest(options.data, { format: options.format });
+  const ingest = await gm.ingest(options.data, {
+    format: options.format,
+    ...(options.shape === undefined ? {} : { shape: options.shape }),
+  });
   const contexts =
     ingest.contexts.length > 0 ? ingest.contexts : (await gm.store.listContexts()).map((c) => c.id);
   const all = (await Promise.all(contexts.map((c) => gm.store.listQuestions(c)))).flat();
@@ -200,6 +207,7 @@ async function scoreQuestion(
 ): Promise<void> {
   const input = toQuestionInput(question);
   const pool = frozenPoolFromResult(result, baselines.space, baselines.indexOf);
+  tally.recordPacketSize(result.evidence.length);
   const flat = flatTopK(baselines.flat, searchText(input), options.k);
   for (const name of options.selectors) {
     const selected =
@@ -208,7 +216,7 @@ async function scoreQuestion(
         : name === 'graphmemix'
           ? result.evidence.map((item) => item.memoryId)
           : poolSelector(name)(pool, options.k);
-    tally.score('selectors', name, question.type, evidenceMetrics(selected, [...gold])!);
+    tally.score('selectors', name, question, evidenceMetrics(selected, [...gold])!);
   }
   if (!options.ablation) return;
   const steps: Record<(typeof ABLATION_STEPS)[number], string[]> = {
@@ -221,7 +229,7 @@ async function scoreQuestion(
     '+ forest (graphmemix)': result.evidence.map((item) => item.memoryId),
   };
   for (const step of ABLATION_STEPS)
-    tally.score('ablation', step, question.type, evidenceMetrics(steps[step], [...gold])!);
+    tally.score('ablation', step, question, evidenceMetrics(steps[step], [...gold])!);
 }
 
 /** Stage "report": summaries, latency percentiles, cost and lifecycle figures. */
@@ -237,7 +245,7 @@ function evalReport(
   for (const [stage, total] of Object.entries(tally.stageTotals)) stagesMean[stage] = total / n;
   const answers = tally.answers;
   return {
-    dataset: `${options.format}:${options.data}`,
+    dataset: `${options.format}:${options.data}${options.shape === 'turns' ? ' (turns)' : ''}`,
     questions: count,
     questions_without_gold: tally.withoutGold,
     unresolved_gold: tally.unresolvedGold,
@@ -272,6 +280,7 @@ function evalReport(
           },
         }
       : {}),
+    packet_sizes: tally.packetSizes,
     flags: tally.flags,
     unresolved: tally.unresolved,
     examples: tally.examples,
