@@ -122,9 +122,9 @@ function contextLockKey(literal: string): string {
   return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
 }
 
-/** Standard-conforming literal: single quotes doubled (backslashes are plain characters). */
+/** A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). */
 export function escapeLiteral(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
+  return pg.escapeLiteral(value);
 }
 
 function assertContextId(contextId: string): void {
