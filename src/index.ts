@@ -12,7 +12,12 @@ export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
 export { isImportFormat } from './importers/importer-registry.ts';
-export { IMPORT_FORMATS, type ImportFormat } from './importers/importer-spec.ts';
+export {
+  DIALOGUE_SHAPES,
+  type DialogueShape,
+  IMPORT_FORMATS,
+  type ImportFormat,
+} from './importers/importer-spec.ts';
 export { type CalibrateOptions, type CalibrateReport, calibratePrizes } from './pipeline/calibrate-prizes.ts';
 export { renderPacketText } from './pipeline/evidence-packet.ts';
 export {

@@ -84,6 +84,13 @@ export const COMMANDS: readonly CommandEntry[] = [
       'Rebuild the semantic kNN state (IDF snapshot, vectors, top-k lists, semantic_knn edges) exactly, per context.',
     load: async () => (await import('./compact-command.ts')).registerCompactCommand,
   },
+  {
+    name: 'migrate',
+    term: '[options]',
+    description:
+      'Bring an archive to the current schema: a SQLite file, or a PostgreSQL database (versioned migrations, row-level security, pgvector when available). Idempotent.',
+    load: async () => (await import('./migrate-command.ts')).registerMigrateCommand,
+  },
 ];
 
 /** The command argv names (`graphmemix ingest ...`, `graphmemix help ingest`), if any. */
