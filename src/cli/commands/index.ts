@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerAskCommand } from './ask-command.ts';
 import { registerCalibrateCommand } from './calibrate-command.ts';
 import { registerCompactCommand } from './compact-command.ts';
+import { registerCopyCommand } from './copy-command.ts';
 import { registerEvalCommand } from './eval-command.ts';
 import { registerForgetCommand } from './forget-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
@@ -25,4 +26,5 @@ export function registerCommands(program: Command): void {
   registerCalibrateCommand(program);
   registerForgetCommand(program);
   registerCompactCommand(program);
+  registerCopyCommand(program);
 }

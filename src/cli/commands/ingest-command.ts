@@ -9,6 +9,7 @@ import { createModels } from '../../providers/create-models.ts';
 import { loadModelConfig } from '../../providers/model-config.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
 import { createProgress } from '../progress.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface IngestFlags {
   format: string;
@@ -24,7 +25,7 @@ export function registerIngestCommand(program: Command): void {
     .description('Import a file or directory into an archive through the one ingest path (views, relations).')
     .argument('<path>', 'file or directory to import (directories are searched for the format)')
     .requiredOption('--format <format>', `source format: ${IMPORT_FORMATS.join('|')}`)
-    .requiredOption('--db <file>', 'archive database file (created when absent)')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--context <id>', 'put everything into this archive context')
     .option('--json', 'print the summary as one JSON object')
     .option(
