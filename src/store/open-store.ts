@@ -25,7 +25,8 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
   if (location.kind === 'sqlite') return createSqliteStore(location.path, options);
   try {
     const { openPostgresStore } = await import('./postgres/postgres-store.ts');
-    return await openPostgresStore({ url: location.url, ...(options.readonly ? { readonly: true } : {}) });
+    // Read-only openers (read workers, --version) come after a writer migrated: they only check the schema.
+    return await openPostgresStore({ url: location.url, ...(options.readonly ? { migrate: false } : {}) });
   } catch (error) {
     throw redactedStoreError(error, location.url);
   }

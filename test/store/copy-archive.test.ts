@@ -6,10 +6,14 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { copyArchive } from '../../src/store/copy-archive.ts';
 import { openStore } from '../../src/store/open-store.ts';
-import { RELATION_TYPES } from '../../src/types/relation.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-copy-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropTestDatabases();
+});
+if (PG_SKIP) console.log(`copy-archive: Postgres cases skipped: ${PG_SKIP}`);
 
 const TOPICS = ['ceramics class', 'dentist visit', 'flight to Lisbon', 'design review', 'tax return'];
 const record = (user: string, i: number) => ({
@@ -116,6 +120,11 @@ async function expectMirror(source: ArchiveStore, target: ArchiveStore): Promise
 const copies: Array<[string, () => Promise<ArchiveStore>]> = [
   ['sqlite -> sqlite', () => openStore(join(dir, `target-${Math.random()}.db`))],
   ['sqlite -> memory', () => openStore('memory:')],
+  ...(PG_SKIP
+    ? []
+    : ([['sqlite -> postgres', async () => openStore(await createTestDatabase())]] as Array<
+        [string, () => Promise<ArchiveStore>]
+      >)),
 ];
 
 describe('copyArchive: a whole archive through the store port', () => {
@@ -142,7 +151,7 @@ describe('copyArchive: a whole archive through the store port', () => {
         expect(progress.at(-1)).toBe(1);
         expect(first.warnings).toEqual([]);
         await expectMirror(source, target);
-        expect(RELATION_TYPES.some((type) => first.contexts[0]!.edges > 0 && type)).toBe(true);
+        expect(first.contexts[0]!.edges).toBeGreaterThan(0);
 
         const again = await copyArchive(source, target, { pageSize: 64 });
         for (const context of again.contexts) {
@@ -183,6 +192,29 @@ describe('copyArchive: a whole archive through the store port', () => {
       await back.close();
     }
   }, 120_000);
+
+  it.skipIf(PG_SKIP !== undefined)(
+    'postgres -> sqlite: back down from a server, the same mirror',
+    async () => {
+      const source = await openStore(sourceDb, { readonly: true });
+      const server = await openStore(await createTestDatabase());
+      const back = await openStore(join(dir, 'from-postgres.db'));
+      try {
+        await copyArchive(source, server);
+        const down = await copyArchive(server, back, { pageSize: 50 });
+        expect(down.warnings).toEqual([]);
+        await expectMirror(source, back);
+        await expectMirror(server, back);
+        const again = await copyArchive(server, back);
+        expect(again.contexts.map((c) => c.written + c.vectors + c.edges + c.questions)).toEqual([0, 0]);
+      } finally {
+        await source.close();
+        await server.close();
+        await back.close();
+      }
+    },
+    180_000,
+  );
 
   it('brings a changed target back to the source (updated record, extra edge types, dropped vectors)', async () => {
     const source = await openStore(sourceDb, { readonly: true });
