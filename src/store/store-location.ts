@@ -10,11 +10,9 @@ export type StoreLocation =
   | { kind: 'memory'; label: string }
   | { kind: 'sqlite'; path: string; label: string };
 
-const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
+import { isPostgresUrl } from './postgres/postgres-url.ts';
 
-export function isPostgresUrl(db: string): boolean {
-  return POSTGRES_URL.test(db);
-}
+export { isPostgresUrl };
 
 /** True for the two in-memory forms, which cannot be shared with another thread or process. */
 export function isInMemoryDb(db: string): boolean {

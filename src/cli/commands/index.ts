@@ -7,6 +7,7 @@ import { registerEvalCommand } from './eval-command.ts';
 import { registerForgetCommand } from './forget-command.ts';
 import { registerIngestCommand } from './ingest-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
+import { registerMigrateCommand } from './migrate-command.ts';
 import { registerRetrieveCommand } from './retrieve-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerViewCommand } from './view-command.ts';
@@ -27,4 +28,5 @@ export function registerCommands(program: Command): void {
   registerForgetCommand(program);
   registerCompactCommand(program);
   registerCopyCommand(program);
+  registerMigrateCommand(program);
 }

@@ -34,12 +34,23 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Apply migrations on open (default true); false refuses a database that is not at the current schema. */
   migrate?: boolean;
+  /**
+   * Vectors of one (context, space) above which pgvector's HNSW index serves searchVectors (default
+   * APPROXIMATE_VECTOR_THRESHOLD, 20k, the size where the other backends switch to IVF). Below it, exact.
+   */
+  approximateVectorsAbove?: number;
 }
 
 export interface PostgresArchiveStore extends ArchiveStore {
   readonly backend: 'postgres';
   /** 'pgvector' when the extension is usable (HNSW above the exact-size threshold), else 'exact'. */
   readonly vectorSupport: 'pgvector' | 'exact';
+  /**
+   * Diagnostics (tests, `graphmemix copy` checks): one statement in a READ ONLY transaction scoped to
+   * `contextId` through the store's own pool, row-level security applying as to every store call. A
+   * deliberately unscoped `SELECT * FROM memories` returns that context's rows only.
+   */
+  queryInContext(contextId: string, text: string): Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -76,7 +87,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     } finally {
       client.release();
     }
-    return new PostgresStore(new PostgresSession(pool, switchRole, where), pgvectorOn);
+    return new PostgresStore(
+      new PostgresSession(pool, switchRole, where),
+      pgvectorOn,
+      options.approximateVectorsAbove,
+    );
   } catch (error) {
     await pool.end().catch(() => {});
     throw asStoreError(error, where);
@@ -94,10 +109,11 @@ class PostgresStore implements PostgresArchiveStore {
   constructor(
     private readonly session: PostgresSession,
     pgvectorOn: boolean,
+    approximateAbove: number | undefined,
   ) {
     this.vectorSupport = pgvectorOn ? 'pgvector' : 'exact';
     this.semantic = createPostgresSemanticIndex(session);
-    this.vectors = new PostgresVectors(session, pgvectorOn);
+    this.vectors = new PostgresVectors(session, pgvectorOn, approximateAbove);
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -607,6 +623,10 @@ class PostgresStore implements PostgresArchiveStore {
   async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
     const problems = await this.session.allContexts((sql) => integrityProblems(sql));
     return { ok: problems.length === 0, problems };
+  }
+
+  async queryInContext(contextId: string, text: string): Promise<Record<string, unknown>[]> {
+    return this.session.scoped(contextId, 'read', async (sql) => (await sql.query(text)).rows);
   }
 
   async close(): Promise<void> {

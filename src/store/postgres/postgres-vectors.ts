@@ -34,6 +34,8 @@ export class PostgresVectors {
   constructor(
     private readonly session: PostgresSession,
     private readonly pgvectorOn: boolean,
+    /** Rows of a (context, space) above which pgvector's HNSW index serves the search. */
+    private readonly approximateAbove = APPROXIMATE_VECTOR_THRESHOLD,
   ) {}
 
   async put(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
@@ -125,9 +127,9 @@ export class PostgresVectors {
       if (this.pgvectorOn) {
         const large = await sql.query<{ n: number }>(
           `SELECT count(*) AS n FROM (SELECT 1 FROM vectors WHERE context_id = $1 AND space = $2 LIMIT $3) x`,
-          [contextId, space, APPROXIMATE_VECTOR_THRESHOLD + 1],
+          [contextId, space, this.approximateAbove + 1],
         );
-        if (large.rows[0]!.n > APPROXIMATE_VECTOR_THRESHOLD)
+        if (large.rows[0]!.n > this.approximateAbove)
           return this.searchHnsw(sql, contextId, space, query, options);
       }
       const rows = await sql.query<VectorDbRow>(
