@@ -1,3 +1,7 @@
+import { isPostgresUrl } from './postgres/postgres-url.ts';
+
+export { isPostgresUrl };
+
 /**
  * What a `--db` / `openGraphmemix({ db })` string names, decided by its form alone (no I/O):
  * - `postgres://…` / `postgresql://…` (any letter case) -> a Postgres server (src/store/postgres/);
@@ -9,10 +13,6 @@ export type StoreLocation =
   | { kind: 'postgres'; url: string; label: string }
   | { kind: 'memory'; label: string }
   | { kind: 'sqlite'; path: string; label: string };
-
-import { isPostgresUrl } from './postgres/postgres-url.ts';
-
-export { isPostgresUrl };
 
 /** True for the two in-memory forms, which cannot be shared with another thread or process. */
 export function isInMemoryDb(db: string): boolean {
