@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
-import { loadModelConfig } from '../providers/model-config.ts';
-import { describeStore, type StoreDescription } from '../store/describe-store.ts';
-import { isInMemoryDb, parseStoreLocation } from '../store/store-location.ts';
-
-/** True when argv asks for the version (`graphmemix -V | --version [--db X] [--config F] [--json]`). */
-export function wantsVersion(args: readonly string[]): boolean {
-  return args[0] === '-V' || args[0] === '--version';
-}
+import {
+  describeStore,
+  isInMemoryDb,
+  loadModelConfig,
+  parseStoreLocation,
+  type StoreDescription,
+} from '../index.ts';
 
 /**
  * `graphmemix --version`: the package version, then the store backend and its vector support for the archive
@@ -45,7 +44,7 @@ async function describeDb(db: string | undefined): Promise<StoreDescription> {
   if (location.kind === 'sqlite' && (isInMemoryDb(db) || !existsSync(location.path))) {
     return { backend: 'sqlite', vectorSupport: 'in-process' };
   }
-  const { openStore } = await import('../store/open-store.ts');
+  const { openStore } = await import('../index.ts');
   const store = await openStore(db, location.kind === 'sqlite' ? { readonly: true } : {});
   try {
     return describeStore(store);

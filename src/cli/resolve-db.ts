@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
-import { loadModelConfig } from '../providers/model-config.ts';
+import { loadModelConfig } from '../index.ts';
 
 /** Help text of every `--db` flag: one form for every command. */
 export const DB_FLAG = '--db <file|url>';

@@ -20,7 +20,9 @@ describe('store location: one --db string, three backends, credentials never sho
     expect(redactDbUrl('postgresql://gm@127.0.0.1/mem')).toBe('postgresql://[redacted]@127.0.0.1/mem');
     expect(redactDbUrl('postgres://127.0.0.1/mem')).toBe('postgres://127.0.0.1/mem');
     expect(redactDbUrl('/tmp/a@b.db')).toBe('/tmp/a@b.db');
-    expect(dbFolderName('postgres://gm:secret@db.internal:5432/mem?sslmode=require')).toBe('db.internal_5432_mem');
+    expect(dbFolderName('postgres://gm:secret@db.internal:5432/mem?sslmode=require')).toBe(
+      'db.internal_5432_mem',
+    );
   });
 
   it('a server that cannot be reached is a STORE error without the password', async () => {

@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { compactSemantic } from '../../digest/incremental/compact-semantic.ts';
-import { semanticNeedsCompaction } from '../../digest/incremental/semantic-needs-compaction.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openStore } from '../../store/open-store.ts';
-import { isPostgresUrl, redactDbUrl } from '../../store/store-location.ts';
+import {
+  compactSemantic,
+  isPostgresUrl,
+  openStore,
+  redactDbUrl,
+  semanticNeedsCompaction,
+} from '../../index.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface CompactFlags {

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import type { CopyArchiveReport } from '../../store/copy-archive.ts';
-import { isInMemoryDb, isPostgresUrl, redactDbUrl } from '../../store/store-location.ts';
+import { type CopyArchiveReport, isInMemoryDb, isPostgresUrl, redactDbUrl } from '../../index.ts';
 import { createProgress, type Progress } from '../progress.ts';
 
 interface CopyFlags {
@@ -69,10 +68,8 @@ export async function runCopy(
       location: { file: flags.from, field: 'from' },
     });
   }
-  const { openStore } = await import('../../store/open-store.ts');
-  const { copyArchive } = await import('../../store/copy-archive.ts');
-  const { mediaDirPath } = await import('../../server/open-shell-graphmemix.ts');
-  const { mediaRewrite } = await import('../media-rewrite.ts');
+  const { copyArchive, mediaRewrite, openStore } = await import('../../index.ts');
+  const { mediaDirPath } = await import('../../shell-kit/open-shell-graphmemix.ts');
   const rewrite = mediaRewrite(
     flags.fromMedia ?? mediaDirPath(flags.from),
     flags.toMedia ?? mediaDirPath(flags.to),

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
-import { isPostgresUrl, redactDbUrl } from '../../store/store-location.ts';
+import { isPostgresUrl, loadModelConfig, openGraphmemix, redactDbUrl } from '../../index.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ForgetFlags {
@@ -56,8 +55,7 @@ export async function runForget(
   }
   // The media folder beside the database is where `serve` keeps uploads (see mediaDirFor).
   // A Postgres archive's folder comes from the config (mediaDir / $GRAPHMEMIX_MEDIA_DIR) as in `serve`.
-  const { mediaDirPath } = await import('../../server/open-shell-graphmemix.ts');
-  const { loadModelConfig } = await import('../../providers/model-config.ts');
+  const { mediaDirPath } = await import('../../shell-kit/open-shell-graphmemix.ts');
   const mediaDir = mediaDirPath(flags.db, loadModelConfig().mediaDir);
   const gm = await openGraphmemix({ db: flags.db, mediaDir });
   try {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseInput } from '../../api-schemas/parse-input.ts';
 import { viewSchema } from '../../api-schemas/route-schemas.ts';
-import { redactDbUrl } from '../../store/store-location.ts';
+import { redactDbUrl } from '../../index.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ViewerQuestion } from '../../viewer/render-viewer-html.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
@@ -44,7 +44,7 @@ Example:
         ?.split(',')
         .map((id) => id.trim())
         .filter(Boolean);
-      const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+      const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
       const graphmemix = await openShellGraphmemix({
         db: flags.db,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import pgvector from 'pgvector';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { ViewHit, ViewKind } from '../../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from '../archive-store-spec.ts';
@@ -83,7 +82,7 @@ export class PostgresVectors {
           list.map((row) => row.kind),
           list.map((row) => row.key),
           bytes,
-          ...(this.pgvectorOn ? [list.map((row) => pgvector.toSql(Array.from(row.vector)) as string)] : []),
+          ...(this.pgvectorOn ? [list.map((row) => toVectorLiteral(row.vector))] : []),
         ],
       );
       await bumpVectorVersion(sql, contextId);
@@ -171,7 +170,7 @@ export class PostgresVectors {
        FROM vectors WHERE context_id = $1 AND space = $2 AND dims = ${dims}
        ${kinds ? 'AND kind = ANY($5::text[])' : ''}
        ORDER BY (embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4`,
-      [contextId, space, pgvector.toSql(Array.from(query)), options.limit, ...(kinds ? [kinds] : [])],
+      [contextId, space, toVectorLiteral(query), options.limit, ...(kinds ? [kinds] : [])],
     );
     return rows.rows
       .map((row) => ({ memoryId: row.memory_id, kind: row.kind, key: row.key, rawScore: row.score }))
@@ -209,4 +208,20 @@ function toVectorRow(row: VectorDbRow): VectorRow {
   const bytes = new Uint8Array(row.vector.byteLength);
   bytes.set(row.vector);
   return { memoryId: row.memory_id, kind: row.kind, key: row.key, vector: new Float32Array(bytes.buffer) };
+}
+
+/**
+ * pgvector's text form ('[1,2,3]'). Written here rather than taken from the `pgvector` npm package: that
+ * package declares engines node >= 22, so npm silently skips it as an optional dependency on Node 20.
+ */
+export function toVectorLiteral(vector: Float32Array): string {
+  let text = '[';
+  for (let i = 0; i < vector.length; i += 1) {
+    const value = vector[i] as number;
+    if (!Number.isFinite(value)) {
+      throw new GraphmemixError('INVALID_INPUT', `vector component ${i} is not a finite number`);
+    }
+    text += i === 0 ? `${value}` : `,${value}`;
+  }
+  return `${text}]`;
 }

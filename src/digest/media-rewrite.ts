@@ -1,12 +1,12 @@
 import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { contentHash } from '../digest/content-hash.ts';
-import { relationKeys } from '../digest/incremental/relation-keys.ts';
 import type { CopyRewrite } from '../store/copy-archive.ts';
 import { createMediaFolder } from '../store/media-folder.ts';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView } from '../types/view.ts';
+import { contentHash } from './content-hash.ts';
+import { relationKeys } from './incremental/relation-keys.ts';
 
 /**
  * The media part of `graphmemix copy`: files inside the source archive's media folder (uploads) are copied to
