@@ -48,6 +48,7 @@ export {
   copyArchive,
 } from './store/copy-archive.ts';
 export { describeStore, type StoreDescription } from './store/describe-store.ts';
+export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
 export {
   dbFolderName,
