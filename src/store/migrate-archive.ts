@@ -5,19 +5,14 @@ import { isPostgresUrl } from './postgres/postgres-url.ts';
 export interface MigrateArchiveResult {
   backend: 'sqlite' | 'postgres';
   schemaVersion: number;
-  /** Postgres: the schema version before this run. */
   from?: number;
-  /** Postgres: whether pgvector serves large vector spaces. */
   vectorSupport?: 'pgvector' | 'exact';
 }
 
-/**
- * Brings an archive to the current schema (`graphmemix migrate --db`): a SQLite file (created when absent;
- * opening applies src/store/migrations.ts) or a postgres:// URL (versioned migrations under an advisory lock,
- * row-level security, pgvector when available). Idempotent. `pg` is loaded only for a URL.
- */
+/** Brings an archive (a SQLite file or a postgres:// URL) to the current schema; idempotent. */
 export async function migrateArchive(db: string): Promise<MigrateArchiveResult> {
   if (isPostgresUrl(db)) {
+    // Loaded only here: SQLite users never import pg.
     const { migratePostgres } = await import('./postgres/postgres-migrate.ts');
     const report = await migratePostgres(db);
     return {
@@ -27,6 +22,7 @@ export async function migrateArchive(db: string): Promise<MigrateArchiveResult> 
       vectorSupport: report.pgvector ? 'pgvector' : 'exact',
     };
   }
+  // Opening a SQLite file applies its migrations (src/store/migrations.ts).
   const store = await openStore(db);
   await store.close();
   return { backend: 'sqlite', schemaVersion: SCHEMA_VERSION };

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { migrateArchive } from '../../index.ts';
 
 interface MigrateFlags {
   db: string;
@@ -22,6 +21,7 @@ Examples:
   $ graphmemix migrate --db postgres://graphmemix@127.0.0.1:5432/graphmemix`,
     )
     .action(async (flags: MigrateFlags) => {
+      const { migrateArchive } = await import('../../index.ts');
       const result = await migrateArchive(flags.db);
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(result)}\n`);
