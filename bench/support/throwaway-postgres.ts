@@ -15,7 +15,16 @@ export function throwawayPostgres(dir: string): { url: string; stop: () => void 
   mkdirSync(dirname(dir), { recursive: true });
   try {
     const url = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8', timeout: 120_000 }).trim();
-    return { url, stop: () => execFileSync('bash', [SCRIPT, 'stop', dir], { timeout: 60_000 }) };
+    let stopped = false;
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      execFileSync('bash', [SCRIPT, 'stop', dir], { timeout: 60_000 });
+    };
+    // An interrupted bench (Ctrl-C, kill) must not leave the cluster running: stop it on the way out.
+    process.once('exit', stop);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+    return { url, stop };
   } catch (error) {
     return `could not start a throwaway cluster: ${(error as Error).message}`;
   }
