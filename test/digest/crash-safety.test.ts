@@ -7,6 +7,7 @@ import { ingestItems } from '../../src/digest/ingest.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { generatedArchive } from '../store/fixtures/ingest-child.ts';
+import { TSX_IMPORT } from '../support/repo-paths.ts';
 
 const COUNT = 15_000;
 const CHILD = join(import.meta.dirname, '..', 'store', 'fixtures', 'ingest-child.ts');
@@ -23,7 +24,7 @@ function killMidImport(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', CHILD, db, String(COUNT), RELATIONS ? '1' : '0'],
+      ['--import', TSX_IMPORT, CHILD, db, String(COUNT), RELATIONS ? '1' : '0'],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },

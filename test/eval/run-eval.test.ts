@@ -9,6 +9,7 @@ import { writeEvalReport } from '../../src/eval/write-eval-report.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import { createOpenAICompatibleChat } from '../../src/providers/openai-compatible-chat.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { BIN } from '../support/repo-paths.ts';
 
 /** A small unified archive: two sessions about a trip, unrelated chatter, and three kinds of question. */
 function writeFixture(): string {
@@ -146,13 +147,9 @@ describe('runEval', () => {
   it('runs from the CLI and writes the documented JSON shape', () => {
     const file = writeFixture();
     const out = join(mkdtempSync(join(tmpdir(), 'gmx-cli-')), 'eval.json');
-    execFileSync(
-      process.execPath,
-      ['bin/graphmemix.js', 'eval', '--format', 'unified', '--data', file, '--json', out],
-      {
-        stdio: 'pipe',
-      },
-    );
+    execFileSync(process.execPath, [BIN, 'eval', '--format', 'unified', '--data', file, '--json', out], {
+      stdio: 'pipe',
+    });
     expect(existsSync(out)).toBe(true);
     const json = JSON.parse(readFileSync(out, 'utf8'));
     expect(Object.keys(json)).toEqual(
@@ -185,13 +182,9 @@ describe('runEval', () => {
   it('exits with code 2 for a missing data path', () => {
     let status = 0;
     try {
-      execFileSync(
-        process.execPath,
-        ['bin/graphmemix.js', 'eval', '--format', 'unified', '--data', '/no/such/file'],
-        {
-          stdio: 'pipe',
-        },
-      );
+      execFileSync(process.execPath, [BIN, 'eval', '--format', 'unified', '--data', '/no/such/file'], {
+        stdio: 'pipe',
+      });
     } catch (error) {
       status = (error as { status: number }).status;
     }
