@@ -8,6 +8,7 @@ import { registerIngestCommand } from './ingest-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
 import { registerRetrieveCommand } from './retrieve-command.ts';
 import { registerServeCommand } from './serve-command.ts';
+import { registerTrainRankerCommand } from './train-ranker-command.ts';
 import { registerViewCommand } from './view-command.ts';
 
 /**
@@ -23,6 +24,7 @@ export function registerCommands(program: Command): void {
   registerRetrieveCommand(program);
   registerAskCommand(program);
   registerCalibrateCommand(program);
+  registerTrainRankerCommand(program);
   registerForgetCommand(program);
   registerCompactCommand(program);
 }
