@@ -75,6 +75,8 @@ export async function retrieveEvidence(
   // The offline ranker replaces (a, b, c) only where it was fitted: the offline node verifier's configuration.
   const ranker =
     verifiers.node?.kind === 'offline' && nodeResult?.ok === true ? resolveRanker(key) : undefined;
+  // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
+  trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
   const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, {
     calibration,
     ...(ranker
@@ -111,12 +113,24 @@ export async function retrieveEvidence(
         solver: 'forest: 1-swap proposal + exact refinement',
         store: deps.store.backend,
       },
-      calibration: {
-        a: calibration.a,
-        b: calibration.b,
-        c: calibration.c,
-        key: `${calibration.key} (${calibration.source})`,
-      },
+      // With the ranker, (a, b, c) made no prize: the key names the shipped ranker artifact instead.
+      calibration: ranker
+        ? {
+            a: calibration.a,
+            b: calibration.b,
+            c: calibration.c,
+            key: `${key} (shipped ${ranker.name} v${ranker.version})`,
+            source: 'default',
+            fitted: true,
+          }
+        : {
+            a: calibration.a,
+            b: calibration.b,
+            c: calibration.c,
+            key: `${calibration.key} (${calibration.source})`,
+            source: calibration.source,
+            fitted: calibration.source !== 'paper',
+          },
     }),
   };
 }

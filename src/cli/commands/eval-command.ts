@@ -6,9 +6,7 @@ import { type EvalReport, runEval } from '../../eval/run-eval.ts';
 import { parseSelectorList } from '../../eval/selectors/selector-registry.ts';
 import { QUESTION_SPLITS } from '../../eval/splits.ts';
 import { writeEvalReport } from '../../eval/write-eval-report.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
-import { createModels } from '../../providers/create-models.ts';
-import { loadModelConfig } from '../../providers/model-config.ts';
+import { createModels, loadModelConfig, openGraphmemix } from '../../index.ts';
 import { renderViewerHtml } from '../../viewer/render-viewer-html.ts';
 import { createProgress } from '../progress.ts';
 

@@ -2,11 +2,15 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { IngestReport } from '../../digest/ingest-report.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
-import { isImportFormat } from '../../importers/importer-registry.ts';
-import { DIALOGUE_SHAPES, type DialogueShape, IMPORT_FORMATS } from '../../importers/importer-spec.ts';
-import { createModels } from '../../providers/create-models.ts';
-import { loadModelConfig } from '../../providers/model-config.ts';
+import {
+  createModels,
+  DIALOGUE_SHAPES,
+  type DialogueShape,
+  IMPORT_FORMATS,
+  isImportFormat,
+  loadModelConfig,
+  openGraphmemix,
+} from '../../index.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
 import { createProgress } from '../progress.ts';
 

@@ -31,8 +31,7 @@ Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used. Example (t
           location: { field: 'db' },
         });
       }
-      const { openStore } = await import('../../store/open-store.ts');
-      const { trainOfflineRanker } = await import('../../pipeline/train-offline-ranker.ts');
+      const { openStore, trainOfflineRanker } = await import('../../index.ts');
       const { isDevQuestion } = await import('../../eval/splits.ts');
       const stores = [];
       try {
