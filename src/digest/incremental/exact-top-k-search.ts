@@ -246,7 +246,7 @@ function boundView(
   const lower = new Map<string, number>();
   for (const [id, entry] of partial) lower.set(id, entry.sum);
   for (const [id, score] of exact) lower.set(id, score);
-  const theta = kthLargest([...lower.values()], k) - SLACK;
+  const theta = kthLargest(lower.values(), k) - SLACK;
   const pending: Array<{ id: string; upper: number }> = [];
   for (const [id, entry] of partial) {
     if (exact.has(id)) continue;
@@ -268,7 +268,7 @@ async function refine(
   const { pending, lower } = view;
   let at = 0;
   while (at < pending.length) {
-    const theta = kthLargest([...lower.values()], k) - SLACK;
+    const theta = kthLargest(lower.values(), k) - SLACK;
     if (pending[at]!.upper < theta) break;
     const batch = pending.slice(at, at + BATCH).filter((entry) => entry.upper >= theta);
     at += BATCH;
@@ -299,8 +299,20 @@ async function scoreAll(
   return scores;
 }
 
-/** k-th largest value, 0 when there are fewer than k. */
-function kthLargest(values: number[], k: number): number {
-  if (values.length < k) return 0;
-  return values.sort((x, y) => y - x)[k - 1]!;
+/**
+ * k-th largest value, 0 when there are fewer than k. One pass keeping the k largest in an ascending array
+ * (k is small; this runs once per scored batch over every document seen, so no copy and no full sort).
+ */
+function kthLargest(values: Iterable<number>, k: number): number {
+  const top: number[] = [];
+  for (const value of values) {
+    if (top.length === k) {
+      if (!(value > top[0]!)) continue;
+      top.shift();
+    }
+    let at = top.length;
+    while (at > 0 && top[at - 1]! > value) at--;
+    top.splice(at, 0, value);
+  }
+  return top.length < k ? 0 : top[0]!;
 }

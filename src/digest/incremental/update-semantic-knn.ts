@@ -21,7 +21,19 @@ export interface SemanticUpdateOptions {
   rule?: { ratio?: number; minChanges?: number };
   /** Compact instead when the delta alone reaches the rule's limit. Default true. */
   compactBulk?: boolean;
+  /**
+   * How a newcomer finds the lists it enters (docs/semantic-knn.md, "Reverse search"):
+   * - 'neighbourhood' (default): the lists of its REVERSE_POOL nearest memories (its own exact top-pool,
+   *   one forward search). Every pair that can become a mutual edge is among them (a mutual partner is in
+   *   the newcomer's own top-k), so new edges are exact; a far memory with a weak k-th neighbour may keep
+   *   an entry the newcomer should have pushed out until the next compaction. Cost independent of N.
+   * - 'exact': every list it enters, through the ratio index (reads grow with the context).
+   */
+  reverse?: 'neighbourhood' | 'exact';
 }
+
+/** Lists checked per newcomer in 'neighbourhood' mode: its nearest max(k, REVERSE_POOL_FACTOR * k). */
+export const REVERSE_POOL_FACTOR = 4;
 
 export interface SemanticUpdateResult {
   /**
@@ -146,12 +158,17 @@ export async function updateSemanticKnn(
   }
 
   // 2. Add one at a time, so each newcomer sees the ones before it.
+  const exactReverse = options.reverse === 'exact';
+  const pool = exactReverse ? k : Math.max(k, REVERSE_POOL_FACTOR * k);
   for (const doc of toAdd) {
-    const neighbours = await exactTopK(source, doc, k, df);
-    const candidates = await reverseCandidates(source, doc, df);
+    const nearest = await exactTopK(source, doc, pool, df);
+    const neighbours = nearest.slice(0, k);
+    // Scores are symmetric: the forward search already scored its pool.
+    const scores = new Map(nearest.map((n) => [n.memoryId, n.score]));
+    const candidates = exactReverse ? await reverseCandidates(source, doc, df) : [...scores.keys()];
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const other of await index.getDocs(contextId, candidates)) {
-      const score = pairScore(doc, other);
+      const score = scores.get(other.memoryId) ?? pairScore(doc, other);
       if (!entersList(other.neighbours, k, doc.memoryId, score)) continue;
       lists.push({
         memoryId: other.memoryId,
