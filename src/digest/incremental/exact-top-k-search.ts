@@ -49,13 +49,18 @@ export async function exactTopK(
   k: number,
   df: ReadonlyMap<string, number>,
   seeds: readonly string[] = [],
+  options: TopKSearchOptions = {},
 ): Promise<SemanticNeighbour[]> {
   if (query.terms.length === 0 || k < 1) return [];
   const terms = termsWithBounds(query, await source.termBounds(query.terms));
+  const limit = options.maxPostingsPerTerm ?? Number.POSITIVE_INFINITY;
   // A term's cap bounds the weight of every posting not read: the last weight of a top-k read (0 when that
-  // was the whole list), the cutoff of a minWeight read (what it left out is strictly below).
+  // was the whole list), the cutoff of a minWeight read (what it left out is strictly below). A truncated
+  // term (more than `limit` postings at the snapshot) is read once, its `limit` heaviest postings, and its
+  // cap is then 0: the search is exact over the index truncated to those postings.
   const prefixes = new Map<string, readonly SemanticPosting[]>();
   const caps = new Map<string, number>();
+  const truncated = new Set<string>();
   for (const { term } of terms) {
     const rows = await source.postings(term, { top: k });
     prefixes.set(term, rows);
@@ -77,6 +82,13 @@ export async function exactTopK(
     for (const { term, weight, cutoff } of plan) {
       const minWeight = cutoff / weight;
       if (minWeight >= capOf(term)) continue;
+      if ((df.get(term) ?? 1) > limit) {
+        if (truncated.has(term)) continue;
+        truncated.add(term);
+        prefixes.set(term, await source.postings(term, { top: limit }));
+        caps.set(term, 0);
+        continue;
+      }
       // After a minWeight read only the window below its cutoff is new (a top-k read may have cut a tie).
       const below = windows.get(term);
       const rows = await source.postings(term, below === undefined ? { minWeight } : { minWeight, below });
@@ -88,6 +100,14 @@ export async function exactTopK(
     if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
   }
   return refine(source, query, k, view, exact);
+}
+
+export interface TopKSearchOptions {
+  /**
+   * Read at most this many postings (the heaviest) of a term whose snapshot document frequency exceeds it;
+   * candidates are still scored exactly from their full vectors. Default: no limit (exact).
+   */
+  maxPostingsPerTerm?: number;
 }
 
 /**

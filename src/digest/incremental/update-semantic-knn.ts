@@ -30,7 +30,21 @@ export interface SemanticUpdateOptions {
    * - 'exact': every list it enters, through the ratio index (reads grow with the context).
    */
   reverse?: 'neighbourhood' | 'exact';
+  /**
+   * Forward searches read at most this many postings of a term (its heaviest) when the term is in more
+   * documents than that at the snapshot (TopKSearchOptions.maxPostingsPerTerm): the cost of a search stops
+   * growing with the context. Default MAX_POSTINGS_PER_TERM; Infinity = exact. 'exact' reverse implies
+   * exact forward searches too.
+   */
+  maxPostingsPerTerm?: number;
 }
+
+/**
+ * Default posting limit per term of the incremental forward searches: common terms (function words, a
+ * person's everyday vocabulary) are read only through their heaviest postings, as in impact-ordered
+ * early termination. Agreement with the exact search measured by bench:knn (docs/semantic-knn.md).
+ */
+export const MAX_POSTINGS_PER_TERM = 1024;
 
 /** Lists checked per newcomer in 'neighbourhood' mode: its nearest max(k, REVERSE_POOL_FACTOR * k). */
 export const REVERSE_POOL_FACTOR = 4;
@@ -139,6 +153,14 @@ export async function updateSemanticKnn(
   }
   const touched = new Set<string>([...removedIds, ...toAdd.map((doc) => doc.memoryId)]);
 
+  const exactReverse = options.reverse === 'exact';
+  const pool = exactReverse ? k : Math.max(k, REVERSE_POOL_FACTOR * k);
+  const search = {
+    maxPostingsPerTerm: exactReverse
+      ? Number.POSITIVE_INFINITY
+      : (options.maxPostingsPerTerm ?? MAX_POSTINGS_PER_TERM),
+  };
+
   // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).
   if (leaving.length > 0) {
     const owners = (await index.referrers(contextId, leaving)).filter((id) => !leaving.includes(id));
@@ -150,7 +172,10 @@ export async function updateSemanticKnn(
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const doc of ownerDocs) {
       const seeds = doc.neighbours.map((n) => n.memoryId).filter((id) => !leaving.includes(id));
-      lists.push({ memoryId: doc.memoryId, neighbours: await exactTopK(source, doc, k, ownerDf, seeds) });
+      lists.push({
+        memoryId: doc.memoryId,
+        neighbours: await exactTopK(source, doc, k, ownerDf, seeds, search),
+      });
       touched.add(doc.memoryId);
     }
     if (lists.length > 0) await index.writeDocs(contextId, { lists });
@@ -158,10 +183,8 @@ export async function updateSemanticKnn(
   }
 
   // 2. Add one at a time, so each newcomer sees the ones before it.
-  const exactReverse = options.reverse === 'exact';
-  const pool = exactReverse ? k : Math.max(k, REVERSE_POOL_FACTOR * k);
   for (const doc of toAdd) {
-    const nearest = await exactTopK(source, doc, pool, df);
+    const nearest = await exactTopK(source, doc, pool, df, [], search);
     const neighbours = nearest.slice(0, k);
     // Scores are symmetric: the forward search already scored its pool.
     const scores = new Map(nearest.map((n) => [n.memoryId, n.score]));
