@@ -11,7 +11,7 @@ import type {
   SearchHit,
 } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
-import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
+import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import { startQuestionDeadline } from './pipeline/question-deadline.ts';
@@ -141,7 +141,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     ...(media === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
-      ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
+      ingestOptions: {
+        format: ImportFormat;
+        contextId?: string;
+        shape?: DialogueShape;
+        onProgress?: (items: number) => void;
+      },
     ): Promise<IngestReport> {
       if (writer) {
         const { onProgress, ...rest } = ingestOptions;
@@ -156,6 +161,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.vision === undefined ? {} : { vision: models.vision }),
         ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+        ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
         mediaRoot,
       });
       return ingestItems(store, items, {

@@ -44,7 +44,7 @@ export async function runQuestion<T>(
     ...(flags.instruction === undefined ? {} : { instruction: flags.instruction }),
     ...(flags.verifiers === undefined ? {} : { verifiers: flags.verifiers }),
   });
-  const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+  const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
   // One question: starting reader threads would only add their start-up time.
   const gm = await openShellGraphmemix({
     db: flags.db,
