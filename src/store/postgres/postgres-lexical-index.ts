@@ -1,27 +1,28 @@
-import { bm25Idf, bm25TermScore, queryTerms, termCounts } from '../../retrieval/bm25-index.ts';
+import { bm25TermScore, termCounts } from '../../retrieval/bm25-index.ts';
 import { tokenize } from '../../retrieval/tokenize.ts';
-import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
-import type { MemoryView, ViewHit, ViewKind } from '../../types/view.ts';
+import type { MemoryView } from '../../types/view.ts';
 import { dictionaryKey } from '../lexical-dictionary-key.ts';
 import type { Sql } from './postgres-session.ts';
 
 /**
- * Rows fetched beyond `limit` per kind before the exact re-scoring: the SQL ranking sums a document's term
- * contributions in an unspecified order (last-bit differences) and rounds to 1e-9 so exact ties stay ties;
- * only documents within 1e-9 of the cut could swap, and 32 extra rows cover them.
+ * A posting's impact: its BM25 tf-part (the contribution per unit of IDF) at the field's reference length.
+ * Postings are read in impact order; at the field's current average length the true tf-part lies between
+ * impact * min(1, average / reference) and impact * max(1, average / reference) (docs/store-lexical-index.md).
  */
-const SPARE_ROWS = 32;
+export function postingImpact(tf: number, length: number, referenceLength: number): number {
+  return bm25TermScore(1, tf, length, referenceLength);
+}
 
 /**
  * The PostgreSQL lexical index: exactly Bm25Index.search over the context's current views (per (context, view
  * kind) statistics, the project tokenizer, Lucene IDF, k1 1.2, b 0.75; docs/store-lexical-index.md), kept in
  * tables updated in the transaction of every write and delete:
- * - lex_fields (context, kind): document count and total length;
+ * - lex_fields (context, kind): document count, total length and the reference length of the impacts;
  * - lex_df (context, kind, term): document frequency;
  * - lex_docs: one row per indexed view with its forward list (terms, tfs), so a delete decrements df without
  *   reading postings;
- * - lex_postings (context, kind, term, doc) INCLUDE (tf, length, memory id, key): a search reads a query
- *   term's postings from the index alone.
+ * - lex_postings (context, kind, term, impact, doc) INCLUDE (tf, length, memory id, key): a search reads a
+ *   query term's postings best first from the index alone (postgres-lexical-search.ts).
  * Terms are stored as dictionaryKey(term) (a sha256 prefix, not the word), as in the SQLite dictionary.
  *
  * One batch per write transaction: remove() reads and deletes the old documents at once, add() queues views,
@@ -30,7 +31,10 @@ const SPARE_ROWS = 32;
  */
 export class PostgresLexicalBatch {
   private readonly df = new Map<string, number>();
-  private readonly fields = new Map<string, { docs: number; length: number }>();
+  private readonly fields = new Map<
+    string,
+    { docs: number; length: number; addedDocs: number; addedLength: number }
+  >();
   private readonly pending: { memoryId: string; view: MemoryView }[] = [];
 
   constructor(
@@ -71,12 +75,17 @@ export class PostgresLexicalBatch {
       }
       docs.push({ view, terms, tfs, length: tokens.length });
     }
-    if (docs.length > 0) await this.insertDocs(docs);
-    await this.applyDeltas();
+    for (const doc of docs) this.addField(doc.view.kind, 1, doc.length);
+    // Fields first: a new field's reference length (the impact scale of its postings) comes back from it.
+    const references = await this.applyFieldDeltas();
+    if (docs.length > 0) await this.insertDocs(docs, references);
+    await this.applyDfDeltas();
+    this.pending.length = 0;
   }
 
   private async insertDocs(
     docs: readonly { view: MemoryView; terms: string[]; tfs: number[]; length: number }[],
+    references: ReadonlyMap<string, number>,
   ): Promise<void> {
     // Arrays of arrays cannot be unnested row-wise: the forward lists travel as JSON.
     const ids = await this.sql.query<{ id: number; memory_id: string; kind: string; key: string }>(
@@ -113,14 +122,16 @@ export class PostgresLexicalBatch {
     const lengths: number[] = [];
     const memories: string[] = [];
     const keys: string[] = [];
+    const impacts: number[] = [];
     for (const doc of docs) {
       const id = idOf.get(`${doc.view.memoryId}\u0000${doc.view.kind}\u0000${doc.view.key}`)!;
-      this.addField(doc.view.kind, 1, doc.length);
+      const reference = references.get(doc.view.kind)!;
       doc.terms.forEach((term, at) => {
         kinds.push(doc.view.kind);
         terms.push(term);
         docIds.push(id);
         tfs.push(doc.tfs[at]!);
+        impacts.push(postingImpact(doc.tfs[at]!, doc.length, reference));
         lengths.push(doc.length);
         memories.push(doc.view.memoryId);
         keys.push(doc.view.key);
@@ -128,13 +139,43 @@ export class PostgresLexicalBatch {
       });
     }
     await this.sql.query(
-      `INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::integer[], $6::integer[], $7::text[], $8::text[])`,
-      [this.contextId, kinds, terms, docIds, tfs, lengths, memories, keys],
+      `INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key, impact)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::integer[], $6::integer[], $7::text[],
+         $8::text[], $9::float8[])`,
+      [this.contextId, kinds, terms, docIds, tfs, lengths, memories, keys, impacts],
     );
   }
 
-  private async applyDeltas(): Promise<void> {
+  /**
+   * Applies the queued document and length deltas per field and returns every touched field's reference
+   * length: fixed when the field is created (the average length of that first batch), since the impacts
+   * stored with its postings are computed at it.
+   */
+  private async applyFieldDeltas(): Promise<Map<string, number>> {
+    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    this.fields.clear();
+    if (fields.length === 0) return new Map();
+    const rows = await this.sql.query<{ kind: string; reference_length: number | null }>(
+      `INSERT INTO lex_fields (context_id, kind, docs, total_length, reference_length)
+       SELECT $1, k, d, l, r FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::float8[]) AS x(k, d, l, r)
+       ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
+         total_length = lex_fields.total_length + excluded.total_length,
+         reference_length = COALESCE(lex_fields.reference_length, excluded.reference_length)
+       RETURNING kind, reference_length`,
+      [
+        this.contextId,
+        fields.map(([kind]) => kind),
+        fields.map(([, delta]) => delta.docs),
+        fields.map(([, delta]) => delta.length),
+        fields.map(([, delta]) => (delta.addedDocs > 0 ? delta.addedLength / delta.addedDocs : null)),
+      ],
+    );
+    return new Map(
+      rows.rows.flatMap((row) => (row.reference_length === null ? [] : [[row.kind, row.reference_length]])),
+    );
+  }
+
+  private async applyDfDeltas(): Promise<void> {
     const df = [...this.df]
       .filter(([, delta]) => delta !== 0)
       .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
@@ -160,24 +201,7 @@ export class PostgresLexicalBatch {
         );
       }
     }
-    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    if (fields.length > 0) {
-      await this.sql.query(
-        `INSERT INTO lex_fields (context_id, kind, docs, total_length)
-         SELECT $1, k, d, l FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS x(k, d, l)
-         ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
-           total_length = lex_fields.total_length + excluded.total_length`,
-        [
-          this.contextId,
-          fields.map(([kind]) => kind),
-          fields.map(([, delta]) => delta.docs),
-          fields.map(([, delta]) => delta.length),
-        ],
-      );
-    }
     this.df.clear();
-    this.fields.clear();
-    this.pending.length = 0;
   }
 
   private addDf(kind: string, term: string, delta: number): void {
@@ -186,135 +210,13 @@ export class PostgresLexicalBatch {
   }
 
   private addField(kind: string, docs: number, length: number): void {
-    const delta = this.fields.get(kind) ?? { docs: 0, length: 0 };
+    const delta = this.fields.get(kind) ?? { docs: 0, length: 0, addedDocs: 0, addedLength: 0 };
     delta.docs += docs;
     delta.length += length;
+    if (docs > 0) {
+      delta.addedDocs += docs;
+      delta.addedLength += length;
+    }
     this.fields.set(kind, delta);
   }
-}
-
-/**
- * Top `limit` hits per view kind, equal to Bm25Index.search over the context's current views. One statement
- * reads the statistics of the query terms (N, df, total length per kind), which give each term's IDF here
- * with bm25Idf; a second ranks, per kind, the documents holding any query term from the covering postings
- * index (one UNION ALL branch per kind, each a top-N sort) and returns the best limit + SPARE_ROWS with their
- * tfs; the exact score of each is then summed here in query-term order with bm25TermScore (bit-identical to
- * the other backends) and ordered by compareHits. Work is bounded by the query terms' postings in the
- * context's fields, never by other contexts or the archive.
- */
-export async function searchPostgresLexical(
-  sql: Sql,
-  contextId: string,
-  query: string,
-  options: { limit: number; kinds?: readonly ViewKind[] },
-): Promise<ViewHit[]> {
-  const terms = queryTerms(query);
-  if (terms.length === 0 || options.limit <= 0) return [];
-  const keys = terms.map(dictionaryKey);
-  const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
-  const stats = await sql.query<{
-    kind: ViewKind;
-    docs: number;
-    total_length: number;
-    term: string | null;
-    df: number | null;
-  }>(
-    `SELECT f.kind, f.docs, f.total_length, d.term, d.df FROM lex_fields f
-     LEFT JOIN lex_df d ON d.context_id = f.context_id AND d.kind = f.kind AND d.term = ANY($2::text[]) AND d.df > 0
-     WHERE f.context_id = $1 AND f.docs > 0`,
-    [contextId, keys],
-  );
-  const fields = new Map<ViewKind, { docs: number; averageLength: number; df: Map<string, number> }>();
-  for (const row of stats.rows) {
-    if (wanted && !wanted.has(row.kind)) continue;
-    let field = fields.get(row.kind);
-    if (!field) {
-      field = { docs: row.docs, averageLength: row.total_length / row.docs, df: new Map() };
-      fields.set(row.kind, field);
-    }
-    if (row.term !== null && row.df !== null) field.df.set(row.term, row.df);
-  }
-  // Per kind, in query order (the summation order of every score): the IDF of each term the kind holds.
-  const plans: {
-    kind: ViewKind;
-    averageLength: number;
-    idfs: (number | undefined)[];
-    positions: number[];
-  }[] = [];
-  for (const [kind, field] of fields) {
-    const idfs = keys.map((key) => {
-      const n = field.df.get(key);
-      return n === undefined ? undefined : bm25Idf(field.docs, n);
-    });
-    const positions = idfs.flatMap((idf, at) => (idf === undefined ? [] : [at]));
-    if (positions.length > 0) plans.push({ kind, averageLength: field.averageLength, idfs, positions });
-  }
-  if (plans.length === 0) return [];
-  const q = {
-    kinds: [] as string[],
-    terms: [] as string[],
-    idfs: [] as number[],
-    averages: [] as number[],
-    positions: [] as number[],
-  };
-  for (const plan of plans) {
-    for (const at of plan.positions) {
-      q.kinds.push(plan.kind);
-      q.terms.push(keys[at]!);
-      q.idfs.push(plan.idfs[at]!);
-      q.averages.push(plan.averageLength);
-      q.positions.push(at);
-    }
-  }
-  // The SQL score orders only: rounded to 1e-9 so exact ties stay ties whatever the summation order.
-  const branch = (kindParam: number) => `(SELECT p.kind, p.memory_id, p.key, min(p.length) AS length,
-      array_agg(q.pos) AS pos, array_agg(p.tf) AS tfs
-    FROM q JOIN lex_postings p ON p.context_id = $1 AND p.kind = q.kind AND p.term = q.term
-    WHERE q.kind = $${kindParam}
-    GROUP BY p.kind, p.doc, p.memory_id, p.key
-    ORDER BY round(sum(q.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / q.average))) * 1e9) DESC,
-      p.memory_id, p.key
-    LIMIT $7)`;
-  const rows = await sql.query<{
-    kind: ViewKind;
-    memory_id: string;
-    key: string;
-    length: number;
-    pos: number[];
-    tfs: number[];
-  }>(
-    `WITH q AS MATERIALIZED (SELECT * FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::integer[])
-       AS q(kind, term, idf, average, pos))
-     ${plans.map((_, i) => branch(8 + i)).join(' UNION ALL ')}`,
-    [
-      contextId,
-      q.kinds,
-      q.terms,
-      q.idfs,
-      q.averages,
-      q.positions,
-      options.limit + SPARE_ROWS,
-      ...plans.map((plan) => plan.kind),
-    ],
-  );
-  const hits: ViewHit[] = [];
-  const tfAt = new Float64Array(keys.length);
-  for (const plan of plans) {
-    const top = new TopHits(options.limit);
-    for (const row of rows.rows) {
-      if (row.kind !== plan.kind) continue;
-      tfAt.fill(0);
-      row.pos.forEach((at, i) => {
-        tfAt[at] = row.tfs[i]!;
-      });
-      let rawScore = 0;
-      for (const at of plan.positions) {
-        if (tfAt[at]! > 0)
-          rawScore += bm25TermScore(plan.idfs[at]!, tfAt[at]!, row.length, plan.averageLength);
-      }
-      top.offer({ memoryId: row.memory_id, kind: plan.kind, key: row.key, rawScore });
-    }
-    hits.push(...top.sorted());
-  }
-  return hits.sort(compareHits);
 }

@@ -238,6 +238,31 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
 
     `,
   },
+  {
+    // Top-k pruning of lexical search (postgres-lexical-search.ts): each posting carries its impact, the BM25
+    // tf-part at the field's fixed reference length, and a term's postings are indexed in impact order. The
+    // owner is subject to FORCE ROW LEVEL SECURITY, so the backfill lifts FORCE for its own statements; every
+    // migrate run re-applies the policies afterwards (rlsSql).
+    version: 2,
+    sql: `
+      ALTER TABLE lex_fields NO FORCE ROW LEVEL SECURITY;
+      ALTER TABLE lex_postings NO FORCE ROW LEVEL SECURITY;
+      ALTER TABLE lex_fields ADD COLUMN reference_length double precision;
+      UPDATE lex_fields SET reference_length = total_length::double precision / docs WHERE docs > 0;
+      ALTER TABLE lex_postings ADD COLUMN impact double precision;
+      UPDATE lex_postings p SET impact = p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / f.reference_length))
+        FROM lex_fields f WHERE f.context_id = p.context_id AND f.kind = p.kind AND f.reference_length > 0;
+      -- No usable field row (cannot happen through the store): the largest tf-part any posting can have.
+      UPDATE lex_postings SET impact = 2.2 WHERE impact IS NULL;
+      ALTER TABLE lex_postings ALTER COLUMN impact SET NOT NULL;
+      -- Read backwards (impact DESC, doc DESC) with a keyset (impact, doc) < (last read): a term's best
+      -- postings first. It replaces the primary key (one index per posting keeps add-1 cheap); a view's
+      -- distinct terms make (context, kind, term, doc) unique by construction.
+      ALTER TABLE lex_postings DROP CONSTRAINT lex_postings_pkey;
+      CREATE INDEX lex_postings_by_impact ON lex_postings (context_id, kind, term, impact, doc)
+        INCLUDE (tf, length, memory_id, key);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

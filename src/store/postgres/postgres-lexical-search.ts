@@ -1,0 +1,338 @@
+import { bm25Idf, bm25TermScore, queryTerms } from '../../retrieval/bm25-index.ts';
+import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
+import type { ViewHit, ViewKind } from '../../types/view.ts';
+import { dictionaryKey } from '../lexical-dictionary-key.ts';
+import type { Sql } from './postgres-session.ts';
+
+/** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
+const MARGIN = 1e-9;
+/** Postings read per list in the first round (at least; 2 x limit), doubling each round up to MAX_BATCH. */
+const FIRST_BATCH = 64;
+const MAX_BATCH = 16384;
+/** A list at most this many times the batch is read whole at once: a second round would cost more. */
+const WHOLE_LIST = 2;
+
+/**
+ * Process-wide counters of the search (tests and benchmarks read deltas): `postingsRead` against
+ * `postingsInLists` (the query terms' whole posting lists in the searched fields) shows the pruning.
+ */
+export const postgresLexicalCounters = {
+  searches: 0,
+  rounds: 0,
+  postingsRead: 0,
+  postingsInLists: 0,
+  forwardLists: 0,
+};
+
+interface Cursor {
+  /** Index in `lists` (echoed by the batch statement) and in the plan's cursors (query order). */
+  list: number;
+  slot: number;
+  plan: Plan;
+  term: string;
+  idf: number;
+  df: number;
+  read: number;
+  batch: number;
+  /** Keyset of the last posting read: the next batch starts below (impact, doc). */
+  impact: number;
+  doc: number;
+  done: boolean;
+  /** Upper bound of this term's contribution for every posting of its list not read yet. */
+  bound: number;
+}
+
+interface Doc {
+  memoryId: string;
+  key: string;
+  length: number;
+  /** tf per plan cursor, 0 = not read from that list (yet). */
+  tfs: Float64Array;
+  /** Sum of the exact contributions read so far: a lower bound of the final score. */
+  low: number;
+}
+
+interface Plan {
+  kind: ViewKind;
+  averageLength: number;
+  /** max(1, average / reference length): a stored impact times this (times IDF) bounds a contribution. */
+  stretch: number;
+  cursors: Cursor[];
+  docs: Map<number, Doc>;
+  /** Documents proven unable to rank (never re-admitted with a partial score). */
+  dead: Set<number>;
+  threshold: number;
+  /** No unread document can rank any more: rows of documents not met yet are ignored. */
+  closed: boolean;
+  finished: boolean;
+}
+
+/**
+ * Top `limit` hits per view kind, equal (ids, order and scores) to Bm25Index.search over the context's
+ * current views, without reading a common term's whole posting list:
+ * 1. One statement reads the statistics of the query terms (N, df, total and reference length per kind).
+ * 2. Rounds of ONE statement each fetch the next batch of every open (kind, term) list in impact order
+ *    (index lex_postings_by_impact read backwards from a keyset), batches doubling per round. A posting
+ *    carries tf and length, so each read gives a document's exact contribution for that term; the k-th
+ *    largest sum read so far is a threshold no final top-k score is below, and a list's unread postings
+ *    contribute at most IDF x last impact read x max(1, average / reference).
+ * 3. A kind is finished when every list is read, or when the sum of its lists' bounds is below the threshold
+ *    (no unread document can rank, not even on a tie-break: MaxScore's stop) and few documents that may still
+ *    rank lack a term's tf. Documents whose ceiling misses the threshold are dropped as they appear.
+ * 4. The missing tfs of the remaining candidates come from their forward lists (one statement), and every
+ *    candidate's score is summed in query-term order with bm25TermScore (bit-identical to the other backends).
+ * All inside the caller's REPEATABLE READ transaction: df and the lists are one snapshot.
+ */
+export async function searchPostgresLexical(
+  sql: Sql,
+  contextId: string,
+  query: string,
+  options: { limit: number; kinds?: readonly ViewKind[] },
+): Promise<ViewHit[]> {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || options.limit <= 0) return [];
+  postgresLexicalCounters.searches++;
+  const plans = await planSearch(sql, contextId, terms.map(dictionaryKey), options);
+  if (plans.length === 0) return [];
+  const limit = options.limit;
+  const lists = plans.flatMap((plan) => plan.cursors);
+  for (;;) {
+    const open = lists.filter((cursor) => !cursor.done && !cursor.plan.finished);
+    if (open.length === 0) break;
+    await readRound(sql, contextId, open);
+    for (const plan of plans) if (!plan.finished) assess(plan, limit);
+  }
+  await completeCandidates(sql, plans);
+  const hits: ViewHit[] = [];
+  for (const plan of plans) {
+    const top = new TopHits(limit);
+    for (const doc of plan.docs.values()) {
+      let rawScore = 0;
+      plan.cursors.forEach((cursor, at) => {
+        const tf = doc.tfs[at]!;
+        if (tf > 0) rawScore += bm25TermScore(cursor.idf, tf, doc.length, plan.averageLength);
+      });
+      top.offer({ memoryId: doc.memoryId, kind: plan.kind, key: doc.key, rawScore });
+    }
+    hits.push(...top.sorted());
+  }
+  return hits.sort(compareHits);
+}
+
+/** Per kind (in the context, wanted, with a query term): the lists to read, in query-term order. */
+async function planSearch(
+  sql: Sql,
+  contextId: string,
+  keys: readonly string[],
+  options: { limit: number; kinds?: readonly ViewKind[] },
+): Promise<Plan[]> {
+  const stats = await sql.query<{
+    kind: ViewKind;
+    docs: number;
+    total_length: number;
+    reference_length: number | null;
+    term: string | null;
+    df: number | null;
+  }>(
+    `SELECT f.kind, f.docs, f.total_length, f.reference_length, d.term, d.df FROM lex_fields f
+     LEFT JOIN lex_df d ON d.context_id = f.context_id AND d.kind = f.kind AND d.term = ANY($2::text[]) AND d.df > 0
+     WHERE f.context_id = $1 AND f.docs > 0`,
+    [contextId, keys],
+  );
+  const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
+  const fields = new Map<
+    ViewKind,
+    { docs: number; average: number; reference: number; df: Map<string, number> }
+  >();
+  for (const row of stats.rows) {
+    if (wanted && !wanted.has(row.kind)) continue;
+    let field = fields.get(row.kind);
+    if (!field) {
+      // No reference length (not possible through the store) makes every bound infinite: no pruning.
+      const reference = row.reference_length ?? 0;
+      field = { docs: row.docs, average: row.total_length / row.docs, reference, df: new Map() };
+      fields.set(row.kind, field);
+    }
+    if (row.term !== null && row.df !== null) field.df.set(row.term, row.df);
+  }
+  const plans: Plan[] = [];
+  let list = 0;
+  const first = Math.max(FIRST_BATCH, 2 * options.limit);
+  for (const [kind, field] of fields) {
+    const plan: Plan = {
+      kind,
+      averageLength: field.average,
+      stretch: field.reference > 0 ? Math.max(1, field.average / field.reference) : Number.POSITIVE_INFINITY,
+      cursors: [],
+      docs: new Map(),
+      dead: new Set(),
+      threshold: Number.NEGATIVE_INFINITY,
+      closed: false,
+      finished: false,
+    };
+    for (const key of keys) {
+      const df = field.df.get(key);
+      if (df === undefined) continue;
+      plan.cursors.push({
+        list: list++,
+        slot: plan.cursors.length,
+        plan,
+        term: key,
+        idf: bm25Idf(field.docs, df),
+        df,
+        read: 0,
+        batch: df <= WHOLE_LIST * first ? df : first,
+        impact: Number.POSITIVE_INFINITY,
+        doc: 0,
+        done: false,
+        bound: Number.POSITIVE_INFINITY,
+      });
+    }
+    if (plan.cursors.length > 0) plans.push(plan);
+  }
+  return plans;
+}
+
+/** One statement: the next batch of each open list, best impact first, folded into the plans' documents. */
+async function readRound(sql: Sql, contextId: string, open: readonly Cursor[]): Promise<void> {
+  const rows = await sql.query<{
+    i: number;
+    doc: number;
+    tf: number;
+    length: number;
+    impact: number;
+    memory_id: string;
+    key: string;
+  }>(
+    `SELECT c.i, p.doc, p.tf, p.length, p.impact, p.memory_id, p.key
+     FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::bigint[], $7::integer[])
+       AS c(i, kind, term, impact, doc, lim)
+     CROSS JOIN LATERAL (SELECT p.doc, p.tf, p.length, p.impact, p.memory_id, p.key FROM lex_postings p
+       WHERE p.context_id = $1 AND p.kind = c.kind AND p.term = c.term AND (p.impact, p.doc) < (c.impact, c.doc)
+       ORDER BY p.impact DESC, p.doc DESC LIMIT c.lim) p`,
+    [
+      contextId,
+      open.map((cursor) => cursor.list),
+      open.map((cursor) => cursor.plan.kind),
+      open.map((cursor) => cursor.term),
+      open.map((cursor) => cursor.impact),
+      open.map((cursor) => cursor.doc),
+      open.map((cursor) => cursor.batch),
+    ],
+  );
+  postgresLexicalCounters.rounds++;
+  postgresLexicalCounters.postingsRead += rows.rows.length;
+  const byList = new Map(open.map((cursor) => [cursor.list, cursor]));
+  const counts = new Map<Cursor, number>();
+  for (const row of rows.rows) {
+    const cursor = byList.get(row.i)!;
+    counts.set(cursor, (counts.get(cursor) ?? 0) + 1);
+    // Keyset: the smallest (impact, doc) read, whatever order the rows came back in.
+    if (row.impact < cursor.impact || (row.impact === cursor.impact && row.doc < cursor.doc)) {
+      cursor.impact = row.impact;
+      cursor.doc = row.doc;
+    }
+    const plan = cursor.plan;
+    if (plan.dead.has(row.doc)) continue;
+    let doc = plan.docs.get(row.doc);
+    if (!doc) {
+      if (plan.closed) continue;
+      doc = {
+        memoryId: row.memory_id,
+        key: row.key,
+        length: row.length,
+        tfs: new Float64Array(plan.cursors.length),
+        low: 0,
+      };
+      plan.docs.set(row.doc, doc);
+    }
+    doc.tfs[cursor.slot] = row.tf;
+    doc.low += bm25TermScore(cursor.idf, row.tf, row.length, plan.averageLength);
+  }
+  for (const cursor of open) {
+    if (cursor.read === 0) postgresLexicalCounters.postingsInLists += cursor.df;
+    const count = counts.get(cursor) ?? 0;
+    cursor.read += count;
+    if (count < cursor.batch || cursor.read >= cursor.df) {
+      cursor.done = true;
+      cursor.bound = 0;
+    } else {
+      cursor.bound = cursor.idf * cursor.impact * cursor.plan.stretch;
+      cursor.batch = Math.min(MAX_BATCH, cursor.batch * 2);
+    }
+  }
+}
+
+/** Upper bound of a document's final score: what it got, plus the bound of every open list it was not read from. */
+function ceiling(plan: Plan, doc: Doc): number {
+  let high = doc.low;
+  for (const cursor of plan.cursors) if (doc.tfs[cursor.slot] === 0 && !cursor.done) high += cursor.bound;
+  return high;
+}
+
+/** After a round: the threshold, drop documents that cannot rank, decide whether the kind is finished. */
+function assess(plan: Plan, limit: number): void {
+  if (plan.docs.size >= limit) {
+    const lows = new Float64Array(plan.docs.size);
+    let at = 0;
+    for (const doc of plan.docs.values()) lows[at++] = doc.low;
+    lows.sort();
+    plan.threshold = lows[lows.length - limit]!;
+  }
+  let open = 0;
+  let frontier = 0;
+  for (const cursor of plan.cursors) {
+    if (cursor.done) continue;
+    open++;
+    frontier += cursor.bound;
+  }
+  if (open === 0) {
+    plan.finished = true;
+    return;
+  }
+  if (plan.threshold === Number.NEGATIVE_INFINITY) return;
+  let incomplete = 0;
+  for (const [id, doc] of plan.docs) {
+    const high = ceiling(plan, doc);
+    if (high * (1 + MARGIN) < plan.threshold) {
+      plan.docs.delete(id);
+      plan.dead.add(id);
+    } else if (high !== doc.low) {
+      incomplete++;
+    }
+  }
+  if (plan.threshold > frontier * (1 + MARGIN)) {
+    plan.closed = true;
+    // Completing a candidate costs one forward-list row; reading on only pays while there are many of them.
+    if (incomplete <= 4 * limit + 512) plan.finished = true;
+  }
+}
+
+/** The tfs of the lists a candidate was not read from (lists still open when its kind finished). */
+async function completeCandidates(sql: Sql, plans: readonly Plan[]): Promise<void> {
+  const missing: number[] = [];
+  const planOf = new Map<number, Plan>();
+  for (const plan of plans) {
+    for (const [id, doc] of plan.docs) {
+      if (plan.cursors.some((cursor) => doc.tfs[cursor.slot] === 0 && !cursor.done)) {
+        missing.push(id);
+        planOf.set(id, plan);
+      }
+    }
+  }
+  if (missing.length === 0) return;
+  postgresLexicalCounters.forwardLists += missing.length;
+  const rows = await sql.query<{ id: number; terms: string[]; tfs: number[] }>(
+    'SELECT id, terms, tfs FROM lex_docs WHERE id = ANY($1::bigint[])',
+    [missing],
+  );
+  for (const row of rows.rows) {
+    const plan = planOf.get(row.id)!;
+    const doc = plan.docs.get(row.id)!;
+    const slots = new Map(plan.cursors.map((cursor) => [cursor.term, cursor.slot]));
+    row.terms.forEach((term, at) => {
+      const slot = slots.get(term);
+      if (slot !== undefined) doc.tfs[slot] = row.tfs[at]!;
+    });
+  }
+}
