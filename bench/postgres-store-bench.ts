@@ -19,6 +19,7 @@ import { contentHash } from '../src/digest/content-hash.ts';
 import { percentile } from '../src/eval/percentile.ts';
 import type { ArchiveStore, MemoryWrite } from '../src/store/archive-store-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
+import { postgresLexicalCounters } from '../src/store/postgres/postgres-lexical-search.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
 import { chatQuestions, chatRecords } from './support/realistic-chat.ts';
@@ -109,8 +110,16 @@ async function main(): Promise<void> {
     );
     for (const [backend, store] of stores) {
       const search: number[] = [];
+      const before = { ...postgresLexicalCounters };
       for (const question of questions)
         await timed(search, () => store.searchLexical(CONTEXT, question, { limit: 48 }));
+      if (backend === 'postgres') {
+        const per = (name: keyof typeof before) =>
+          ((postgresLexicalCounters[name] - before[name]) / questions.length).toFixed(1);
+        console.log(
+          `postgres pruning per search: ${per('rounds')} rounds, ${per('postingsRead')} of ${per('postingsInLists')} postings read, ${per('forwardLists')} forward lists`,
+        );
+      }
       const add: number[] = [];
       const extra = [...chatRecords({ ...options, start: memories, count: ADDS })];
       for (const record of extra) await timed(add, () => store.writeMemories(CONTEXT, [writeOf(record)]));

@@ -4,6 +4,10 @@ import type { ViewHit, ViewKind } from '../../types/view.ts';
 import { dictionaryKey } from '../lexical-dictionary-key.ts';
 import type { Sql } from './postgres-session.ts';
 
+/*
+ * The statements are named (prepared once per pooled connection): planning the lateral batch query
+ * cost about as much as running it.
+ */
 /** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
 const MARGIN = 1e-9;
 /** Postings read per list in the first round (at least; 2 x limit), doubling each round up to MAX_BATCH. */
@@ -70,7 +74,8 @@ interface Plan {
 /**
  * Top `limit` hits per view kind, equal (ids, order and scores) to Bm25Index.search over the context's
  * current views, without reading a common term's whole posting list:
- * 1. One statement reads the statistics of the query terms (N, df, total and reference length per kind).
+ * 1. One statement reads the statistics of the query terms (N, df, total and reference length per kind)
+ *    and the first batch of every list (planSearch).
  * 2. Rounds of ONE statement each fetch the next batch of every open (kind, term) list in impact order
  *    (index lex_postings_by_impact read backwards from a keyset), batches doubling per round. A posting
  *    carries tf and length, so each read gives a document's exact contribution for that term; the k-th
@@ -119,45 +124,74 @@ export async function searchPostgresLexical(
   return hits.sort(compareHits);
 }
 
-/** Per kind (in the context, wanted, with a query term): the lists to read, in query-term order. */
+interface PostingRow {
+  doc: number;
+  tf: number;
+  length: number;
+  impact: number;
+  memory_id: string;
+  key: string;
+}
+
+/**
+ * Statistics and the first round in ONE statement: the fields (context, wanted kinds), the df of the query
+ * terms in each, and the first batch of every (kind, term) list (a short list whole). Returns the plans of
+ * the kinds that hold a query term, in query-term order, with the first batch folded in.
+ */
 async function planSearch(
   sql: Sql,
   contextId: string,
   keys: readonly string[],
   options: { limit: number; kinds?: readonly ViewKind[] },
 ): Promise<Plan[]> {
-  const stats = await sql.query<{
-    kind: ViewKind;
-    docs: number;
-    total_length: number;
-    reference_length: number | null;
-    term: string | null;
-    df: number | null;
-  }>(
-    `SELECT f.kind, f.docs, f.total_length, f.reference_length, d.term, d.df FROM lex_fields f
-     LEFT JOIN lex_df d ON d.context_id = f.context_id AND d.kind = f.kind AND d.term = ANY($2::text[]) AND d.df > 0
-     WHERE f.context_id = $1 AND f.docs > 0`,
-    [contextId, keys],
-  );
-  const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
+  const first = Math.max(FIRST_BATCH, 2 * options.limit);
+  const result = await sql.query<
+    Partial<PostingRow> & {
+      kind: ViewKind;
+      docs: number | null;
+      total_length: number | null;
+      reference_length: number | null;
+      term: string | null;
+      df: number | null;
+    }
+  >({
+    name: 'graphmemix_lex_plan',
+    text: `WITH f AS MATERIALIZED (SELECT kind, docs, total_length, reference_length FROM lex_fields
+         WHERE context_id = $1 AND docs > 0 AND ($3::text[] IS NULL OR kind = ANY($3::text[]))),
+       d AS MATERIALIZED (SELECT d.kind, d.term, d.df FROM lex_df d JOIN f ON f.kind = d.kind
+         WHERE d.context_id = $1 AND d.term = ANY($2::text[]) AND d.df > 0)
+     SELECT kind, docs, total_length, reference_length, NULL::text AS term, NULL::bigint AS df, NULL::bigint AS doc,
+       NULL::integer AS tf, NULL::integer AS length, NULL::float8 AS impact, NULL::text AS memory_id, NULL::text AS key
+     FROM f
+     UNION ALL
+     SELECT d.kind, NULL, NULL, NULL, d.term, d.df, NULL, NULL, NULL, NULL, NULL, NULL FROM d
+     UNION ALL
+     SELECT d.kind, NULL, NULL, NULL, d.term, NULL, p.doc, p.tf, p.length, p.impact, p.memory_id, p.key
+     FROM d CROSS JOIN LATERAL (SELECT p.doc, p.tf, p.length, p.impact, p.memory_id, p.key FROM lex_postings p
+       WHERE p.context_id = $1 AND p.kind = d.kind AND p.term = d.term
+       ORDER BY p.impact DESC, p.doc DESC LIMIT CASE WHEN d.df <= $5 THEN d.df ELSE $4 END) p`,
+    values: [contextId, keys, options.kinds ?? null, first, WHOLE_LIST * first],
+  });
   const fields = new Map<
     ViewKind,
     { docs: number; average: number; reference: number; df: Map<string, number> }
   >();
-  for (const row of stats.rows) {
-    if (wanted && !wanted.has(row.kind)) continue;
-    let field = fields.get(row.kind);
-    if (!field) {
-      // No reference length (not possible through the store) makes every bound infinite: no pruning.
-      const reference = row.reference_length ?? 0;
-      field = { docs: row.docs, average: row.total_length / row.docs, reference, df: new Map() };
-      fields.set(row.kind, field);
-    }
-    if (row.term !== null && row.df !== null) field.df.set(row.term, row.df);
+  for (const row of result.rows) {
+    if (row.term !== null || row.docs === null) continue;
+    // No reference length (not possible through the store) makes every bound infinite: no pruning.
+    fields.set(row.kind, {
+      docs: row.docs,
+      average: row.total_length! / row.docs,
+      reference: row.reference_length ?? 0,
+      df: new Map(),
+    });
+  }
+  for (const row of result.rows) {
+    if (row.term !== null && row.df !== null) fields.get(row.kind)?.df.set(row.term, row.df);
   }
   const plans: Plan[] = [];
+  const cursors = new Map<string, Cursor>();
   let list = 0;
-  const first = Math.max(FIRST_BATCH, 2 * options.limit);
   for (const [kind, field] of fields) {
     const plan: Plan = {
       kind,
@@ -173,7 +207,7 @@ async function planSearch(
     for (const key of keys) {
       const df = field.df.get(key);
       if (df === undefined) continue;
-      plan.cursors.push({
+      const cursor: Cursor = {
         list: list++,
         slot: plan.cursors.length,
         plan,
@@ -181,36 +215,42 @@ async function planSearch(
         idf: bm25Idf(field.docs, df),
         df,
         read: 0,
+        // As the statement's LIMIT: the whole list when it is short.
         batch: df <= WHOLE_LIST * first ? df : first,
         impact: Number.POSITIVE_INFINITY,
         doc: 0,
         done: false,
         bound: Number.POSITIVE_INFINITY,
-      });
+      };
+      plan.cursors.push(cursor);
+      cursors.set(`${kind}\u0000${key}`, cursor);
     }
     if (plan.cursors.length > 0) plans.push(plan);
   }
+  const lists = [...cursors.values()];
+  fold(
+    result.rows.flatMap((row) =>
+      row.doc === null || row.term === null
+        ? []
+        : [{ cursor: cursors.get(`${row.kind}\u0000${row.term}`)!, row: row as PostingRow }],
+    ),
+    lists,
+  );
+  for (const plan of plans) assess(plan, options.limit);
   return plans;
 }
 
 /** One statement: the next batch of each open list, best impact first, folded into the plans' documents. */
 async function readRound(sql: Sql, contextId: string, open: readonly Cursor[]): Promise<void> {
-  const rows = await sql.query<{
-    i: number;
-    doc: number;
-    tf: number;
-    length: number;
-    impact: number;
-    memory_id: string;
-    key: string;
-  }>(
-    `SELECT c.i, p.doc, p.tf, p.length, p.impact, p.memory_id, p.key
+  const rows = await sql.query<PostingRow & { i: number }>({
+    name: 'graphmemix_lex_round',
+    text: `SELECT c.i, p.doc, p.tf, p.length, p.impact, p.memory_id, p.key
      FROM unnest($2::integer[], $3::text[], $4::text[], $5::float8[], $6::bigint[], $7::integer[])
        AS c(i, kind, term, impact, doc, lim)
      CROSS JOIN LATERAL (SELECT p.doc, p.tf, p.length, p.impact, p.memory_id, p.key FROM lex_postings p
        WHERE p.context_id = $1 AND p.kind = c.kind AND p.term = c.term AND (p.impact, p.doc) < (c.impact, c.doc)
        ORDER BY p.impact DESC, p.doc DESC LIMIT c.lim) p`,
-    [
+    values: [
       contextId,
       open.map((cursor) => cursor.list),
       open.map((cursor) => cursor.plan.kind),
@@ -219,13 +259,20 @@ async function readRound(sql: Sql, contextId: string, open: readonly Cursor[]): 
       open.map((cursor) => cursor.doc),
       open.map((cursor) => cursor.batch),
     ],
-  );
-  postgresLexicalCounters.rounds++;
-  postgresLexicalCounters.postingsRead += rows.rows.length;
+  });
   const byList = new Map(open.map((cursor) => [cursor.list, cursor]));
+  fold(
+    rows.rows.map((row) => ({ cursor: byList.get(row.i)!, row })),
+    open,
+  );
+}
+
+/** Folds a round's postings into the documents, then moves every list read in it (done, or its new bound). */
+function fold(rows: readonly { cursor: Cursor; row: PostingRow }[], open: readonly Cursor[]): void {
+  postgresLexicalCounters.rounds++;
+  postgresLexicalCounters.postingsRead += rows.length;
   const counts = new Map<Cursor, number>();
-  for (const row of rows.rows) {
-    const cursor = byList.get(row.i)!;
+  for (const { cursor, row } of rows) {
     counts.set(cursor, (counts.get(cursor) ?? 0) + 1);
     // Keyset: the smallest (impact, doc) read, whatever order the rows came back in.
     if (row.impact < cursor.impact || (row.impact === cursor.impact && row.doc < cursor.doc)) {
@@ -322,17 +369,21 @@ async function completeCandidates(sql: Sql, plans: readonly Plan[]): Promise<voi
   }
   if (missing.length === 0) return;
   postgresLexicalCounters.forwardLists += missing.length;
-  const rows = await sql.query<{ id: number; terms: string[]; tfs: number[] }>(
-    'SELECT id, terms, tfs FROM lex_docs WHERE id = ANY($1::bigint[])',
-    [missing],
+  // Only the query terms' entries leave the server: parsing whole forward lists cost more than the search.
+  const terms = [...new Set(plans.flatMap((plan) => plan.cursors.map((cursor) => cursor.term)))];
+  const rows = await sql.query<{ id: number; term: string; tf: number }>({
+    name: 'graphmemix_lex_complete',
+    text: `SELECT d.id, t.term, d.tfs[array_position(d.terms, t.term)] AS tf
+     FROM lex_docs d, unnest($2::text[]) AS t(term)
+     WHERE d.id = ANY($1::bigint[]) AND d.terms @> ARRAY[t.term]`,
+    values: [missing, terms],
+  });
+  const slots = new Map(
+    plans.map((plan) => [plan, new Map(plan.cursors.map((cursor) => [cursor.term, cursor.slot]))]),
   );
   for (const row of rows.rows) {
     const plan = planOf.get(row.id)!;
-    const doc = plan.docs.get(row.id)!;
-    const slots = new Map(plan.cursors.map((cursor) => [cursor.term, cursor.slot]));
-    row.terms.forEach((term, at) => {
-      const slot = slots.get(term);
-      if (slot !== undefined) doc.tfs[slot] = row.tfs[at]!;
-    });
+    const slot = slots.get(plan)!.get(row.term);
+    if (slot !== undefined) plan.docs.get(row.id)!.tfs[slot] = row.tf;
   }
 }
