@@ -90,7 +90,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
     if (!file) throw httpError('INVALID_INPUT', 'multipart field "file" is missing');
     // Photos stay referenced by their path, so they go to the user's media folder; other formats are read
     // once from a scratch folder inside the media store (importers read media inside their folder only).
-    const keep = input.format === 'photos';
+    const keep = input.format === 'photos' || input.format === 'media' || input.format === 'documents';
     const dir = keep
       ? join(
           deps.mediaDir,

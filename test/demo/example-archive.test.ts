@@ -8,7 +8,7 @@ import { recordGroundingPairs } from '../../src/digest/relations/record-groundin
 import { sameRecordPairs } from '../../src/digest/relations/same-record.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import { createMailImporter } from '../../src/importers/mail-importer.ts';
-import { createPhotosImporter } from '../../src/importers/photos-importer.ts';
+import { createMediaImporter } from '../../src/importers/media-importer.ts';
 import { createUnifiedImporter } from '../../src/importers/unified-importer.ts';
 import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
@@ -33,7 +33,7 @@ beforeAll(async () => {
     unified: await collect(createUnifiedImporter().read(archive.unifiedFile, options)),
     mail: await collect(createMailImporter().read(archive.mailDir, options)),
     // Real OCR, the importer's own tesseract worker (started and terminated by the importer).
-    photos: await collect(createPhotosImporter().read(archive.photosDir, options)),
+    photos: await collect(createMediaImporter().read(archive.photosDir, options)),
   };
   records = [...recordsOf(items.unified), ...recordsOf(items.mail), ...recordsOf(items.photos)];
 });
