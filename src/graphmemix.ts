@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { DEFAULT_CONTEXT_ID, type IngestMedia, ingestItems, settleDigest } from './digest/ingest.ts';
+import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
 import { type BoundedOcr, createBoundedOcr } from './digest/media/bounded-ocr.ts';
 import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-record-media.ts';
 import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
 import { MediaQueue } from './digest/media/media-queue.ts';
-import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/index.ts';
 import type {
@@ -18,6 +18,7 @@ import type {
 import { getImporter } from './importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
+import type { OcrEngine } from './importers/ocr/tesseract-ocr.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import { startQuestionDeadline } from './pipeline/question-deadline.ts';
 import type {
@@ -40,7 +41,6 @@ import { checkRecordShape, resolveRecordLimits } from './schemas/record-limits.t
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
-import type { OcrEngine } from './importers/ocr/tesseract-ocr.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 import { WriteWorkerClient } from './write-worker/write-worker-client.ts';
 
@@ -145,7 +145,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           exclusive(async () => {
             const current = await store.getMemory(record.contextId, record.id);
             // A newer write of the same id replaced the pending record: its own job digests it.
-            if (current?.media?.sourceHash !== record.media?.sourceHash || current?.media?.status !== 'pending')
+            if (
+              current?.media?.sourceHash !== record.media?.sourceHash ||
+              current?.media?.status !== 'pending'
+            )
               return;
             const settled = settleDigest(record, outcome, record.media!.sourceHash);
             await ingestItems(
@@ -160,7 +163,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     ? { mode: 'background', digest, enqueue: (contextId, ids) => queue.enqueue(contextId, ids) }
     : { mode: 'inline', digest };
   // Work a stopped or crashed process left pending.
-  if (queue) void queue.recover().catch(() => undefined);
+  const recovering = queue ? queue.recover().catch(() => 0) : Promise.resolve(0);
 
   const toQuestion = (question: string | QuestionInput): QuestionInput => {
     const input = typeof question === 'string' ? { prompt: question } : question;
@@ -282,6 +285,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     async waitForMedia(): Promise<void> {
       if (writer) return writer.call('waitForMedia', []);
+      await recovering;
       await queue?.idle();
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
@@ -424,7 +428,8 @@ async function addThroughWorker(
 
 /** Where digest outputs go without a media folder: beside a file archive, else a per-process temp folder. */
 function derivedFolderFor(options: OpenGraphmemixOptions): string {
-  const inMemory = options.db === ':memory:' || options.db.startsWith('memory:') || options.store !== undefined;
+  const inMemory =
+    options.db === ':memory:' || options.db.startsWith('memory:') || options.store !== undefined;
   return inMemory ? join(tmpdir(), `graphmemix-derived-${process.pid}`) : `${options.db}.media`;
 }
 

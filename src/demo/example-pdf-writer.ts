@@ -53,13 +53,18 @@ export function writePdf(spec: PdfDocumentSpec): Buffer {
       content = `q ${(width * scale).toFixed(2)} 0 0 ${(height * scale).toFixed(2)} 56 ${(800 - height * scale).toFixed(2)} cm /Im1 Do Q`;
       resources = `<< /XObject << /Im1 ${image} 0 R >> >>`;
     }
-    const stream = add(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
+    const stream = add(
+      `<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`,
+    );
     pageIds.push(
-      add(`<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 595 842] /Resources ${resources} /Contents ${stream} 0 R >>`),
+      add(
+        `<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 595 842] /Resources ${resources} /Contents ${stream} 0 R >>`,
+      ),
     );
   }
   objects[catalog - 1] = `<< /Type /Catalog /Pages ${pagesId} 0 R >>`;
-  objects[pagesId - 1] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageIds.length} >>`;
+  objects[pagesId - 1] =
+    `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageIds.length} >>`;
   const info: string[] = [];
   if (spec.title) info.push(`/Title (${escapePdf(spec.title)})`);
   if (spec.author) info.push(`/Author (${escapePdf(spec.author)})`);

@@ -33,10 +33,20 @@ export async function writeTextVideo(path: string, spec: GeneratedVideoSpec): Pr
   const text = spec.text.replace(/[^A-Za-z0-9 .,-]/g, ' ');
   const from = spec.textFrom ?? 0;
   const args = [
-    '-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=white:s=640x360:d=${spec.seconds}:r=10`,
+    '-nostdin',
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=white:s=640x360:d=${spec.seconds}:r=10`,
     '-vf',
     `drawtext=${fontArg}text='${text}':fontsize=56:fontcolor=black:x=(w-tw)/2:y=(h-th)/2:enable='gte(t,${from})'`,
-    '-c:v', 'libx264', '-pix_fmt', 'yuv420p',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
   ];
   if (spec.createdAt) args.push('-metadata', `creation_time=${spec.createdAt}`);
   if (spec.lat !== undefined && spec.lon !== undefined) {
@@ -48,6 +58,8 @@ export async function writeTextVideo(path: string, spec: GeneratedVideoSpec): Pr
 
 function iso6709(lat: number, lon: number): string {
   const part = (value: number, width: number) =>
-    `${value < 0 ? '-' : '+'}${Math.abs(value).toFixed(4).padStart(width + 5, '0')}`;
+    `${value < 0 ? '-' : '+'}${Math.abs(value)
+      .toFixed(4)
+      .padStart(width + 5, '0')}`;
   return `${part(lat, 2)}${part(lon, 3)}/`;
 }

@@ -170,7 +170,8 @@ async function mediaStage(
   const media = options.media;
   if (media === undefined || record.media !== undefined || !hasLocalMedia(record)) return { record, hash };
   const stored = await store.getMemory(record.contextId, record.id);
-  if (stored?.media?.sourceHash === hash) {
+  // Same input as the stored record: unchanged (a failed digest is retried: a tool may be installed since).
+  if (stored?.media?.sourceHash === hash && stored.media.status !== 'failed') {
     trace.report.unchanged++;
     trace.mediaCount('unchanged');
     return undefined;
@@ -192,13 +193,20 @@ async function mediaStage(
  * The record a digest outcome leaves: the digested record when it still passes the record limits, else the
  * input with status failed. Shared by the inline stage and the background queue.
  */
-export function settleDigest(input: MemoryRecord, outcome: MediaDigestOutcome, sourceHash: string): MemoryRecord {
+export function settleDigest(
+  input: MemoryRecord,
+  outcome: MediaDigestOutcome,
+  sourceHash: string,
+): MemoryRecord {
   const status = outcome.error === undefined ? 'done' : 'failed';
   const media = { status, sourceHash, ...(outcome.error ? { error: outcome.error } : {}) } as const;
   const candidate = { ...outcome.record, media };
   const checked = toMemoryRecord(candidate, { contextId: input.contextId, sequence: input.sequence });
   if (checked.ok) return checked.record;
-  return { ...input, media: { status: 'failed', sourceHash, error: `digest result rejected: ${checked.message}` } };
+  return {
+    ...input,
+    media: { status: 'failed', sourceHash, error: `digest result rejected: ${checked.message}` },
+  };
 }
 
 /** Views stage: views, content hash and relation keys of a record ready to write. */

@@ -60,7 +60,9 @@ interface ProbedPhoto {
 }
 
 async function* readMedia(path: string, options: ImportOptions): AsyncGenerator<ImportItem> {
-  const files = await findFiles(path, (name) => hasExtension(name, [...PHOTO_EXTENSIONS, ...VIDEO_EXTENSIONS]));
+  const files = await findFiles(path, (name) =>
+    hasExtension(name, [...PHOTO_EXTENSIONS, ...VIDEO_EXTENSIONS]),
+  );
   const root = (await stat(resolve(path))).isDirectory() ? resolve(path) : dirname(resolve(path));
   const contextId = options.contextId ?? DEFAULT_PHOTOS_CONTEXT_ID;
 
@@ -90,11 +92,18 @@ async function* readMedia(path: string, options: ImportOptions): AsyncGenerator<
   for (const [sequence, item] of media.entries()) {
     const recordId = mediaRecordId(item.kind, item.sha256);
     for (const message of item.warnings) yield warningItem(item.file, message, { recordId });
-    yield { type: 'record', record: toRecord(item, contextId, sequence), source: { file: item.file, recordId } };
+    yield {
+      type: 'record',
+      record: toRecord(item, contextId, sequence),
+      source: { file: item.file, recordId },
+    };
   }
 }
 
-async function probeVideoFile(file: string, relativePath: string): Promise<ProbedPhoto | { error: GraphmemixError }> {
+async function probeVideoFile(
+  file: string,
+  relativePath: string,
+): Promise<ProbedPhoto | { error: GraphmemixError }> {
   try {
     return {
       kind: 'video',
@@ -105,7 +114,9 @@ async function probeVideoFile(file: string, relativePath: string): Promise<Probe
       warnings: [],
     };
   } catch (cause) {
-    return { error: new GraphmemixError('NOT_FOUND_PATH', 'cannot read video file', { location: { file }, cause }) };
+    return {
+      error: new GraphmemixError('NOT_FOUND_PATH', 'cannot read video file', { location: { file }, cause }),
+    };
   }
 }
 

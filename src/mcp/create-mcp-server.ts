@@ -15,9 +15,9 @@ import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-serializers.ts';
 import { confineRecordMedia } from '../server/confine-record-media.ts';
-import { evidenceImages, type McpImage } from './evidence-images.ts';
 import { redact } from '../server/redact.ts';
 import { ALL_USERS, assertScope, type UserScope } from '../server/user-scope.ts';
+import { evidenceImages, type McpImage } from './evidence-images.ts';
 
 export interface McpServerOptions {
   /**
@@ -202,7 +202,10 @@ async function withImages(
 ): Promise<Record<string, unknown>> {
   const { images, of } = await evidenceImages(result);
   // Which memory each image content block shows, in the order they follow the text block.
-  return Object.assign({ ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) }, { [IMAGES]: images });
+  return Object.assign(
+    { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) },
+    { [IMAGES]: images },
+  );
 }
 
 async function run(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {

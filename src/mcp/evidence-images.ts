@@ -41,7 +41,11 @@ export async function evidenceImages(result: RetrievalResult): Promise<{ images:
       try {
         const info = await stat(media.uri);
         if (!info.isFile() || info.size > MCP_IMAGE_LIMITS.maxSourceBytes) continue;
-        const jpeg = await thumbnailJpeg(await readFile(media.uri), MCP_IMAGE_LIMITS.edge, DEFAULT_MEDIA_LIMITS);
+        const jpeg = await thumbnailJpeg(
+          await readFile(media.uri),
+          MCP_IMAGE_LIMITS.edge,
+          DEFAULT_MEDIA_LIMITS,
+        );
         if (jpeg === undefined || jpeg.length > MCP_IMAGE_LIMITS.maxImageBytes) continue;
         if (total + jpeg.length > MCP_IMAGE_LIMITS.maxTotalBytes) return { images, of };
         total += jpeg.length;

@@ -78,7 +78,9 @@ export function registerLoginRoutes(app: Hono, grants: readonly ApiKeyGrant[], s
 
 /** Only a local viewer path: an open redirect to another site is never made. */
 function safeNext(value: string | undefined): string {
-  return value !== undefined && /^\/view(?:\?[^\s\\]*)?$/.test(value) && value.length <= 2000 ? value : '/view';
+  return value !== undefined && /^\/view(?:\?[^\s\\]*)?$/.test(value) && value.length <= 2000
+    ? value
+    : '/view';
 }
 
 function loginPage(next: string, failed: boolean): string {

@@ -48,7 +48,9 @@ export function mediaFileOf(
 }
 
 /** Every addressable media file of a record (assets with a uri, then each video frame), for listings. */
-export function mediaRefsOf(record: MemoryRecord): { ref: MediaRef; kind: 'image' | 'frame' | 'video' | 'other' }[] {
+export function mediaRefsOf(
+  record: MemoryRecord,
+): { ref: MediaRef; kind: 'image' | 'frame' | 'video' | 'other' }[] {
   const out: { ref: MediaRef; kind: 'image' | 'frame' | 'video' | 'other' }[] = [];
   for (const asset of record.assets) {
     if (asset.uri !== undefined) {
@@ -75,7 +77,12 @@ export class BrowserSigner {
   }
 
   /** `exp` (unix seconds) and `sig` for GET /v1/media/<ref>?user_id=<user>. */
-  signMedia(userId: string, ref: string, ttlSeconds: number, nowMs = Date.now()): { exp: number; sig: string } {
+  signMedia(
+    userId: string,
+    ref: string,
+    ttlSeconds: number,
+    nowMs = Date.now(),
+  ): { exp: number; sig: string } {
     const exp = Math.floor(nowMs / 1000) + ttlSeconds;
     return { exp, sig: this.#mac(`media\n${userId}\n${ref}\n${exp}`) };
   }

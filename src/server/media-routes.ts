@@ -43,7 +43,8 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
     if (ref === undefined) throw httpError('NOT_FOUND', notFound);
     const record = await graphmemix.getMemory(input.user_id, ref.memoryId);
     const file = record ? mediaFileOf(record, ref) : undefined;
-    if (file === undefined || !isAbsolute(file.uri) || file.uri.includes('\0')) throw httpError('NOT_FOUND', notFound);
+    if (file === undefined || !isAbsolute(file.uri) || file.uri.includes('\0'))
+      throw httpError('NOT_FOUND', notFound);
     let path: string;
     let size: number;
     try {

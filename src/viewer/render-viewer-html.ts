@@ -206,7 +206,9 @@ function mediaStrip(record: MemoryRecord | undefined, url: NonNullable<ViewerOpt
   }
   if (record.media?.status === 'pending') cells.push('<span class="badge">media pending</span>');
   if (record.media?.status === 'failed') cells.push('<span class="badge">media failed</span>');
-  return cells.length === 0 ? '' : `<div class="media-strip" data-testid="media-strip">${cells.join('')}</div>`;
+  return cells.length === 0
+    ? ''
+    : `<div class="media-strip" data-testid="media-strip">${cells.join('')}</div>`;
 }
 
 function snippetFor(id: string, question: ViewerQuestion, result: RetrievalResult): string {

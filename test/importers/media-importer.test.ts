@@ -152,5 +152,4 @@ describe('photos importer (no OCR)', () => {
       expect.stringMatching(/copy\.jpg.*same bytes as trip-a\/IMG_0001\.jpg/),
     ]);
   });
-
 });

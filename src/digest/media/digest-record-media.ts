@@ -116,7 +116,8 @@ async function digestImage(
     for (const warning of exif.warnings) warnings.push(`asset ${asset.id}: ${warning}`);
     if (exif.exif) asset.exif = exif.exif;
   }
-  if (record.timestamp === undefined && asset.exif?.takenAt !== undefined) record.timestamp = asset.exif.takenAt;
+  if (record.timestamp === undefined && asset.exif?.takenAt !== undefined)
+    record.timestamp = asset.exif.takenAt;
   const { lat, lon } = asset.exif ?? {};
   if (record.location === undefined && lat !== undefined && lon !== undefined) record.location = { lat, lon };
   if (deps.ocr && asset.derived?.ocr === undefined) {
@@ -197,7 +198,8 @@ async function digestPdf(
   const path = asset.uri!;
   await checkedSize(path, deps.limits.maxFileBytes);
   const pdf = await readPdf(path, deps.limits);
-  if (pdf.truncatedPages > 0) warnings.push(`asset ${asset.id}: ${pdf.truncatedPages} pages past the limit not read`);
+  if (pdf.truncatedPages > 0)
+    warnings.push(`asset ${asset.id}: ${pdf.truncatedPages} pages past the limit not read`);
   const document: Record<string, unknown> = { pages: pdf.pages };
   if (pdf.title) document.title = pdf.title;
   if (pdf.author) document.author = pdf.author;
@@ -211,7 +213,9 @@ async function digestPdf(
   const pages: MediaAsset[] = [];
   const blank = pdf.pageText.flatMap((text, i) => (text.trim() === '' ? [i + 1] : []));
   if (blank.length > deps.limits.maxPdfImagePages) {
-    warnings.push(`asset ${asset.id}: ${blank.length - deps.limits.maxPdfImagePages} pages without text not rendered`);
+    warnings.push(
+      `asset ${asset.id}: ${blank.length - deps.limits.maxPdfImagePages} pages without text not rendered`,
+    );
   }
   const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
   for (const page of blank.slice(0, deps.limits.maxPdfImagePages)) {
@@ -238,14 +242,23 @@ function fitBytes(text: string, max: number, warnings: string[]): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= max) return text;
   warnings.push(`document text cut to ${max} bytes (record text limit)`);
-  return bytes.subarray(0, max).toString('utf8').replace(/\uFFFD+$/, '');
+  return bytes
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 /** `<dir>/<context folder>/derived/<sha256 of the file>`: re-digesting the same file reuses its folder. */
 async function derivedFolder(dir: string, contextId: string, path: string, sha256?: string): Promise<string> {
   const plain = /^[A-Za-z0-9._-]{1,100}$/.test(contextId) && contextId !== '.' && contextId !== '..';
-  const folder = plain ? contextId : `ctx-${createHash('sha256').update(contextId).digest('hex').slice(0, 16)}`;
-  const key = sha256 ?? createHash('sha256').update(await readFile(path)).digest('hex');
+  const folder = plain
+    ? contextId
+    : `ctx-${createHash('sha256').update(contextId).digest('hex').slice(0, 16)}`;
+  const key =
+    sha256 ??
+    createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
   return join(dir, folder, 'derived', key.slice(0, 32));
 }
 

@@ -53,7 +53,7 @@ export function runTool(tool: ExternalTool, args: readonly string[], run: ToolRu
           ? `ran over ${run.timeoutMs} ms and was stopped`
           : failure.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER'
             ? `wrote more than ${run.maxOutputBytes} bytes`
-            : (stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || failure.message).slice(0, 300);
+            : stableMessage(stderr.toString('utf8'), failure.message);
         reject(new GraphmemixError('INVALID_INPUT', `${tool} failed: ${why}`));
       },
     );
@@ -82,4 +82,13 @@ export function missingTool(tool: ExternalTool): GraphmemixError {
     `${tool} is not installed: video and PDF digest need it (Debian: apt-get install ${PACKAGE_OF[tool]})`,
     { details: { tool, package: PACKAGE_OF[tool] } },
   );
+}
+
+/**
+ * The last lines of a tool's stderr without process-specific noise (ffmpeg prints `[mov @ 0x55e5...]`):
+ * the same malformed file gives the same message, so a re-import of it is unchanged.
+ */
+function stableMessage(stderr: string, fallback: string): string {
+  const text = stderr.trim().split('\n').slice(-2).join(' ') || fallback;
+  return text.replace(/\s*@\s*0x[0-9a-f]+/gi, '').slice(0, 300);
 }

@@ -25,7 +25,11 @@ export async function ocrReadyPng(bytes: Buffer, limits: MediaLimits): Promise<B
  * A small JPEG of an image (thumbnails for the viewer and MCP): longest edge `edge`, quality 80, bounded
  * decode. Returns undefined when the bytes are not a readable image.
  */
-export async function thumbnailJpeg(bytes: Buffer, edge: number, limits: MediaLimits): Promise<Buffer | undefined> {
+export async function thumbnailJpeg(
+  bytes: Buffer,
+  edge: number,
+  limits: MediaLimits,
+): Promise<Buffer | undefined> {
   const sharp = await loadSharp();
   try {
     return await sharp(bytes, { limitInputPixels: limits.maxImagePixels })

@@ -27,7 +27,8 @@ export async function readPdf(file: string, limits: MediaLimits): Promise<PdfFac
   const run = { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: limits.toolMaxOutputBytes };
   const info = parseInfo((await runTool('pdfinfo', ['-isodates', file], run)).toString('utf8'));
   const pages = Number(info.pages);
-  if (!Number.isInteger(pages) || pages < 1) throw new GraphmemixError('INVALID_INPUT', 'the PDF has no pages');
+  if (!Number.isInteger(pages) || pages < 1)
+    throw new GraphmemixError('INVALID_INPUT', 'the PDF has no pages');
   const last = Math.min(pages, limits.maxPdfPages);
   const text = (
     await runTool('pdftotext', ['-layout', '-enc', 'UTF-8', '-f', '1', '-l', String(last), file, '-'], run)
@@ -53,7 +54,18 @@ export async function renderPdfPage(
   const prefix = join(outDir, `page-${page}`);
   await runTool(
     'pdftoppm',
-    ['-f', String(page), '-l', String(page), '-png', '-scale-to', String(limits.renderEdge), '-singlefile', file, prefix],
+    [
+      '-f',
+      String(page),
+      '-l',
+      String(page),
+      '-png',
+      '-scale-to',
+      String(limits.renderEdge),
+      '-singlefile',
+      file,
+      prefix,
+    ],
     { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: 1024 * 1024 },
   );
   const name = `page-${page}.png`;

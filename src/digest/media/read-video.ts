@@ -43,7 +43,8 @@ export async function probeVideo(file: string, limits: MediaLimits): Promise<Vid
   if (typeof video.height === 'number') facts.height = video.height;
   const tags = lowerKeys({ ...(video.tags ?? {}), ...(parsed.format?.tags ?? {}) });
   const created = tags.creation_time ?? tags['com.apple.quicktime.creationdate'];
-  if (created !== undefined && !Number.isNaN(Date.parse(created))) facts.createdAt = created.replace(/\.0+Z$/, 'Z');
+  if (created !== undefined && !Number.isNaN(Date.parse(created)))
+    facts.createdAt = created.replace(/\.0+Z$/, 'Z');
   const where = parseIso6709(tags['com.apple.quicktime.location.iso6709'] ?? tags.location ?? '');
   if (where) Object.assign(facts, where);
   return facts;
@@ -62,7 +63,10 @@ export function parseIso6709(value: string): { lat: number; lon: number } | unde
 /** Times of `count` uniformly sampled frames: the middles of `count` equal slices of the video. */
 export function frameTimes(durationSeconds: number | undefined, count: number): number[] {
   if (durationSeconds === undefined || durationSeconds <= 0) return [0];
-  return Array.from({ length: count }, (_, i) => Math.round(((i + 0.5) * durationSeconds * 1000) / count) / 1000);
+  return Array.from(
+    { length: count },
+    (_, i) => Math.round(((i + 0.5) * durationSeconds * 1000) / count) / 1000,
+  );
 }
 
 /**
@@ -84,9 +88,23 @@ export async function extractFrames(
     await runTool(
       'ffmpeg',
       [
-        '-nostdin', '-v', 'error', '-y', '-ss', time.toFixed(3), '-i', file, '-frames:v', '1',
-        '-vf', `scale='min(${edge},iw)':'min(${edge},ih)':force_original_aspect_ratio=decrease`,
-        '-q:v', '3', '-f', 'image2', path,
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-ss',
+        time.toFixed(3),
+        '-i',
+        file,
+        '-frames:v',
+        '1',
+        '-vf',
+        `scale='min(${edge},iw)':'min(${edge},ih)':force_original_aspect_ratio=decrease`,
+        '-q:v',
+        '3',
+        '-f',
+        'image2',
+        path,
       ],
       { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: 1024 * 1024 },
     );
@@ -105,6 +123,7 @@ async function exists(path: string): Promise<boolean> {
 
 function lowerKeys(tags: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(tags)) if (typeof value === 'string') out[key.toLowerCase()] = value;
+  for (const [key, value] of Object.entries(tags))
+    if (typeof value === 'string') out[key.toLowerCase()] = value;
   return out;
 }

@@ -49,7 +49,10 @@ describe('digestRecordMedia', () => {
       lat: 38.7139,
       lon: -9.1394,
     });
-    const out = await digestRecordMedia(recordWith('video', { id: 'video', kind: 'video', uri: file }), deps());
+    const out = await digestRecordMedia(
+      recordWith('video', { id: 'video', kind: 'video', uri: file }),
+      deps(),
+    );
     expect(out.error).toBeUndefined();
     const asset = out.record.assets[0]!;
     expect(asset.durationSeconds).toBeCloseTo(4, 1);
@@ -69,9 +72,17 @@ describe('digestRecordMedia', () => {
       title: 'Lease agreement',
       author: 'Ana Costa',
       createdAt: '2024-03-01T09:00:00Z',
-      pages: [['Lease for the flat at Rua Augusta 12', 'Monthly rent: 950 EUR, due on the 5th'], { imageText: 'INVOICE 4471' }],
+      pages: [
+        ['Lease for the flat at Rua Augusta 12', 'Monthly rent: 950 EUR, due on the 5th'],
+        { imageText: 'INVOICE 4471' },
+      ],
     });
-    const input = recordWith('document', { id: 'document', kind: 'document', uri: file, mime: 'application/pdf' });
+    const input = recordWith('document', {
+      id: 'document',
+      kind: 'document',
+      uri: file,
+      mime: 'application/pdf',
+    });
     const out = await digestRecordMedia(input, deps());
     expect(out.error).toBeUndefined();
     expect(out.record.metadata?.document).toEqual({
@@ -100,14 +111,23 @@ describe('digestRecordMedia', () => {
       modelId: 'fake-vision',
       async chat(request) {
         requests.push(request);
-        return { text: ' A sign. ', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, model: 'v', cached: false, latencyMs: 1 };
+        return {
+          text: ' A sign. ',
+          usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+          model: 'v',
+          cached: false,
+          latencyMs: 1,
+        };
       },
     };
     const out = await digestRecordMedia(
       recordWith('photo', { id: 'photo', kind: 'image', uri: file, mime: 'image/png' }),
       deps({}, { vision }),
     );
-    expect(out.record.assets[0]!.derived).toEqual({ ocr: expect.stringMatching(/PLATFORM 7/), captions: ['A sign.'] });
+    expect(out.record.assets[0]!.derived).toEqual({
+      ocr: expect.stringMatching(/PLATFORM 7/),
+      captions: ['A sign.'],
+    });
     expect(requests[0]!.messages[0]!.content).toEqual([
       { type: 'image', uri: file, mime: 'image/png' },
       { type: 'text', text: PHOTO_CAPTION_PROMPT },
@@ -128,9 +148,21 @@ describe('digestRecordMedia', () => {
 
     const cases: [MemoryRecord, Partial<MediaLimits>, RegExp][] = [
       [recordWith('video', { id: 'video', kind: 'video', uri: junkVideo }), {}, /ffprobe failed/],
-      [recordWith('document', { id: 'document', kind: 'document', uri: junkPdf, mime: 'application/pdf' }), {}, /pdfinfo failed/],
-      [recordWith('photo', { id: 'photo', kind: 'image', uri: bomb }), { maxImagePixels: 1_000_000 }, /pixel limit/],
-      [recordWith('video', { id: 'video', kind: 'video', uri: big }), { maxFileBytes: 100 }, /over the limit of 100/],
+      [
+        recordWith('document', { id: 'document', kind: 'document', uri: junkPdf, mime: 'application/pdf' }),
+        {},
+        /pdfinfo failed/,
+      ],
+      [
+        recordWith('photo', { id: 'photo', kind: 'image', uri: bomb }),
+        { maxImagePixels: 1_000_000 },
+        /pixel limit/,
+      ],
+      [
+        recordWith('video', { id: 'video', kind: 'video', uri: big }),
+        { maxFileBytes: 100 },
+        /over the limit of 100/,
+      ],
     ];
     const started = Date.now();
     for (const [record, limits, message] of cases) {
@@ -145,7 +177,9 @@ describe('digestRecordMedia', () => {
     const path = process.env.PATH;
     process.env.PATH = join(dir, 'no-tools-here');
     try {
-      await expect(runTool('ffprobe', ['-version'], { timeoutMs: 5000, maxOutputBytes: 1024 })).rejects.toMatchObject({
+      await expect(
+        runTool('ffprobe', ['-version'], { timeoutMs: 5000, maxOutputBytes: 1024 }),
+      ).rejects.toMatchObject({
         code: 'CONFIG',
         message: expect.stringMatching(/apt-get install ffmpeg/),
       });
