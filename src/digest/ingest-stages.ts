@@ -66,8 +66,8 @@ export class IngestReportBuilder {
   }
 
   mediaCount(status: 'pending' | 'done' | 'failed' | 'unchanged'): void {
-    const media = (this.report.media ??= { pending: 0, done: 0, failed: 0, unchanged: 0 });
-    media[status]++;
+    this.report.media ??= { pending: 0, done: 0, failed: 0, unchanged: 0 };
+    this.report.media[status]++;
   }
 
   finish(contexts: Iterable<string>): IngestReport {
