@@ -193,8 +193,8 @@ function evidenceReply(userId: string, result: RetrievalResult): Record<string, 
   };
 }
 
-/** A reply that also carries image content (the evidence's images and frames; see evidence-images.ts). */
-const IMAGES = Symbol('images');
+/** Replies that also carry image content (the evidence's images and frames; see evidence-images.ts). */
+const imagesOf = new WeakMap<object, McpImage[]>();
 
 async function withImages(
   value: Record<string, unknown>,
@@ -202,16 +202,15 @@ async function withImages(
 ): Promise<Record<string, unknown>> {
   const { images, of } = await evidenceImages(result);
   // Which memory each image content block shows, in the order they follow the text block.
-  return Object.assign(
-    { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) },
-    { [IMAGES]: images },
-  );
+  const reply = { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) };
+  imagesOf.set(reply, images);
+  return reply;
 }
 
 async function run(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
   try {
     const value = await work();
-    const images = (value as { [IMAGES]?: McpImage[] })[IMAGES] ?? [];
+    const images = imagesOf.get(value) ?? [];
     return {
       content: [{ type: 'text', text: JSON.stringify(value, null, 2) }, ...images],
       structuredContent: value,
