@@ -21,6 +21,8 @@ let gm: Graphmemix;
 let app: ReturnType<typeof createServer>;
 let png: Buffer;
 let video: Buffer;
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies read field by field in assertions
+type Json = any;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 beforeAll(async () => {
@@ -51,17 +53,17 @@ afterAll(async () => {
 
 describe('media over HTTP', () => {
   it('an upload is acknowledged pending, then digested in the background (OCR, frames) and searchable', async () => {
-    const first = await (
+    const first: Json = await (
       await app.request('/v1/memories/pass?user_id=alice', { headers: bearer(ALICE) })
     ).json();
     expect(['pending', 'done']).toContain(first.media_status);
     await gm.waitForMedia();
-    const pass = await (
+    const pass: Json = await (
       await app.request('/v1/memories/pass?user_id=alice', { headers: bearer(ALICE) })
     ).json();
     expect(pass.media_status).toBe('done');
     expect(pass.memory.assets[0].derived.ocr).toMatch(/BOARDING PASS 77/);
-    const clip = await (
+    const clip: Json = await (
       await app.request('/v1/memories/clip?user_id=alice', { headers: bearer(ALICE) })
     ).json();
     expect(clip.memory.assets[0].frames).toHaveLength(8);
@@ -71,7 +73,7 @@ describe('media over HTTP', () => {
       headers: { ...bearer(ALICE), 'content-type': 'application/json' },
       body: JSON.stringify({ user_id: 'alice', query: 'boarding pass 77' }),
     });
-    expect((await search.json()).results[0].memory_id ?? '').toBe('pass');
+    expect(((await search.json()) as Json).results[0].memory_id).toBe('pass');
   });
 
   it('GET /v1/media serves the stored bytes with their type, thumbnails, frames and one byte range', async () => {
