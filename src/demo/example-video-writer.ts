@@ -42,7 +42,7 @@ export async function writeTextVideo(path: string, spec: GeneratedVideoSpec): Pr
     '-i',
     `color=c=white:s=640x360:d=${spec.seconds}:r=10`,
     '-vf',
-    `drawtext=${fontArg}text='${text}':fontsize=56:fontcolor=black:x=(w-tw)/2:y=(h-th)/2:enable='gte(t,${from})'`,
+    `drawtext=${fontArg}text='${text}':fontsize=48:fontcolor=black:x=(w-tw)/2:y=(h-th)/2:enable='gte(t,${from})'`,
     '-c:v',
     'libx264',
     '-pix_fmt',

@@ -34,6 +34,8 @@ export async function runDemo(
   const archive = await writeExampleArchive(join(outDir, 'example-archive'));
   const dbPath = join(outDir, 'demo.db');
   write(`graphmemix demo: example archive in ${join(outDir, 'example-archive')}`);
+  if (!archive.hasVideo)
+    write('note: ffmpeg is not installed, so the example video and its question are left out');
 
   const graphmemix = await openGraphmemix({ db: dbPath });
   const pages: ViewerQuestion[] = [];
@@ -45,7 +47,8 @@ export async function runDemo(
       [
         ['unified', archive.unifiedFile],
         ['mail', archive.mailDir],
-        ['photos', archive.photosDir],
+        ['media', archive.photosDir],
+        ['documents', archive.documentsDir],
       ],
       write,
     );
@@ -103,7 +106,7 @@ async function ingestAll(
       .map(([type, count]) => `${type} ${count}`)
       .join(', ');
     write(
-      `ingested ${format.padEnd(7)} ${String(report.imported + report.updated + report.unchanged).padStart(3)} memories` +
+      `ingested ${format.padEnd(9)} ${String(report.imported + report.updated + report.unchanged).padStart(3)} memories` +
         `${report.rejected.length > 0 ? `, ${report.rejected.length} rejected` : ''} in ${report.seconds.toFixed(1)} s` +
         `${edges ? ` (edges: ${edges})` : ''}`,
     );

@@ -187,6 +187,12 @@ async function digestVideo(
     }
   }
   if (texts.some((text) => text !== '')) asset.frameText = texts;
+  // The distinct frame texts are also the video's OCR view: BM25 statistics are per view kind, and a few
+  // near-identical frame views give their words almost no IDF, while the OCR field of the whole context does.
+  const distinct = [...new Set(texts.filter((text) => text !== ''))];
+  if (distinct.length > 0 && asset.derived?.ocr === undefined) {
+    asset.derived = { ...asset.derived, ocr: distinct.join('\n') };
+  }
 }
 
 async function digestPdf(
