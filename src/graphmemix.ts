@@ -16,7 +16,7 @@ import type {
   SearchHit,
 } from './graphmemix-api.ts';
 import { getImporter } from './importers/importer-registry.ts';
-import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
+import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
 import type { OcrEngine } from './importers/ocr/tesseract-ocr.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
@@ -241,7 +241,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     ...(options.mediaDir === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
-      ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
+      ingestOptions: {
+        format: ImportFormat;
+        contextId?: string;
+        shape?: DialogueShape;
+        onProgress?: (items: number) => void;
+      },
     ): Promise<IngestReport> {
       if (writer) {
         const { onProgress, ...rest } = ingestOptions;
@@ -256,6 +261,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.vision === undefined ? {} : { vision: models.vision }),
         ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+        ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
         mediaRoot,
       });
       return exclusive(() =>

@@ -9,6 +9,7 @@ import { compareCodePoints, findFiles, hasExtension } from './find-files.ts';
 import { warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { mimeForPath, sha256File } from './media-files.ts';
+import { loadOptionalPackage } from './optional-package.ts';
 
 export const PHOTO_EXTENSIONS: readonly string[] = ['.jpg', '.jpeg', '.png', '.webp', '.heic', '.heif'];
 export const VIDEO_EXTENSIONS: readonly string[] = ['.mp4', '.mov', '.m4v', '.webm', '.mkv', '.avi', '.3gp'];
@@ -134,7 +135,7 @@ async function probePhoto(
   }
   let metadata: Metadata;
   try {
-    const sharp = (await import('sharp')).default;
+    const { default: sharp } = await loadOptionalPackage('sharp', 'photo import');
     metadata = await sharp(bytes).metadata();
     // Decoding at 1/8 scale (JPEG shrink-on-load) is cheap and catches truncated or corrupt image data
     // that a header-only read would accept.

@@ -13,10 +13,10 @@ import { toQuestionCall, toRecordInputs } from '../api-schemas/to-pipeline-input
 import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
-import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-serializers.ts';
-import { confineRecordMedia } from '../server/confine-record-media.ts';
-import { redact } from '../server/redact.ts';
-import { ALL_USERS, assertScope, type UserScope } from '../server/user-scope.ts';
+import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/api-serializers.ts';
+import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
+import { redact } from '../shell-kit/redact.ts';
+import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
 import { evidenceImages, type McpImage } from './evidence-images.ts';
 
 export interface McpServerOptions {

@@ -1,7 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { thumbnailJpeg } from '../digest/media/image-tools.ts';
-import { DEFAULT_MEDIA_LIMITS } from '../digest/media/media-limits.ts';
+import { DEFAULT_MEDIA_LIMITS, thumbnailJpeg } from '../index.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 
 /** Caps of the images an MCP reply carries (remote clients cannot open the archive's file paths). */

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import type { ApiKeyGrant } from './api-keys.ts';
+import type { ApiKeyGrant } from '../shell-kit/api-keys.ts';
+import { userScope } from '../shell-kit/user-scope.ts';
 import { escapeHtmlText } from './html-text.ts';
 import type { BrowserSigner } from './media-ref.ts';
-import { userScope } from './user-scope.ts';
 
 /** Cookie of a browser session (an HMAC-signed token naming the key by digest, never the key). */
 export const SESSION_COOKIE = 'gmx_session';

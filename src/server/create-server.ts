@@ -6,19 +6,19 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { allowMediaRoot } from '../providers/to-image-url.ts';
-import { apiKeyAuth } from './api-key-auth.ts';
-import { type ApiKeyGrant, parseApiKeys } from './api-keys.ts';
+import { allowMediaRoot } from '../index.ts';
+import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
+import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
+import { errorResponse, httpError } from '../shell-kit/error-response.ts';
+import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
 import { browserAuth, MEDIA_LINK_TTL_SECONDS, registerLoginRoutes } from './browser-auth.ts';
-import { errorResponse, httpError } from './error-response.ts';
-import { localOriginGuard } from './local-origin-guard.ts';
 import { BrowserSigner } from './media-ref.ts';
 import { registerMediaRoutes } from './media-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
 import { registerUserRoutes } from './user-routes.ts';
-import { ALL_USERS, requireUser } from './user-scope.ts';
 
 export interface ServerOptions {
   graphmemix: Graphmemix;

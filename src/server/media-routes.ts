@@ -6,13 +6,12 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { userIdSchema } from '../api-schemas/common-schemas.ts';
 import { parseInput } from '../api-schemas/parse-input.ts';
-import { thumbnailJpeg } from '../digest/media/image-tools.ts';
-import { DEFAULT_MEDIA_LIMITS } from '../digest/media/media-limits.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
+import { DEFAULT_MEDIA_LIMITS, thumbnailJpeg } from '../index.ts';
+import { httpError } from '../shell-kit/error-response.ts';
+import { requireUser } from '../shell-kit/user-scope.ts';
 import { mimeForPath } from '../types/media-mime.ts';
-import { httpError } from './error-response.ts';
 import { decodeMediaRef, mediaFileOf } from './media-ref.ts';
-import { requireUser } from './user-scope.ts';
 
 /** Longest edge of a `?size=thumb` image (viewer thumbnails, frame strips). */
 export const THUMB_EDGE = 320;

@@ -44,7 +44,7 @@ export async function runQuestion<T>(
     ...(flags.instruction === undefined ? {} : { instruction: flags.instruction }),
     ...(flags.verifiers === undefined ? {} : { verifiers: flags.verifiers }),
   });
-  const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+  const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
   // One question: starting reader threads would only add their start-up time.
   const gm = await openShellGraphmemix({
     db: flags.db,
@@ -71,6 +71,11 @@ export async function formatResultText(result: RetrievalResult): Promise<string>
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}`,
     `calibration: ${result.trace.calibration.key}`,
+    ...(result.trace.calibration.fitted === false
+      ? [
+          "  unfitted for this configuration (the paper's values, another score scale): see graphmemix calibrate --help",
+        ]
+      : []),
     `timings: ${timings} (total ${result.trace.totalMs.toFixed(1)} ms); tokens ${result.trace.usage.totalTokens}`,
   ].join('\n');
 }

@@ -42,7 +42,7 @@ Example:
         ?.split(',')
         .map((id) => id.trim())
         .filter(Boolean);
-      const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+      const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
       const graphmemix = await openShellGraphmemix({
         db: flags.db,

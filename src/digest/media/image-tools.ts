@@ -1,10 +1,11 @@
+import { loadOptionalPackage } from '../../importers/optional-package.ts';
 import type { MediaLimits } from './media-limits.ts';
 
 type Sharp = typeof import('sharp').default;
 
-/** sharp, loaded on first use (a text-only archive never loads it). */
+/** sharp, loaded on first use through the optional-package loader (a text-only archive never loads it). */
 export async function loadSharp(): Promise<Sharp> {
-  return (await import('sharp')).default;
+  return (await loadOptionalPackage('sharp', 'image digest')).default;
 }
 
 /**
