@@ -121,6 +121,29 @@ describe('one media digest path through the public API', () => {
     }
   });
 
+  it('background digest inside the write worker (the server setup): waitForMedia crosses the thread', async () => {
+    const uploads = join(dir, 'worker');
+    const image = await writeTextImage(join(uploads, 'carol', 'note.png'), 'LOCKER 31');
+    const gm = await openGraphmemix({
+      db: join(dir, 'worker.db'),
+      mediaDir: uploads,
+      mediaDigest: 'background',
+      writeWorker: true,
+    });
+    try {
+      const report = await gm.addMemories('carol', [
+        { id: 'n1', assets: [{ id: 'img', kind: 'image', uri: image }] },
+      ]);
+      expect(report.media?.pending).toBe(1);
+      await gm.waitForMedia();
+      const stored = await gm.getMemory('carol', 'n1');
+      expect(stored?.media?.status).toBe('done');
+      expect(stored?.assets[0]?.derived?.ocr).toMatch(/LOCKER 31/);
+    } finally {
+      await gm.close();
+    }
+  });
+
   it('pending media work survives a restart (found again by its key, digested at the next open)', async () => {
     const uploads = join(dir, 'crash');
     const image = await writeTextImage(join(uploads, 'bob', 'sign.png'), 'EXIT 9');
