@@ -11,6 +11,7 @@ import type { Graphmemix } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { formatForestText } from '../viewer/format-forest-text.ts';
+import { inlineThumbnails } from '../viewer/inline-thumbnails.ts';
 import { renderViewerHtml, type ViewerQuestion } from '../viewer/render-viewer-html.ts';
 import { writeExampleArchive } from './example-archive.ts';
 
@@ -80,9 +81,20 @@ export async function runDemo(
   }
 
   const viewerPath = join(outDir, 'demo-view.html');
+  // Thumbnails and frame strips of the evidence, inlined so the page stays one offline file.
+  const evidence = pages.flatMap((page) =>
+    page.result.evidence.flatMap((item) => {
+      const record = (page.records as Map<string, MemoryRecord> | undefined)?.get(item.memoryId);
+      return record ? [record] : [];
+    }),
+  );
   await writeFile(
     viewerPath,
-    renderViewerHtml(pages, { title: 'graphmemix demo: evidence forests', subtitle: `archive ${dbPath}` }),
+    renderViewerHtml(pages, {
+      title: 'graphmemix demo: evidence forests',
+      subtitle: `archive ${dbPath}`,
+      mediaUrl: await inlineThumbnails(evidence),
+    }),
   );
   const seconds = (performance.now() - started) / 1000;
   write('');

@@ -151,7 +151,8 @@ export function buildOpenApiDocument(version: string): JsonObject {
       '/v1/health': { get: { summary: 'Liveness', security: [], responses: json('ok') } },
       '/v1/media/{asset_id}': {
         get: {
-          summary: 'Bytes of one stored media file of a memory (asset, video frame, page image); Range supported',
+          summary:
+            'Bytes of one stored media file of a memory (asset, video frame, page image); Range supported',
           parameters: [
             { name: 'asset_id', in: 'path', required: true, schema: { type: 'string' } },
             { name: 'user_id', in: 'query', required: true, schema: { type: 'string' } },

@@ -22,8 +22,8 @@ export interface ViewerOptions {
   /** Line under the title (archive, run date). Nothing time-dependent is added implicitly. */
   subtitle?: string;
   /**
-   * URL of a media thumbnail (the HTTP /view route: signed GET /v1/media links). With it, evidence items show
-   * their image thumbnails and video frame strips; without it (a self-contained file) they show none.
+   * URL of a media thumbnail: signed GET /v1/media links (HTTP /view) or `data:` URIs (`inlineThumbnails`, a
+   * self-contained file); '' for none. With it, evidence items show image thumbnails and video frame strips.
    */
   mediaUrl?: (ref: { memoryId: string; assetId: string; frame?: number }) => string;
 }
@@ -193,11 +193,13 @@ function mediaStrip(record: MemoryRecord | undefined, url: NonNullable<ViewerOpt
   const cells: string[] = [];
   for (const asset of record.assets) {
     if (asset.kind === 'image' && asset.uri !== undefined && cells.length < 4) {
+      if (url({ memoryId: record.id, assetId: asset.id }) === '') continue;
       cells.push(
         `<img class="thumb" loading="lazy" alt="${escapeHtml(asset.id)}" src="${escapeHtml(url({ memoryId: record.id, assetId: asset.id }))}">`,
       );
     }
     for (const [i] of (asset.frames ?? []).entries()) {
+      if (url({ memoryId: record.id, assetId: asset.id, frame: i }) === '') continue;
       const time = asset.frameTimes?.[i];
       cells.push(
         `<figure class="frame"><img class="thumb" loading="lazy" alt="frame ${i + 1}" src="${escapeHtml(url({ memoryId: record.id, assetId: asset.id, frame: i }))}"><figcaption>${time === undefined ? '' : `${fmt(time, 1)} s`}</figcaption></figure>`,

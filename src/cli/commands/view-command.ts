@@ -44,9 +44,12 @@ Example:
         .filter(Boolean);
       const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
+      const { inlineThumbnails } = await import('../../viewer/inline-thumbnails.ts');
       const graphmemix = await openShellGraphmemix({
         db: flags.db,
         ...(flags.config ? { config: flags.config } : {}),
+        // A one-shot read: no background media queue.
+        mediaDigest: 'inline',
       });
       const pages: ViewerQuestion[] = [];
       try {
@@ -69,7 +72,19 @@ Example:
         await graphmemix.close();
       }
       const out = resolve(flags.out);
-      await writeFile(out, renderViewerHtml(pages, { subtitle: `context ${flags.context} · ${flags.db}` }));
+      const evidence = pages.flatMap((page) =>
+        page.result.evidence.flatMap((item) => {
+          const record = (page.records as Map<string, MemoryRecord>).get(item.memoryId);
+          return record ? [record] : [];
+        }),
+      );
+      await writeFile(
+        out,
+        renderViewerHtml(pages, {
+          subtitle: `context ${flags.context} · ${flags.db}`,
+          mediaUrl: await inlineThumbnails(evidence),
+        }),
+      );
       if (flags.json) {
         const summary = pages.map((p) => ({
           question: p.result.question.prompt,
