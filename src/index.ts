@@ -11,6 +11,7 @@ export type { IngestReport } from './digest/ingest-report.ts';
 // Media digest bounds and the bounded thumbnail maker shells use to show media (HTTP, MCP); sharp loads on use.
 export { thumbnailJpeg } from './digest/media/image-tools.ts';
 export { DEFAULT_MEDIA_LIMITS, type MediaLimits } from './digest/media/media-limits.ts';
+export { mediaRewrite } from './digest/media-rewrite.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
@@ -23,6 +24,7 @@ export {
 } from './importers/importer-spec.ts';
 export { type CalibrateOptions, type CalibrateReport, calibratePrizes } from './pipeline/calibrate-prizes.ts';
 export { renderPacketText } from './pipeline/evidence-packet.ts';
+export { OFFLINE_RANKER_NAME, type OfflineRanker } from './pipeline/offline-ranker.ts';
 export {
   type CalibrationFit,
   type CalibrationSample,
@@ -33,6 +35,7 @@ export {
 } from './pipeline/prize-calibration.ts';
 export { readerMessage } from './pipeline/reader-message.ts';
 export type * from './pipeline/retrieval-result.ts';
+export { type TrainRankerOptions, trainOfflineRanker } from './pipeline/train-offline-ranker.ts';
 export {
   createModels,
   createOpenAICompatibleChat,
@@ -42,6 +45,22 @@ export {
 export type * from './providers/model-spec.ts';
 export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';
 export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
+export {
+  type CopyArchiveOptions,
+  type CopyArchiveReport,
+  type CopyContextReport,
+  type CopyRewrite,
+  copyArchive,
+} from './store/copy-archive.ts';
+export { describeStore, type StoreDescription } from './store/describe-store.ts';
 export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
+export {
+  dbFolderName,
+  isInMemoryDb,
+  isPostgresUrl,
+  parseStoreLocation,
+  redactDbUrl,
+  type StoreLocation,
+} from './store/store-location.ts';
 export * from './types/index.ts';
