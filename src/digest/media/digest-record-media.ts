@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { readExif } from '../../importers/exif/read-exif.ts';
 import type { ChatModel } from '../../providers/model-spec.ts';
 import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
@@ -67,7 +67,8 @@ export async function digestRecordMedia(
       else if (kind === 'video') await digestVideo(record, asset, deps, warnings);
       else added.push(...(await digestPdf(record, asset, deps, warnings)));
     } catch (error) {
-      errors.push(`asset ${asset.id}: ${messageOf(error)}`);
+      // The file's folder stays on the server: clients read media.error (GET /v1/memories/:id).
+      errors.push(`asset ${asset.id}: ${messageOf(error).split(asset.uri).join(basename(asset.uri))}`);
     }
   }
   const room = RECORD_LIMITS.maxAssets - record.assets.length;
