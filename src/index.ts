@@ -21,6 +21,7 @@ export {
 } from './importers/importer-spec.ts';
 export { type CalibrateOptions, type CalibrateReport, calibratePrizes } from './pipeline/calibrate-prizes.ts';
 export { renderPacketText } from './pipeline/evidence-packet.ts';
+export { OFFLINE_RANKER_NAME, type OfflineRanker } from './pipeline/offline-ranker.ts';
 export {
   type CalibrationFit,
   type CalibrationSample,
@@ -31,6 +32,7 @@ export {
 } from './pipeline/prize-calibration.ts';
 export { readerMessage } from './pipeline/reader-message.ts';
 export type * from './pipeline/retrieval-result.ts';
+export { type TrainRankerOptions, trainOfflineRanker } from './pipeline/train-offline-ranker.ts';
 export {
   createModels,
   createOpenAICompatibleChat,

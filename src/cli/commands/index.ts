@@ -70,6 +70,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./calibrate-command.ts')).registerCalibrateCommand,
   },
   {
+    name: 'train-ranker',
+    term: '[options]',
+    description:
+      'Fit the listwise-logistic-offline-ranker (prizes of the offline configuration) on the dev-fold questions of one or more archives and write its JSON artifact.',
+    load: async () => (await import('./train-ranker-command.ts')).registerTrainRankerCommand,
+  },
+  {
     name: 'forget',
     term: '[options]',
     description:
