@@ -10,7 +10,6 @@
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { ingestItems } from '../src/digest/ingest.ts';
-import { updateRelations } from '../src/digest/update-relations.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { chatArchive, chatRecords } from './support/realistic-chat.ts';
