@@ -1,3 +1,5 @@
+import { UnionFind } from '../core/union-find.ts';
+import { bm25TermScore } from '../retrieval/bm25-index.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
@@ -27,9 +29,6 @@ export const CONTEXT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set([
  * count alike; chosen on the dev fold among 0.3 / 0.5 / 0.7 / 1.0 / 1.3 (docs/offline-verifiers.md).
  */
 export const CONTEXT_WEIGHT = 1;
-/** Standard BM25 constants (Robertson & Zaragoza), not tuned here: tf saturation and length normalisation. */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
 
 /**
  * Offline node verifier `lexical-context-support` (no model). Lexical support of the question (prompt,
@@ -100,16 +99,10 @@ export function contextSupportScores(
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
 ): Map<string, number> {
-  const support = unitSupport(question, documents, relations);
-  const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
+  const parts = contextSupportParts(question, documents, relations);
   const raw = documents.map(({ id }) => {
-    const unit = support.unitOf.get(id)!;
-    const adjacent = [...(neighbours.get(unit) ?? [])];
-    // Mean over (at least) both sides: a neighbour outside the pool counts as unsupported, so one strong
-    // neighbour lifts a unit half as much as two.
-    const context =
-      adjacent.reduce((sum, u) => sum + (support.byUnit[u] ?? 0), 0) / Math.max(2, adjacent.length);
-    return (support.byUnit[unit] ?? 0) + CONTEXT_WEIGHT * context;
+    const { unit, context } = parts.get(id)!;
+    return unit + CONTEXT_WEIGHT * context;
   });
   const best = Math.max(0, ...raw);
   const scores = new Map<string, number>();
@@ -117,6 +110,32 @@ export function contextSupportScores(
     scores.set(id, best > 0 ? Math.round((50 * raw[index]!) / best) / 10 : 0);
   });
   return scores;
+}
+
+/**
+ * The two parts of the score per document: its unit's support, and the mean support of the adjacent units
+ * (over at least both sides; a neighbour outside the pool counts as unsupported, so one strong neighbour
+ * lifts a unit half as much as two). Also read by the offline ranker as separate features.
+ */
+export function contextSupportParts(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+  relations: readonly PoolRelation[],
+): Map<string, { unit: number; context: number; bestAdjacent: number }> {
+  const support = unitSupport(question, documents, relations);
+  const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
+  const parts = new Map<string, { unit: number; context: number; bestAdjacent: number }>();
+  for (const { id } of documents) {
+    const unit = support.unitOf.get(id)!;
+    const adjacent = [...(neighbours.get(unit) ?? [])];
+    const values = adjacent.map((u) => support.byUnit[u] ?? 0);
+    parts.set(id, {
+      unit: support.byUnit[unit] ?? 0,
+      context: values.reduce((sum, value) => sum + value, 0) / Math.max(2, adjacent.length),
+      bestAdjacent: Math.max(0, ...values),
+    });
+  }
+  return parts;
 }
 
 export interface UnitSupport {
@@ -161,11 +180,11 @@ export function unitSupport(
   const total = weights.reduce((sum, w) => sum + w, 0);
   const byUnit = tf.map((counts, unit) => {
     if (total <= 0) return 0;
-    const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length[unit]!) / averageLength);
     let sum = 0;
     for (const [t, term] of terms.entries()) {
       const f = counts.get(term) ?? 0;
-      if (f > 0) sum += (weights[t]! * f * (BM25_K1 + 1)) / (f + norm);
+      // The one BM25 term expression (k1 = 1.2, b = 0.75), with this verifier's rarity weight as the idf.
+      if (f > 0) sum += bm25TermScore(weights[t]!, f, length[unit]!, averageLength);
     }
     return sum / total;
   });
@@ -174,26 +193,18 @@ export function unitSupport(
 
 /** Connected components over the unit relations; units numbered in order of first appearance. */
 function groupUnits(ids: readonly string[], relations: readonly PoolRelation[]): Map<string, number> {
-  const parent = new Map(ids.map((id) => [id, id]));
-  const find = (id: string): string => {
-    let root = id;
-    while (parent.get(root) !== root) root = parent.get(root)!;
-    parent.set(id, root);
-    return root;
-  };
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const sets = new UnionFind(ids.length);
   for (const relation of relations) {
     if (!relation.types.some((t) => UNIT_RELATIONS.has(t))) continue;
-    if (!parent.has(relation.a) || !parent.has(relation.b)) continue;
-    const [ra, rb] = [find(relation.a), find(relation.b)];
-    if (ra === rb) continue;
-    // The smaller id becomes the root, so units do not depend on relation order.
-    const [low, high] = ra < rb ? [ra, rb] : [rb, ra];
-    parent.set(high, low);
+    const [a, b] = [index.get(relation.a), index.get(relation.b)];
+    if (a !== undefined && b !== undefined) sets.union(a, b);
   }
-  const numberOf = new Map<string, number>();
+  // Units are numbered by their first member in `ids` order, so they do not depend on relation order.
+  const numberOf = new Map<number, number>();
   const unitOf = new Map<string, number>();
-  for (const id of ids) {
-    const root = find(id);
+  for (const [i, id] of ids.entries()) {
+    const root = sets.find(i);
     if (!numberOf.has(root)) numberOf.set(root, numberOf.size);
     unitOf.set(id, numberOf.get(root)!);
   }

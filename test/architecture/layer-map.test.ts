@@ -11,14 +11,17 @@ interface Layer {
 }
 
 /** The layer table of AGENTS.md, parsed (see the rules above the table there). */
-export function parseLayerMap(markdown: string): Layer[] {
+function parseLayerMap(markdown: string): Layer[] {
   const section = markdown.slice(markdown.indexOf('## Layer map'));
   const rows = section
     .split('\n')
     .filter((line) => line.startsWith('| ') && !line.startsWith('| ---') && !line.startsWith('| layer '));
   const layers: Layer[] = [];
   for (const row of rows.slice(0, rows.findIndex((r, i) => i > 0 && !r.startsWith('| ')) >>> 0)) {
-    const [name, pathsCell, importsCell] = row.split('|').slice(1, 4).map((cell) => cell.trim());
+    const [name, pathsCell, importsCell] = row
+      .split('|')
+      .slice(1, 4)
+      .map((cell) => cell.trim());
     const paths = [...pathsCell!.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
     const list = importsCell!.split(';')[0]!.trim();
     const mayImport = new Set<string>();
@@ -30,7 +33,7 @@ export function parseLayerMap(markdown: string): Layer[] {
 }
 
 /** The layer a repo-relative source path belongs to: a file beats a `*` pattern beats the longest folder. */
-export function layerOf(layers: readonly Layer[], path: string): string | undefined {
+function layerOf(layers: readonly Layer[], path: string): string | undefined {
   let best: { layer: string; rank: number } | undefined;
   for (const layer of layers) {
     for (const pattern of layer.paths) {
@@ -52,7 +55,7 @@ function withoutComments(source: string): string {
 }
 
 /** Relative runtime imports: static `import`/`export ... from` (not `import type`/`export type`) and `import()`. */
-export function runtimeImportsOf(source: string): string[] {
+function runtimeImportsOf(source: string): string[] {
   const code = withoutComments(source);
   const found: string[] = [];
   for (const match of code.matchAll(/\b(import|export)\s+(type\s+)?([^'";]*?)\bfrom\s*['"]([^'"]+)['"]/g)) {
@@ -74,7 +77,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every runtime import in src/ that the map does not allow, as "from -> to (layer -> layer)". */
-export function violations(layers: readonly Layer[]): string[] {
+function violations(layers: readonly Layer[]): string[] {
   const byName = new Map(layers.map((layer) => [layer.name, layer]));
   const bad: string[] = [];
   for (const file of sourceFiles(join(ROOT, 'src'))) {
@@ -88,7 +91,8 @@ export function violations(layers: readonly Layer[]): string[] {
       const to = relative(ROOT, resolve(dirname(file), specifier));
       if (!to.startsWith('src/')) continue;
       const toLayer = layerOf(layers, to);
-      if (toLayer === fromLayer || (toLayer !== undefined && byName.get(fromLayer)!.mayImport.has(toLayer))) continue;
+      if (toLayer === fromLayer || (toLayer !== undefined && byName.get(fromLayer)!.mayImport.has(toLayer)))
+        continue;
       bad.push(`${from} -> ${to} (${fromLayer} -> ${toLayer ?? 'no layer'})`);
     }
   }

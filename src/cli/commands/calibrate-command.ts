@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/index.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface CalibrateFlags {
   db: string;
@@ -17,7 +18,7 @@ export function registerCalibrateCommand(program: Command): void {
     .description(
       'Fit the prize calibration p = sigmoid(a*s + b*v + c) on the stored dev questions and save it in the archive.',
     )
-    .requiredOption('--db <file>', 'archive database file (with imported benchmark questions)')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--context <id...>', 'contexts whose questions are used (default: all)')
     .option('--questions <split>', 'dev (sha256 fold 0, the only split meant for fitting) | all', 'dev')
     .option('--verifiers <mode>', 'auto | model | offline | none (default auto): the configuration to fit')
@@ -27,6 +28,13 @@ export function registerCalibrateCommand(program: Command): void {
     .addHelpText(
       'after',
       `
+A configuration (retriever + node verifier + edge verifier) with no fitted calibration, neither in the
+archive nor shipped, uses the paper's (a, b, c), which were fitted for another score scale: every result
+then carries the flag calibration_unfitted and trace.calibration.fitted = false. To fit one:
+  1. put questions with gold evidence in the archive: unified JSONL rows
+     {"type":"question","id":"q1","prompt":"...","evidence":["m1","m2"]} (docs/archive-format.md), or a
+     benchmark format (mem-gallery, locomo, m3exam);
+  2. run calibrate with the models you retrieve with (same --config, same --verifiers):
 Example:
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --db dev.db
   $ graphmemix calibrate --db dev.db --questions dev`,
@@ -59,7 +67,8 @@ Example:
         if (report.samples === 0) {
           throw new GraphmemixError(
             'NOT_FOUND',
-            'no stored questions with gold evidence matched; ingest a benchmark first',
+            'no stored questions with gold evidence matched: ingest questions with an "evidence" list ' +
+              '(unified JSONL, docs/archive-format.md) or a benchmark first; see graphmemix calibrate --help',
             {
               location: { field: 'questions' },
             },
