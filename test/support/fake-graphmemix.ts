@@ -150,6 +150,7 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       const top = result.evidence[0];
       return { ...result, answer: top ? top.text.slice(0, 40) : '', answered: top !== undefined };
     },
+    async waitForMedia() {},
     async close() {},
   };
 }
