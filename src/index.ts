@@ -8,6 +8,7 @@ export * from './core/index.ts';
 export { compactSemantic } from './digest/incremental/compact-semantic.ts';
 export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
+export { mediaRewrite } from './digest/media-rewrite.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
@@ -41,6 +42,22 @@ export {
 export type * from './providers/model-spec.ts';
 export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';
 export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
+export {
+  type CopyArchiveOptions,
+  type CopyArchiveReport,
+  type CopyContextReport,
+  type CopyRewrite,
+  copyArchive,
+} from './store/copy-archive.ts';
+export { describeStore, type StoreDescription } from './store/describe-store.ts';
 export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
+export {
+  dbFolderName,
+  isInMemoryDb,
+  isPostgresUrl,
+  parseStoreLocation,
+  redactDbUrl,
+  type StoreLocation,
+} from './store/store-location.ts';
 export * from './types/index.ts';

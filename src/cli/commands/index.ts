@@ -92,6 +92,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./compact-command.ts')).registerCompactCommand,
   },
   {
+    name: 'copy',
+    term: '[options]',
+    description:
+      'Copy a whole archive or one context between archives (SQLite file <-> postgres:// URL, either way): ' +
+      'records, views, keys, vectors, edges, semantic index, questions, calibrations, media. Idempotent.',
+    load: async () => (await import('./copy-command.ts')).registerCopyCommand,
+  },
+  {
     name: 'migrate',
     term: '[options]',
     description:
