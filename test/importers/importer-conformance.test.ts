@@ -47,6 +47,8 @@ const GARBAGE: Record<ImportFormat, string> = {
   locomo: 'locomo.json',
   m3exam: 'm3exam.json',
   photos: 'photo.jpg',
+  media: 'clip.mp4',
+  documents: 'handout.pdf',
   mail: 'box.mbox',
 };
 
