@@ -17,6 +17,7 @@ import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/a
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { redact } from '../shell-kit/redact.ts';
 import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
+import { evidenceImages, type McpImage } from './evidence-images.ts';
 
 export interface McpServerOptions {
   /**
@@ -106,7 +107,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
           ...options,
           signal: extra.signal,
         });
-        return evidenceReply(input.user_id, result);
+        return withImages(evidenceReply(input.user_id, result), result);
       }),
   );
 
@@ -126,7 +127,10 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
-        return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
+        return withImages(
+          { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) },
+          result,
+        );
       }),
   );
 
@@ -189,10 +193,28 @@ function evidenceReply(userId: string, result: RetrievalResult): Record<string, 
   };
 }
 
+/** Replies that also carry image content (the evidence's images and frames; see evidence-images.ts). */
+const imagesOf = new WeakMap<object, McpImage[]>();
+
+async function withImages(
+  value: Record<string, unknown>,
+  result: RetrievalResult,
+): Promise<Record<string, unknown>> {
+  const { images, of } = await evidenceImages(result);
+  // Which memory each image content block shows, in the order they follow the text block.
+  const reply = { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) };
+  imagesOf.set(reply, images);
+  return reply;
+}
+
 async function run(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
   try {
     const value = await work();
-    return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+    const images = imagesOf.get(value) ?? [];
+    return {
+      content: [{ type: 'text', text: JSON.stringify(value, null, 2) }, ...images],
+      structuredContent: value,
+    };
   } catch (error) {
     // Errors leave redacted; an internal failure's text stays in the (stderr) log only.
     if (!isGraphmemixError(error)) console.error(redact(error));

@@ -4,6 +4,7 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import shipped from './offline-ranker.json' with { type: 'json' };
 import { sigmoid } from './prize-calibration.ts';
 import { RANKER_FEATURES } from './ranker-features.ts';
+import type { JudgedEdge, PoolCandidate } from './retrieval-result.ts';
 
 /** Name the ranker goes by in traces and docs: what it is, a listwise logistic model over offline features. */
 export const OFFLINE_RANKER_NAME = 'listwise-logistic-offline-ranker';
@@ -156,4 +157,26 @@ function dotProduct(w: readonly number[], x: readonly number[]): number {
   let z = 0;
   for (let i = 0; i < x.length; i++) z += w[i]! * x[i]!;
   return z;
+}
+
+/**
+ * The ranker reads each memory alone (pool-relative features), so two copies of one mail get alike prizes and
+ * both clear kappa. The edge verifier's `redundant` role says a candidate repeats its anchor: next to an anchor
+ * worth at least as much it adds nothing, so its prize becomes 0 and it cannot stand as a tree of its own
+ * (p <= kappa) nor displace a memory that adds something. Applied to ranker prizes only: sigmoid(a s + b v + c)
+ * stays the paper's. Prizes are compared before any is dropped, so the outcome does not depend on edge order.
+ */
+export function withoutRepeatPrizes(
+  pool: readonly PoolCandidate[],
+  edges: readonly Pick<JudgedEdge, 'a' | 'b' | 'role'>[],
+): PoolCandidate[] {
+  const prizeOf = new Map(pool.map((c) => [c.memoryId, c.prize]));
+  const repeats = new Set<string>();
+  for (const edge of edges) {
+    if (edge.role !== 'redundant') continue;
+    const anchor = prizeOf.get(edge.a);
+    const candidate = prizeOf.get(edge.b);
+    if (anchor !== undefined && candidate !== undefined && anchor >= candidate) repeats.add(edge.b);
+  }
+  return pool.map((c) => (repeats.has(c.memoryId) ? { ...c, prize: 0 } : c));
 }

@@ -20,7 +20,7 @@ import {
   verifyEdges,
   verifyNodes,
 } from './evidence-stages.ts';
-import { rankerPrizes, resolveRanker } from './offline-ranker.ts';
+import { rankerPrizes, resolveRanker, withoutRepeatPrizes } from './offline-ranker.ts';
 import { calibrationKey, resolveCalibration } from './prize-calibration.ts';
 import { type QuestionDeadline, startQuestionDeadline } from './question-deadline.ts';
 import { poolShape } from './ranker-features.ts';
@@ -72,12 +72,16 @@ export async function retrieveEvidence(
   };
   const key = calibrationKey(components);
   const calibration = await resolveCalibration(deps.store, key);
-  // The offline ranker replaces (a, b, c) only where it was fitted: the offline node verifier's configuration.
+  // The shipped offline ranker replaces the SHIPPED (a, b, c) only where it was fitted: the offline node
+  // verifier's configuration. A calibration fitted on this archive (`graphmemix calibrate`, source 'store')
+  // is the user's own fit on their own dev questions and wins, as it wins over the shipped defaults.
   const ranker =
-    verifiers.node?.kind === 'offline' && nodeResult?.ok === true ? resolveRanker(key) : undefined;
+    verifiers.node?.kind === 'offline' && nodeResult?.ok === true && calibration.source !== 'store'
+      ? resolveRanker(key)
+      : undefined;
   // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
   trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
-  const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, {
+  const prized = prizePool(expanded, retrieved.search.ranked, nodeResult, {
     calibration,
     ...(ranker
       ? {
@@ -90,6 +94,7 @@ export async function retrieveEvidence(
       : {}),
   });
   const verifiedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
+  const pool = ranker ? withoutRepeatPrizes(prized, verifiedEdges) : prized;
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
   trace.flag('pool_smaller_than_k', pool.length < k && pool.length > 0);
   trace.flag('deadline_exceeded', deadline.exceeded());

@@ -67,6 +67,16 @@ export const mediaAssetInputSchema = z.strictObject({
   derived: derivedFieldsSchema.optional(),
   exif: exifDataSchema.optional(),
   frames: z.array(nonEmptyString).optional(),
+  frameTimes: z.array(z.number().nonnegative()).optional(),
+  frameText: z.array(z.string()).optional(),
+  durationSeconds: z.number().nonnegative().optional(),
+});
+
+/** Written by ingest's media digest (src/digest/media/); accepted so stored records round-trip. */
+export const mediaDigestStateSchema = z.strictObject({
+  status: z.enum(['pending', 'done', 'failed']),
+  sourceHash: z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest'),
+  error: z.string().max(2000).optional(),
 });
 
 export const memoryRecordInputSchema = z.strictObject({
@@ -86,6 +96,7 @@ export const memoryRecordInputSchema = z.strictObject({
   assets: z.array(mediaAssetInputSchema).optional(),
   derived: derivedFieldsSchema.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  media: mediaDigestStateSchema.optional(),
 });
 
 export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;

@@ -9,12 +9,20 @@ export interface WriteWorkerData {
   ocr?: boolean;
   /** The archive's media folder, so deletes in the worker remove their uploads. */
   mediaDir?: string;
+  /** The media digest mode (OpenGraphmemixOptions.mediaDigest); the queue runs in the worker. */
+  mediaDigest?: 'inline' | 'background';
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }
 
 /** The write methods of the public API that the worker runs (same names and arguments). */
-export type WriteMethod = 'ingest' | 'addMemories' | 'deleteMemory' | 'compact' | 'forgetContext';
+export type WriteMethod =
+  | 'ingest'
+  | 'addMemories'
+  | 'deleteMemory'
+  | 'compact'
+  | 'forgetContext'
+  | 'waitForMedia';
 
 export interface WriteRequest {
   id: number;

@@ -50,6 +50,26 @@ describe('Figure 1 archive, offline verifiers', () => {
     expect(result.pool.slice(0, 10).every((c) => c.isAnchor)).toBe(true);
   });
 
+  it('with the shipped offline ranker (no calibration in the archive) the copies stay out too', async () => {
+    const plain = await openGraphmemix({ db: ':memory:' });
+    try {
+      await plain.addMemories('alice', figure1Records());
+      const result = await plain.retrieve('alice', FIGURE1_QUESTION);
+      expect(result.trace.components.prizes).toMatch(/offline-ranker/);
+      const ids = result.evidence.map((e) => e.memoryId);
+      expect(ids).toEqual(expect.arrayContaining(['mail-01-notice', 'mail-02-update']));
+      expect(ids).not.toContain('mail-03-copy');
+      expect(ids).not.toContain('mail-04-copy');
+      // The copies were judged repeats of the notice, which is worth at least as much: no prize of their own.
+      const prize = (id: string) => result.pool.find((c) => c.memoryId === id)!.prize;
+      expect(prize('mail-03-copy')).toBe(0);
+      expect(prize('mail-04-copy')).toBe(0);
+      expect(prize('mail-01-notice')).toBeGreaterThan(0.12);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('never returns empty evidence for a question nothing matches', async () => {
     const result = await gm.retrieve('alice', 'zzzqx unknownword');
     expect(result.evidence.length).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import {
   type OfflineRanker,
   rankerPrizes,
   resolveRanker,
+  withoutRepeatPrizes,
 } from '../../src/pipeline/offline-ranker.ts';
 import { poolShape, RANKER_FEATURES, rankerFeatures } from '../../src/pipeline/ranker-features.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
@@ -141,5 +142,32 @@ describe('offline ranker artifact', () => {
     } finally {
       await gm.close();
     }
+  });
+});
+
+describe('withoutRepeatPrizes', () => {
+  const candidate = (memoryId: string, prize: number, position: number) => ({
+    memoryId,
+    position,
+    origin: { kind: 'seed' as const, rank: position, bestView: 'text' as const, viewKey: 'text' },
+    retrievalScore: 0.5,
+    verifierScore: 1,
+    prize,
+    isAnchor: true,
+  });
+  it('zeroes a repeat of an anchor worth at least as much, and nothing else', () => {
+    const pool = [
+      candidate('a', 0.4, 0),
+      candidate('b', 0.3, 1),
+      candidate('c', 0.5, 2),
+      candidate('d', 0.2, 3),
+    ];
+    const out = withoutRepeatPrizes(pool, [
+      { a: 'a', b: 'b', role: 'redundant' }, // 0.4 >= 0.3: b repeats a
+      { a: 'a', b: 'c', role: 'redundant' }, // 0.4 < 0.5: c is worth more than its anchor, kept
+      { a: 'a', b: 'd', role: 'corroboration' }, // not a repeat
+    ]);
+    expect(out.map((c) => c.prize)).toEqual([0.4, 0, 0.5, 0.2]);
+    expect(pool[1]!.prize).toBe(0.3); // input untouched
   });
 });

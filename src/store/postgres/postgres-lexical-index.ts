@@ -1,17 +1,18 @@
-import { bm25TermScore, termCounts } from '../../retrieval/bm25-index.ts';
+import { termCounts } from '../../retrieval/bm25-index.ts';
 import { tokenize } from '../../retrieval/tokenize.ts';
 import type { MemoryView } from '../../types/view.ts';
 import { dictionaryKey } from '../lexical-dictionary-key.ts';
 import type { Sql } from './postgres-session.ts';
 
 /**
- * A posting's impact: its BM25 tf-part (the contribution per unit of IDF) at the field's reference length.
- * Postings are read in impact order; at the field's current average length the true tf-part lies between
- * impact * min(1, average / reference) and impact * max(1, average / reference) (docs/store-lexical-index.md).
+ * A posting's impact in SQL: its BM25 tf-part (the contribution per unit of IDF, bm25TermScore(1, ...)) at
+ * the field's reference length, k1 1.2, b 0.75. Postings are read in impact order; at the field's current
+ * average length the true tf-part lies between impact * min(1, average / reference) and
+ * impact * max(1, average / reference) (docs/store-lexical-index.md). Migration 2 backfills the same
+ * expression. It only orders postings and bounds scores (with a margin), never enters a score.
  */
-export function postingImpact(tf: number, length: number, referenceLength: number): number {
-  return bm25TermScore(1, tf, length, referenceLength);
-}
+const impactSql = (tf: string, length: string, reference: string) =>
+  `${tf} * 2.2::float8 / (${tf} + 1.2::float8 * (0.25::float8 + 0.75::float8 * ${length} / ${reference}))`;
 
 /**
  * The PostgreSQL lexical index: exactly Bm25Index.search over the context's current views (per (context, view
@@ -26,8 +27,9 @@ export function postingImpact(tf: number, length: number, referenceLength: numbe
  * Terms are stored as dictionaryKey(term) (a sha256 prefix, not the word), as in the SQLite dictionary.
  *
  * One batch per write transaction: remove() reads and deletes the old documents at once, add() queues views,
- * flush() inserts the documents and postings and applies the aggregated statistics deltas (sorted, so two
- * transactions upsert shared rows in the same order).
+ * flush() applies the aggregated statistics deltas (sorted, so two transactions upsert shared rows in the same
+ * order; a new field gets its reference length, the average length of this first batch), then inserts the
+ * documents and postings, whose impacts the statement computes from that reference length.
  */
 export class PostgresLexicalBatch {
   private readonly df = new Map<string, number>();
@@ -75,27 +77,46 @@ export class PostgresLexicalBatch {
       }
       docs.push({ view, terms, tfs, length: tokens.length });
     }
-    for (const doc of docs) this.addField(doc.view.kind, 1, doc.length);
-    // Fields first: a new field's reference length (the impact scale of its postings) comes back from it.
-    const references = await this.applyFieldDeltas();
-    if (docs.length > 0) await this.insertDocs(docs, references);
-    await this.applyDfDeltas();
+    for (const doc of docs) {
+      this.addField(doc.view.kind, 1, doc.length);
+      for (const term of doc.terms) this.addDf(doc.view.kind, term, 1);
+    }
+    await this.applyDeltas();
+    if (docs.length > 0) await this.insertDocs(docs);
     this.pending.length = 0;
   }
 
+  /**
+   * Documents and their postings in one statement; ids map back through (memory, kind, key), unique per view.
+   * Runs after applyDeltas: every field of the batch has its reference length then.
+   */
   private async insertDocs(
     docs: readonly { view: MemoryView; terms: string[]; tfs: number[]; length: number }[],
-    references: ReadonlyMap<string, number>,
   ): Promise<void> {
-    // Arrays of arrays cannot be unnested row-wise: the forward lists travel as JSON.
-    const ids = await this.sql.query<{ id: number; memory_id: string; kind: string; key: string }>(
-      `INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
-       SELECT $1, d.kind, d.memory_id, d.key, d.length,
-         ARRAY(SELECT jsonb_array_elements_text(d.terms)), ARRAY(SELECT jsonb_array_elements_text(d.tfs))::integer[]
-       FROM jsonb_to_recordset($2::jsonb) AS d(n integer, kind text, memory_id text, key text, length integer,
-         terms jsonb, tfs jsonb)
-       ORDER BY d.n
-       RETURNING id, memory_id, kind, key`,
+    const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[] };
+    docs.forEach((doc, n) => {
+      doc.terms.forEach((term, at) => {
+        postings.docs.push(n);
+        postings.terms.push(term);
+        postings.tfs.push(doc.tfs[at]!);
+      });
+    });
+    // Arrays of arrays cannot be unnested row-wise: the documents travel as JSON.
+    await this.sql.query(
+      `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
+         AS d(n integer, kind text, memory_id text, key text, length integer, terms jsonb, tfs jsonb)),
+       inserted AS (INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
+         SELECT $1, i.kind, i.memory_id, i.key, i.length, ARRAY(SELECT jsonb_array_elements_text(i.terms)),
+           ARRAY(SELECT jsonb_array_elements_text(i.tfs))::integer[]
+         FROM input i ORDER BY i.n
+         RETURNING id, memory_id, kind, key)
+       INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key, impact)
+       SELECT $1, i.kind, p.term, d.id, p.tf, i.length, i.memory_id, i.key,
+         ${impactSql('p.tf', 'i.length', 'f.reference_length')}
+       FROM unnest($3::integer[], $4::text[], $5::integer[]) AS p(n, term, tf)
+       JOIN input i ON i.n = p.n
+       JOIN inserted d ON d.memory_id = i.memory_id AND d.kind = i.kind AND d.key = i.key
+       JOIN lex_fields f ON f.context_id = $1 AND f.kind = i.kind`,
       [
         this.contextId,
         JSON.stringify(
@@ -109,99 +130,56 @@ export class PostgresLexicalBatch {
             tfs: doc.tfs,
           })),
         ),
+        postings.docs,
+        postings.terms,
+        postings.tfs,
       ],
-    );
-    // RETURNING order is not promised: ids map back through (memory, kind, key), unique per view.
-    const idOf = new Map(
-      ids.rows.map((row) => [`${row.memory_id}\u0000${row.kind}\u0000${row.key}`, row.id]),
-    );
-    const kinds: string[] = [];
-    const terms: string[] = [];
-    const docIds: number[] = [];
-    const tfs: number[] = [];
-    const lengths: number[] = [];
-    const memories: string[] = [];
-    const keys: string[] = [];
-    const impacts: number[] = [];
-    for (const doc of docs) {
-      const id = idOf.get(`${doc.view.memoryId}\u0000${doc.view.kind}\u0000${doc.view.key}`)!;
-      const reference = references.get(doc.view.kind)!;
-      doc.terms.forEach((term, at) => {
-        kinds.push(doc.view.kind);
-        terms.push(term);
-        docIds.push(id);
-        tfs.push(doc.tfs[at]!);
-        impacts.push(postingImpact(doc.tfs[at]!, doc.length, reference));
-        lengths.push(doc.length);
-        memories.push(doc.view.memoryId);
-        keys.push(doc.view.key);
-        this.addDf(doc.view.kind, term, 1);
-      });
-    }
-    await this.sql.query(
-      `INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key, impact)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::integer[], $6::integer[], $7::text[],
-         $8::text[], $9::float8[])`,
-      [this.contextId, kinds, terms, docIds, tfs, lengths, memories, keys, impacts],
     );
   }
 
-  /**
-   * Applies the queued document and length deltas per field and returns every touched field's reference
-   * length: fixed when the field is created (the average length of that first batch), since the impacts
-   * stored with its postings are computed at it.
-   */
-  private async applyFieldDeltas(): Promise<Map<string, number>> {
-    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    this.fields.clear();
-    if (fields.length === 0) return new Map();
-    const rows = await this.sql.query<{ kind: string; reference_length: number | null }>(
-      `INSERT INTO lex_fields (context_id, kind, docs, total_length, reference_length)
-       SELECT $1, k, d, l, r FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::float8[]) AS x(k, d, l, r)
-       ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
-         total_length = lex_fields.total_length + excluded.total_length,
-         reference_length = COALESCE(lex_fields.reference_length, excluded.reference_length)
-       RETURNING kind, reference_length`,
-      [
-        this.contextId,
-        fields.map(([kind]) => kind),
-        fields.map(([, delta]) => delta.docs),
-        fields.map(([, delta]) => delta.length),
-        fields.map(([, delta]) => (delta.addedDocs > 0 ? delta.addedLength / delta.addedDocs : null)),
-      ],
-    );
-    return new Map(
-      rows.rows.flatMap((row) => (row.reference_length === null ? [] : [[row.kind, row.reference_length]])),
-    );
-  }
-
-  private async applyDfDeltas(): Promise<void> {
+  private async applyDeltas(): Promise<void> {
     const df = [...this.df]
       .filter(([, delta]) => delta !== 0)
       .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    if (df.length > 0) {
-      const kinds = df.map(([key]) => key.slice(0, key.indexOf('\u0000')));
-      const terms = df.map(([key]) => key.slice(key.indexOf('\u0000') + 1));
+    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    const split = (key: string) => [
+      key.slice(0, key.indexOf('\u0000')),
+      key.slice(key.indexOf('\u0000') + 1),
+    ];
+    if (df.length > 0 || fields.length > 0) {
+      // Two independent upserts, one statement (sorted keys: concurrent writers lock shared rows in one order).
       await this.sql.query(
-        `INSERT INTO lex_df (context_id, kind, term, df)
-         SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
-         ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df`,
-        [this.contextId, kinds, terms, df.map(([, delta]) => delta)],
+        `WITH df AS (INSERT INTO lex_df (context_id, kind, term, df)
+           SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
+           ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df)
+         INSERT INTO lex_fields (context_id, kind, docs, total_length, reference_length)
+         SELECT $1, k, d, l, r FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::float8[]) AS x(k, d, l, r)
+         ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
+           total_length = lex_fields.total_length + excluded.total_length,
+           reference_length = COALESCE(lex_fields.reference_length, excluded.reference_length)`,
+        [
+          this.contextId,
+          df.map(([key]) => split(key)[0]),
+          df.map(([key]) => split(key)[1]),
+          df.map(([, delta]) => delta),
+          fields.map(([kind]) => kind),
+          fields.map(([, delta]) => delta.docs),
+          fields.map(([, delta]) => delta.length),
+          fields.map(([, delta]) => (delta.addedDocs > 0 ? delta.addedLength / delta.addedDocs : null)),
+        ],
       );
-      const dropped = df.filter(([, delta]) => delta < 0);
-      if (dropped.length > 0) {
-        await this.sql.query(
-          `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
-           AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-          [
-            this.contextId,
-            dropped.map(([key]) => key.slice(0, key.indexOf('\u0000'))),
-            dropped.map(([key]) => key.slice(key.indexOf('\u0000') + 1)),
-          ],
-        );
-      }
+    }
+    // After the upsert (a later statement sees its result): terms no document holds any more.
+    const dropped = df.filter(([, delta]) => delta < 0);
+    if (dropped.length > 0) {
+      await this.sql.query(
+        `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
+         AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+        [this.contextId, dropped.map(([key]) => split(key)[0]), dropped.map(([key]) => split(key)[1])],
+      );
     }
     this.df.clear();
+    this.fields.clear();
   }
 
   private addDf(kind: string, term: string, delta: number): void {
