@@ -129,6 +129,8 @@ export async function ingestItems(
         continue;
       }
       const record = checked.record;
+      // The second clock: when this version entered the archive (a restored backup keeps its own).
+      record.recordedAt ??= recordedNow();
       const hash = contentHash(record);
       const key = `${contextId}\u0000${record.id}`;
       const earlier = seen.get(key);
@@ -183,6 +185,11 @@ export async function ingestItems(
   report.contexts = [...allContexts].sort();
   report.seconds = (performance.now() - started) / 1000;
   return report;
+}
+
+/** ISO write time; one per record so versions written in one request still order by their clock. */
+function recordedNow(): string {
+  return new Date().toISOString();
 }
 
 /**

@@ -11,6 +11,8 @@ import type {
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
   MemoryWrite,
   RelationWork,
   VectorRow,
@@ -19,9 +21,11 @@ import type {
 } from './archive-store-spec.ts';
 import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
+import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
+import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
@@ -81,6 +85,7 @@ class SqliteStore implements ArchiveStore {
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly keys: SqliteRelationKeys;
+  private readonly filtered: SqliteMemoryFilter;
   readonly semantic: SemanticIndexStore;
 
   constructor(
@@ -89,6 +94,7 @@ class SqliteStore implements ArchiveStore {
   ) {
     this.statements = prepareStatements(db);
     this.keys = new SqliteRelationKeys(db);
+    this.filtered = new SqliteMemoryFilter(db);
     this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
     const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_fts'").get();
     this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
@@ -136,6 +142,16 @@ class SqliteStore implements ArchiveStore {
             if (previous) {
               const replaced = s.getRecord.get(contextId, record.id) as { record: string };
               s.journal.run(contextId, record.id, replaced.record);
+              // History: the replaced record becomes the memory's newest old version.
+              s.insertVersion.run(
+                contextId,
+                record.id,
+                recordedAtOf(replaced.record),
+                replaced.record,
+                contextId,
+                record.id,
+              );
+              s.deleteTags.run(contextId, record.id);
               s.updateMemory.run(...columns, contextId, record.id);
               s.deleteViews.run(contextId, record.id);
               s.deleteMemoryVectors.run(contextId, record.id);
@@ -147,6 +163,7 @@ class SqliteStore implements ArchiveStore {
               outcome.inserted.push(record.id);
             }
             this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
+            for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
             views.forEach((view, position) => {
               s.insertView.run(
                 contextId,
@@ -196,8 +213,13 @@ class SqliteStore implements ArchiveStore {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
   ): Promise<MemoryRecord[]> {
+    if (options.filter !== undefined) {
+      const { filter, ...page } = options;
+      const rows = this.run(() => this.filtered.list(contextId, filter, page));
+      return rows.map((row) => JSON.parse(row) as MemoryRecord);
+    }
     const rows = this.run(() =>
       this.statements.listRecords.all({
         contextId,
@@ -207,6 +229,22 @@ class SqliteStore implements ArchiveStore {
       }),
     ) as { record: string }[];
     return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  }
+
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    return this.run(() => this.filtered.match(contextId, filter, options));
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    const rows = this.run(() => this.statements.listVersions.all(contextId, id)) as {
+      version: number;
+      record: string;
+    }[];
+    return rows.map((row) => ({ version: row.version, record: JSON.parse(row.record) as MemoryRecord }));
   }
 
   async maxSequence(contextId: string): Promise<number | undefined> {
@@ -273,7 +311,7 @@ class SqliteStore implements ArchiveStore {
           // What a context owns, and how each goes (extend this list with every new per-context table):
           // - memories: ON DELETE CASCADE from contexts; views, vectors, edges cascade from memories;
           // - questions: no foreign key (questions may name a context before its memories arrive): explicit;
-          // - memory_keys: cascade from memories;
+          // - memory_keys, memory_versions, memory_tags: cascade from memories;
           // - relation_journal: no foreign key (entries outlive deleted memories) and holds replaced
           //   records' text: explicit;
           // - tables added later (lexical index, semantic index) must either reference memories/contexts
@@ -674,6 +712,14 @@ function prepareStatements(db: Database.Database) {
     updateMemory: p(`UPDATE memories SET sequence = ?, kind = ?, session_id = ?, round_id = ?, timestamp = ?,
       content_hash = ?, record = ? WHERE context_id = ? AND id = ?`),
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
+    insertVersion: p(`INSERT INTO memory_versions (context_id, memory_id, version, recorded_at, record)
+      SELECT ?, ?, COALESCE(MAX(version), 0) + 1, ?, ? FROM memory_versions WHERE context_id = ? AND memory_id = ?`),
+    listVersions: p(`SELECT version, record FROM memory_versions WHERE context_id = ? AND memory_id = ?
+      ORDER BY version`),
+    insertTag: p(
+      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id) VALUES (?, ?, ?, ?)',
+    ),
+    deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
@@ -740,6 +786,11 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteMeta: p('DELETE FROM meta WHERE key = ?'),
   };
+}
+
+function recordedAtOf(record: string): string | null {
+  const value = (JSON.parse(record) as MemoryRecord).recordedAt;
+  return typeof value === 'string' ? value : null;
 }
 
 function cached<T>(cache: Map<string, Cached<T>>, key: string, version: number, build: () => T): T {
