@@ -1,3 +1,4 @@
+import type { MemoryFilter } from '../store/archive-store-spec.ts';
 import type { CandidateEdge, EdgeRole, ForestSolution, SolverParams } from '../core/candidate-graph.ts';
 import type { TokenUsage } from '../providers/model-spec.ts';
 import type { GeoLocation, MemoryKind } from '../types/memory-record.ts';
@@ -35,6 +36,11 @@ export interface RetrieveOptions {
    * `deadline_exceeded`.
    */
   deadlineMs?: number;
+  /**
+   * Scopes the question to memories passing this filter (agent, run, metadata, event time). Applied before
+   * retrieval: seeds, expansion and the packet hold matching memories only (src/retrieval/filtered-candidates.ts).
+   */
+  filter?: MemoryFilter;
 }
 
 /** How a candidate entered the pool. */

@@ -8,9 +8,9 @@ import {
   type ScoredMemory,
 } from '../retrieval/expand-candidates.ts';
 import { multiViewSearch, retrieverName } from '../retrieval/multi-view-retriever.ts';
-import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import type { SchemaRelationType } from '../types/relation.ts';
+import type { MemoryEdge, SchemaRelationType } from '../types/relation.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import { candidateAlias, type VerifierCall, type VerifierCandidate } from '../verify/verifier-input.ts';
@@ -96,6 +96,7 @@ export async function retrieveEvidence(
       limit: Math.max(poolSize, seedCount * 2),
       ...(deps.models.embedding ? { embedding: deps.models.embedding } : {}),
       ...(signal ? { signal } : {}),
+      ...(options.filter ? { filter: options.filter } : {}),
     },
   );
   if (search.embeddingCall) {
@@ -113,7 +114,7 @@ export async function retrieveEvidence(
   if (search.denseFailed) flags.add('dense_retrieval_failed');
   let ranked = search.ranked;
   if (ranked.length === 0) {
-    ranked = await fallbackSeeds(deps.store, contextId, seedCount);
+    ranked = await fallbackSeeds(deps.store, contextId, seedCount, options.filter);
     flags.add(ranked.length === 0 ? 'empty_context' : 'no_lexical_match');
   }
   const retrievedScore = new Map(ranked.map((m) => [m.memoryId, m.score]));
@@ -121,13 +122,15 @@ export async function retrieveEvidence(
   lap('retrieve');
 
   // 2. One-hop expansion, the cut to M, pool records, anchors.
-  const edges =
+  const allEdges =
     seeds.length > 0
       ? await deps.store.neighbors(
           contextId,
           seeds.map((s) => s.memoryId),
         )
       : [];
+  // A filtered question expands only into memories that pass the filter (checked by id: cost per edge).
+  const edges = options.filter ? await edgesWithin(deps.store, contextId, allEdges, options.filter) : allEdges;
   const entries = expandCandidates(seeds, edges, poolSize);
   const { scores } = poolScores(entries, retrievedScore);
   const records = new Map(
@@ -337,8 +340,35 @@ async function poolRelations(
   return relations;
 }
 
+/** The edges whose both ends pass the filter. */
+async function edgesWithin(
+  store: ArchiveStore,
+  contextId: string,
+  edges: readonly MemoryEdge[],
+  filter: MemoryFilter,
+): Promise<MemoryEdge[]> {
+  if (edges.length === 0) return [];
+  const ids = new Set<string>();
+  for (const edge of edges) {
+    ids.add(edge.a);
+    ids.add(edge.b);
+  }
+  const allowed = new Set(await store.matchMemories(contextId, filter, { ids: [...ids] }));
+  return edges.filter((edge) => allowed.has(edge.a) && allowed.has(edge.b));
+}
+
 /** No view matched: the most recent memories (score 0) so the packet is never silently empty. */
-async function fallbackSeeds(store: ArchiveStore, contextId: string, count: number): Promise<ScoredMemory[]> {
+async function fallbackSeeds(
+  store: ArchiveStore,
+  contextId: string,
+  count: number,
+  filter?: MemoryFilter,
+): Promise<ScoredMemory[]> {
+  if (filter) {
+    // The first matching memories (an index read); a filter never falls back to foreign ones.
+    const ids = await store.matchMemories(contextId, filter, { limit: count });
+    return ids.map((id) => ({ memoryId: id, score: 0, bestView: 'metadata' as const, viewKey: 'main' }));
+  }
   const maxSequence = await store.maxSequence(contextId);
   if (maxSequence === undefined) return [];
   const after = maxSequence - count * 4 - 1;

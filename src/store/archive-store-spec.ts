@@ -55,6 +55,8 @@ export interface ArchiveStore {
   memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]>;
   /** Kept per context: no walk over the context's records. */
   countMemories(contextId: string): Promise<number>;
+  /** Kept counts of the context (memories by kind) and its last write; undefined for an unknown context. */
+  contextStats(contextId: string): Promise<ContextStats | undefined>;
   /** Highest record sequence of the context (undefined when empty): where ingest continues numbering. */
   maxSequence(contextId: string): Promise<number | undefined>;
   /** Content hashes by id, to decide inserted/updated/unchanged before writing. */
@@ -175,6 +177,14 @@ export interface MemoryFilter {
   /** Event-time bounds (record `timestamp`), inclusive, compared as ISO strings; untimed memories fail them. */
   from?: string;
   to?: string;
+}
+
+export interface ContextStats {
+  memories: number;
+  /** Memories per kind (kinds with none are absent). */
+  byKind: Record<string, number>;
+  /** ISO time of the last memory write or delete, when known. */
+  lastWrite?: string;
 }
 
 /** One replaced version of a memory (ArchiveStore.memoryVersions). */

@@ -7,6 +7,7 @@ import type { MemoryView, ViewHit } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  ContextStats,
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
@@ -44,6 +45,7 @@ interface ContextData {
   journal: RelationWork[];
   /** Relation lookup keys (MemoryWrite.keys). */
   keys: MemoryKeyIndex;
+  lastWrite?: string;
   /** memory id -> its replaced versions, oldest first (ArchiveStore.memoryVersions). */
   versions: Map<string, MemoryRecord[]>;
 }
@@ -112,7 +114,10 @@ class MemoryStore implements ArchiveStore {
       data.memories.set(id, stored);
       updateLexical(data, id, stored.views);
     }
-    if (outcome.inserted.length + outcome.updated.length > 0) invalidate(data);
+    if (outcome.inserted.length + outcome.updated.length > 0) {
+      data.lastWrite = new Date().toISOString();
+      invalidate(data);
+    }
     return outcome;
   }
 
@@ -152,6 +157,19 @@ class MemoryStore implements ArchiveStore {
       )
       .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
     return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return undefined;
+    const byKind: Record<string, number> = {};
+    for (const { record } of data.memories.values()) byKind[record.kind] = (byKind[record.kind] ?? 0) + 1;
+    return {
+      memories: data.memories.size,
+      byKind,
+      ...(data.lastWrite === undefined ? {} : { lastWrite: data.lastWrite }),
+    };
   }
 
   async matchMemories(
@@ -226,6 +244,7 @@ class MemoryStore implements ArchiveStore {
       for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
     }
     data.lexical?.removeMemory(id);
+    data.lastWrite = new Date().toISOString();
     invalidate(data);
     return true;
   }

@@ -217,6 +217,28 @@ export const MIGRATIONS: readonly {
       CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
       -- event-time filters (from/to) as an index range
       CREATE INDEX memories_by_time ON memories (context_id, timestamp);
+      -- memories per (context, kind), kept by triggers like edge_counts: user stats never count rows
+      CREATE TABLE kind_counts (
+        context_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (context_id, kind)
+      ) WITHOUT ROWID;
+      INSERT INTO kind_counts (context_id, kind, n) SELECT context_id, kind, COUNT(*) FROM memories GROUP BY 1, 2;
+      CREATE TRIGGER memories_kind_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+          ON CONFLICT (context_id, kind) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER memories_kind_delete AFTER DELETE ON memories BEGIN
+        UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+      END;
+      CREATE TRIGGER memories_kind_update AFTER UPDATE OF kind ON memories WHEN OLD.kind != NEW.kind BEGIN
+        UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+        INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+          ON CONFLICT (context_id, kind) DO UPDATE SET n = n + 1;
+      END;
+      -- when the context was last written (a memory added, changed or deleted)
+      ALTER TABLE contexts ADD COLUMN last_write TEXT;
     `,
     backfill: backfillScopeTags,
   },

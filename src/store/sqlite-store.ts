@@ -8,6 +8,7 @@ import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  ContextStats,
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
@@ -179,6 +180,7 @@ class SqliteStore implements ArchiveStore {
           }
           lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+            s.touchContext.run(new Date().toISOString(), contextId);
             if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
             if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
@@ -257,6 +259,24 @@ class SqliteStore implements ArchiveStore {
     return row?.n ?? 0;
   }
 
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.run(() => {
+      const context = this.statements.contextRow.get(contextId) as
+        | { memories: number; last_write: string | null }
+        | undefined;
+      if (!context) return undefined;
+      const byKind: Record<string, number> = {};
+      for (const row of this.statements.kindCounts.all(contextId) as { kind: string; n: number }[]) {
+        if (row.n > 0) byKind[row.kind] = row.n;
+      }
+      return {
+        memories: context.memories,
+        byKind,
+        ...(context.last_write === null ? {} : { lastWrite: context.last_write }),
+      };
+    });
+  }
+
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
     const rows = this.run(() =>
@@ -292,6 +312,7 @@ class SqliteStore implements ArchiveStore {
             lexical?.flush();
             s.journal.run(contextId, id, removed.record);
             s.addCount.run(-1, contextId);
+            s.touchContext.run(new Date().toISOString(), contextId);
             s.bumpVectorVersion.run(contextId);
           }
           return deleted;
@@ -328,6 +349,7 @@ class SqliteStore implements ArchiveStore {
           }
           s.deleteContextJournal.run(contextId);
           s.deleteContextEdgeCounts.run(contextId);
+          s.deleteContextKindCounts.run(contextId);
           // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
           // docs, postings and lists from memories.
           s.deleteContextSemanticDf.run(contextId);
@@ -719,6 +741,10 @@ function prepareStatements(db: Database.Database) {
     insertTag: p(
       'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id) VALUES (?, ?, ?, ?)',
     ),
+    touchContext: p('UPDATE contexts SET last_write = ? WHERE id = ?'),
+    contextRow: p('SELECT memories, last_write FROM contexts WHERE id = ?'),
+    kindCounts: p('SELECT kind, n FROM kind_counts WHERE context_id = ? ORDER BY kind'),
+    deleteContextKindCounts: p('DELETE FROM kind_counts WHERE context_id = ?'),
     deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),

@@ -120,6 +120,26 @@ export function scopeHistoryConformance(
     expect(await ids({ metadata: { n: 1 } })).toEqual([]);
   });
 
+  it('keeps per-kind counts and the last write time of a context', async () => {
+    const s = store();
+    expect(await s.contextStats('ctx')).toBeUndefined();
+    const before = new Date().toISOString();
+    await s.writeMemories('ctx', [
+      write('ctx', 'a', 'one', 0),
+      scoped('b', 'two', 1, { kind: 'note' }),
+      scoped('c', 'three', 2, { kind: 'note' }),
+    ]);
+    const stats = await s.contextStats('ctx');
+    expect(stats).toMatchObject({ memories: 3, byKind: { message: 1, note: 2 } });
+    expect(stats!.lastWrite! >= before).toBe(true);
+    // An update that changes the kind moves the count; a delete drops it.
+    await s.writeMemories('ctx', [scoped('a', 'one', 0, { kind: 'note' })]);
+    await s.deleteMemory('ctx', 'b');
+    expect((await s.contextStats('ctx'))?.byKind).toEqual({ note: 2 });
+    await s.deleteContext('ctx');
+    expect(await s.contextStats('ctx')).toBeUndefined();
+  });
+
   it('searches only the given memories, with the unrestricted scores', async () => {
     const s = store();
     await s.writeMemories('ctx', [
