@@ -1,6 +1,6 @@
-import type { MemoryFilter } from '../store/archive-store-spec.ts';
 import type { CandidateEdge, EdgeRole, ForestSolution, SolverParams } from '../core/candidate-graph.ts';
 import type { TokenUsage } from '../providers/model-spec.ts';
+import type { MemoryFilter } from '../store/archive-store-spec.ts';
 import type { GeoLocation, MemoryKind } from '../types/memory-record.ts';
 import type { QuestionChoice, QuestionImage } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';

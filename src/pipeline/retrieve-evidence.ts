@@ -130,7 +130,9 @@ export async function retrieveEvidence(
         )
       : [];
   // A filtered question expands only into memories that pass the filter (checked by id: cost per edge).
-  const edges = options.filter ? await edgesWithin(deps.store, contextId, allEdges, options.filter) : allEdges;
+  const edges = options.filter
+    ? await edgesWithin(deps.store, contextId, allEdges, options.filter)
+    : allEdges;
   const entries = expandCandidates(seeds, edges, poolSize);
   const { scores } = poolScores(entries, retrievedScore);
   const records = new Map(

@@ -102,6 +102,15 @@ export const memoryRecordInputSchema = z.strictObject({
 
 export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;
 
+/**
+ * An update of a stored memory (PATCH /v1/memories/:id, MCP update_memory, `updateMemory`): any record field
+ * but the identity ones; each given field replaces the stored one (metadata as a whole), the rest is kept.
+ */
+export const memoryPatchSchema = memoryRecordInputSchema
+  .omit({ id: true, contextId: true, recordedAt: true })
+  .partial();
+export type MemoryPatch = z.infer<typeof memoryPatchSchema>;
+
 export type ToMemoryRecordResult =
   | { ok: true; record: MemoryRecord }
   | { ok: false; code: 'INVALID_INPUT' | 'TOO_LARGE'; field: string; message: string };

@@ -12,6 +12,7 @@ import { type ApiKeyGrant, parseApiKeys } from './api-keys.ts';
 import { errorResponse, httpError } from './error-response.ts';
 import { localOriginGuard } from './local-origin-guard.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
+import { registerMemoryVerbRoutes } from './memory-verb-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
 import { registerUserRoutes } from './user-routes.ts';
@@ -109,6 +110,7 @@ export function createServer(options: ServerOptions): Hono {
   );
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
+  registerMemoryVerbRoutes(app, options.graphmemix);
   registerQueryRoutes(app, options.graphmemix);
   registerUserRoutes(app, options.graphmemix);
   return app;

@@ -14,7 +14,13 @@ export interface WriteWorkerData {
 }
 
 /** The write methods of the public API that the worker runs (same names and arguments). */
-export type WriteMethod = 'ingest' | 'addMemories' | 'deleteMemory' | 'compact' | 'forgetContext';
+export type WriteMethod =
+  | 'ingest'
+  | 'addMemories'
+  | 'updateMemory'
+  | 'deleteMemory'
+  | 'compact'
+  | 'forgetContext';
 
 export interface WriteRequest {
   id: number;
