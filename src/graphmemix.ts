@@ -2,7 +2,6 @@ import { sep } from 'node:path';
 import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
 import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
-import { GraphmemixError } from './errors/index.ts';
 import type {
   CompactReport,
   ForgetReport,
