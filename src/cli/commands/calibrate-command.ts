@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/index.ts';
+import { requireArchive } from '../archive-checks.ts';
 
 interface CalibrateFlags {
   db: string;
@@ -48,6 +49,7 @@ Example:
       const { openStore } = await import('../../store/open-store.ts');
       const { calibratePrizes } = await import('../../pipeline/calibrate-prizes.ts');
       const { isDevQuestion } = await import('../../eval/splits.ts');
+      requireArchive(flags.db);
       const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
       const store = await openStore(flags.db);
       try {

@@ -8,6 +8,7 @@ import { IMPORT_FORMATS } from '../../importers/importer-spec.ts';
 import { createModels } from '../../providers/create-models.ts';
 import { loadModelConfig } from '../../providers/model-config.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
+import { announceNewArchive } from '../archive-checks.ts';
 import { createProgress } from '../progress.ts';
 
 interface IngestFlags {
@@ -41,6 +42,16 @@ Examples:
     .action(async (path: string, flags: IngestFlags) => {
       const report = await runIngest(path, flags);
       process.stdout.write(flags.json ? `${JSON.stringify(ingestSummary(report))}\n` : formatReport(report));
+      // Everything rejected and nothing stored: the wrong --format or a broken file, not a success.
+      const stored = report.imported + report.updated + report.unchanged + report.skipped;
+      if (stored === 0 && report.rejected.length > 0) {
+        const first = report.rejected[0]!;
+        throw new GraphmemixError(
+          'INVALID_INPUT',
+          `no record imported: ${report.rejected.length} rejected as ${flags.format} (first: ${first.message}); check --format`,
+          { location: { field: 'format' } },
+        );
+      }
     });
 }
 
@@ -62,6 +73,7 @@ export async function runIngest(path: string, flags: IngestFlags): Promise<Inges
   }
   // Configured models join the digest (vision captions for photos, embeddings); nothing configured: offline.
   const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
+  announceNewArchive(flags.db);
   const gm = await openGraphmemix({ db: flags.db, models });
   const progress = createProgress({ label: `ingest ${flags.format}` });
   try {
@@ -96,7 +108,7 @@ export function ingestSummary(report: IngestReport): Record<string, unknown> {
     skipped: report.skipped,
     rejections: report.rejected,
     warnings: report.warnings,
-    stepSeconds: Object.fromEntries(
+    step_seconds: Object.fromEntries(
       Object.entries(report.stepSeconds).map(([step, seconds]) => [step, Math.round(seconds * 1000) / 1000]),
     ),
   };

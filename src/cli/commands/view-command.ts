@@ -5,6 +5,7 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { viewSchema } from '../../api-schemas/route-schemas.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ViewerQuestion } from '../../viewer/render-viewer-html.ts';
+import { requireArchive, requireContext } from '../archive-checks.ts';
 
 interface ViewFlags {
   db: string;
@@ -42,6 +43,7 @@ Example:
         ?.split(',')
         .map((id) => id.trim())
         .filter(Boolean);
+      requireArchive(flags.db);
       const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
       const graphmemix = await openShellGraphmemix({
@@ -50,6 +52,7 @@ Example:
       });
       const pages: ViewerQuestion[] = [];
       try {
+        await requireContext(graphmemix, flags.context, flags.db);
         for (const input of inputs) {
           const result = await graphmemix.retrieve(
             input.user_id,
