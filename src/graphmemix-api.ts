@@ -1,5 +1,5 @@
 import type { IngestReport } from './digest/ingest-report.ts';
-import type { ImportFormat } from './importers/importer-spec.ts';
+import type { DialogueShape, ImportFormat } from './importers/importer-spec.ts';
 import type {
   AnswerResult,
   QuestionInput,
@@ -23,7 +23,13 @@ export interface Graphmemix {
   /** Import a file or directory in a supported format through the one ingest path. */
   ingest(
     path: string,
-    options: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
+    options: {
+      format: ImportFormat;
+      contextId?: string;
+      /** Dialogue datasets with rounds: keep them (default) or import turns only (ImportOptions.shape). */
+      shape?: DialogueShape;
+      onProgress?: (items: number) => void;
+    },
   ): Promise<IngestReport>;
   /**
    * Add or update records given as plain objects (unified record shape; missing sequence/kind defaulted).

@@ -17,7 +17,7 @@ import {
   updateStoredMemory,
 } from './graphmemix-memory-verbs.ts';
 import { getImporter } from './importers/importer-registry.ts';
-import type { ImportFormat, ImportItem } from './importers/importer-spec.ts';
+import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import { startQuestionDeadline } from './pipeline/question-deadline.ts';
@@ -143,7 +143,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     ...(media === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
-      ingestOptions: { format: ImportFormat; contextId?: string; onProgress?: (items: number) => void },
+      ingestOptions: {
+        format: ImportFormat;
+        contextId?: string;
+        shape?: DialogueShape;
+        onProgress?: (items: number) => void;
+      },
     ): Promise<IngestReport> {
       if (writer) {
         const { onProgress, ...rest } = ingestOptions;
@@ -158,6 +163,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
         ...(models.vision === undefined ? {} : { vision: models.vision }),
         ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+        ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
         mediaRoot,
       });
       return ingestItems(store, items, {

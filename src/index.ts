@@ -1,12 +1,23 @@
-// Public API of graphmemix. Shells (CLI, HTTP, MCP, viewer) import only from here.
+/// <reference types="node" preserve="true" />
+// The declarations use Node globals (AbortSignal, fetch, URL, NodeJS.ProcessEnv); @types/node is a dependency
+// so a consumer type-checks with no @types of its own.
+// Public API of graphmemix (the package's main entry): the library only. The HTTP server, MCP server, eval
+// harness and viewer are shells with their own entries (graphmemix/server, /mcp, /eval, /viewer), so importing
+// the library loads no hono, MCP SDK, image or OCR module (test/api/library-import-graph.test.ts).
 export * from './core/index.ts';
+export { compactSemantic } from './digest/incremental/compact-semantic.ts';
+export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
 export * from './errors/index.ts';
-export { type EvalOptions, type EvalReport, runEval } from './eval/run-eval.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
-export type { ImportFormat } from './importers/importer-spec.ts';
-export { createMcpServer } from './mcp/index.ts';
+export { isImportFormat } from './importers/importer-registry.ts';
+export {
+  DIALOGUE_SHAPES,
+  type DialogueShape,
+  IMPORT_FORMATS,
+  type ImportFormat,
+} from './importers/importer-spec.ts';
 export { type CalibrateOptions, type CalibrateReport, calibratePrizes } from './pipeline/calibrate-prizes.ts';
 export { renderPacketText } from './pipeline/evidence-packet.ts';
 export {
@@ -26,8 +37,7 @@ export {
   loadModelConfig,
 } from './providers/index.ts';
 export type * from './providers/model-spec.ts';
+export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';
 export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
-export { createServer, type ServerOptions } from './server/create-server.ts';
-export { startServer } from './server/start-server.ts';
+export { openStore } from './store/open-store.ts';
 export * from './types/index.ts';
-export { formatForestText, renderViewerHtml, type ViewerQuestion } from './viewer/index.ts';

@@ -12,5 +12,5 @@ program
     'Memory engine for long-lived multimodal agents: query-time evidence forests over your archive.',
   )
   .version(version, '-V, --version');
-registerCommands(program);
+await registerCommands(program, process.argv);
 await runCli(program, process.argv);

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT_CODES } from '../errors/error-codes.ts';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
-import { allowMediaFromEnv } from '../providers/to-image-url.ts';
-import { redact, redactText } from '../server/redact.ts';
+import { redact, redactText } from '../shell-kit/redact.ts';
 
 /**
  * Runs the program and maps failures to exit codes: 2 for bad input or config, 69 for unavailable models,
@@ -12,8 +11,9 @@ export async function runCli(program: Command, argv: string[]): Promise<void> {
   program.exitOverride();
   program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
-    // GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA: extra media a model may receive, for every command.
-    allowMediaFromEnv();
+    // GRAPHMEMIX_MEDIA_ROOTS / GRAPHMEMIX_REMOTE_MEDIA: extra media a model may receive, for every command;
+    // set before any action (not for --help, which loads none of the library).
+    program.hook('preAction', async () => (await import('../index.ts')).allowMediaFromEnv());
     await program.parseAsync(argv);
   } catch (error) {
     process.exitCode = reportError(error, argv.includes('--json'));

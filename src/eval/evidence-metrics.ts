@@ -39,11 +39,16 @@ export interface MetricSummary {
 
 export interface MetricAggregate extends MetricSummary {
   by_type: Record<string, MetricSummary>;
+  /**
+   * The same metrics on the dev fold (fold 0, what calibrations and the offline ranker are fitted on) and on
+   * the held-out folds 1-4 (src/eval/splits.ts), so a figure is never read off the data it was fitted on.
+   */
+  by_fold: { dev: MetricSummary; heldout: MetricSummary };
 }
 
 /** Averages per-question metrics overall and by question type (types sorted for stable output). */
 export function aggregateMetrics(
-  rows: readonly { type?: string; metrics: QuestionMetrics }[],
+  rows: readonly { type?: string; dev?: boolean; metrics: QuestionMetrics }[],
 ): MetricAggregate {
   const byType = new Map<string, QuestionMetrics[]>();
   for (const row of rows) {
@@ -54,7 +59,11 @@ export function aggregateMetrics(
   }
   const by_type: Record<string, MetricSummary> = {};
   for (const key of [...byType.keys()].sort()) by_type[key] = summarize(byType.get(key) ?? []);
-  return { ...summarize(rows.map((row) => row.metrics)), by_type };
+  const by_fold = {
+    dev: summarize(rows.filter((row) => row.dev === true).map((row) => row.metrics)),
+    heldout: summarize(rows.filter((row) => row.dev === false).map((row) => row.metrics)),
+  };
+  return { ...summarize(rows.map((row) => row.metrics)), by_type, by_fold };
 }
 
 function summarize(list: readonly QuestionMetrics[]): MetricSummary {

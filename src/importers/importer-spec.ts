@@ -34,6 +34,9 @@ export interface SourcePosition {
   recordId?: string;
 }
 
+export type DialogueShape = 'rounds' | 'turns';
+export const DIALOGUE_SHAPES: readonly DialogueShape[] = ['rounds', 'turns'];
+
 export interface ImportOptions {
   /** Put everything into this context (overrides ids from the source where the format has none). */
   contextId?: string;
@@ -47,6 +50,14 @@ export interface ImportOptions {
    * else the folder of the file. `Graphmemix.ingest` sets it and allows it for model image parts.
    */
   mediaRoot?: string;
+  /**
+   * Record shape of dialogue datasets that have user/assistant rounds (mem-gallery, m3exam). 'rounds'
+   * (default): each turn carries its round id, so the two halves of a round are joined by same_round.
+   * 'turns': the round ids are left out, giving the shape of a two-person chat without rounds (LoCoMo,
+   * REALTALK, exported messengers: only consecutive turns of a session are related), so chat-shaped archives
+   * can be measured on data with round-level gold. Gold still names both turns of a round.
+   */
+  shape?: DialogueShape;
   /** Largest text field accepted, in bytes. Default 1 MiB; larger records are rejected with TOO_LARGE. */
   maxTextBytes?: number;
 }

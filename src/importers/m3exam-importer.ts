@@ -74,7 +74,7 @@ async function* readPersona(
       contextId,
       kind: 'message' as const,
       sessionId,
-      roundId,
+      roundId: options.shape === 'turns' ? undefined : roundId,
       sourceId: basename(sessionsFile),
       timestamp,
     });

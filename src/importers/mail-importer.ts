@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { type AddressObject, type Attachment, type ParsedMail, simpleParser } from 'mailparser';
+import type { AddressObject, Attachment, ParsedMail } from 'mailparser';
 import type { EmailMetadata } from '../types/email-metadata.ts';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import { findFiles, hasExtension } from './find-files.ts';
@@ -9,6 +9,7 @@ import { rejectItem, SequenceCounter, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { normalizeMessageId, parseMailDate, parseMessageIdList } from './mail/mail-fields.ts';
 import { looksLikeMbox, splitMbox } from './mail/split-mbox.ts';
+import { loadOptionalPackage } from './optional-package.ts';
 
 /** Context used when the caller names none. */
 export const DEFAULT_MAIL_CONTEXT_ID = 'default';
@@ -101,6 +102,7 @@ async function* toItems(
 ): AsyncGenerator<ImportItem> {
   const where = message.index === undefined ? 'message' : `message ${message.index}`;
   const place = message.line === undefined ? {} : { line: message.line };
+  const { simpleParser } = await loadOptionalPackage('mailparser', 'mail import');
   let parsed: ParsedMail;
   try {
     parsed = await simpleParser(message.raw, {

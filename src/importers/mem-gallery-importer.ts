@@ -83,7 +83,7 @@ async function* readDialogFile(
     const shared = compact({
       contextId,
       sessionId,
-      roundId,
+      roundId: options.shape === 'turns' ? undefined : roundId,
       sourceId,
       timestamp,
       kind: 'message' as const,

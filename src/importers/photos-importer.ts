@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ChatModel } from '../providers/model-spec.ts';
 import type { ExifData, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
@@ -10,6 +10,7 @@ import { compareCodePoints, findFiles, hasExtension } from './find-files.ts';
 import { warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
 import { createTesseractOcr, type OcrEngine } from './ocr/tesseract-ocr.ts';
+import { loadOptionalPackage } from './optional-package.ts';
 
 export const PHOTO_EXTENSIONS: readonly string[] = ['.jpg', '.jpeg', '.png', '.webp', '.heic', '.heif'];
 
@@ -141,6 +142,8 @@ async function probePhoto(
       error: new GraphmemixError('NOT_FOUND_PATH', 'cannot read photo file', { location: { file }, cause }),
     };
   }
+  // Loaded outside the try: a missing package is a setup error for the whole import, not a bad photo.
+  const { default: sharp } = await loadOptionalPackage('sharp', 'photo import');
   let metadata: Metadata;
   try {
     metadata = await sharp(bytes).metadata();
@@ -219,6 +222,7 @@ async function recognise(
   engine: OcrEngine,
   file: string,
 ): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+  const { default: sharp } = await loadOptionalPackage('sharp', 'photo OCR');
   try {
     // Normalised input for tesseract: EXIF orientation applied, greyscale, at most 2,000 px (more only
     // slows recognition), PNG (tesseract's own decoder does not read WebP/HEIC).

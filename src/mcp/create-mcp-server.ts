@@ -12,9 +12,9 @@ import { toMemoryFilter, toQuestionCall, toRecordInputs, toScope } from '../api-
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
-import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../server/api-serializers.ts';
-import { confineRecordMedia } from '../server/confine-record-media.ts';
-import { ALL_USERS, assertScope, type UserScope } from '../server/user-scope.ts';
+import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/api-serializers.ts';
+import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
+import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
 import { registerMemoryVerbTools } from './register-memory-verb-tools.ts';
 import { runTool } from './run-tool.ts';
 

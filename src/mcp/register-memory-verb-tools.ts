@@ -8,7 +8,7 @@ import {
 import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../server/api-serializers.ts';
+import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
 import { runTool } from './run-tool.ts';
 
 /**

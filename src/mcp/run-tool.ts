@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
-import { redact } from '../server/redact.ts';
+import { redact } from '../shell-kit/redact.ts';
 
 /** Runs a tool body: its value as JSON text plus structured content, a failure as an isError result with the code. */
 export async function runTool(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {

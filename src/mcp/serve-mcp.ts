@@ -3,11 +3,11 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono } from 'hono';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { apiKeyAuth } from '../server/api-key-auth.ts';
-import { type ApiKeyGrant, parseApiKeys } from '../server/api-keys.ts';
-import { errorResponse, httpError } from '../server/error-response.ts';
-import { localOriginGuard } from '../server/local-origin-guard.ts';
-import { ALL_USERS } from '../server/user-scope.ts';
+import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
+import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
+import { errorResponse, httpError } from '../shell-kit/error-response.ts';
+import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { ALL_USERS } from '../shell-kit/user-scope.ts';
 import { createMcpServer, type McpServerOptions } from './create-mcp-server.ts';
 
 /**

@@ -6,17 +6,17 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { allowMediaRoot } from '../providers/to-image-url.ts';
-import { apiKeyAuth } from './api-key-auth.ts';
-import { type ApiKeyGrant, parseApiKeys } from './api-keys.ts';
-import { errorResponse, httpError } from './error-response.ts';
-import { localOriginGuard } from './local-origin-guard.ts';
+import { allowMediaRoot } from '../index.ts';
+import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
+import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
+import { errorResponse, httpError } from '../shell-kit/error-response.ts';
+import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerMemoryVerbRoutes } from './memory-verb-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
 import { registerUserRoutes } from './user-routes.ts';
-import { ALL_USERS, requireUser } from './user-scope.ts';
 
 export interface ServerOptions {
   graphmemix: Graphmemix;

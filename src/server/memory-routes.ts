@@ -6,13 +6,13 @@ import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas
 import { toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
-import { allRejected, toApiIngestReport } from './api-serializers.ts';
-import { confineRecordMedia } from './confine-record-media.ts';
-import { httpError } from './error-response.ts';
+import { allRejected, toApiIngestReport } from '../shell-kit/api-serializers.ts';
+import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
+import { httpError } from '../shell-kit/error-response.ts';
+import { requireUser } from '../shell-kit/user-scope.ts';
 import { queryObject } from './query-params.ts';
 import { filesOf, isMultipart, readJson, readMultipart, textField } from './read-body.ts';
 import { safeFileName, saveUpload } from './save-upload.ts';
-import { requireUser } from './user-scope.ts';
 
 export interface RouteDeps {
   graphmemix: Graphmemix;

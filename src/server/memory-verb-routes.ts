@@ -8,11 +8,11 @@ import {
 } from '../api-schemas/route-schemas.ts';
 import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from './api-serializers.ts';
-import { httpError } from './error-response.ts';
+import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
+import { httpError } from '../shell-kit/error-response.ts';
+import { requireUser, scopeAllows } from '../shell-kit/user-scope.ts';
 import { queryObject } from './query-params.ts';
 import { readJson } from './read-body.ts';
-import { requireUser, scopeAllows } from './user-scope.ts';
 
 /**
  * The memory verbs next to add/get/delete: list (keyset pages, filters), update with history, and the

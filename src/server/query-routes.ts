@@ -3,11 +3,11 @@ import { parseInput } from '../api-schemas/parse-input.ts';
 import { answerSchema, retrieveSchema, searchSchema, viewSchema } from '../api-schemas/route-schemas.ts';
 import { toMemoryFilter, toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
+import { toApiAnswer, toApiRetrieval, toApiSearchHit } from '../shell-kit/api-serializers.ts';
+import { requireUser } from '../shell-kit/user-scope.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
-import { toApiAnswer, toApiRetrieval, toApiSearchHit } from './api-serializers.ts';
 import { readJson } from './read-body.ts';
-import { requireUser } from './user-scope.ts';
 
 /** Read routes: flat search, evidence forest, answer, and the viewer page. */
 export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {

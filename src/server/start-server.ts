@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
-import { apiKeyEntriesFromEnv } from './api-keys.ts';
+import { apiKeyEntriesFromEnv } from '../shell-kit/api-keys.ts';
+import { tuneHttpServer } from '../shell-kit/tune-http-server.ts';
 import { createServer, type ServerOptions } from './create-server.ts';
-import { tuneHttpServer } from './tune-http-server.ts';
 
 export interface StartServerOptions extends ServerOptions {
   port?: number;

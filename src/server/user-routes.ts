@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { userRefSchema } from '../api-schemas/route-schemas.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { httpError } from './error-response.ts';
+import { httpError } from '../shell-kit/error-response.ts';
 
 /**
  * /v1/users/:user_id: forget a whole user. Every memory with its views, vectors, edges and questions goes in

@@ -7,8 +7,8 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createOpenAICompatibleChat } from '../../src/providers/openai-compatible-chat.ts';
 import { createServer } from '../../src/server/create-server.ts';
-import { errorResponse } from '../../src/server/error-response.ts';
-import { redact, redactText } from '../../src/server/redact.ts';
+import { errorResponse } from '../../src/shell-kit/error-response.ts';
+import { redact, redactText } from '../../src/shell-kit/redact.ts';
 import { type FakeOpenAIServer, startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { connectMcp, jsonRequest, SecurityTally } from './security-harness.ts';
 

@@ -4,8 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
-import { parseApiKeys } from '../../src/server/api-keys.ts';
-import { userScope } from '../../src/server/user-scope.ts';
+import { parseApiKeys } from '../../src/shell-kit/api-keys.ts';
+import { userScope } from '../../src/shell-kit/user-scope.ts';
 import {
   connectMcp,
   jsonRequest,

@@ -8,8 +8,10 @@ import { BM25_B, BM25_K1, Bm25Index } from '../../src/retrieval/bm25-index.ts';
 import { tokenize } from '../../src/retrieval/tokenize.ts';
 import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../../src/types/view.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 
 /**
  * Differential tests of searchLexical: every backend, after random interleaved inserts, updates and deletes
@@ -19,6 +21,7 @@ import type { MemoryView, ViewHit, ViewKind } from '../../src/types/view.ts';
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-lexical-'));
 let counter = 0;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(dropTestDatabases);
 
 const KINDS: ViewKind[] = ['text', 'caption', 'metadata'];
 
@@ -44,10 +47,29 @@ function fileBackend(): Backend {
   };
 }
 
+/** A fresh database per store on the test server (skipped with the printed reason when there is none). */
+function postgresBackend(): Backend {
+  let url = '';
+  return {
+    name: 'postgres (reopened)',
+    open: async () => {
+      url = await createTestDatabase();
+      return openPostgresStore({ url, maxConnections: 2 });
+    },
+    reopen: async (store) => {
+      await store.close();
+      return openPostgresStore({ url, maxConnections: 2 });
+    },
+  };
+}
+
+if (PG_SKIP) console.warn(`[postgres lexical differential skipped] ${PG_SKIP}`);
+
 const backends: (() => Backend)[] = [
   () => ({ name: 'memory', open: () => openStore('memory:') }),
   () => ({ name: 'sqlite :memory:', open: () => openStore(':memory:') }),
   fileBackend,
+  ...(PG_SKIP ? [] : [postgresBackend]),
 ];
 
 /** Zipfian word sampler over a small vocabulary (many shared terms, many exact ties). */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { toApiAnswer } from '../../server/api-serializers.ts';
+import { toApiAnswer } from '../../shell-kit/api-serializers.ts';
 import { addQuestionFlags, formatResultText, type QuestionFlags, runQuestion } from './retrieve-command.ts';
 
 export function registerAskCommand(program: Command): void {

@@ -44,10 +44,7 @@ Example:
           location: { field: 'verifiers' },
         });
       }
-      const { loadModelConfig } = await import('../../providers/model-config.ts');
-      const { createModels } = await import('../../providers/create-models.ts');
-      const { openStore } = await import('../../store/open-store.ts');
-      const { calibratePrizes } = await import('../../pipeline/calibrate-prizes.ts');
+      const { calibratePrizes, createModels, loadModelConfig, openStore } = await import('../../index.ts');
       const { isDevQuestion } = await import('../../eval/splits.ts');
       requireArchive(flags.db);
       const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));

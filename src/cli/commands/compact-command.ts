@@ -1,9 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { compactSemantic } from '../../digest/incremental/compact-semantic.ts';
-import { semanticNeedsCompaction } from '../../digest/incremental/semantic-needs-compaction.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openStore } from '../../store/open-store.ts';
+import { compactSemantic, openStore, semanticNeedsCompaction } from '../../index.ts';
 
 interface CompactFlags {
   db: string;

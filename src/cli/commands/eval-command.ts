@@ -6,9 +6,7 @@ import { type EvalReport, runEval } from '../../eval/run-eval.ts';
 import { parseSelectorList } from '../../eval/selectors/selector-registry.ts';
 import { QUESTION_SPLITS } from '../../eval/splits.ts';
 import { writeEvalReport } from '../../eval/write-eval-report.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
-import { createModels } from '../../providers/create-models.ts';
-import { loadModelConfig } from '../../providers/model-config.ts';
+import { createModels, loadModelConfig, openGraphmemix } from '../../index.ts';
 import { renderViewerHtml } from '../../viewer/render-viewer-html.ts';
 import { createProgress } from '../progress.ts';
 
@@ -26,6 +24,7 @@ const evalFlagsSchema = z.object({
   ablation: z.boolean().default(true),
   answers: z.boolean().optional(),
   limit: z.coerce.number().int().min(1).optional(),
+  shape: z.enum(['rounds', 'turns']).optional(),
 });
 
 export function registerEvalCommand(program: Command): void {
@@ -46,6 +45,10 @@ export function registerEvalCommand(program: Command): void {
     .option('--no-ablation', 'skip the ablation ladder')
     .option('--answers', 'answer with the reader and judge (needs reader and judge models)')
     .option('--limit <n>', 'only the first n questions of the split')
+    .option(
+      '--shape <shape>',
+      'mem-gallery/m3exam: rounds (default) or turns (two-person-chat shape, no rounds)',
+    )
     .addHelpText(
       'after',
       `
@@ -82,6 +85,7 @@ Examples:
           ...(flags.answers === undefined ? {} : { answers: flags.answers }),
           ...(flags.db === undefined ? {} : { db: flags.db }),
           ...(flags.limit === undefined ? {} : { limit: flags.limit }),
+          ...(flags.shape === undefined ? {} : { shape: flags.shape }),
           onProgress: (done, total) => progress.update(done, `of ${total} questions`),
           open: (db, openModels) => openGraphmemix({ db, models: openModels }),
         });
@@ -122,9 +126,9 @@ function formatTable(report: EvalReport, reportDir: string | undefined): string 
   const rows = (list: EvalReport['selectors']) =>
     list.map(
       (s) =>
-        `  ${s.name.padEnd(22)} ${pct(s.recall)} ${pct(s.hit)} ${pct(s.all_gold)} ${s.mean_selected.toFixed(2).padStart(8)}`,
+        `  ${s.name.padEnd(22)} ${pct(s.recall)} ${pct(s.hit)} ${pct(s.all_gold)} ${s.mean_selected.toFixed(2).padStart(8)} ${pct(s.by_fold.dev.recall)} ${pct(s.by_fold.heldout.recall)}`,
     );
-  const header = `  ${'selector'.padEnd(22)} ${'Recall'.padStart(7)} ${'Hit'.padStart(7)} ${'AllGold'.padStart(7)} ${'selected'.padStart(8)}`;
+  const header = `  ${'selector'.padEnd(22)} ${'Recall'.padStart(7)} ${'Hit'.padStart(7)} ${'AllGold'.padStart(7)} ${'selected'.padStart(8)} ${'R fold0'.padStart(7)} ${'R 1-4'.padStart(7)}`;
   const lines = [
     `${report.dataset}: ${report.questions} questions, ${report.questions_without_gold} without gold, ${report.unresolved_gold} unresolved gold ids, K = ${report.k}`,
     header,
@@ -133,6 +137,10 @@ function formatTable(report: EvalReport, reportDir: string | undefined): string 
   if (report.ablation) lines.push('ablation ladder:', header, ...rows(report.ablation));
   lines.push(
     `digest ${report.digest_seconds.toFixed(2)} s (${report.memories} memories); retrieve p50 ${report.latency_ms.retrieve_p50.toFixed(1)} ms, p95 ${report.latency_ms.retrieve_p95.toFixed(1)} ms; solver p50 ${report.latency_ms.solver_p50.toFixed(2)} ms`,
+    `packet sizes (graphmemix, questions with gold): ${Object.entries(report.packet_sizes)
+      .sort((a, b) => Number(a[0]) - Number(b[0]))
+      .map(([size, count]) => `${size}: ${count}`)
+      .join(', ')}`,
     `model calls/question ${report.model_calls_per_question.toFixed(2)}, tokens/question ${report.tokens_per_question.toFixed(0)}, lifecycle ${report.lifecycle.total_seconds.toFixed(1)} s`,
   );
   if (report.answers) {

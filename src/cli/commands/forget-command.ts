@@ -53,7 +53,7 @@ export async function runForget(
     });
   }
   // The media folder beside the database is where `serve` keeps uploads (see mediaDirFor).
-  const { mediaDirPath } = await import('../../server/open-shell-graphmemix.ts');
+  const { mediaDirPath } = await import('../../shell-kit/open-shell-graphmemix.ts');
   const gm = await openGraphmemix({ db: flags.db, mediaDir: mediaDirPath(flags.db) });
   try {
     if (flags.memory !== undefined) {

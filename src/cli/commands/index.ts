@@ -1,28 +1,131 @@
-import type { Command } from 'commander';
-import { registerAskCommand } from './ask-command.ts';
-import { registerCalibrateCommand } from './calibrate-command.ts';
-import { registerCompactCommand } from './compact-command.ts';
-import { registerEvalCommand } from './eval-command.ts';
-import { registerForgetCommand } from './forget-command.ts';
-import { registerIngestCommand } from './ingest-command.ts';
-import { registerMcpCommand } from './mcp-command.ts';
-import { registerRetrieveCommand } from './retrieve-command.ts';
-import { registerServeCommand } from './serve-command.ts';
-import { registerViewCommand } from './view-command.ts';
+import { type Command, Help } from 'commander';
+
+/** One CLI command as the top-level help lists it; its module loads only when the command runs. */
+export interface CommandEntry {
+  name: string;
+  /** What follows the name in the command list, exactly as commander renders it from the real command. */
+  term: string;
+  description: string;
+  load: () => Promise<(program: Command) => void>;
+}
 
 /**
- * Every CLI command lives in its own file exporting `register<Name>Command(program)`; add one line here.
+ * Every CLI command lives in its own file exporting `register<Name>Command(program)`; add one entry here.
  * Commands are thin: parse flags with the shared schema, call the public API, print text or --json.
+ * The name, term and description are repeated here so `graphmemix --help` loads no command module (and so
+ * none of the library); test/cli/command-manifest.test.ts checks them against the real registrations.
  */
-export function registerCommands(program: Command): void {
-  registerIngestCommand(program);
-  registerServeCommand(program);
-  registerMcpCommand(program);
-  registerViewCommand(program);
-  registerEvalCommand(program);
-  registerRetrieveCommand(program);
-  registerAskCommand(program);
-  registerCalibrateCommand(program);
-  registerForgetCommand(program);
-  registerCompactCommand(program);
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'ingest',
+    term: '[options] <path>',
+    description: 'Import a file or directory into an archive through the one ingest path (views, relations).',
+    load: async () => (await import('./ingest-command.ts')).registerIngestCommand,
+  },
+  {
+    name: 'serve',
+    term: '[options]',
+    description:
+      'Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS=key=alice|bob,...',
+    load: async () => (await import('./serve-command.ts')).registerServeCommand,
+  },
+  {
+    name: 'mcp',
+    term: '[options]',
+    description:
+      'Run the MCP server (tools add_memory, search_memories, retrieve_evidence, answer_question, delete_memory).',
+    load: async () => (await import('./mcp-command.ts')).registerMcpCommand,
+  },
+  {
+    name: 'view',
+    term: '[options] <questions...>',
+    description:
+      'Write the evidence-forest viewer page (one self-contained HTML file) for one or more questions.',
+    load: async () => (await import('./view-command.ts')).registerViewCommand,
+  },
+  {
+    name: 'eval',
+    term: '[options]',
+    description:
+      'Evaluate evidence selection (and answers, with models) on a dataset: all selectors on one frozen pool.',
+    load: async () => (await import('./eval-command.ts')).registerEvalCommand,
+  },
+  {
+    name: 'retrieve',
+    term: '[options] <question>',
+    description: 'Build the evidence forest for a question (no reader call).',
+    load: async () => (await import('./retrieve-command.ts')).registerRetrieveCommand,
+  },
+  {
+    name: 'ask',
+    term: '[options] <question>',
+    description: 'Answer a question from the archive: evidence forest, then the reader model.',
+    load: async () => (await import('./ask-command.ts')).registerAskCommand,
+  },
+  {
+    name: 'calibrate',
+    term: '[options]',
+    description:
+      'Fit the prize calibration p = sigmoid(a*s + b*v + c) on the stored dev questions and save it in the archive.',
+    load: async () => (await import('./calibrate-command.ts')).registerCalibrateCommand,
+  },
+  {
+    name: 'forget',
+    term: '[options]',
+    description:
+      'Delete a whole archive context (a user) or one memory: rows, index entries, vectors, edges and the ' +
+      "archive's media files; no copy of the text stays in the database files.",
+    load: async () => (await import('./forget-command.ts')).registerForgetCommand,
+  },
+  {
+    name: 'compact',
+    term: '[options]',
+    description:
+      'Rebuild the semantic kNN state (IDF snapshot, vectors, top-k lists, semantic_knn edges) exactly, per context.',
+    load: async () => (await import('./compact-command.ts')).registerCompactCommand,
+  },
+  {
+    name: 'migrate',
+    term: '[options]',
+    description:
+      'Bring an archive to the current schema: a SQLite file, or a PostgreSQL database (versioned migrations, row-level security, pgvector when available). Idempotent.',
+    load: async () => (await import('./migrate-command.ts')).registerMigrateCommand,
+  },
+];
+
+/** The command argv names (`graphmemix ingest ...`, `graphmemix help ingest`), if any. */
+export function commandNamed(argv: readonly string[]): CommandEntry | undefined {
+  const operands = argv.slice(2).filter((arg) => !arg.startsWith('-'));
+  const name = operands[0] === 'help' ? operands[1] : operands[0];
+  return COMMANDS.find((entry) => entry.name === name);
+}
+
+/**
+ * Registers the command argv names with its real module and every other command as a light stub (name,
+ * term, description), in manifest order, so the top-level help is the same whichever command ran.
+ */
+export async function registerCommands(program: Command, argv: readonly string[]): Promise<void> {
+  const chosen = commandNamed(argv);
+  const register = chosen ? await chosen.load() : undefined;
+  const terms = new Map<string, string>();
+  for (const entry of COMMANDS) {
+    if (entry === chosen && register) {
+      register(program);
+      continue;
+    }
+    terms.set(entry.name, entry.term);
+    program
+      .command(entry.name)
+      .description(entry.description)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments();
+  }
+  const help = new Help();
+  program.configureHelp({
+    subcommandTerm: (command) => {
+      const term = terms.get(command.name());
+      return term === undefined ? help.subcommandTerm(command) : `${command.name()} ${term}`;
+    },
+  });
 }

@@ -2,11 +2,15 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { IngestReport } from '../../digest/ingest-report.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
-import { isImportFormat } from '../../importers/importer-registry.ts';
-import { IMPORT_FORMATS } from '../../importers/importer-spec.ts';
-import { createModels } from '../../providers/create-models.ts';
-import { loadModelConfig } from '../../providers/model-config.ts';
+import {
+  createModels,
+  DIALOGUE_SHAPES,
+  type DialogueShape,
+  IMPORT_FORMATS,
+  isImportFormat,
+  loadModelConfig,
+  openGraphmemix,
+} from '../../index.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
 import { announceNewArchive } from '../archive-checks.ts';
 import { createProgress } from '../progress.ts';
@@ -15,6 +19,7 @@ interface IngestFlags {
   format: string;
   db: string;
   context?: string;
+  shape?: string;
   json?: boolean;
   config?: string;
 }
@@ -27,6 +32,7 @@ export function registerIngestCommand(program: Command): void {
     .requiredOption('--format <format>', `source format: ${IMPORT_FORMATS.join('|')}`)
     .requiredOption('--db <file>', 'archive database file (created when absent)')
     .option('--context <id>', 'put everything into this archive context')
+    .option('--shape <shape>', 'dialogue datasets with rounds: rounds (default) or turns (no round links)')
     .option('--json', 'print the summary as one JSON object')
     .option(
       '--config <file>',
@@ -66,6 +72,15 @@ export async function runIngest(path: string, flags: IngestFlags): Promise<Inges
       },
     );
   }
+  if (flags.shape !== undefined && !(DIALOGUE_SHAPES as readonly string[]).includes(flags.shape)) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `unknown shape "${flags.shape}" (use ${DIALOGUE_SHAPES.join(', ')})`,
+      {
+        location: { field: 'shape' },
+      },
+    );
+  }
   if (!existsSync(path)) {
     throw new GraphmemixError('NOT_FOUND_PATH', `no such file or directory: ${path}`, {
       location: { file: path },
@@ -80,6 +95,7 @@ export async function runIngest(path: string, flags: IngestFlags): Promise<Inges
     return await gm.ingest(path, {
       format: flags.format,
       ...(flags.context === undefined ? {} : { contextId: flags.context }),
+      ...(flags.shape === undefined ? {} : { shape: flags.shape as DialogueShape }),
       onProgress: (n) => progress.update(n, 'items'),
     });
   } finally {

@@ -43,12 +43,12 @@ Client config (stdio):
     )
     .action(async (flags: McpFlags) => {
       // Loaded on use, so other commands do not pay for the MCP SDK and the store.
-      const { createMcpHttpApp, serveMcpStdio } = await import('../../mcp/serve-mcp.ts');
-      const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
-      const { apiKeysFromEnv } = await import('../../server/start-server.ts');
-      const { mediaDirFor } = await import('../../server/open-shell-graphmemix.ts');
+      const { createMcpHttpApp, serveMcpStdio } = await import('../../mcp/index.ts');
+      const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
+      const { apiKeysFromEnv } = await import('../../server/index.ts');
+      const { mediaDirFor } = await import('../../shell-kit/open-shell-graphmemix.ts');
       if (!flags.http) {
-        const { userScope } = await import('../../server/user-scope.ts');
+        const { userScope } = await import('../../shell-kit/user-scope.ts');
         const users = stdioUsers(flags.users ?? process.env.GRAPHMEMIX_MCP_USERS);
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
@@ -83,7 +83,7 @@ Client config (stdio):
         ...(flags.config ? { config: flags.config } : {}),
       });
       const { serve } = await import('@hono/node-server');
-      const { bareKeyWarning, parseApiKeys } = await import('../../server/api-keys.ts');
+      const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
       const apiKeys = apiKeysFromEnv();
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
       if (warning) process.stderr.write(`${warning}\n`);
@@ -99,7 +99,7 @@ Client config (stdio):
         boundPort = info.port;
         process.stderr.write(`graphmemix MCP (streamable HTTP) on http://${info.address}:${info.port}/mcp\n`);
       });
-      const { tuneHttpServer } = await import('../../server/tune-http-server.ts');
+      const { tuneHttpServer } = await import('../../shell-kit/tune-http-server.ts');
       tuneHttpServer(server as import('node:http').Server);
       await untilSignal();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,7 +3,7 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { retrieveSchema } from '../../api-schemas/route-schemas.ts';
 import { toQuestionCall } from '../../api-schemas/to-pipeline-input.ts';
 import type { RetrievalResult } from '../../pipeline/retrieval-result.ts';
-import { toApiRetrieval } from '../../server/api-serializers.ts';
+import { toApiRetrieval } from '../../shell-kit/api-serializers.ts';
 import { requireArchive, requireContext } from '../archive-checks.ts';
 
 export interface QuestionFlags {
@@ -47,7 +47,7 @@ export async function runQuestion<T>(
     ...(flags.verifiers === undefined ? {} : { verifiers: flags.verifiers }),
   });
   requireArchive(flags.db);
-  const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+  const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
   // One question: starting reader threads would only add their start-up time.
   const gm = await openShellGraphmemix({
     db: flags.db,

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parseInput } from '../../api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import type { RunningServer } from '../../server/start-server.ts';
+import type { RunningServer } from '../../server/index.ts';
 import { announceNewArchive } from '../archive-checks.ts';
 
 interface ServeFlags {
@@ -50,11 +50,11 @@ Examples:
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
       }
       // Loaded on use: the CLI starts fast and other commands do not load the server stack.
-      const { mediaDirFor, openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
-      const { apiKeysFromEnv, startServer } = await import('../../server/start-server.ts');
-      const { bareKeyWarning, parseApiKeys } = await import('../../server/api-keys.ts');
+      const { mediaDirFor, openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
+      const { apiKeysFromEnv, startServer } = await import('../../server/index.ts');
+      const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
       // Keys from the environment and from the config file's `apiKeys` (same entry form).
-      const { loadModelConfig } = await import('../../providers/model-config.ts');
+      const { loadModelConfig } = await import('../../index.ts');
       const fileKeys = loadModelConfig(flags.config ? { path: flags.config } : {}).apiKeys ?? [];
       const apiKeys = [...apiKeysFromEnv(), ...fileKeys];
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);

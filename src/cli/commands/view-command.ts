@@ -44,7 +44,7 @@ Example:
         .map((id) => id.trim())
         .filter(Boolean);
       requireArchive(flags.db);
-      const { openShellGraphmemix } = await import('../../server/open-shell-graphmemix.ts');
+      const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
       const graphmemix = await openShellGraphmemix({
         db: flags.db,

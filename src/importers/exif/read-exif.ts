@@ -1,5 +1,5 @@
-import exifr from 'exifr';
 import type { ExifData } from '../../types/memory-record.ts';
+import { loadOptionalPackage } from '../optional-package.ts';
 
 /**
  * What the photos importer needs from an image's EXIF block. `warnings` are non-fatal (the photo is still
@@ -23,6 +23,7 @@ export interface ExifReadResult {
  */
 export async function readExif(image: Buffer): Promise<ExifReadResult> {
   const warnings: string[] = [];
+  const { default: exifr } = await loadOptionalPackage('exifr', 'photo EXIF reading');
   let raw: Record<string, unknown> | undefined;
   try {
     // reviveValues: false keeps dates as the raw "YYYY:MM:DD HH:MM:SS" strings, so the process time zone

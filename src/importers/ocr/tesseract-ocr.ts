@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { loadOptionalPackage } from '../optional-package.ts';
 
 /** Text recognition for images. One engine holds one worker; callers reuse it across images. */
 export interface OcrEngine {
@@ -30,11 +31,13 @@ export function createTesseractOcr(options: TesseractOcrOptions = {}): OcrEngine
 
   const getWorker = (): Promise<Worker> => {
     if (terminated) throw new GraphmemixError('INTERNAL', 'OCR engine used after terminate()');
-    worker ??= createWorker('eng', OEM.LSTM_ONLY, {
-      langPath: options.langPath ?? defaultLangPath(),
-      cacheMethod: 'none',
-      gzip: true,
-    });
+    worker ??= loadOptionalPackage('tesseract.js', 'OCR').then(({ createWorker, OEM }) =>
+      createWorker('eng', OEM.LSTM_ONLY, {
+        langPath: options.langPath ?? defaultLangPath(),
+        cacheMethod: 'none',
+        gzip: true,
+      }),
+    );
     return worker;
   };
 

@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { openGraphmemix } from '../graphmemix.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { createModels } from '../providers/create-models.ts';
-import { loadModelConfig } from '../providers/model-config.ts';
-import { allowMediaFromEnv, allowMediaRoot } from '../providers/to-image-url.ts';
+import { allowMediaFromEnv, allowMediaRoot, createModels, loadModelConfig } from '../index.ts';
 import { addRedactedSecrets } from './redact.ts';
 
 /**

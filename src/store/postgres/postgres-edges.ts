@@ -1,0 +1,112 @@
+import type { MemoryEdge, RelationType } from '../../types/relation.ts';
+import type { EdgeChange } from '../archive-store-spec.ts';
+import { pairKey } from '../edge-merge.ts';
+import type { Sql } from './postgres-session.ts';
+
+interface EdgeRow {
+  a: string;
+  b: string;
+  types: RelationType[];
+  strength: number;
+  similarity: number | null;
+}
+
+/**
+ * Edge rows of the PostgreSQL store; callers run these inside their scoped (write) transaction. The diff
+ * semantics are the shared ones of src/store/edge-merge.ts; per-type counts follow by trigger.
+ */
+export class PostgresEdges {
+  async all(sql: Sql, contextId: string): Promise<MemoryEdge[]> {
+    const rows = await sql.query<EdgeRow>(
+      'SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1',
+      [contextId],
+    );
+    return rows.rows.map((row) => toEdge(contextId, row));
+  }
+
+  /** The endpoints that are memories of the context and the stored edges of the changed pairs. */
+  async around(
+    sql: Sql,
+    contextId: string,
+    changes: readonly EdgeChange[],
+  ): Promise<{ memories: Set<string>; stored: Map<string, MemoryEdge> }> {
+    const ids = [...new Set(changes.flatMap((change) => [change.a, change.b]))];
+    const memories = await sql.query<{ id: string }>(
+      'SELECT id FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
+      [contextId, ids],
+    );
+    const as: string[] = [];
+    const bs: string[] = [];
+    for (const change of changes) {
+      const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
+      as.push(a);
+      bs.push(b);
+    }
+    const rows = await sql.query<EdgeRow>(
+      `SELECT e.a, e.b, e.types, e.strength, e.similarity FROM edges e
+       JOIN unnest($2::text[], $3::text[]) AS p(a, b) ON e.a = p.a AND e.b = p.b WHERE e.context_id = $1`,
+      [contextId, as, bs],
+    );
+    return {
+      memories: new Set(memories.rows.map((row) => row.id)),
+      stored: new Map(rows.rows.map((row) => [pairKey(row.a, row.b), toEdge(contextId, row)])),
+    };
+  }
+
+  /** Applies a diff: deletes, then upserts (one statement each). */
+  async write(
+    sql: Sql,
+    contextId: string,
+    diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
+  ): Promise<void> {
+    if (diff.deletes.length > 0) {
+      await sql.query(
+        `DELETE FROM edges e USING unnest($2::text[], $3::text[]) AS p(a, b)
+         WHERE e.context_id = $1 AND e.a = p.a AND e.b = p.b`,
+        [contextId, diff.deletes.map((edge) => edge.a), diff.deletes.map((edge) => edge.b)],
+      );
+    }
+    if (diff.upserts.length > 0) {
+      // Types travel as JSON arrays (a text[][] parameter cannot hold rows of different lengths).
+      await sql.query(
+        `INSERT INTO edges (context_id, a, b, types, strength, similarity)
+         SELECT $1, e.a, e.b, ARRAY(SELECT jsonb_array_elements_text(e.types)), e.strength, e.similarity
+         FROM jsonb_to_recordset($2::jsonb) AS e(a text, b text, types jsonb, strength float8, similarity float8)
+         ORDER BY e.a, e.b
+         ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
+           similarity = excluded.similarity`,
+        [
+          contextId,
+          JSON.stringify(
+            diff.upserts.map((edge) => ({
+              a: edge.a,
+              b: edge.b,
+              types: edge.types,
+              strength: edge.strength,
+              similarity: edge.similarity ?? null,
+            })),
+          ),
+        ],
+      );
+    }
+  }
+
+  /** Every edge touching any of the ids, each pair once, ordered by pair. */
+  async touching(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    const ids = [...new Set(memoryIds)];
+    const rows = await sql.query<EdgeRow>(
+      `SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND a = ANY($2::text[])
+       UNION SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])`,
+      [contextId, ids],
+    );
+    const found = new Map<string, MemoryEdge>();
+    for (const row of rows.rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    return [...found.keys()].sort().map((key) => found.get(key)!);
+  }
+}
+
+function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
+  const edge: MemoryEdge = { contextId, a: row.a, b: row.b, types: row.types, strength: row.strength };
+  if (row.similarity !== null) edge.similarity = row.similarity;
+  return edge;
+}

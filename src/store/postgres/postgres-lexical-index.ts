@@ -1,0 +1,281 @@
+import { bm25Idf, bm25TermScore, queryTerms, termCounts } from '../../retrieval/bm25-index.ts';
+import { tokenize } from '../../retrieval/tokenize.ts';
+import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../../types/view.ts';
+import { dictionaryKey } from '../lexical-dictionary-key.ts';
+import type { Sql } from './postgres-session.ts';
+
+/**
+ * Rows fetched beyond `limit` per kind before the exact re-scoring: the SQL ranking sums a document's term
+ * contributions in an unspecified order (last-bit differences) and rounds to 1e-9 so exact ties stay ties;
+ * only documents within 1e-9 of the cut could swap, and 32 extra rows cover them.
+ */
+const SPARE_ROWS = 32;
+
+/**
+ * The PostgreSQL lexical index: exactly Bm25Index.search over the context's current views (per (context, view
+ * kind) statistics, the project tokenizer, Lucene IDF, k1 1.2, b 0.75; docs/store-lexical-index.md), kept in
+ * tables updated in the transaction of every write and delete:
+ * - lex_fields (context, kind): document count and total length;
+ * - lex_df (context, kind, term): document frequency;
+ * - lex_docs: one row per indexed view with its forward list (terms, tfs), so a delete decrements df without
+ *   reading postings;
+ * - lex_postings (context, kind, term, doc) INCLUDE (tf, length, memory id, key): a search reads a query
+ *   term's postings from the index alone.
+ * Terms are stored as dictionaryKey(term) (a sha256 prefix, not the word), as in the SQLite dictionary.
+ *
+ * One batch per write transaction: remove() reads and deletes the old documents at once, add() queues views,
+ * flush() inserts the documents and postings and applies the aggregated statistics deltas (sorted, so two
+ * transactions upsert shared rows in the same order).
+ */
+export class PostgresLexicalBatch {
+  private readonly df = new Map<string, number>();
+  private readonly fields = new Map<string, { docs: number; length: number }>();
+  private readonly pending: { memoryId: string; view: MemoryView }[] = [];
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly contextId: string,
+  ) {}
+
+  /** Deletes the indexed documents of these memories (postings cascade) and queues their statistics. */
+  async remove(memoryIds: readonly string[]): Promise<void> {
+    if (memoryIds.length === 0) return;
+    const removed = await this.sql.query<{ kind: string; length: number; terms: string[] }>(
+      `DELETE FROM lex_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])
+       RETURNING kind, length, terms`,
+      [this.contextId, memoryIds],
+    );
+    for (const row of removed.rows) {
+      this.addField(row.kind, -1, -row.length);
+      for (const term of row.terms) this.addDf(row.kind, term, -1);
+    }
+  }
+
+  /** Queues views for flush() (empty texts never match and are skipped, as in every backend). */
+  add(views: readonly MemoryView[]): void {
+    for (const view of views) if (view.text !== '') this.pending.push({ memoryId: view.memoryId, view });
+  }
+
+  async flush(): Promise<void> {
+    const docs: { view: MemoryView; terms: string[]; tfs: number[]; length: number }[] = [];
+    for (const { view } of this.pending) {
+      const tokens = tokenize(view.text);
+      if (tokens.length === 0) continue;
+      const counts = termCounts(tokens);
+      const terms: string[] = [];
+      const tfs: number[] = [];
+      for (const [term, tf] of counts) {
+        terms.push(dictionaryKey(term));
+        tfs.push(tf);
+      }
+      docs.push({ view, terms, tfs, length: tokens.length });
+    }
+    if (docs.length > 0) await this.insertDocs(docs);
+    await this.applyDeltas();
+  }
+
+  private async insertDocs(
+    docs: readonly { view: MemoryView; terms: string[]; tfs: number[]; length: number }[],
+  ): Promise<void> {
+    // Arrays of arrays cannot be unnested row-wise: the forward lists travel as JSON.
+    const ids = await this.sql.query<{ id: number; memory_id: string; kind: string; key: string }>(
+      `INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
+       SELECT $1, d.kind, d.memory_id, d.key, d.length,
+         ARRAY(SELECT jsonb_array_elements_text(d.terms)), ARRAY(SELECT jsonb_array_elements_text(d.tfs))::integer[]
+       FROM jsonb_to_recordset($2::jsonb) AS d(n integer, kind text, memory_id text, key text, length integer,
+         terms jsonb, tfs jsonb)
+       ORDER BY d.n
+       RETURNING id, memory_id, kind, key`,
+      [
+        this.contextId,
+        JSON.stringify(
+          docs.map((doc, n) => ({
+            n,
+            kind: doc.view.kind,
+            memory_id: doc.view.memoryId,
+            key: doc.view.key,
+            length: doc.length,
+            terms: doc.terms,
+            tfs: doc.tfs,
+          })),
+        ),
+      ],
+    );
+    // RETURNING order is not promised: ids map back through (memory, kind, key), unique per view.
+    const idOf = new Map(
+      ids.rows.map((row) => [`${row.memory_id}\u0000${row.kind}\u0000${row.key}`, row.id]),
+    );
+    const kinds: string[] = [];
+    const terms: string[] = [];
+    const docIds: number[] = [];
+    const tfs: number[] = [];
+    const lengths: number[] = [];
+    const memories: string[] = [];
+    const keys: string[] = [];
+    for (const doc of docs) {
+      const id = idOf.get(`${doc.view.memoryId}\u0000${doc.view.kind}\u0000${doc.view.key}`)!;
+      this.addField(doc.view.kind, 1, doc.length);
+      doc.terms.forEach((term, at) => {
+        kinds.push(doc.view.kind);
+        terms.push(term);
+        docIds.push(id);
+        tfs.push(doc.tfs[at]!);
+        lengths.push(doc.length);
+        memories.push(doc.view.memoryId);
+        keys.push(doc.view.key);
+        this.addDf(doc.view.kind, term, 1);
+      });
+    }
+    await this.sql.query(
+      `INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::integer[], $6::integer[], $7::text[], $8::text[])`,
+      [this.contextId, kinds, terms, docIds, tfs, lengths, memories, keys],
+    );
+  }
+
+  private async applyDeltas(): Promise<void> {
+    const df = [...this.df]
+      .filter(([, delta]) => delta !== 0)
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    if (df.length > 0) {
+      const kinds = df.map(([key]) => key.slice(0, key.indexOf('\u0000')));
+      const terms = df.map(([key]) => key.slice(key.indexOf('\u0000') + 1));
+      await this.sql.query(
+        `INSERT INTO lex_df (context_id, kind, term, df)
+         SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
+         ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df`,
+        [this.contextId, kinds, terms, df.map(([, delta]) => delta)],
+      );
+      const dropped = df.filter(([, delta]) => delta < 0);
+      if (dropped.length > 0) {
+        await this.sql.query(
+          `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
+           AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+          [
+            this.contextId,
+            dropped.map(([key]) => key.slice(0, key.indexOf('\u0000'))),
+            dropped.map(([key]) => key.slice(key.indexOf('\u0000') + 1)),
+          ],
+        );
+      }
+    }
+    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    if (fields.length > 0) {
+      await this.sql.query(
+        `INSERT INTO lex_fields (context_id, kind, docs, total_length)
+         SELECT $1, k, d, l FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS x(k, d, l)
+         ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
+           total_length = lex_fields.total_length + excluded.total_length`,
+        [
+          this.contextId,
+          fields.map(([kind]) => kind),
+          fields.map(([, delta]) => delta.docs),
+          fields.map(([, delta]) => delta.length),
+        ],
+      );
+    }
+    this.df.clear();
+    this.fields.clear();
+    this.pending.length = 0;
+  }
+
+  private addDf(kind: string, term: string, delta: number): void {
+    const key = `${kind}\u0000${term}`;
+    this.df.set(key, (this.df.get(key) ?? 0) + delta);
+  }
+
+  private addField(kind: string, docs: number, length: number): void {
+    const delta = this.fields.get(kind) ?? { docs: 0, length: 0 };
+    delta.docs += docs;
+    delta.length += length;
+    this.fields.set(kind, delta);
+  }
+}
+
+/**
+ * Top `limit` hits per view kind, equal to Bm25Index.search over the context's current views. Per field:
+ * statistics of the query terms (N, df, average length) give each term's IDF here, with bm25Idf; the database
+ * ranks the documents holding any query term from the covering postings index and returns the best
+ * limit + SPARE_ROWS with their tfs; the exact score of each is then summed here in query-term order with
+ * bm25TermScore (bit-identical to the other backends) and ordered by compareHits. Work is bounded by the
+ * query terms' postings in one (context, kind), never by other contexts or the archive.
+ */
+export async function searchPostgresLexical(
+  sql: Sql,
+  contextId: string,
+  query: string,
+  options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+): Promise<ViewHit[]> {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || options.limit <= 0) return [];
+  if (options.memoryIds !== undefined && options.memoryIds.length === 0) return [];
+  // A filtered question's candidate set restricts the postings read (before ranking), scores unchanged.
+  const subset = options.memoryIds === undefined ? null : [...new Set(options.memoryIds)];
+  const keys = terms.map(dictionaryKey);
+  const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
+  const fields = (
+    await sql.query<{ kind: ViewKind; docs: number; total_length: number }>(
+      'SELECT kind, docs, total_length FROM lex_fields WHERE context_id = $1 AND docs > 0',
+      [contextId],
+    )
+  ).rows.filter((field) => !wanted || wanted.has(field.kind));
+  if (fields.length === 0) return [];
+  const dfRows = await sql.query<{ kind: string; term: string; df: number }>(
+    'SELECT kind, term, df FROM lex_df WHERE context_id = $1 AND term = ANY($2::text[]) AND df > 0',
+    [contextId, keys],
+  );
+  const df = new Map(dfRows.rows.map((row) => [`${row.kind}\u0000${row.term}`, row.df]));
+  const hits: ViewHit[] = [];
+  for (const field of fields) {
+    const averageLength = field.total_length / field.docs;
+    // Query order is kept: it is the summation order of every score.
+    const idfs = keys.map((key) => {
+      const n = df.get(`${field.kind}\u0000${key}`);
+      return n === undefined ? undefined : bm25Idf(field.docs, n);
+    });
+    const positions = idfs.flatMap((idf, at) => (idf === undefined ? [] : [at]));
+    if (positions.length === 0) continue;
+    const rows = await sql.query<{
+      memory_id: string;
+      key: string;
+      length: number;
+      pos: number[];
+      tfs: number[];
+    }>(
+      `SELECT p.memory_id, p.key, min(p.length) AS length, array_agg(q.pos) AS pos, array_agg(p.tf) AS tfs
+       FROM unnest($3::text[], $4::float8[], $5::integer[]) AS q(term, idf, pos)
+       JOIN lex_postings p ON p.context_id = $1 AND p.kind = $2 AND p.term = q.term
+         AND ($8::text[] IS NULL OR p.memory_id = ANY($8::text[]))
+       GROUP BY p.doc, p.memory_id, p.key
+       ORDER BY round(sum(q.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / $6::float8)))::numeric, 9) DESC,
+         p.memory_id, p.key
+       LIMIT $7`,
+      [
+        contextId,
+        field.kind,
+        positions.map((at) => keys[at]!),
+        positions.map((at) => idfs[at]!),
+        positions,
+        averageLength,
+        options.limit + SPARE_ROWS,
+        subset,
+      ],
+    );
+    const top = new TopHits(options.limit);
+    const tfAt = new Float64Array(keys.length);
+    for (const row of rows.rows) {
+      tfAt.fill(0);
+      row.pos.forEach((at, i) => {
+        tfAt[at] = row.tfs[i]!;
+      });
+      let rawScore = 0;
+      for (const at of positions) {
+        if (tfAt[at]! > 0) rawScore += bm25TermScore(idfs[at]!, tfAt[at]!, row.length, averageLength);
+      }
+      top.offer({ memoryId: row.memory_id, kind: field.kind, key: row.key, rawScore });
+    }
+    hits.push(...top.sorted());
+  }
+  return hits.sort(compareHits);
+}

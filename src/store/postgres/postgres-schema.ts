@@ -1,0 +1,312 @@
+/**
+ * Versioned schema of the PostgreSQL store (src/store/postgres/postgres-migrate.ts applies it). Never edit a
+ * released migration: append a new one.
+ *
+ * Every per-context table carries `context_id` and gets the row-level security policy of `rlsSql`: rows are
+ * visible only to a transaction that set `graphmemix.context_id` to their context (SET LOCAL through
+ * set_config(..., true)), or to one that set `graphmemix.all_contexts` to 'on' (the explicit cross-context path
+ * of listContexts, listQuestions() and integrityCheck). `meta` is global (calibration) and has no policy.
+ *
+ * Ids, keys and terms are `COLLATE "C"`: ordering (sequence, id), key ranges and the a < b edge check must
+ * follow code-unit order like the SQLite and in-memory backends, whatever the database's locale.
+ */
+export interface PostgresMigration {
+  version: number;
+  sql: string;
+}
+
+/** Tables that hold rows of one context (each gets FORCE ROW LEVEL SECURITY and the context policy). */
+export const PER_CONTEXT_TABLES = [
+  'contexts',
+  'memories',
+  'views',
+  'edges',
+  'edge_counts',
+  'vectors',
+  'questions',
+  'relation_journal',
+  'memory_keys',
+  'lex_fields',
+  'lex_docs',
+  'lex_postings',
+  'lex_df',
+  'semantic_snapshots',
+  'semantic_df',
+  'semantic_docs',
+  'semantic_postings',
+  'semantic_neighbours',
+  'memory_versions',
+  'memory_tags',
+  'kind_counts',
+] as const;
+
+/** The non-owner role every scoped transaction runs as when the login role would bypass RLS (a superuser). */
+export const RLS_ROLE = 'graphmemix_rls';
+
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE meta (key text COLLATE "C" PRIMARY KEY, value text NOT NULL);
+      CREATE TABLE contexts (
+        id text COLLATE "C" PRIMARY KEY,
+        -- kept by every write and delete: listing and counting never walk a context
+        memories bigint NOT NULL DEFAULT 0,
+        -- bumped on every vector write/delete: readers compare it to drop cached vector indexes
+        vector_version bigint NOT NULL DEFAULT 0
+      );
+      CREATE TABLE memories (
+        context_id text COLLATE "C" NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+        id text COLLATE "C" NOT NULL,
+        sequence bigint NOT NULL,
+        kind text NOT NULL,
+        session_id text,
+        round_id text,
+        "timestamp" text,
+        content_hash text NOT NULL,
+        record text NOT NULL,
+        PRIMARY KEY (context_id, id)
+      );
+      CREATE INDEX memories_by_sequence ON memories (context_id, sequence, id);
+      CREATE TABLE views (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        position integer NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        text text NOT NULL,
+        uri text,
+        PRIMARY KEY (context_id, memory_id, kind, key),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE TABLE edges (
+        context_id text COLLATE "C" NOT NULL,
+        a text COLLATE "C" NOT NULL,
+        b text COLLATE "C" NOT NULL,
+        types text[] NOT NULL,
+        strength double precision NOT NULL,
+        similarity double precision,
+        PRIMARY KEY (context_id, a, b),
+        CHECK (a < b),
+        FOREIGN KEY (context_id, a) REFERENCES memories (context_id, id) ON DELETE CASCADE,
+        FOREIGN KEY (context_id, b) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX edges_by_b ON edges (context_id, b);
+      -- per (context, type), kept by triggers (cascaded deletes included): countEdges is one small read
+      CREATE TABLE edge_counts (
+        context_id text COLLATE "C" NOT NULL,
+        type text COLLATE "C" NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (context_id, type)
+      );
+      CREATE FUNCTION graphmemix_edge_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+          UPDATE edge_counts SET n = n - 1 WHERE context_id = OLD.context_id AND type = ANY (OLD.types);
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO edge_counts (context_id, type, n)
+            SELECT NEW.context_id, t, 1 FROM unnest(NEW.types) AS t ORDER BY t
+            ON CONFLICT (context_id, type) DO UPDATE SET n = edge_counts.n + 1;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER edges_count AFTER INSERT OR DELETE OR UPDATE OF types ON edges
+        FOR EACH ROW EXECUTE FUNCTION graphmemix_edge_counts();
+      CREATE TABLE vectors (
+        context_id text COLLATE "C" NOT NULL,
+        space text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        dims integer NOT NULL,
+        -- float32 little-endian, the SQLite blob layout (copy between backends is byte for byte)
+        vector bytea NOT NULL,
+        PRIMARY KEY (context_id, space, memory_id, kind, key),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX vectors_by_memory ON vectors (context_id, memory_id);
+      CREATE TABLE questions (
+        context_id text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        -- insertion order (an upsert keeps it), the order listQuestions returns
+        ord bigserial NOT NULL,
+        question text NOT NULL,
+        PRIMARY KEY (context_id, id)
+      );
+      -- no foreign key: an entry outlives the memory it names when that memory was deleted
+      CREATE TABLE relation_journal (
+        seq bigserial PRIMARY KEY,
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        before text
+      );
+      CREATE INDEX relation_journal_by_context ON relation_journal (context_id, seq);
+      CREATE TABLE memory_keys (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        sequence bigint NOT NULL,
+        PRIMARY KEY (context_id, key, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX memory_keys_by_sequence ON memory_keys (context_id, key, sequence, memory_id);
+      CREATE INDEX memory_keys_by_memory ON memory_keys (context_id, memory_id);
+
+      -- Lexical index (src/store/postgres/postgres-lexical-index.ts): BM25 statistics per (context, kind)
+      CREATE TABLE lex_fields (
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        docs bigint NOT NULL,
+        total_length bigint NOT NULL,
+        PRIMARY KEY (context_id, kind)
+      );
+      CREATE TABLE lex_docs (
+        id bigserial PRIMARY KEY,
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        length integer NOT NULL,
+        -- forward list (dictionary keys and tfs): a delete decrements df without reading postings
+        terms text[] COLLATE "C" NOT NULL,
+        tfs integer[] NOT NULL,
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX lex_docs_by_memory ON lex_docs (context_id, memory_id);
+      CREATE TABLE lex_postings (
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        doc bigint NOT NULL REFERENCES lex_docs (id) ON DELETE CASCADE,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        -- covering: a search ranks a term's postings (tie-break on memory id, key included) from the index alone
+        PRIMARY KEY (context_id, kind, term, doc) INCLUDE (tf, length, memory_id, key)
+      );
+      CREATE INDEX lex_postings_by_doc ON lex_postings (doc);
+      CREATE TABLE lex_df (
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (context_id, kind, term)
+      );
+
+      -- Semantic kNN state (docs/semantic-knn.md), the tables of SQLite migration 5
+      CREATE TABLE semantic_snapshots (
+        context_id text COLLATE "C" PRIMARY KEY REFERENCES contexts (id) ON DELETE CASCADE,
+        space text NOT NULL,
+        documents bigint NOT NULL,
+        k integer NOT NULL,
+        created_at text NOT NULL,
+        changes bigint NOT NULL DEFAULT 0
+      );
+      CREATE TABLE semantic_df (
+        context_id text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (context_id, term)
+      );
+      CREATE TABLE semantic_docs (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        threshold double precision NOT NULL,
+        PRIMARY KEY (context_id, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE TABLE semantic_postings (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        weight double precision NOT NULL,
+        ratio double precision NOT NULL,
+        PRIMARY KEY (context_id, memory_id, term),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX semantic_postings_by_weight ON semantic_postings (context_id, term, weight DESC, memory_id);
+      CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio, weight);
+      CREATE TABLE semantic_neighbours (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        rank integer NOT NULL,
+        neighbour_id text COLLATE "C" NOT NULL,
+        score double precision NOT NULL,
+        PRIMARY KEY (context_id, memory_id, rank),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX semantic_neighbours_by_neighbour ON semantic_neighbours (context_id, neighbour_id);
+
+    `,
+  },
+  {
+    // Version 2: memory history, scope tags (filters), kept per-kind counts and the last write (issue #15;
+    // the same tables as SQLite migration 6). History and tags cascade from memories: forget means forget.
+    version: 2,
+    sql: `
+      CREATE TABLE memory_versions (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        version integer NOT NULL,
+        recorded_at text,
+        record text NOT NULL,
+        PRIMARY KEY (context_id, memory_id, version),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE TABLE memory_tags (
+        context_id text COLLATE "C" NOT NULL,
+        name text COLLATE "C" NOT NULL,
+        value text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        PRIMARY KEY (context_id, name, value, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
+      CREATE INDEX memories_by_time ON memories (context_id, "timestamp");
+      CREATE TABLE kind_counts (
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (context_id, kind)
+      );
+      INSERT INTO kind_counts (context_id, kind, n) SELECT context_id, kind, count(*) FROM memories GROUP BY 1, 2;
+      CREATE FUNCTION graphmemix_kind_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+          UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+            ON CONFLICT (context_id, kind) DO UPDATE SET n = kind_counts.n + 1;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER memories_kind_count AFTER INSERT OR DELETE OR UPDATE OF kind ON memories
+        FOR EACH ROW EXECUTE FUNCTION graphmemix_kind_counts();
+      ALTER TABLE contexts ADD COLUMN last_write text;
+    `,
+  },
+];
+
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
+
+/**
+ * Row-level security for every per-context table (re-applied by every migrate run, idempotent): FORCE makes
+ * the table owner subject to it too; the policy admits the transaction's context only, or every context on
+ * the explicit cross-context path.
+ */
+export function rlsSql(): string {
+  return PER_CONTEXT_TABLES.map((table) => {
+    const column = table === 'contexts' ? 'id' : 'context_id';
+    return `
+      ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
+      ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
+      DROP POLICY IF EXISTS context_isolation ON ${table};
+      CREATE POLICY context_isolation ON ${table}
+        USING (${column} = current_setting('graphmemix.context_id', true)
+          OR current_setting('graphmemix.all_contexts', true) = 'on')
+        WITH CHECK (${column} = current_setting('graphmemix.context_id', true));`;
+  }).join('\n');
+}

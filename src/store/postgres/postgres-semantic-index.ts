@@ -1,0 +1,337 @@
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { noSnapshot } from '../memory-semantic-index.ts';
+import {
+  listThreshold,
+  type SemanticDoc,
+  type SemanticIndexStore,
+  type SemanticNeighbour,
+  type SemanticPosting,
+  type SemanticSnapshot,
+  type SemanticTermBound,
+} from '../semantic-index-spec.ts';
+import { compareStrings } from '../store-rules.ts';
+import type { PostgresSession, Sql } from './postgres-session.ts';
+
+/** The ratio stored for an open list (threshold 0), as in SQLite: read back as Infinity. */
+const OPEN_RATIO = 1e308;
+
+/**
+ * The PostgreSQL semantic index: the tables and queries of the SQLite one (src/store/sqlite-semantic-index.ts)
+ * with (term, weight desc) and (term, ratio) indexes, each method one scoped transaction (writes under the
+ * context's write lock). Unknown memory ids fail their foreign key: INVALID_INPUT.
+ */
+export function createPostgresSemanticIndex(session: PostgresSession): SemanticIndexStore {
+  const read = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
+    session.scoped(contextId, 'read', work);
+  const write = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
+    session.scoped(contextId, 'write', work);
+
+  return {
+    async getSnapshot(contextId) {
+      return read(contextId, (sql) => snapshotOf(sql, contextId));
+    },
+
+    async documentFrequencies(contextId, terms) {
+      if (terms.length === 0) return new Map();
+      return read(contextId, async (sql) => {
+        const rows = await sql.query<{ term: string; df: number }>(
+          'SELECT term, df FROM semantic_df WHERE context_id = $1 AND term = ANY($2::text[])',
+          [contextId, [...new Set(terms)]],
+        );
+        const found = new Map(rows.rows.map((row) => [row.term, row.df]));
+        const out = new Map<string, number>();
+        for (const term of terms) if (found.has(term)) out.set(term, found.get(term)!);
+        return out;
+      });
+    },
+
+    async replaceAll(contextId, snapshot, docs) {
+      await write(contextId, async (sql) => {
+        for (const table of ['semantic_df', 'semantic_docs', 'semantic_postings', 'semantic_neighbours']) {
+          await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
+        }
+        await sql.query(
+          `INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
+           VALUES ($1, $2, $3, $4, $5, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
+           documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`,
+          [contextId, snapshot.space, snapshot.documents, snapshot.k, snapshot.createdAt],
+        );
+        if (snapshot.df.size > 0) {
+          await sql.query(
+            'INSERT INTO semantic_df (context_id, term, df) SELECT $1, * FROM unnest($2::text[], $3::bigint[])',
+            [contextId, [...snapshot.df.keys()], [...snapshot.df.values()]],
+          );
+        }
+        await insertDocs(sql, contextId, docs, snapshot.k);
+      });
+    },
+
+    async getDocs(contextId, ids) {
+      if (ids.length === 0) return [];
+      return read(contextId, async (sql) => {
+        const unique = [...new Set(ids)];
+        const docs = await sql.query<{ memory_id: string }>(
+          'SELECT memory_id FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])',
+          [contextId, unique],
+        );
+        const postings = await sql.query<{ memory_id: string; term: string; weight: number }>(
+          'SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($2::text[])',
+          [contextId, unique],
+        );
+        const lists = await sql.query<{ memory_id: string; neighbour_id: string; score: number }>(
+          `SELECT memory_id, neighbour_id, score FROM semantic_neighbours
+           WHERE context_id = $1 AND memory_id = ANY($2::text[]) ORDER BY memory_id, rank`,
+          [contextId, unique],
+        );
+        const known = new Set(docs.rows.map((row) => row.memory_id));
+        return ids.flatMap((memoryId): SemanticDoc[] => {
+          if (!known.has(memoryId)) return [];
+          const entries = postings.rows
+            .filter((row) => row.memory_id === memoryId)
+            .sort((x, y) => compareStrings(x.term, y.term));
+          const neighbours = lists.rows
+            .filter((row) => row.memory_id === memoryId)
+            .map((row) => ({ memoryId: row.neighbour_id, score: row.score }));
+          return [
+            {
+              memoryId,
+              terms: entries.map((e) => e.term),
+              weights: entries.map((e) => e.weight),
+              neighbours,
+            },
+          ];
+        });
+      });
+    },
+
+    async writeDocs(contextId, change) {
+      await write(contextId, async (sql) => {
+        const snapshot = await snapshotOf(sql, contextId);
+        if (!snapshot) throw noSnapshot(contextId);
+        const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
+        if (dropped.length > 0) {
+          for (const table of ['semantic_docs', 'semantic_postings', 'semantic_neighbours']) {
+            await sql.query(`DELETE FROM ${table} WHERE context_id = $1 AND memory_id = ANY($2::text[])`, [
+              contextId,
+              dropped,
+            ]);
+          }
+        }
+        await insertDocs(sql, contextId, change.put ?? [], snapshot.k);
+        for (const list of change.lists ?? []) {
+          await writeList(sql, contextId, list.memoryId, list.neighbours, snapshot.k);
+        }
+        const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+        if (changed > 0) {
+          await sql.query('UPDATE semantic_snapshots SET changes = changes + $1 WHERE context_id = $2', [
+            changed,
+            contextId,
+          ]);
+        }
+      });
+    },
+
+    async termBounds(contextId, terms) {
+      if (terms.length === 0) return new Map();
+      return read(contextId, async (sql) => {
+        const rows = await sql.query<{ term: string; w: number; r: number }>(
+          `SELECT term, max(weight) AS w, max(ratio) AS r FROM semantic_postings
+           WHERE context_id = $1 AND term = ANY($2::text[]) GROUP BY term`,
+          [contextId, [...new Set(terms)]],
+        );
+        const found = new Map(rows.rows.map((row) => [row.term, row]));
+        const out = new Map<string, SemanticTermBound>();
+        for (const term of terms) {
+          const row = found.get(term);
+          if (!row) continue;
+          out.set(term, {
+            maxWeight: row.w,
+            maxRatio: row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
+          });
+        }
+        return out;
+      });
+    },
+
+    async postings(contextId, term, filter) {
+      return read(contextId, async (sql) => {
+        const rows =
+          'top' in filter
+            ? await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
+                `SELECT memory_id, weight FROM semantic_postings WHERE context_id = $1 AND term = $2
+                 ORDER BY weight DESC, memory_id LIMIT $3`,
+                [contextId, term, Math.max(0, filter.top)],
+              )
+            : 'minWeight' in filter
+              ? await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
+                  `SELECT memory_id, weight FROM semantic_postings WHERE context_id = $1 AND term = $2
+                   AND weight >= $3 AND weight < $4 ORDER BY weight DESC, memory_id`,
+                  [contextId, term, filter.minWeight, filter.below ?? Number.POSITIVE_INFINITY],
+                )
+              : await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
+                  `SELECT memory_id, weight, ratio FROM semantic_postings WHERE context_id = $1 AND term = $2
+                   AND ratio >= $3 AND ratio < $4`,
+                  [
+                    contextId,
+                    term,
+                    Math.min(filter.minRatio, OPEN_RATIO),
+                    filter.below === undefined || filter.below > OPEN_RATIO
+                      ? Number.POSITIVE_INFINITY
+                      : filter.below,
+                  ],
+                );
+        return rows.rows.map((row): SemanticPosting => {
+          const posting: SemanticPosting = { memoryId: row.memory_id, weight: row.weight };
+          if (row.ratio !== undefined) {
+            posting.ratio = row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio;
+          }
+          return posting;
+        });
+      });
+    },
+
+    async thresholds(contextId) {
+      return read(contextId, async (sql) => {
+        const rows = await sql.query<{ memory_id: string; threshold: number }>(
+          'SELECT memory_id, threshold FROM semantic_docs WHERE context_id = $1',
+          [contextId],
+        );
+        return new Map(rows.rows.map((row) => [row.memory_id, row.threshold]));
+      });
+    },
+
+    async referrers(contextId, ids) {
+      if (ids.length === 0) return [];
+      return read(contextId, async (sql) => {
+        const rows = await sql.query<{ memory_id: string }>(
+          `SELECT DISTINCT memory_id FROM semantic_neighbours
+           WHERE context_id = $1 AND neighbour_id = ANY($2::text[])`,
+          [contextId, [...new Set(ids)]],
+        );
+        return rows.rows.map((row) => row.memory_id).sort(compareStrings);
+      });
+    },
+  };
+}
+
+async function snapshotOf(sql: Sql, contextId: string): Promise<SemanticSnapshot | undefined> {
+  const rows = await sql.query<{
+    space: string;
+    documents: number;
+    k: number;
+    created_at: string;
+    changes: number;
+  }>('SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = $1', [
+    contextId,
+  ]);
+  const row = rows.rows[0];
+  return row
+    ? {
+        space: row.space,
+        documents: row.documents,
+        k: row.k,
+        createdAt: row.created_at,
+        changes: row.changes,
+      }
+    : undefined;
+}
+
+async function insertDocs(
+  sql: Sql,
+  contextId: string,
+  docs: readonly SemanticDoc[],
+  k: number,
+): Promise<void> {
+  if (docs.length === 0) return;
+  const thresholds = docs.map((doc) => listThreshold(doc.neighbours, k));
+  await sql.query(
+    'INSERT INTO semantic_docs (context_id, memory_id, threshold) SELECT $1, * FROM unnest($2::text[], $3::float8[])',
+    [contextId, docs.map((doc) => doc.memoryId), thresholds],
+  );
+  const posting = {
+    ids: [] as string[],
+    terms: [] as string[],
+    weights: [] as number[],
+    ratios: [] as number[],
+  };
+  const list = {
+    ids: [] as string[],
+    ranks: [] as number[],
+    neighbours: [] as string[],
+    scores: [] as number[],
+  };
+  docs.forEach((doc, at) => {
+    const threshold = thresholds[at]!;
+    doc.terms.forEach((term, i) => {
+      const weight = doc.weights[i]!;
+      posting.ids.push(doc.memoryId);
+      posting.terms.push(term);
+      posting.weights.push(weight);
+      posting.ratios.push(threshold > 0 ? weight / threshold : OPEN_RATIO);
+    });
+    doc.neighbours.forEach((n, rank) => {
+      list.ids.push(doc.memoryId);
+      list.ranks.push(rank);
+      list.neighbours.push(n.memoryId);
+      list.scores.push(n.score);
+    });
+  });
+  if (posting.ids.length > 0) {
+    await sql.query(
+      `INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[])`,
+      [contextId, posting.ids, posting.terms, posting.weights, posting.ratios],
+    );
+  }
+  await insertNeighbours(sql, contextId, list);
+}
+
+async function insertNeighbours(
+  sql: Sql,
+  contextId: string,
+  list: { ids: string[]; ranks: number[]; neighbours: string[]; scores: number[] },
+): Promise<void> {
+  if (list.ids.length === 0) return;
+  await sql.query(
+    `INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
+     SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::text[], $5::float8[])`,
+    [contextId, list.ids, list.ranks, list.neighbours, list.scores],
+  );
+}
+
+async function writeList(
+  sql: Sql,
+  contextId: string,
+  memoryId: string,
+  neighbours: readonly SemanticNeighbour[],
+  k: number,
+): Promise<void> {
+  const doc = await sql.query<{ threshold: number }>(
+    'SELECT threshold FROM semantic_docs WHERE context_id = $1 AND memory_id = $2',
+    [contextId, memoryId],
+  );
+  const before = doc.rows[0];
+  if (!before) throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${memoryId}"`);
+  await sql.query('DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2', [
+    contextId,
+    memoryId,
+  ]);
+  await insertNeighbours(sql, contextId, {
+    ids: neighbours.map(() => memoryId),
+    ranks: neighbours.map((_, rank) => rank),
+    neighbours: neighbours.map((n) => n.memoryId),
+    scores: neighbours.map((n) => n.score),
+  });
+  const threshold = listThreshold(neighbours, k);
+  if (before.threshold === threshold) return;
+  await sql.query('UPDATE semantic_docs SET threshold = $1 WHERE context_id = $2 AND memory_id = $3', [
+    threshold,
+    contextId,
+    memoryId,
+  ]);
+  await sql.query(
+    `UPDATE semantic_postings SET ratio = CASE WHEN $1::float8 > 0 THEN weight / $1::float8 ELSE $2::float8 END
+     WHERE context_id = $3 AND memory_id = $4`,
+    [threshold, OPEN_RATIO, contextId, memoryId],
+  );
+}

@@ -1,0 +1,689 @@
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import type { EvalQuestion } from '../../types/question.ts';
+import type { MemoryEdge, RelationType } from '../../types/relation.ts';
+import type { MemoryView, ViewHit, ViewKind } from '../../types/view.ts';
+import type {
+  ArchiveStore,
+  ContextInfo,
+  ContextStats,
+  EdgeChange,
+  KeyedRecord,
+  LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
+  MemoryWrite,
+  RelationWork,
+  VectorRow,
+  VectorSearchOptions,
+  WriteOutcome,
+} from '../archive-store-spec.ts';
+import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
+import type { SemanticIndexStore } from '../semantic-index-spec.ts';
+import { assertWrite } from '../store-rules.ts';
+import { PostgresEdges } from './postgres-edges.ts';
+import { integrityProblems } from './postgres-integrity.ts';
+import { PostgresLexicalBatch, searchPostgresLexical } from './postgres-lexical-index.ts';
+import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
+import { RLS_ROLE } from './postgres-schema.ts';
+import { listFiltered, matchFiltered, statsOf, versionsOf, writeHistoryAndTags } from './postgres-scopes.ts';
+import { createPostgresSemanticIndex } from './postgres-semantic-index.ts';
+import { asStoreError, createPool, PostgresSession, redactUrl, type Sql } from './postgres-session.ts';
+import { bumpVectorVersion, PostgresVectors } from './postgres-vectors.ts';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database (libpq URL; `?sslmode=...` etc. pass through to pg). */
+  url: string;
+  /** Pool size per process (default 10). */
+  maxConnections?: number;
+  /** Apply migrations on open (default true); false refuses a database that is not at the current schema. */
+  migrate?: boolean;
+  /**
+   * Vectors of one (context, space) above which pgvector's HNSW index serves searchVectors (default
+   * APPROXIMATE_VECTOR_THRESHOLD, 20k, the size where the other backends switch to IVF). Below it, exact.
+   */
+  approximateVectorsAbove?: number;
+}
+
+export interface PostgresArchiveStore extends ArchiveStore {
+  readonly backend: 'postgres';
+  /** 'pgvector' when the extension is usable (HNSW above the exact-size threshold), else 'exact'. */
+  readonly vectorSupport: 'pgvector' | 'exact';
+  /**
+   * Diagnostics (tests, `graphmemix copy` checks): one statement in a READ ONLY transaction scoped to
+   * `contextId` through the store's own pool, row-level security applying as to every store call. A
+   * deliberately unscoped `SELECT * FROM memories` returns that context's rows only.
+   */
+  queryInContext(contextId: string, text: string): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * Opens (and by default migrates) the graphmemix schema in a PostgreSQL database. Throws STORE when the
+ * server cannot be reached, the database belongs to something else or its schema is newer than this code.
+ * Only this module (and the migrate command) import `pg`: SQLite users never load it.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresArchiveStore> {
+  const where = redactUrl(options.url);
+  const pool = createPool(options.url, options.maxConnections ?? 10);
+  try {
+    const client = await pool.connect();
+    let pgvectorOn: boolean;
+    let switchRole: boolean;
+    try {
+      if (options.migrate === false) {
+        pgvectorOn = await hasEmbeddingColumn(client);
+      } else {
+        pgvectorOn = (await migrateClient(client, where)).pgvector;
+      }
+      const me = await client.query<{ bypass: boolean; role: boolean }>(
+        `SELECT (r.rolsuper OR r.rolbypassrls) AS bypass, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS role
+         FROM pg_roles r WHERE r.rolname = current_user`,
+        [RLS_ROLE],
+      );
+      switchRole = me.rows[0]?.bypass ?? false;
+      if (switchRole && !me.rows[0]?.role) {
+        throw new GraphmemixError(
+          'STORE',
+          `the login role bypasses row-level security and role ${RLS_ROLE} is missing; run graphmemix migrate as a role that may create it`,
+          { location: { file: where } },
+        );
+      }
+    } finally {
+      client.release();
+    }
+    return new PostgresStore(
+      new PostgresSession(pool, switchRole, where),
+      pgvectorOn,
+      options.approximateVectorsAbove,
+    );
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw asStoreError(error, where);
+  }
+}
+
+class PostgresStore implements PostgresArchiveStore {
+  readonly specificationVersion = 'v1' as const;
+  readonly backend = 'postgres' as const;
+  readonly vectorSupport: 'pgvector' | 'exact';
+  readonly semantic: SemanticIndexStore;
+  private readonly vectors: PostgresVectors;
+  private readonly edges = new PostgresEdges();
+
+  constructor(
+    private readonly session: PostgresSession,
+    pgvectorOn: boolean,
+    approximateAbove: number | undefined,
+  ) {
+    this.vectorSupport = pgvectorOn ? 'pgvector' : 'exact';
+    this.semantic = createPostgresSemanticIndex(session);
+    this.vectors = new PostgresVectors(session, pgvectorOn, approximateAbove);
+  }
+
+  async listContexts(): Promise<ContextInfo[]> {
+    return this.session.allContexts(async (sql) => {
+      const rows = await sql.query<{ id: string; memories: number; max: number | null }>(
+        `SELECT c.id, c.memories, (SELECT max(m.sequence) FROM memories m WHERE m.context_id = c.id) AS max
+         FROM contexts c ORDER BY c.id`,
+      );
+      return rows.rows.map((row) =>
+        row.max === null
+          ? { id: row.id, memories: row.memories }
+          : { id: row.id, memories: row.memories, maxSequence: row.max },
+      );
+    });
+  }
+
+  async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
+    for (const write of writes) assertWrite(contextId, write);
+    return this.session.scoped(contextId, 'write', async (sql) => {
+      await sql.query('INSERT INTO contexts (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [contextId]);
+      const ids = [...new Set(writes.map((write) => write.record.id))];
+      const stored = await sql.query<{ id: string; content_hash: string; record: string }>(
+        'SELECT id, content_hash, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
+        [contextId, ids],
+      );
+      // The batch is applied in order in memory first (an id written twice sees its first write), then
+      // written with one statement per table.
+      const current = new Map(
+        stored.rows.map((row) => [row.id, { hash: row.content_hash, record: row.record }]),
+      );
+      const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+      const journal: { id: string; before: string | null }[] = [];
+      const final = new Map<string, MemoryWrite>();
+      const keyed = new Map<string, readonly string[]>();
+      const replaced = new Set<string>();
+      // The stored record each update replaces, for the memory's history (first write of the batch wins).
+      const history = new Map<string, string>();
+      for (const write of writes) {
+        const { record, contentHash, keys } = write;
+        const previous = current.get(record.id);
+        if (previous?.hash === contentHash) {
+          if (keys) keyed.set(record.id, keys);
+          outcome.unchanged.push(record.id);
+          continue;
+        }
+        const json = JSON.stringify(record);
+        journal.push({ id: record.id, before: previous ? previous.record : null });
+        if (previous) {
+          if (!history.has(record.id) && stored.rows.some((row) => row.id === record.id)) {
+            history.set(record.id, previous.record);
+          }
+          outcome.updated.push(record.id);
+          if (stored.rows.some((row) => row.id === record.id)) replaced.add(record.id);
+        } else {
+          outcome.inserted.push(record.id);
+        }
+        current.set(record.id, { hash: contentHash, record: json });
+        final.set(record.id, write);
+        keyed.set(record.id, keys ?? []);
+      }
+      if (journal.length > 0) {
+        await sql.query(
+          `INSERT INTO relation_journal (context_id, memory_id, before)
+           SELECT $1, m, b FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(m, b, n) ORDER BY n`,
+          [contextId, journal.map((entry) => entry.id), journal.map((entry) => entry.before)],
+        );
+      }
+      const lexical = new PostgresLexicalBatch(sql, contextId);
+      const changed = [...final.keys()];
+      if (changed.length > 0) {
+        const touched = [...replaced];
+        if (touched.length > 0) {
+          await sql.query('DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
+            contextId,
+            touched,
+          ]);
+          await sql.query('DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
+            contextId,
+            touched,
+          ]);
+          await lexical.remove(touched);
+        }
+        const records = [...final.values()];
+        await sql.query(
+          `INSERT INTO memories (context_id, id, sequence, kind, session_id, round_id, "timestamp", content_hash, record)
+           SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+             $8::text[], $9::text[])
+           ON CONFLICT (context_id, id) DO UPDATE SET sequence = excluded.sequence, kind = excluded.kind,
+             session_id = excluded.session_id, round_id = excluded.round_id, "timestamp" = excluded."timestamp",
+             content_hash = excluded.content_hash, record = excluded.record`,
+          [
+            contextId,
+            records.map((w) => w.record.id),
+            records.map((w) => w.record.sequence),
+            records.map((w) => w.record.kind),
+            records.map((w) => w.record.sessionId ?? null),
+            records.map((w) => w.record.roundId ?? null),
+            records.map((w) => w.record.timestamp ?? null),
+            records.map((w) => w.contentHash),
+            records.map((w) => current.get(w.record.id)!.record),
+          ],
+        );
+        await insertViews(sql, contextId, records);
+        for (const write of records) lexical.add(write.views);
+        await lexical.flush();
+      }
+      await this.writeKeys(sql, contextId, keyed, current);
+      await writeHistoryAndTags(
+        sql,
+        contextId,
+        history,
+        [...final.values()].map((write) => write.record),
+      );
+      if (outcome.inserted.length > 0) {
+        await sql.query('UPDATE contexts SET memories = memories + $1 WHERE id = $2', [
+          outcome.inserted.length,
+          contextId,
+        ]);
+      }
+      if (outcome.updated.length > 0) await bumpVectorVersion(sql, contextId);
+      return outcome;
+    });
+  }
+
+  /** Replaces the relation keys of the given memories (sequence copied from their final records). */
+  private async writeKeys(
+    sql: Sql,
+    contextId: string,
+    keyed: Map<string, readonly string[]>,
+    current: Map<string, { record: string }>,
+  ): Promise<void> {
+    if (keyed.size === 0) return;
+    await sql.query('DELETE FROM memory_keys WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
+      contextId,
+      [...keyed.keys()],
+    ]);
+    const ids: string[] = [];
+    const keys: string[] = [];
+    const sequences: number[] = [];
+    for (const [id, list] of keyed) {
+      const sequence = (JSON.parse(current.get(id)!.record) as MemoryRecord).sequence;
+      for (const key of new Set(list)) {
+        ids.push(id);
+        keys.push(key);
+        sequences.push(sequence);
+      }
+    }
+    if (ids.length === 0) return;
+    await sql.query(
+      `INSERT INTO memory_keys (context_id, memory_id, key, sequence)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[]) ON CONFLICT DO NOTHING`,
+      [contextId, ids, keys, sequences],
+    );
+  }
+
+  async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
+    return (await this.getMemories(contextId, [id]))[0];
+  }
+
+  async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ id: string; record: string }>(
+        'SELECT id, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
+        [contextId, [...new Set(ids)]],
+      ),
+    );
+    const byId = new Map(rows.rows.map((row) => [row.id, row.record]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
+    });
+  }
+
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    return this.session.scoped(contextId, 'read', (sql) => matchFiltered(sql, contextId, filter, options));
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    return this.session.scoped(contextId, 'read', (sql) => versionsOf(sql, contextId, id));
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.session.scoped(contextId, 'read', (sql) => statsOf(sql, contextId));
+  }
+
+  async listMemories(
+    contextId: string,
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+  ): Promise<MemoryRecord[]> {
+    if (options.filter !== undefined) {
+      const { filter, ...page } = options;
+      return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
+    }
+    const after = options.afterSequence ?? null;
+    const afterId = options.afterSequence === undefined ? null : (options.afterId ?? null);
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ record: string }>(
+        `SELECT record FROM memories WHERE context_id = $1
+         AND ($2::bigint IS NULL OR sequence > $2 OR (sequence = $2 AND $3::text IS NOT NULL AND id > $3))
+         ORDER BY sequence, id LIMIT $4`,
+        [contextId, after, afterId, options.limit ?? null],
+      ),
+    );
+    return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  }
+
+  async countMemories(contextId: string): Promise<number> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ n: number }>('SELECT memories AS n FROM contexts WHERE id = $1', [contextId]),
+    );
+    return rows.rows[0]?.n ?? 0;
+  }
+
+  async maxSequence(contextId: string): Promise<number | undefined> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ n: number | null }>('SELECT max(sequence) AS n FROM memories WHERE context_id = $1', [
+        contextId,
+      ]),
+    );
+    return rows.rows[0]?.n ?? undefined;
+  }
+
+  async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const hashes = new Map<string, string>();
+    if (ids.length === 0) return hashes;
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ id: string; content_hash: string }>(
+        'SELECT id, content_hash FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
+        [contextId, [...new Set(ids)]],
+      ),
+    );
+    const byId = new Map(rows.rows.map((row) => [row.id, row.content_hash]));
+    for (const id of ids) if (byId.has(id)) hashes.set(id, byId.get(id)!);
+    return hashes;
+  }
+
+  async findByKeys(
+    contextId: string,
+    keys: readonly string[],
+    options: { limit?: number } = {},
+  ): Promise<MemoryRecord[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ record: string }>(
+        `SELECT m.record FROM memories m WHERE m.context_id = $1 AND m.id IN
+           (SELECT k.memory_id FROM memory_keys k WHERE k.context_id = $1 AND k.key = ANY($2::text[]))
+         ORDER BY m.sequence, m.id LIMIT $3`,
+        [contextId, [...new Set(keys)], options.limit ?? null],
+      ),
+    );
+    return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  }
+
+  async adjacentByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+  ): Promise<MemoryRecord | undefined> {
+    const [op, order] = direction === 'before' ? ['<', 'DESC'] : ['>', 'ASC'];
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ record: string }>(
+        `SELECT m.record FROM memory_keys k JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
+         WHERE k.context_id = $1 AND k.key = $2 AND (k.sequence, k.memory_id) ${op} ($3::bigint, $4::text COLLATE "C")
+         ORDER BY k.sequence ${order}, k.memory_id ${order} LIMIT 1`,
+        [contextId, key, position.sequence, position.id],
+      ),
+    );
+    const row = rows.rows[0];
+    return row ? (JSON.parse(row.record) as MemoryRecord) : undefined;
+  }
+
+  async findKeyRange(
+    contextId: string,
+    from: string,
+    to: string,
+    options: { limit?: number } = {},
+  ): Promise<KeyedRecord[]> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ key: string; record: string }>(
+        `SELECT k.key, m.record FROM memory_keys k JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
+         WHERE k.context_id = $1 AND k.key >= $2 AND k.key <= $3 ORDER BY k.key, k.memory_id LIMIT $4`,
+        [contextId, from, to, options.limit ?? null],
+      ),
+    );
+    return rows.rows.map((row) => ({ key: row.key, record: JSON.parse(row.record) as MemoryRecord }));
+  }
+
+  async deleteMemory(contextId: string, id: string): Promise<boolean> {
+    return this.session.scoped(contextId, 'write', async (sql) => {
+      const removed = await sql.query<{ record: string }>(
+        'SELECT record FROM memories WHERE context_id = $1 AND id = $2',
+        [contextId, id],
+      );
+      const before = removed.rows[0];
+      if (!before) return false;
+      const batch = new PostgresLexicalBatch(sql, contextId);
+      await batch.remove([id]);
+      await batch.flush();
+      // A word seen in this memory alone has df 1 in the frozen snapshot, which is also what it assumes for
+      // a word it never saw: dropping those rows changes no score and keeps no forgotten word.
+      await sql.query(
+        `DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
+           (SELECT term FROM semantic_postings WHERE context_id = $1 AND memory_id = $2)`,
+        [contextId, id],
+      );
+      // Views, vectors, keys, edges (their counts by trigger) and semantic rows cascade.
+      await sql.query('DELETE FROM memories WHERE context_id = $1 AND id = $2', [contextId, id]);
+      await sql.query('INSERT INTO relation_journal (context_id, memory_id, before) VALUES ($1, $2, $3)', [
+        contextId,
+        id,
+        before.record,
+      ]);
+      await sql.query('UPDATE contexts SET memories = memories - 1, last_write = $2 WHERE id = $1', [
+        contextId,
+        new Date().toISOString(),
+      ]);
+      await bumpVectorVersion(sql, contextId);
+      return true;
+    });
+  }
+
+  async deleteContext(contextId: string): Promise<boolean> {
+    const deleted = await this.session.scoped(contextId, 'write', async (sql) => {
+      // What a context owns, and how each goes (extend with every new per-context table): memories cascade
+      // from contexts (views, vectors, keys, edges, lexical docs and postings, semantic docs/postings/lists
+      // cascade from memories; semantic_snapshots from contexts); the rest has no foreign key and is
+      // deleted explicitly here. Meta keys are global and stay.
+      // memory_versions and memory_tags cascade from memories; kind_counts has no foreign key.
+      for (const table of [
+        'relation_journal',
+        'edge_counts',
+        'kind_counts',
+        'lex_fields',
+        'lex_df',
+        'semantic_df',
+      ]) {
+        await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
+      }
+      const questions = await sql.query('DELETE FROM questions WHERE context_id = $1', [contextId]);
+      const contexts = await sql.query('DELETE FROM contexts WHERE id = $1', [contextId]);
+      return (questions.rowCount ?? 0) + (contexts.rowCount ?? 0) > 0;
+    });
+    this.vectors.forget(contextId);
+    return deleted;
+  }
+
+  async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
+    if (memoryIds.length === 0) return [];
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ memory_id: string; kind: ViewKind; key: string; text: string; uri: string | null }>(
+        `SELECT memory_id, kind, key, text, uri FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[])
+         ORDER BY memory_id, position`,
+        [contextId, [...new Set(memoryIds)]],
+      ),
+    );
+    const byMemory = new Map<string, MemoryView[]>();
+    for (const row of rows.rows) {
+      const view: MemoryView = { memoryId: row.memory_id, kind: row.kind, key: row.key, text: row.text };
+      if (row.uri !== null) view.uri = row.uri;
+      const list = byMemory.get(row.memory_id) ?? [];
+      list.push(view);
+      byMemory.set(row.memory_id, list);
+    }
+    return memoryIds.flatMap((id) => (byMemory.get(id) ?? []).map((view) => ({ ...view })));
+  }
+
+  async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ seq: number; memory_id: string; before: string | null }>(
+        'SELECT seq, memory_id, before FROM relation_journal WHERE context_id = $1 ORDER BY seq LIMIT $2',
+        [contextId, Math.max(0, limit)],
+      ),
+    );
+    return rows.rows.map((row) =>
+      row.before === null
+        ? { seq: row.seq, memoryId: row.memory_id }
+        : { seq: row.seq, memoryId: row.memory_id, before: JSON.parse(row.before) as MemoryRecord },
+    );
+  }
+
+  async clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
+    if (Array.isArray(seqs) && seqs.length === 0) return;
+    await this.session.scoped(contextId, 'write', (sql) =>
+      Array.isArray(seqs)
+        ? sql.query('DELETE FROM relation_journal WHERE context_id = $1 AND seq = ANY($2::bigint[])', [
+            contextId,
+            seqs,
+          ])
+        : sql.query('DELETE FROM relation_journal WHERE context_id = $1 AND seq <= $2', [
+            contextId,
+            (seqs as { through: number }).through,
+          ]),
+    );
+  }
+
+  async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ n: number; last: number | null }>(
+        'SELECT count(*) AS n, max(seq) AS last FROM relation_journal WHERE context_id = $1',
+        [contextId],
+      ),
+    );
+    const row = rows.rows[0]!;
+    return row.last === null ? { pending: row.n } : { pending: row.n, lastSeq: row.last };
+  }
+
+  async replaceEdges(
+    contextId: string,
+    types: readonly RelationType[],
+    edges: readonly MemoryEdge[],
+  ): Promise<void> {
+    await this.session.scoped(contextId, 'write', async (sql) => {
+      const existing = await this.edges.all(sql, contextId);
+      await this.edges.write(sql, contextId, diffEdgeReplacement(contextId, existing, types, edges));
+    });
+  }
+
+  async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.session.scoped(contextId, 'write', async (sql) => {
+      const { memories, stored } = await this.edges.around(sql, contextId, changes);
+      const diff = diffEdgeChanges(
+        contextId,
+        changes,
+        (id) => memories.has(id),
+        (a, b) => stored.get(`${a}\u0000${b}`),
+      );
+      await this.edges.write(sql, contextId, diff);
+    });
+  }
+
+  async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    if (memoryIds.length === 0) return [];
+    return this.session.scoped(contextId, 'read', (sql) => this.edges.touching(sql, contextId, memoryIds));
+  }
+
+  async countEdges(contextId: string): Promise<Record<RelationType, number>> {
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ type: RelationType; n: number }>('SELECT type, n FROM edge_counts WHERE context_id = $1', [
+        contextId,
+      ]),
+    );
+    const counts = emptyEdgeCounts();
+    for (const row of rows.rows) if (row.type in counts) counts[row.type] = row.n;
+    return counts;
+  }
+
+  async putQuestions(questions: readonly EvalQuestion[]): Promise<number> {
+    // One transaction per context (each under its own scope); a batch naming several contexts is split.
+    const byContext = new Map<string, EvalQuestion[]>();
+    for (const question of questions) {
+      const list = byContext.get(question.contextId) ?? [];
+      list.push(question);
+      byContext.set(question.contextId, list);
+    }
+    for (const [contextId, list] of byContext) {
+      const unique = new Map(list.map((question) => [question.id, question]));
+      await this.session.scoped(contextId, 'write', (sql) =>
+        sql.query(
+          `INSERT INTO questions (context_id, id, question) SELECT $1, * FROM unnest($2::text[], $3::text[])
+           ON CONFLICT (context_id, id) DO UPDATE SET question = excluded.question`,
+          [contextId, [...unique.keys()], [...unique.values()].map((question) => JSON.stringify(question))],
+        ),
+      );
+    }
+    return questions.length;
+  }
+
+  async listQuestions(contextId?: string): Promise<EvalQuestion[]> {
+    const rows =
+      contextId === undefined
+        ? await this.session.allContexts((sql) =>
+            sql.query<{ question: string }>('SELECT question FROM questions ORDER BY ord'),
+          )
+        : await this.session.scoped(contextId, 'read', (sql) =>
+            sql.query<{ question: string }>(
+              'SELECT question FROM questions WHERE context_id = $1 ORDER BY ord',
+              [contextId],
+            ),
+          );
+    return rows.rows.map((row) => JSON.parse(row.question) as EvalQuestion);
+  }
+
+  async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
+    return this.session.scoped(contextId, 'read', (sql) =>
+      searchPostgresLexical(sql, contextId, query, options),
+    );
+  }
+
+  async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
+    await this.vectors.put(contextId, space, rows);
+  }
+
+  async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
+    return this.vectors.get(contextId, space, memoryIds);
+  }
+
+  async searchVectors(
+    contextId: string,
+    space: string,
+    query: Float32Array,
+    options: VectorSearchOptions,
+  ): Promise<ViewHit[]> {
+    return this.vectors.search(contextId, space, query, options);
+  }
+
+  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
+    const rows = await this.session.global((sql) =>
+      sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),
+    );
+    const row = rows.rows[0];
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    await this.session.global((sql) =>
+      value === undefined
+        ? sql.query('DELETE FROM meta WHERE key = $1', [key])
+        : sql.query(
+            'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+            [key, JSON.stringify(value)],
+          ),
+    );
+  }
+
+  async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    const problems = await this.session.allContexts((sql) => integrityProblems(sql));
+    return { ok: problems.length === 0, problems };
+  }
+
+  async queryInContext(contextId: string, text: string): Promise<Record<string, unknown>[]> {
+    return this.session.scoped(contextId, 'read', async (sql) => (await sql.query(text)).rows);
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+}
+
+async function insertViews(sql: Sql, contextId: string, writes: readonly MemoryWrite[]): Promise<void> {
+  const ids: string[] = [];
+  const positions: number[] = [];
+  const kinds: string[] = [];
+  const keys: string[] = [];
+  const texts: string[] = [];
+  const uris: (string | null)[] = [];
+  for (const write of writes) {
+    write.views.forEach((view, position) => {
+      ids.push(write.record.id);
+      positions.push(position);
+      kinds.push(view.kind);
+      keys.push(view.key);
+      texts.push(view.text);
+      uris.push(view.uri ?? null);
+    });
+  }
+  if (ids.length === 0) return;
+  await sql.query(
+    `INSERT INTO views (context_id, memory_id, position, kind, key, text, uri)
+     SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+    [contextId, ids, positions, kinds, keys, texts, uris],
+  );
+}
