@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   addMemoriesSchema,
   answerSchema,
+  filtersSchema,
   importSchema,
   listMemoriesSchema,
   memoryRefSchema,
@@ -10,7 +11,6 @@ import {
   updateMemorySchema,
   viewSchema,
 } from '../api-schemas/route-schemas.ts';
-import { memoryFilterSchema } from '../schemas/memory-filter-schema.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -77,7 +77,7 @@ export function buildOpenApiDocument(version: string): JsonObject {
             'List memories in keyset pages ({"memories","next_cursor"}); filters as query parameters (metadata as a JSON object)',
           parameters: [
             ...query(listMemoriesSchema.omit({ filters: true })),
-            ...query(memoryFilterSchema).map((parameter) =>
+            ...query(filtersSchema).map((parameter) =>
               parameter.name === 'metadata'
                 ? { ...parameter, schema: { type: 'string', description: 'JSON object of scalar values' } }
                 : parameter,

@@ -18,7 +18,10 @@ export function parseLayerMap(markdown: string): Layer[] {
     .filter((line) => line.startsWith('| ') && !line.startsWith('| ---') && !line.startsWith('| layer '));
   const layers: Layer[] = [];
   for (const row of rows.slice(0, rows.findIndex((r, i) => i > 0 && !r.startsWith('| ')) >>> 0)) {
-    const [name, pathsCell, importsCell] = row.split('|').slice(1, 4).map((cell) => cell.trim());
+    const [name, pathsCell, importsCell] = row
+      .split('|')
+      .slice(1, 4)
+      .map((cell) => cell.trim());
     const paths = [...pathsCell!.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
     const list = importsCell!.split(';')[0]!.trim();
     const mayImport = new Set<string>();
@@ -88,7 +91,8 @@ export function violations(layers: readonly Layer[]): string[] {
       const to = relative(ROOT, resolve(dirname(file), specifier));
       if (!to.startsWith('src/')) continue;
       const toLayer = layerOf(layers, to);
-      if (toLayer === fromLayer || (toLayer !== undefined && byName.get(fromLayer)!.mayImport.has(toLayer))) continue;
+      if (toLayer === fromLayer || (toLayer !== undefined && byName.get(fromLayer)!.mayImport.has(toLayer)))
+        continue;
       bad.push(`${from} -> ${to} (${fromLayer} -> ${toLayer ?? 'no layer'})`);
     }
   }

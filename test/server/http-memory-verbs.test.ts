@@ -7,6 +7,8 @@ import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.ts';
 import { createServer } from '../../src/server/create-server.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely, field by field
+type Json = Record<string, any>;
 let gm: Graphmemix;
 let app: ReturnType<typeof createServer>;
 const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
@@ -16,7 +18,7 @@ const call = async (method: string, path: string, body?: unknown) => {
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as Json };
 };
 
 beforeAll(async () => {
@@ -144,7 +146,7 @@ describe('MCP memory verbs over a real archive', () => {
     await client.connect(clientSide);
     const tool = async (name: string, args: Record<string, unknown>) => {
       const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-      return { error: result.isError === true, value: result.structuredContent as Record<string, any> };
+      return { error: result.isError === true, value: result.structuredContent as Json };
     };
     await tool('add_memory', {
       user_id: 'ivy',
