@@ -39,7 +39,7 @@ have="$(node -p "require('./node_modules/better-sqlite3/package.json').version")
 [ "$want" = "$have" ] || fail "better-sqlite3 $have installed, the repo built $want"
 mkdir -p node_modules/better-sqlite3/build/Release
 cp "$ROOT/node_modules/better-sqlite3/build/Release/better_sqlite3.node" node_modules/better-sqlite3/build/Release/
-for pkg in sharp tesseract.js @tesseract.js-data/eng mailparser exifr tsx typescript vitest; do
+for pkg in sharp tesseract.js @tesseract.js-data/eng mailparser exifr pg tsx typescript vitest; do
   [ ! -e "node_modules/$pkg" ] || fail "a text-only install got $pkg"
 done
 echo "installed: $(ls node_modules | wc -l) top-level packages; no sharp, tesseract.js, mailparser, exifr, tsx, typescript"
@@ -48,7 +48,7 @@ step "import('graphmemix') with plain node loads the library only"
 GRAPHMEMIX_LOADED_LOG="$WORK/loaded.txt" node --import "$ROOT/test/support/record-loaded-modules.mjs" \
   --input-type=module -e "const gm = await import('graphmemix'); if (typeof gm.openGraphmemix !== 'function') process.exit(3);"
 grep -q '/node_modules/graphmemix/dist/graphmemix.js$' "$WORK/loaded.txt" || fail "the module log missed the library"
-if grep -E '/graphmemix/dist/(server|mcp|viewer|eval|cli|demo)/|/node_modules/(hono|@hono|@modelcontextprotocol|sharp|@img|tesseract\.js|mailparser|exifr)/' "$WORK/loaded.txt"; then
+if grep -E '/graphmemix/dist/(server|mcp|viewer|eval|cli|demo)/|/node_modules/(hono|@hono|@modelcontextprotocol|sharp|@img|tesseract\.js|mailparser|exifr|pg)/' "$WORK/loaded.txt"; then
   fail "import('graphmemix') loaded the modules above"
 fi
 echo "loaded $(grep -c '/graphmemix/dist/' "$WORK/loaded.txt") graphmemix modules, $(grep -c '^node:' "$WORK/loaded.txt") node builtins, none of server/mcp/viewer/eval/cli/hono/MCP SDK/sharp/tesseract/mailparser/exifr"

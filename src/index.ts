@@ -39,5 +39,6 @@ export {
 export type * from './providers/model-spec.ts';
 export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';
 export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
+export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
 export * from './types/index.ts';

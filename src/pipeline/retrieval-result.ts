@@ -116,8 +116,16 @@ export type PipelineFlag =
   | 'question_caption_failed'
   | 'reader_failed'
   | 'pool_smaller_than_k'
+  /**
+   * No calibration is fitted for this retriever + verifier configuration (none stored in the archive, none
+   * shipped): prizes use the paper's (a, b, c), fitted for the authors' cosine encoder, i.e. for another
+   * score scale. `graphmemix calibrate` fits one (see its --help).
+   */
+  | 'calibration_unfitted'
   /** The question deadline passed: model calls were cut short and their stages degraded. */
   | 'deadline_exceeded';
+
+export type CalibrationSource = 'store' | 'default' | 'paper';
 
 export interface PipelineTrace {
   /** Milliseconds per stage. */
@@ -128,8 +136,12 @@ export interface PipelineTrace {
   flags: PipelineFlag[];
   /** Names of the implementations used, e.g. { retriever: 'bm25+tfidf', nodeVerifier: 'lexical-support' }. */
   components: Record<string, string>;
-  /** Prize calibration used: (a, b, c) and the key it was stored under. */
-  calibration: { a: number; b: number; c: number; key: string };
+  /**
+   * Prize calibration used: (a, b, c), the key it was stored under, where it came from (`store`: fitted on
+   * this archive by `graphmemix calibrate`; `default`: shipped, fitted on dev folds for this configuration;
+   * `paper`: the paper's values, not fitted for this score scale) and whether it was fitted at all.
+   */
+  calibration: { a: number; b: number; c: number; key: string; source?: CalibrationSource; fitted?: boolean };
 }
 
 export interface RetrievalResult {

@@ -87,6 +87,7 @@ export async function retrieveEvidence(
     edgeVerifier: verifiers.edge?.name ?? 'none',
   };
   const calibration = await resolveCalibration(deps.store, calibrationKey(components));
+  trace.flag('calibration_unfitted', calibration.source === 'paper');
   const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, calibration);
   const verifiedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
@@ -116,6 +117,8 @@ export async function retrieveEvidence(
         b: calibration.b,
         c: calibration.c,
         key: `${calibration.key} (${calibration.source})`,
+        source: calibration.source,
+        fitted: calibration.source !== 'paper',
       },
     }),
   };

@@ -1,9 +1,10 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import {
+  edgeStrength,
+  hasSchemaType,
   type MemoryEdge,
   RELATION_TYPES,
   type RelationType,
-  SCHEMA_EDGE_STRENGTH,
   SCHEMA_RELATION_TYPES,
 } from '../types/relation.ts';
 import type { EdgeChange } from './archive-store-spec.ts';
@@ -84,7 +85,7 @@ export function applyEdgeChange(
       ? change.similarity
       : existing?.similarity;
   const [a, b] = change.a < change.b ? [change.a, change.b] : [change.b, change.a];
-  const strength = hasSchemaType(types) ? SCHEMA_EDGE_STRENGTH : (similarity ?? 0);
+  const strength = edgeStrength(types, similarity);
   return withOptionalSimilarity({ contextId, a, b, types, strength }, similarity);
 }
 
@@ -132,10 +133,6 @@ export function sameEdge(x: MemoryEdge, y: MemoryEdge): boolean {
     x.types.length === y.types.length &&
     x.types.every((type, index) => y.types[index] === type)
   );
-}
-
-export function hasSchemaType(types: readonly RelationType[]): boolean {
-  return types.some((type) => type !== 'semantic_knn');
 }
 
 /** Per-type counts (a pair with two types counts once for each). */

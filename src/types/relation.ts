@@ -19,6 +19,18 @@ export const RELATION_TYPES: readonly RelationType[] = [...SCHEMA_RELATION_TYPES
 /** Reliability ceiling of every schema relation (method notes section 1: w_schema = 0.99). */
 export const SCHEMA_EDGE_STRENGTH = 0.99;
 
+export function hasSchemaType(types: readonly RelationType[]): boolean {
+  return types.some((type) => type !== 'semantic_knn');
+}
+
+/**
+ * The strength of an edge with these types: the schema strength when any schema type holds, else the
+ * mutual-kNN similarity. The one rule for the digest's full rebuild and every store's edge diff.
+ */
+export function edgeStrength(types: readonly RelationType[], similarity: number | undefined): number {
+  return hasSchemaType(types) ? SCHEMA_EDGE_STRENGTH : (similarity ?? 0);
+}
+
 /**
  * One undirected pair of memories in one context, with every relation type that holds between them.
  * Invariant: a < b (string order), so each pair is stored once.

@@ -1,3 +1,5 @@
+import { UnionFind } from '../core/union-find.ts';
+import { bm25TermScore } from '../retrieval/bm25-index.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
@@ -27,9 +29,6 @@ export const CONTEXT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set([
  * count alike; chosen on the dev fold among 0.3 / 0.5 / 0.7 / 1.0 / 1.3 (docs/offline-verifiers.md).
  */
 export const CONTEXT_WEIGHT = 1;
-/** Standard BM25 constants (Robertson & Zaragoza), not tuned here: tf saturation and length normalisation. */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
 
 /**
  * Offline node verifier `lexical-context-support` (no model). Lexical support of the question (prompt,
@@ -161,11 +160,11 @@ export function unitSupport(
   const total = weights.reduce((sum, w) => sum + w, 0);
   const byUnit = tf.map((counts, unit) => {
     if (total <= 0) return 0;
-    const norm = BM25_K1 * (1 - BM25_B + (BM25_B * length[unit]!) / averageLength);
     let sum = 0;
     for (const [t, term] of terms.entries()) {
       const f = counts.get(term) ?? 0;
-      if (f > 0) sum += (weights[t]! * f * (BM25_K1 + 1)) / (f + norm);
+      // The one BM25 term expression (k1 = 1.2, b = 0.75), with this verifier's rarity weight as the idf.
+      if (f > 0) sum += bm25TermScore(weights[t]!, f, length[unit]!, averageLength);
     }
     return sum / total;
   });
@@ -174,26 +173,18 @@ export function unitSupport(
 
 /** Connected components over the unit relations; units numbered in order of first appearance. */
 function groupUnits(ids: readonly string[], relations: readonly PoolRelation[]): Map<string, number> {
-  const parent = new Map(ids.map((id) => [id, id]));
-  const find = (id: string): string => {
-    let root = id;
-    while (parent.get(root) !== root) root = parent.get(root)!;
-    parent.set(id, root);
-    return root;
-  };
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const sets = new UnionFind(ids.length);
   for (const relation of relations) {
     if (!relation.types.some((t) => UNIT_RELATIONS.has(t))) continue;
-    if (!parent.has(relation.a) || !parent.has(relation.b)) continue;
-    const [ra, rb] = [find(relation.a), find(relation.b)];
-    if (ra === rb) continue;
-    // The smaller id becomes the root, so units do not depend on relation order.
-    const [low, high] = ra < rb ? [ra, rb] : [rb, ra];
-    parent.set(high, low);
+    const [a, b] = [index.get(relation.a), index.get(relation.b)];
+    if (a !== undefined && b !== undefined) sets.union(a, b);
   }
-  const numberOf = new Map<string, number>();
+  // Units are numbered by their first member in `ids` order, so they do not depend on relation order.
+  const numberOf = new Map<number, number>();
   const unitOf = new Map<string, number>();
-  for (const id of ids) {
-    const root = find(id);
+  for (const [i, id] of ids.entries()) {
+    const root = sets.find(i);
     if (!numberOf.has(root)) numberOf.set(root, numberOf.size);
     unitOf.set(id, numberOf.get(root)!);
   }

@@ -15,7 +15,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** Shells and heavy optional parts that the library entry must never load. */
 const NOT_IN_LIBRARY = [
   /\/src\/(server|mcp|viewer|eval|cli|demo)\//,
-  /\/node_modules\/(hono|@hono|@modelcontextprotocol|sharp|@img|tesseract\.js|@tesseract\.js-data|mailparser|exifr|playwright-core)\//,
+  /\/node_modules\/(hono|@hono|@modelcontextprotocol|sharp|@img|tesseract\.js|@tesseract\.js-data|mailparser|exifr|pg|pg-pool|playwright-core)\//,
 ];
 
 /** Runs `code` in a fresh node (TypeScript through tsx) and returns the URLs of every module it loaded. */

@@ -11,7 +11,7 @@ interface Layer {
 }
 
 /** The layer table of AGENTS.md, parsed (see the rules above the table there). */
-export function parseLayerMap(markdown: string): Layer[] {
+function parseLayerMap(markdown: string): Layer[] {
   const section = markdown.slice(markdown.indexOf('## Layer map'));
   const rows = section
     .split('\n')
@@ -33,7 +33,7 @@ export function parseLayerMap(markdown: string): Layer[] {
 }
 
 /** The layer a repo-relative source path belongs to: a file beats a `*` pattern beats the longest folder. */
-export function layerOf(layers: readonly Layer[], path: string): string | undefined {
+function layerOf(layers: readonly Layer[], path: string): string | undefined {
   let best: { layer: string; rank: number } | undefined;
   for (const layer of layers) {
     for (const pattern of layer.paths) {
@@ -55,7 +55,7 @@ function withoutComments(source: string): string {
 }
 
 /** Relative runtime imports: static `import`/`export ... from` (not `import type`/`export type`) and `import()`. */
-export function runtimeImportsOf(source: string): string[] {
+function runtimeImportsOf(source: string): string[] {
   const code = withoutComments(source);
   const found: string[] = [];
   for (const match of code.matchAll(/\b(import|export)\s+(type\s+)?([^'";]*?)\bfrom\s*['"]([^'"]+)['"]/g)) {
@@ -77,7 +77,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every runtime import in src/ that the map does not allow, as "from -> to (layer -> layer)". */
-export function violations(layers: readonly Layer[]): string[] {
+function violations(layers: readonly Layer[]): string[] {
   const byName = new Map(layers.map((layer) => [layer.name, layer]));
   const bad: string[] = [];
   for (const file of sourceFiles(join(ROOT, 'src'))) {

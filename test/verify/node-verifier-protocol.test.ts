@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { createAnchorNoveltyEdgeVerifier } from '../../src/verify/anchor-novelty-edge-verifier.ts';
-import { lexicalSupportScores } from '../../src/verify/lexical-node-verifier.ts';
 import { parseNodeVerdict } from '../../src/verify/node-verifier-protocol.ts';
 
 const valid = new Set(['C00', 'C01', 'C02']);
@@ -29,18 +28,6 @@ describe('parseNodeVerdict', () => {
 });
 
 describe('offline verifiers', () => {
-  it('lexical-support: full coverage scores 5, none scores 0', () => {
-    const scores = lexicalSupportScores('garden grant deadline', [
-      { id: 'a', text: 'The garden grant deadline is near' },
-      { id: 'b', text: 'Garden party' },
-      { id: 'c', text: 'Nothing related' },
-    ]);
-    expect(scores.get('a')).toBe(5);
-    expect(scores.get('b')).toBeGreaterThan(0);
-    expect(scores.get('b')).toBeLessThan(5);
-    expect(scores.get('c')).toBe(0);
-  });
-
   it('anchor-novelty: near-duplicate -> redundant; differing dates -> conflict, with an update cue -> clarification', async () => {
     const rec = (id: string, text: string): MemoryRecord => ({
       id,

@@ -28,6 +28,13 @@ export function registerCalibrateCommand(program: Command): void {
     .addHelpText(
       'after',
       `
+A configuration (retriever + node verifier + edge verifier) with no fitted calibration, neither in the
+archive nor shipped, uses the paper's (a, b, c), which were fitted for another score scale: every result
+then carries the flag calibration_unfitted and trace.calibration.fitted = false. To fit one:
+  1. put questions with gold evidence in the archive: unified JSONL rows
+     {"type":"question","id":"q1","prompt":"...","evidence":["m1","m2"]} (docs/archive-format.md), or a
+     benchmark format (mem-gallery, locomo, m3exam);
+  2. run calibrate with the models you retrieve with (same --config, same --verifiers):
 Example:
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --db dev.db
   $ graphmemix calibrate --db dev.db --questions dev`,
@@ -61,7 +68,8 @@ Example:
         if (report.samples === 0) {
           throw new GraphmemixError(
             'NOT_FOUND',
-            'no stored questions with gold evidence matched; ingest a benchmark first',
+            'no stored questions with gold evidence matched: ingest questions with an "evidence" list ' +
+              '(unified JSONL, docs/archive-format.md) or a benchmark first; see graphmemix calibrate --help',
             {
               location: { field: 'questions' },
             },

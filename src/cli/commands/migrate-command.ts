@@ -1,18 +1,8 @@
 import type { Command } from 'commander';
-import { SCHEMA_VERSION } from '../../store/migrations.ts';
-import { openStore } from '../../store/open-store.ts';
-import { isPostgresUrl } from '../../store/postgres/postgres-url.ts';
 
 interface MigrateFlags {
   db: string;
   json?: boolean;
-}
-
-interface MigrateResult {
-  backend: 'sqlite' | 'postgres';
-  schemaVersion: number;
-  from?: number;
-  vectorSupport?: 'pgvector' | 'exact';
 }
 
 export function registerMigrateCommand(program: Command): void {
@@ -31,7 +21,8 @@ Examples:
   $ graphmemix migrate --db postgres://graphmemix@127.0.0.1:5432/graphmemix`,
     )
     .action(async (flags: MigrateFlags) => {
-      const result = await runMigrate(flags.db);
+      const { migrateArchive } = await import('../../index.ts');
+      const result = await migrateArchive(flags.db);
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(result)}\n`);
         return;
@@ -40,22 +31,4 @@ Examples:
       const from = result.from === undefined ? '' : ` (was ${result.from})`;
       process.stdout.write(`${result.backend} schema ${result.schemaVersion}${from}${vectors}\n`);
     });
-}
-
-async function runMigrate(db: string): Promise<MigrateResult> {
-  if (isPostgresUrl(db)) {
-    // Loaded only here: SQLite users never import pg.
-    const { migratePostgres } = await import('../../store/postgres/postgres-migrate.ts');
-    const report = await migratePostgres(db);
-    return {
-      backend: 'postgres',
-      schemaVersion: report.to,
-      from: report.from,
-      vectorSupport: report.pgvector ? 'pgvector' : 'exact',
-    };
-  }
-  // Opening a SQLite file applies its migrations (src/store/migrations.ts).
-  const store = await openStore(db);
-  await store.close();
-  return { backend: 'sqlite', schemaVersion: SCHEMA_VERSION };
 }

@@ -75,6 +75,11 @@ export async function formatResultText(result: RetrievalResult): Promise<string>
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}`,
     `calibration: ${result.trace.calibration.key}`,
+    ...(result.trace.calibration.fitted === false
+      ? [
+          "  unfitted for this configuration (the paper's values, another score scale): see graphmemix calibrate --help",
+        ]
+      : []),
     `timings: ${timings} (total ${result.trace.totalMs.toFixed(1)} ms); tokens ${result.trace.usage.totalTokens}`,
   ].join('\n');
 }

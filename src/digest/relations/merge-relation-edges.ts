@@ -1,7 +1,7 @@
 import {
+  edgeStrength,
   type MemoryEdge,
   RELATION_TYPES,
-  SCHEMA_EDGE_STRENGTH,
   type SchemaRelationType,
 } from '../../types/relation.ts';
 import { orderedPair, type RecordPair } from './record-pair.ts';
@@ -54,7 +54,7 @@ export function mergeRelationEdges(
       a: found.a,
       b: found.b,
       types,
-      strength: found.mask & ~semanticBit ? SCHEMA_EDGE_STRENGTH : (found.similarity ?? 0),
+      strength: edgeStrength(types, found.similarity),
     };
     if (found.similarity !== undefined) edge.similarity = found.similarity;
     edges.push(edge);
