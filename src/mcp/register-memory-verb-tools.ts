@@ -48,7 +48,9 @@ export function registerMemoryVerbTools(
     'get_memory',
     {
       title: 'Get a memory',
-      description: 'Read one memory by id, with every field. Fails with NOT_FOUND if the id does not exist.',
+      description:
+        'Read one memory by id, with every field (text, event timestamp, recordedAt, scopes, metadata). ' +
+        'Fails with NOT_FOUND if the id does not exist.',
       inputSchema: memoryRefSchema,
       annotations: { readOnlyHint: true },
     },
@@ -84,7 +86,9 @@ export function registerMemoryVerbTools(
     'memory_history',
     {
       title: 'History of a memory',
-      description: 'Every version of a memory, oldest first, each with the time it was recorded.',
+      description:
+        'Every version of a memory, oldest first, each with the time it was recorded and its event time. ' +
+        'Use it to see what a memory said before it was updated.',
       inputSchema: memoryRefSchema,
       annotations: { readOnlyHint: true },
     },
