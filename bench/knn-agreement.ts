@@ -2,7 +2,8 @@
  * Incremental mutual-kNN benchmark (docs/semantic-knn.md).
  *
  *   npm run bench:knn -- [--mem-gallery ../shared/data/mem-gallery/dialog] [--sizes 10000,100000] [--million]
- *     [--adds 20] [--drift-max 10000] [--topics N] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--json]
+ *     [--adds 20] [--drift-max 10000] [--topics N] [--store memory|sqlite] [--rules 0.1/32,0.05/16]
+ *     [--reverse neighbourhood|exact] [--json]
  *
  * 1. Mem-Gallery (skipped with a message when the path is absent): each context is imported one session at a
  *    time; after each session updateSemanticKnn runs (the first one builds the snapshot; bulk compaction
@@ -50,6 +51,9 @@ const adds = Number(flag('adds') ?? 20);
 const driftMax = Number(flag('drift-max') ?? 10_000);
 const fixedTopics = flag('topics') === undefined ? undefined : Number(flag('topics'));
 const backend = flag('store') ?? 'memory';
+/** Reverse search of the incremental adds (SemanticUpdateOptions.reverse); the library default when absent. */
+const reverse = flag('reverse') as 'neighbourhood' | 'exact' | undefined;
+const reverseOption = reverse === undefined ? {} : { reverse };
 /** Compaction rules replayed on Mem-Gallery: 'default' plus each --rules ratio/minChanges pair. */
 const rules: Array<{ ratio?: number; minChanges?: number }> = [
   {},
@@ -156,7 +160,7 @@ async function replaySessions(
       store,
       contextId,
       { upserted: session.map((after) => ({ after })), removed: [] },
-      rule ? { rule, compactBulk: false } : { compactBulk: false },
+      rule ? { rule, compactBulk: false, ...reverseOption } : { compactBulk: false, ...reverseOption },
     );
     if (result.mode === 'incremental') times.push((performance.now() - started) / session.length);
     if (rule && (await semanticNeedsCompaction(store, contextId, rule)).needed) {
@@ -209,7 +213,7 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
   for (const record of records.slice(n, n + adds)) {
     const started = performance.now();
     await store.writeMemories('bench', [{ record, views: [], contentHash: record.id }]);
-    await updateSemanticKnn(store, 'bench', { upserted: [{ after: record }], removed: [] });
+    await updateSemanticKnn(store, 'bench', { upserted: [{ after: record }], removed: [] }, reverseOption);
     times.push(performance.now() - started);
   }
   // Drift: keep adding under the frozen snapshot, compare with a fresh exact rebuild at each checkpoint.
@@ -221,7 +225,12 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
       for (; at < until; at++) {
         const record = records[at]!;
         await store.writeMemories('bench', [{ record, views: [], contentHash: record.id }]);
-        await updateSemanticKnn(store, 'bench', { upserted: [{ after: record }], removed: [] });
+        await updateSemanticKnn(
+          store,
+          'bench',
+          { upserted: [{ after: record }], removed: [] },
+          reverseOption,
+        );
       }
       const seen = records.slice(0, until);
       drift[`jaccardAfter${share * 100}pct`] = round(
@@ -233,6 +242,7 @@ async function generatedRow(n: number): Promise<Record<string, unknown>> {
   await store.close();
   return {
     store: backend,
+    reverse: reverse ?? 'default',
     topics: fixedTopics ?? 'n/300',
     memories: n,
     exactPairsPerMemory: round(compaction.edges / n, 3),

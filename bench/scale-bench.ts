@@ -18,7 +18,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ingestItems } from '../src/digest/ingest.ts';
@@ -34,12 +34,15 @@ interface ScenarioResult {
   ingestPerSecond: number;
   dbMiBPer1k: number;
   peakRssMiB: number;
-  add1: { p50: number; p99: number; n: number };
+  /** cpuMs: mean CPU time of this process per call (user + system): less sensitive to a busy machine. */
+  add1: { p50: number; p99: number; n: number; cpuMs: number };
   add100: { p50: number; n: number };
   firstRetrieveMs: number;
-  warmRetrieve: { p50: number; p95: number; p99: number; n: number };
+  warmRetrieve: { p50: number; p95: number; p99: number; n: number; cpuMs: number };
   compactionSeconds: number | null;
   edgesPerMemory: Record<string, number>;
+  /** 1-minute load average of the machine when the scenario started and ended (os.loadavg). */
+  load: { start: number; end: number };
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -123,6 +126,7 @@ async function runScenario(
   adds: number,
   queries: number,
 ): Promise<ScenarioResult> {
+  const loadStart = loadavg()[0]!;
   const [shape, spec] = scenario.split(':') as [string, string];
   const [contextCount, perContext] =
     shape === 'single' ? [1, parseSize(spec)] : (spec.split('x').map(parseSize) as [number, number]);
@@ -142,20 +146,28 @@ async function runScenario(
   const questions = chatQuestions(queries + 10, 5, archive(contextIds[0]!, 0));
   const contextFor = (i: number) => contextIds[(i * 7919) % contextIds.length]!;
   const retrieveTimes: number[] = [];
+  let retrieveCpu = 0;
   for (const [i, question] of questions.entries()) {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     await gm.retrieve(contextFor(i), question);
-    if (i >= 10) retrieveTimes.push(performance.now() - started);
+    if (i >= 10) {
+      retrieveTimes.push(performance.now() - started);
+      retrieveCpu += cpuMs(process.cpuUsage(cpu));
+    }
   }
 
   const add1: number[] = [];
+  let add1Cpu = 0;
   let next = perContext;
   for (let i = 0; i < adds; i++) {
     const contextId = contextFor(i);
     const [record] = [...chatRecords({ contextId, count: 1, seed: 900 + i, start: next++ })];
     const started = performance.now();
+    const cpu = process.cpuUsage();
     await gm.addMemories(contextId, [record!]);
     add1.push(performance.now() - started);
+    add1Cpu += cpuMs(process.cpuUsage(cpu));
   }
   const add100: number[] = [];
   for (let i = 0; i < 10; i++) {
@@ -186,7 +198,12 @@ async function runScenario(
     ingestPerSecond: Math.round(memories / ingestSeconds),
     dbMiBPer1k: round(fileBytes(file) / 1024 / 1024 / (memories / 1000)),
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
-    add1: { p50: round(quantile(add1, 0.5)), p99: round(quantile(add1, 0.99)), n: add1.length },
+    add1: {
+      p50: round(quantile(add1, 0.5)),
+      p99: round(quantile(add1, 0.99)),
+      n: add1.length,
+      cpuMs: round(add1Cpu / Math.max(1, add1.length)),
+    },
     add100: { p50: round(quantile(add100, 0.5)), n: add100.length },
     firstRetrieveMs: round(firstRetrieveMs),
     warmRetrieve: {
@@ -194,11 +211,13 @@ async function runScenario(
       p95: round(quantile(retrieveTimes, 0.95)),
       p99: round(quantile(retrieveTimes, 0.99)),
       n: retrieveTimes.length,
+      cpuMs: round(retrieveCpu / Math.max(1, retrieveTimes.length)),
     },
     compactionSeconds: compactionSeconds === null ? null : round(compactionSeconds),
     edgesPerMemory: Object.fromEntries(
       Object.entries(edges).map(([type, count]) => [type, round((2 * count) / contextSize)]),
     ),
+    load: { start: round(loadStart), end: round(loadavg()[0]!) },
   };
 }
 
@@ -218,12 +237,13 @@ function printTable(results: readonly ScenarioResult[]): void {
     'ingest mem/s',
     'MB/1k',
     'peak RSS MB',
-    'add-1 p50/p99 ms',
+    'add-1 p50/p99 ms (cpu)',
     'add-100 p50 ms',
     'first retrieve ms',
-    'warm retrieve p50/p95/p99 ms',
+    'warm retrieve p50/p95/p99 ms (cpu)',
     'compaction s',
     'edges/memory (knn, schema)',
+    'load 1m start-end',
   ];
   const rows = results.map((r) => [
     r.scenario,
@@ -231,16 +251,17 @@ function printTable(results: readonly ScenarioResult[]): void {
     String(r.ingestPerSecond),
     String(r.dbMiBPer1k),
     String(r.peakRssMiB),
-    `${r.add1.p50} / ${r.add1.p99}`,
+    `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs})`,
     String(r.add100.p50),
     String(r.firstRetrieveMs),
-    `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99}`,
+    `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs})`,
     r.compactionSeconds === null ? 'n/a' : String(r.compactionSeconds),
     `${r.edgesPerMemory.semantic_knn ?? 0}, ${round(
       Object.entries(r.edgesPerMemory)
         .filter(([type]) => type !== 'semantic_knn')
         .reduce((sum, [, n]) => sum + n, 0),
     )}`,
+    `${r.load.start}-${r.load.end}`,
   ]);
   process.stdout.write(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
@@ -263,6 +284,10 @@ function fileBytes(file: string): number {
     }
   }
   return total;
+}
+
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
 }
 
 function quantile(values: readonly number[], q: number): number {

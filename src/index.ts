@@ -8,6 +8,7 @@ export * from './core/index.ts';
 export { compactSemantic } from './digest/incremental/compact-semantic.ts';
 export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
+export { mediaRewrite } from './digest/media-rewrite.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type {
@@ -30,6 +31,7 @@ export {
 } from './importers/importer-spec.ts';
 export { type CalibrateOptions, type CalibrateReport, calibratePrizes } from './pipeline/calibrate-prizes.ts';
 export { renderPacketText } from './pipeline/evidence-packet.ts';
+export { OFFLINE_RANKER_NAME, type OfflineRanker } from './pipeline/offline-ranker.ts';
 export {
   type CalibrationFit,
   type CalibrationSample,
@@ -40,6 +42,7 @@ export {
 } from './pipeline/prize-calibration.ts';
 export { readerMessage } from './pipeline/reader-message.ts';
 export type * from './pipeline/retrieval-result.ts';
+export { type TrainRankerOptions, trainOfflineRanker } from './pipeline/train-offline-ranker.ts';
 export {
   createModels,
   createOpenAICompatibleChat,
@@ -57,6 +60,22 @@ export {
 export { questionInputSchema } from './schemas/question-schema.ts';
 export { type MemoryPatch, memoryPatchSchema, memoryRecordInputSchema } from './schemas/record-schema.ts';
 export type { ContextStats, MemoryFilter, MemoryVersion } from './store/archive-store-spec.ts';
+export {
+  type CopyArchiveOptions,
+  type CopyArchiveReport,
+  type CopyContextReport,
+  type CopyRewrite,
+  copyArchive,
+} from './store/copy-archive.ts';
+export { describeStore, type StoreDescription } from './store/describe-store.ts';
 export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
+export {
+  dbFolderName,
+  isInMemoryDb,
+  isPostgresUrl,
+  parseStoreLocation,
+  redactDbUrl,
+  type StoreLocation,
+} from './store/store-location.ts';
 export * from './types/index.ts';

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
+import { redactDbUrl } from '../index.ts';
 
-/** In-memory databases exist by definition. */
+/** In-memory databases exist by definition; a server URL (postgres://) is the server's to refuse. */
 function isMemoryDb(db: string): boolean {
-  return db === ':memory:' || db.startsWith('memory:');
+  return db === ':memory:' || db.startsWith('memory:') || /^[a-z][a-z0-9+.-]*:\/\//i.test(db);
 }
 
 /**
@@ -35,7 +36,7 @@ export async function requireContext(gm: Graphmemix, contextId: string, db: stri
   if ((await gm.store.contextStats(contextId)) !== undefined) return;
   const contexts = (await gm.store.listContexts()).map((context) => context.id);
   const known = contexts.length === 0 ? 'it has none' : `it has ${preview(contexts)}`;
-  throw new GraphmemixError('NOT_FOUND', `no context "${contextId}" in ${db}; ${known}`, {
+  throw new GraphmemixError('NOT_FOUND', `no context "${contextId}" in ${redactDbUrl(db)}; ${known}`, {
     location: { field: 'context' },
   });
 }

@@ -1,4 +1,6 @@
 export * from './candidate-graph.ts';
+export { fitListwise, type ListwiseFit, type ListwiseGroup } from './fit-listwise.ts';
+export { fitLogistic, type LogisticFit, type LogisticRow, solveLinear } from './fit-logistic.ts';
 export { compareNodeRank, comparePosition } from './indexed-graph.ts';
 export { forestObjective, type KruskalResult, kruskalForest, nodeSetObjective } from './kruskal-forest.ts';
 export { type FixedKProposal, proposeFixedK } from './propose-fixed-k.ts';

@@ -20,6 +20,11 @@ export interface BuildRelationsOptions {
   embedding?: EmbeddingModel;
   /** Mutual-kNN k (method notes: 8). */
   k?: number;
+  /**
+   * Awaited after a step of the full rebuild: 'write' = the schema edges are replaced, the semantic side and
+   * the journal are not yet. The crash test pauses a child there so its SIGKILL provably lands inside a rebuild.
+   */
+  afterStep?: (step: 'write') => Promise<void> | void;
 }
 
 export interface BuildRelationsResult {
@@ -81,6 +86,7 @@ export async function buildRelations(
   }
   await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, mergeRelationEdges(contextId, schema, []));
   lap('write');
+  await options.afterStep?.('write');
 
   let semanticSpace = 'tfidf';
   if (options.embedding) {

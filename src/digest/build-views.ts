@@ -2,7 +2,7 @@ import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView } from '../types/view.ts';
 
 /** Bump when the rules below change: content hashes include it, so re-imports rebuild every record's views. */
-export const VIEWS_VERSION = 1;
+export const VIEWS_VERSION = 2;
 
 const MONTHS = [
   'January',
@@ -22,8 +22,11 @@ const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
 
 /**
  * The retrieval views of one record (paper 3.3: several routes into one memory, scored by max pooling):
- * - 'text' / 'main': the raw text only. The speaker is NOT prepended: the text view stays the faithful content
- *   for dense embeddings, and names are reached through the metadata view instead.
+ * - 'text' / 'main': the text as a person would search a conversation. For a message with a speaker or a date
+ *   (chat turns, mails) it reads "[8 May 2023] Caroline: <text>": "what did Caroline say about the race in
+ *   May" matches one document, where text alone would need the metadata view's separate max (views are
+ *   max-pooled, never summed). Other kinds (notes, photos, documents) keep their raw text. (Version 2; in
+ *   version 1 the text view was the raw text only.)
  * - 'caption': one view per caption of each asset (key = asset id, then `<asset id>:<n>` for further
  *   captions), one per record-level caption (key `record`, `record:<n>`), and the record summary (`summary`)
  *   and asset summaries (`<asset id>:summary`), which are derived descriptions too.
@@ -46,7 +49,7 @@ export function buildViews(record: MemoryRecord): MemoryView[] {
     );
   };
 
-  add('text', 'main', record.text);
+  add('text', 'main', searchableText(record));
   for (const [i, caption] of (record.derived?.captions ?? []).entries()) {
     add('caption', i === 0 ? 'record' : `record:${i}`, caption);
   }
@@ -83,6 +86,18 @@ export function dateForms(timestamp: string): string[] {
     year,
     weekday,
   ];
+}
+
+/** The text view of a record: "[day] speaker: text" for messages, the raw text otherwise (empty stays empty). */
+export function searchableText(record: MemoryRecord): string {
+  const text = record.text.trim();
+  if (record.kind !== 'message' || text === '') return text;
+  const day = record.timestamp === undefined ? undefined : dateForms(record.timestamp)[1];
+  const speaker = record.speaker?.trim();
+  const prefix = [day === undefined ? '' : `[${day}]`, speaker ? `${speaker}:` : '']
+    .filter(Boolean)
+    .join(' ');
+  return prefix === '' ? text : `${prefix} ${text}`;
 }
 
 function metadataText(record: MemoryRecord): string {

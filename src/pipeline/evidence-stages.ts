@@ -23,6 +23,7 @@ import { eligibleRelations } from './eligible-relations.ts';
 import { buildEvidence, renderPacketText } from './evidence-packet.ts';
 import { nodePrize, type ResolvedCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
+import { rankerFeatures } from './ranker-features.ts';
 import type {
   EvidenceItem,
   ModelCallRecord,
@@ -185,17 +186,18 @@ export async function verifyNodes(
   verifier: NodeVerifier | undefined,
   question: VerifierQuestion,
   pool: ExpandedPool,
-): Promise<NodeVerifierResult | undefined> {
-  if (!verifier) return undefined;
+): Promise<{ result: NodeVerifierResult | undefined; relations: PoolRelation[] }> {
+  if (!verifier) return { result: undefined, relations: [] };
   const relations =
     verifier.kind === 'offline' ? await poolRelations(ctx.store, ctx.contextId, pool.candidates) : [];
-  if (pool.candidates.length === 0) return undefined;
-  return verifier.verify({
+  if (pool.candidates.length === 0) return { result: undefined, relations };
+  const result = await verifier.verify({
     question,
     candidates: pool.candidates,
     relations,
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
+  return { result, relations };
 }
 
 /** Stage 3b: the ECV over the anchor-candidate relations (runs in parallel with stage 3a). */
@@ -233,12 +235,16 @@ export function recordVerifierOutcome(
   trace.flag('edge_verifier_failed', edge !== undefined && !edge.ok);
 }
 
-/** Stage 4: prizes p_i = sigmoid(a s_i + b v_i + c) (method notes 6) for the frozen pool. */
+/**
+ * Stage 4: prizes. With the offline node verifier and a fitted `listwise-logistic-offline-ranker` for this
+ * configuration, p_i is the ranker's probability over pool-relative features (src/pipeline/ranker-features.ts);
+ * otherwise p_i = sigmoid(a s_i + b v_i + c) (method notes 6).
+ */
 export function prizePool(
   pool: ExpandedPool,
   ranked: readonly ScoredMemory[],
   node: NodeVerifierResult | undefined,
-  calibration: ResolvedCalibration,
+  prizing: { calibration: ResolvedCalibration; rankerPrizes?: readonly number[] },
 ): PoolCandidate[] {
   const verifierScores = node?.ok ? node.scores : new Map<string, number>();
   return pool.present.map(({ entry }, position) => {
@@ -250,9 +256,30 @@ export function prizePool(
       origin: originOf(entry, ranked),
       retrievalScore: candidate.retrievalScore,
       verifierScore: v,
-      prize: nodePrize(calibration, candidate.retrievalScore, v),
+      prize: prizing.rankerPrizes?.[position] ?? nodePrize(prizing.calibration, candidate.retrievalScore, v),
       isAnchor: candidate.isAnchor,
     };
+  });
+}
+
+/** The ranker's feature rows of a verified pool (pool order). */
+export function poolFeatureRows(
+  retrieved: RetrievedViews,
+  pool: ExpandedPool,
+  question: VerifierQuestion,
+  node: NodeVerifierResult | undefined,
+  relations: readonly PoolRelation[],
+): number[][] {
+  const seedRank = new Map<string, number>();
+  for (const { entry } of pool.present) if (entry.kind === 'seed') seedRank.set(entry.memoryId, entry.rank);
+  return rankerFeatures({
+    question,
+    candidates: pool.candidates,
+    seedRank,
+    seedCount: retrieved.seeds.length,
+    viewScores: retrieved.search.viewScores,
+    verifierScores: node?.ok ? node.scores : new Map(),
+    relations,
   });
 }
 

@@ -1,10 +1,16 @@
 import type { ModelSet } from '../providers/model-spec.ts';
 import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
+import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
+import type { VerifierQuestion } from '../verify/verifier-input.ts';
 import {
   buildPacket,
+  type ExpandedPool,
   expandPool,
+  poolFeatureRows,
   prizePool,
+  type RetrievedViews,
   recordVerifierOutcome,
   retrieveViews,
   type StageContext,
@@ -14,10 +20,12 @@ import {
   verifyEdges,
   verifyNodes,
 } from './evidence-stages.ts';
+import { rankerPrizes, resolveRanker } from './offline-ranker.ts';
 import { calibrationKey, resolveCalibration } from './prize-calibration.ts';
 import { type QuestionDeadline, startQuestionDeadline } from './question-deadline.ts';
+import { poolShape } from './ranker-features.ts';
 import type { QuestionInput, RetrievalResult, RetrieveOptions } from './retrieval-result.ts';
-import { selectVerifiers } from './select-verifiers.ts';
+import { selectVerifiers, type VerifierPair } from './select-verifiers.ts';
 import { type Clock, systemClock, TraceBuilder } from './trace-builder.ts';
 
 export { sumUsage } from './trace-builder.ts';
@@ -54,41 +62,33 @@ export async function retrieveEvidence(
 ): Promise<RetrievalResult> {
   const trace = new TraceBuilder(deps.clock ?? systemClock);
   const k = options.k ?? PIPELINE_DEFAULTS.k;
-  const seeds = options.seeds ?? PIPELINE_DEFAULTS.seeds;
-  const poolSize = Math.max(options.poolSize ?? PIPELINE_DEFAULTS.poolSize, 1);
-  const anchors = options.anchors ?? PIPELINE_DEFAULTS.anchors;
-  const verifiers = selectVerifiers(options.verifiers, deps.models);
-  const ctx: StageContext = {
-    store: deps.store,
-    models: deps.models,
-    contextId,
-    signal: deadline.signal,
-    trace,
-    ...(options.filter ? { filter: options.filter } : {}),
-  };
-
-  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize });
-  trace.lap('retrieve');
-
-  const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
-  trace.lap('expand');
-
-  const verifierQuestion = verifierQuestionOf(question, retrieved.captions);
-  const [nodeResult, edgeResult] = await Promise.all([
-    verifyNodes(ctx, verifiers.node, verifierQuestion, expanded),
-    verifyEdges(ctx, verifiers.edge, verifierQuestion, expanded),
-  ]);
-  recordVerifierOutcome(trace, verifiers, nodeResult, edgeResult);
-  trace.lap('verify');
+  const verified = await verifiedPool(deps, contextId, question, options, deadline.signal, trace);
+  const { retrieved, expanded, verifiers, nodeResult, edgeResult } = verified;
 
   const components = {
     retriever: retrieverName(deps.models.embedding),
     nodeVerifier: verifiers.node?.name ?? 'none',
     edgeVerifier: verifiers.edge?.name ?? 'none',
   };
-  const calibration = await resolveCalibration(deps.store, calibrationKey(components));
-  trace.flag('calibration_unfitted', calibration.source === 'paper');
-  const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, calibration);
+  const key = calibrationKey(components);
+  const calibration = await resolveCalibration(deps.store, key);
+  // The offline ranker replaces (a, b, c) only where it was fitted: the offline node verifier's configuration.
+  const ranker =
+    verifiers.node?.kind === 'offline' && nodeResult?.ok === true ? resolveRanker(key) : undefined;
+  // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
+  trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
+  const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, {
+    calibration,
+    ...(ranker
+      ? {
+          rankerPrizes: rankerPrizes(
+            ranker,
+            poolFeatureRows(retrieved, expanded, verified.question, nodeResult, verified.relations),
+            poolShape(verified.relations),
+          ),
+        }
+      : {}),
+  });
   const verifiedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
   trace.flag('pool_smaller_than_k', pool.length < k && pool.length > 0);
@@ -109,17 +109,86 @@ export async function retrieveEvidence(
     trace: trace.build({
       components: {
         ...components,
+        prizes: ranker ? `${ranker.name} v${ranker.version}` : 'calibration sigmoid(a s + b v + c)',
         solver: 'forest: 1-swap proposal + exact refinement',
         store: deps.store.backend,
       },
-      calibration: {
-        a: calibration.a,
-        b: calibration.b,
-        c: calibration.c,
-        key: `${calibration.key} (${calibration.source})`,
-        source: calibration.source,
-        fitted: calibration.source !== 'paper',
-      },
+      // With the ranker, (a, b, c) made no prize: the key names the shipped ranker artifact instead.
+      calibration: ranker
+        ? {
+            a: calibration.a,
+            b: calibration.b,
+            c: calibration.c,
+            key: `${key} (shipped ${ranker.name} v${ranker.version})`,
+            source: 'default',
+            fitted: true,
+          }
+        : {
+            a: calibration.a,
+            b: calibration.b,
+            c: calibration.c,
+            key: `${calibration.key} (${calibration.source})`,
+            source: calibration.source,
+            fitted: calibration.source !== 'paper',
+          },
     }),
+  };
+}
+
+/** Stages 1-3 (retrieve views, expand, verify nodes and edges), shared by retrieve and the ranker's fit. */
+export interface VerifiedPool {
+  retrieved: RetrievedViews;
+  expanded: ExpandedPool;
+  question: VerifierQuestion;
+  verifiers: VerifierPair;
+  nodeResult: NodeVerifierResult | undefined;
+  edgeResult: EdgeVerifierResult | undefined;
+  /** Schema relations among the pool members (read by the offline verifier and ranker). */
+  relations: PoolRelation[];
+}
+
+export async function verifiedPool(
+  deps: PipelineDeps,
+  contextId: string,
+  question: QuestionInput,
+  options: RetrieveOptions,
+  signal: AbortSignal | undefined,
+  trace: TraceBuilder,
+): Promise<VerifiedPool> {
+  const seeds = options.seeds ?? PIPELINE_DEFAULTS.seeds;
+  const poolSize = Math.max(options.poolSize ?? PIPELINE_DEFAULTS.poolSize, 1);
+  const anchors = options.anchors ?? PIPELINE_DEFAULTS.anchors;
+  const verifiers = selectVerifiers(options.verifiers, deps.models);
+  const ctx: StageContext = {
+    store: deps.store,
+    models: deps.models,
+    contextId,
+    signal,
+    trace,
+    // The question's scope: retrieval and expansion stay inside it (filtered-candidates.ts).
+    ...(options.filter ? { filter: options.filter } : {}),
+  };
+
+  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize });
+  trace.lap('retrieve');
+
+  const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
+  trace.lap('expand');
+
+  const verifierQuestion = verifierQuestionOf(question, retrieved.captions);
+  const [node, edgeResult] = await Promise.all([
+    verifyNodes(ctx, verifiers.node, verifierQuestion, expanded),
+    verifyEdges(ctx, verifiers.edge, verifierQuestion, expanded),
+  ]);
+  recordVerifierOutcome(trace, verifiers, node.result, edgeResult);
+  trace.lap('verify');
+  return {
+    retrieved,
+    expanded,
+    question: verifierQuestion,
+    verifiers,
+    nodeResult: node.result,
+    edgeResult,
+    relations: node.relations,
   };
 }

@@ -47,6 +47,16 @@ export const modelConfigSchema = z.strictObject({
    * `graphmemix serve` in addition to the environment. Secrets: keep the file private.
    */
   apiKeys: z.array(z.string().min(1)).optional(),
+  /**
+   * The archive every command opens when `--db` is not given: a SQLite file (relative paths are taken from the
+   * config file's folder) or a `postgres://` URL. Prefer a URL without a password (PGPASSWORD or ~/.pgpass).
+   */
+  db: z.string().min(1).optional(),
+  /**
+   * The archive's media folder (uploads). Default: beside a SQLite file; for a Postgres archive
+   * `./graphmemix-media/<host_port_db>`. Replicas on several machines must share it (docs/postgres.md).
+   */
+  mediaDir: z.string().min(1).optional(),
 });
 
 export type ModelConfig = z.infer<typeof modelConfigSchema>;
@@ -78,6 +88,8 @@ export interface ResolvedModelConfig {
   cacheDir?: string;
   questionDeadlineMs?: number;
   apiKeys?: string[];
+  db?: string;
+  mediaDir?: string;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -94,6 +106,8 @@ export const ENV_FIELDS: Record<string, string> = {
   GRAPHMEMIX_EMBEDDING_MODEL: 'embedding.model',
   GRAPHMEMIX_EMBEDDING_BASE_URL: 'embedding.baseUrl',
   GRAPHMEMIX_CACHE_DIR: 'cacheDir',
+  GRAPHMEMIX_DB: 'db',
+  GRAPHMEMIX_MEDIA_DIR: 'mediaDir',
 };
 
 export const DEFAULT_CONFIG_FILE = 'graphmemix.config.json';
@@ -117,6 +131,8 @@ export function loadModelConfig(
   if (existsSync(path)) {
     fileConfig = parseModelConfig(readJson(path), path);
     if (fileConfig.cacheDir !== undefined) fileConfig.cacheDir = resolve(dirname(path), fileConfig.cacheDir);
+    if (fileConfig.mediaDir !== undefined) fileConfig.mediaDir = resolve(dirname(path), fileConfig.mediaDir);
+    if (fileConfig.db !== undefined) fileConfig.db = resolveDbPath(dirname(path), fileConfig.db);
   } else if (named !== undefined && named !== '') {
     throw new GraphmemixError('NOT_FOUND_PATH', `config file not found: ${path}`, {
       location: { file: path },
@@ -163,7 +179,14 @@ export function resolveModelConfig(config: ModelConfig, env: Env = process.env):
   if (config.cacheDir !== undefined) out.cacheDir = config.cacheDir;
   if (config.questionDeadlineMs !== undefined) out.questionDeadlineMs = config.questionDeadlineMs;
   if (config.apiKeys !== undefined) out.apiKeys = [...config.apiKeys];
+  if (config.db !== undefined) out.db = config.db;
+  if (config.mediaDir !== undefined) out.mediaDir = config.mediaDir;
   return out;
+}
+
+/** A config/env `db`: a SQLite path is taken from `dir`; URLs and the in-memory forms stay as written. */
+function resolveDbPath(dir: string, db: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(db) || db === 'memory:' || db === ':memory:' ? db : resolve(dir, db);
 }
 
 type EndpointFields = z.infer<typeof chatEndpointSchema>;
@@ -224,8 +247,14 @@ function configFromEnv(env: Env, cwd: string): ModelConfig {
     const value = env[name];
     if (value === undefined || value === '') continue;
     const [section, key] = target.split('.') as [string, string | undefined];
-    if (key === undefined) raw[section] = section === 'cacheDir' ? resolve(cwd, value) : value;
-    else raw[section] = { ...(raw[section] as Record<string, string> | undefined), [key]: value };
+    if (key === undefined) {
+      raw[section] =
+        section === 'cacheDir' || section === 'mediaDir'
+          ? resolve(cwd, value)
+          : section === 'db'
+            ? resolveDbPath(cwd, value)
+            : value;
+    } else raw[section] = { ...(raw[section] as Record<string, string> | undefined), [key]: value };
   }
   return parseModelConfig(raw, 'environment');
 }
@@ -240,6 +269,8 @@ function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
   if (over.cacheDir !== undefined) out.cacheDir = over.cacheDir;
   if (over.questionDeadlineMs !== undefined) out.questionDeadlineMs = over.questionDeadlineMs;
   if (over.apiKeys !== undefined) out.apiKeys = over.apiKeys;
+  if (over.db !== undefined) out.db = over.db;
+  if (over.mediaDir !== undefined) out.mediaDir = over.mediaDir;
   return out;
 }
 

@@ -1,6 +1,6 @@
 import type { EmbeddingInput, EmbeddingModel, TokenUsage } from '../providers/model-spec.ts';
 import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
-import type { ViewHit } from '../types/view.ts';
+import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { ScoredMemory } from './expand-candidates.ts';
 import { restrictedSearch, restrictionOf } from './filtered-candidates.ts';
 import { denseScore, lexicalScore, SCORE_SCALE_VERSION } from './view-score-scale.ts';
@@ -24,6 +24,8 @@ export interface MultiViewSearchOptions {
 export interface MultiViewSearchResult {
   /** Every memory any view reached, by s desc then id asc (s = max over its views, common scale). */
   ranked: ScoredMemory[];
+  /** Per memory, the best score of each view kind that reached it (common scale; dense hits under 'dense'). */
+  viewScores: Map<string, Partial<Record<ViewKind | 'dense', number>>>;
   denseFailed: boolean;
   embeddingCall?: { model: string; latencyMs: number; usage: TokenUsage; cached: boolean; error?: string };
 }
@@ -53,14 +55,19 @@ export async function multiViewSearch(
   options: MultiViewSearchOptions,
 ): Promise<MultiViewSearchResult> {
   const best = new Map<string, ScoredMemory>();
-  const offer = (hit: ViewHit, score: number): void => {
+  const viewScores = new Map<string, Partial<Record<ViewKind | 'dense', number>>>();
+  const offer = (hit: ViewHit, score: number, route: ViewKind | 'dense' = hit.kind): void => {
+    const views = viewScores.get(hit.memoryId) ?? {};
+    if (!(score <= (views[route] ?? -1))) views[route] = score;
+    viewScores.set(hit.memoryId, views);
     const current = best.get(hit.memoryId);
     if (current === undefined || score > current.score) {
       best.set(hit.memoryId, { memoryId: hit.memoryId, score, bestView: hit.kind, viewKey: hit.key });
     }
   };
   const restriction = await restrictionOf(store, contextId, options.filter);
-  if (restriction.kind === 'ids' && restriction.ids.length === 0) return { ranked: [], denseFailed: false };
+  if (restriction.kind === 'ids' && restriction.ids.length === 0)
+    return { ranked: [], viewScores, denseFailed: false };
   if (query.text.trim() !== '') {
     const hits = await restrictedSearch(store, contextId, restriction, options.limit, (search) =>
       store.searchLexical(contextId, query.text, search),
@@ -88,7 +95,7 @@ export async function multiViewSearch(
           const hits = await restrictedSearch(store, contextId, restriction, options.limit, (search) =>
             store.searchVectors(contextId, embeddingSpace(model), vector, search),
           );
-          for (const hit of hits) offer(hit, denseScore(hit.rawScore));
+          for (const hit of hits) offer(hit, denseScore(hit.rawScore), 'dense');
         }
       } catch (error) {
         denseFailed = true;
@@ -105,5 +112,5 @@ export async function multiViewSearch(
   const ranked = [...best.values()].sort(
     (x, y) => y.score - x.score || (x.memoryId < y.memoryId ? -1 : x.memoryId > y.memoryId ? 1 : 0),
   );
-  return { ranked, denseFailed, ...(embeddingCall ? { embeddingCall } : {}) };
+  return { ranked, viewScores, denseFailed, ...(embeddingCall ? { embeddingCall } : {}) };
 }

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { allowMediaRoot } from '../index.ts';
+import { allowMediaRoot, describeStore } from '../index.ts';
 import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
@@ -83,7 +83,9 @@ export function createServer(options: ServerOptions): Hono {
     });
   }
 
-  app.get('/v1/health', (c) => c.json({ status: 'ok', version }));
+  // Which backend serves this process and how it searches vectors (docs/postgres.md): operators check replicas.
+  const { backend, vectorSupport } = describeStore(options.graphmemix.store);
+  app.get('/v1/health', (c) => c.json({ status: 'ok', version, backend, vector_support: vectorSupport }));
   app.get('/openapi.json', (c) => c.json(buildOpenApiDocument(version)));
 
   if (!options.open) {

@@ -193,7 +193,13 @@ export function buildOpenApiDocument(version: string): JsonObject {
           responses: json('Answer with its evidence'),
         },
       },
-      '/v1/health': { get: { summary: 'Liveness', security: [], responses: json('ok') } },
+      '/v1/health': {
+        get: {
+          summary: 'Liveness, version, store backend (sqlite | memory | postgres) and vector support',
+          security: [],
+          responses: json('ok'),
+        },
+      },
       '/view': {
         get: {
           summary: 'Evidence-forest viewer page for a question (HTML)',

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { openGraphmemix } from '../graphmemix.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { allowMediaFromEnv, allowMediaRoot, createModels, loadModelConfig } from '../index.ts';
+import {
+  allowMediaFromEnv,
+  allowMediaRoot,
+  createModels,
+  dbFolderName,
+  isPostgresUrl,
+  loadModelConfig,
+} from '../index.ts';
 import { addRedactedSecrets } from './redact.ts';
 
 /**
@@ -28,7 +35,8 @@ export async function openShellGraphmemix(options: {
       (endpoint) => endpoint?.apiKey,
     ),
   );
-  allowMediaRoot(mediaDirFor(options.db));
+  const mediaDir = mediaDirFor(options.db, config.mediaDir);
+  allowMediaRoot(mediaDir);
   allowMediaFromEnv();
   const readWorkers = options.readWorkers ?? readWorkersFromEnv();
   // Writes run in a worker thread and questions in a pool of reader threads, each with its own connection:
@@ -37,7 +45,7 @@ export async function openShellGraphmemix(options: {
     db: options.db,
     models: createModels(config),
     writeWorker: { modelConfig: config },
-    mediaDir: mediaDirPath(options.db),
+    mediaDir,
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
     readWorkers:
       readWorkers === 0
@@ -52,15 +60,24 @@ function readWorkersFromEnv(): number | undefined {
   return process.env.GRAPHMEMIX_READ_WORKERS && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
-/** Uploaded media lives beside the database (`<db dir>/<db name>.media/`), so it moves with the archive. */
-export function mediaDirFor(db: string): string {
-  const dir = mediaDirPath(db);
+/**
+ * Uploaded media lives beside a SQLite database (`<db dir>/<db name>.media/`), so it moves with the archive.
+ * A Postgres archive has no file to sit beside: its folder is `configured` (config `mediaDir`,
+ * $GRAPHMEMIX_MEDIA_DIR), else `./graphmemix-media/<host_port_db>`; replicas must share it (docs/postgres.md).
+ */
+export function mediaDirFor(db: string, configured?: string): string {
+  const dir = mediaDirPath(db, configured);
   mkdirSync(dir, { recursive: true });
   return dir;
 }
 
 /** mediaDirFor without creating the folder (readers and deletes need only the path). */
-export function mediaDirPath(db: string): string {
+export function mediaDirPath(db: string, configured?: string): string {
+  if (configured !== undefined) return resolve(configured);
+  if (isPostgresUrl(db)) {
+    const fromEnv = process.env.GRAPHMEMIX_MEDIA_DIR;
+    return resolve(fromEnv ? fromEnv : join('graphmemix-media', dbFolderName(db)));
+  }
   return db === ':memory:' || db === 'memory:'
     ? join(tmpdir(), `graphmemix-media-${process.pid}`)
     : join(dirname(resolve(db)), `${basename(db)}.media`);

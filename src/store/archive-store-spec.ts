@@ -14,8 +14,14 @@ import type { SemanticIndexStore } from './semantic-index-spec.ts';
 export interface ArchiveStore {
   /** Bumped on incompatible changes of this interface. */
   readonly specificationVersion: 'v1';
-  /** Backend name for traces and errors ('sqlite', 'memory'). */
+  /** Backend name for traces and errors ('sqlite', 'memory', 'postgres'). */
   readonly backend: string;
+  /**
+   * How searchVectors runs, reported by `/v1/health` and `graphmemix --version`: 'in-process' (SQLite and
+   * memory: exact scan, an IVF index above APPROXIMATE_VECTOR_THRESHOLD rows, src/store/vector-index.ts),
+   * 'pgvector' (Postgres with the extension: HNSW) or 'exact' (Postgres without it). Absent: 'in-process'.
+   */
+  readonly vectorSupport?: string;
 
   listContexts(): Promise<ContextInfo[]>;
 
@@ -145,6 +151,11 @@ export interface ArchiveStore {
   /** Dense vectors of views in a named embedding space (model id + dimensions). */
   putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void>;
   getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]>;
+  /**
+   * The embedding spaces holding vectors in the context, sorted (archive copy enumerates them). Optional for
+   * backends written before it; a copy from such a backend finds the spaces through the semantic snapshot.
+   */
+  listVectorSpaces?(contextId: string): Promise<string[]>;
   /** Cosine search; exact below a backend-defined size, approximate index above it (documented per backend). */
   searchVectors(
     contextId: string,
@@ -159,6 +170,11 @@ export interface ArchiveStore {
   /** Small JSON values: calibration, import progress, digest statistics. Global unless the key says otherwise. */
   getMeta<T = unknown>(key: string): Promise<T | undefined>;
   setMeta(key: string, value: unknown): Promise<void>;
+  /**
+   * Meta keys starting with `prefix` (all when absent), sorted (archive copy enumerates calibrations).
+   * Optional for backends written before it; a copy from such a backend copies no meta and says so.
+   */
+  listMetaKeys?(prefix?: string): Promise<string[]>;
 
   integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
   close(): Promise<void>;

@@ -63,6 +63,7 @@ export function createMemoryStore(): ArchiveStore {
 class MemoryStore implements ArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'memory';
+  readonly vectorSupport = 'in-process';
   private readonly contexts = new Map<string, ContextData>();
   private readonly questions = new Map<string, EvalQuestion>();
   private readonly meta = new Map<string, string>();
@@ -465,6 +466,17 @@ class MemoryStore implements ArchiveStore {
     this.assertOpen();
     const value = this.meta.get(key);
     return value === undefined ? undefined : (JSON.parse(value) as T);
+  }
+
+  async listMetaKeys(prefix = ''): Promise<string[]> {
+    this.assertOpen();
+    return [...this.meta.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async listVectorSpaces(contextId: string): Promise<string[]> {
+    this.assertOpen();
+    const spaces = this.contexts.get(contextId)?.vectors ?? new Map<string, Map<string, VectorRow>>();
+    return [...spaces].flatMap(([space, rows]) => (rows.size > 0 ? [space] : [])).sort();
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {

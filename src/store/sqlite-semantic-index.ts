@@ -127,26 +127,48 @@ export function createSqliteSemanticIndex(
     },
 
     async getDocs(contextId, ids) {
-      return run(() =>
-        ids.flatMap((memoryId): SemanticDoc[] => {
-          const s = statements();
-          if (!s.getDoc.get(contextId, memoryId)) return [];
-          const entries = (s.docPostings.all(contextId, memoryId) as { term: string; weight: number }[]).sort(
-            (x, y) => compareStrings(x.term, y.term),
-          );
-          const neighbours = (
-            s.getNeighbours.all(contextId, memoryId) as { neighbour_id: string; score: number }[]
-          ).map((row) => ({ memoryId: row.neighbour_id, score: row.score }));
-          return [
-            {
-              memoryId,
-              terms: entries.map((e) => e.term),
-              weights: entries.map((e) => e.weight),
-              neighbours,
-            },
-          ];
-        }),
-      );
+      return run(() => {
+        // Three statements per call, not three per id (a forward search reads its candidates in batches).
+        const s = statements();
+        const wanted = JSON.stringify([...new Set(ids)]);
+        const docs = new Map<
+          string,
+          { terms: string[]; weights: number[]; neighbours: SemanticNeighbour[] }
+        >();
+        for (const id of s.docsIn.all(contextId, wanted) as string[]) {
+          docs.set(id, { terms: [], weights: [], neighbours: [] });
+        }
+        if (docs.size === 0) return [];
+        const postings = s.postingsIn.all(contextId, wanted) as [string, string, number][];
+        const byDoc = new Map<string, Array<[string, number]>>();
+        for (const [id, term, weight] of postings) {
+          const list = byDoc.get(id);
+          if (list) list.push([term, weight]);
+          else byDoc.set(id, [[term, weight]]);
+        }
+        for (const [id, entries] of byDoc) {
+          const doc = docs.get(id);
+          if (!doc) continue;
+          entries.sort((x, y) => compareStrings(x[0], y[0]));
+          for (const [term, weight] of entries) {
+            doc.terms.push(term);
+            doc.weights.push(weight);
+          }
+        }
+        for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
+          string,
+          string,
+          number,
+        ][]) {
+          docs.get(id)?.neighbours.push({ memoryId: neighbourId, score });
+        }
+        return ids.flatMap((memoryId): SemanticDoc[] => {
+          const doc = docs.get(memoryId);
+          return doc
+            ? [{ memoryId, terms: doc.terms, weights: doc.weights, neighbours: doc.neighbours }]
+            : [];
+        });
+      });
     },
 
     async writeDocs(contextId: string, change: SemanticDocChange) {
@@ -257,16 +279,18 @@ function prepare(db: Database.Database) {
     insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold) VALUES (?, ?, ?)'),
     setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
     deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    docPostings: p('SELECT term, weight FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
+    docsIn: p(`SELECT memory_id FROM semantic_docs WHERE context_id = ?
+      AND memory_id IN (SELECT value FROM json_each(?))`).pluck(),
+    postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
+      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
+    neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
+      AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
     insertPosting: p(
       'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, ?)',
     ),
     setRatios: p(`UPDATE semantic_postings SET ratio = CASE WHEN ? > 0 THEN weight / ? ELSE ? END
       WHERE context_id = ? AND memory_id = ?`),
     deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
-    getNeighbours: p(
-      'SELECT neighbour_id, score FROM semantic_neighbours WHERE context_id = ? AND memory_id = ? ORDER BY rank',
-    ),
     insertNeighbour: p(
       'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
     ),

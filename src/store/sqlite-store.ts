@@ -81,6 +81,7 @@ interface Cached<T> {
 class SqliteStore implements ArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'sqlite';
+  readonly vectorSupport = 'in-process';
   /** Absent only for a read-only store of schema 1 (not migrated): then BM25 is built per search. */
   private readonly lexical: SqliteLexicalIndex | undefined;
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
@@ -609,6 +610,19 @@ class SqliteStore implements ArchiveStore {
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
+  async listMetaKeys(prefix = ''): Promise<string[]> {
+    // A range scan on the primary key: every key >= prefix and < prefix + U+FFFF.
+    const rows = this.run(() => this.statements.listMetaKeys.all(prefix, `${prefix}\uffff`)) as {
+      key: string;
+    }[];
+    return rows.map((row) => row.key);
+  }
+
+  async listVectorSpaces(contextId: string): Promise<string[]> {
+    const rows = this.run(() => this.statements.listVectorSpaces.all(contextId)) as { space: string }[];
+    return rows.map((row) => row.space);
+  }
+
   async setMeta(key: string, value: unknown): Promise<void> {
     this.run(() => {
       if (value === undefined) this.statements.deleteMeta.run(key);
@@ -811,6 +825,8 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ),
     deleteMeta: p('DELETE FROM meta WHERE key = ?'),
+    listMetaKeys: p('SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key'),
+    listVectorSpaces: p('SELECT DISTINCT space FROM vectors WHERE context_id = ? ORDER BY space'),
   };
 }
 

@@ -99,16 +99,10 @@ export function contextSupportScores(
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
 ): Map<string, number> {
-  const support = unitSupport(question, documents, relations);
-  const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
+  const parts = contextSupportParts(question, documents, relations);
   const raw = documents.map(({ id }) => {
-    const unit = support.unitOf.get(id)!;
-    const adjacent = [...(neighbours.get(unit) ?? [])];
-    // Mean over (at least) both sides: a neighbour outside the pool counts as unsupported, so one strong
-    // neighbour lifts a unit half as much as two.
-    const context =
-      adjacent.reduce((sum, u) => sum + (support.byUnit[u] ?? 0), 0) / Math.max(2, adjacent.length);
-    return (support.byUnit[unit] ?? 0) + CONTEXT_WEIGHT * context;
+    const { unit, context } = parts.get(id)!;
+    return unit + CONTEXT_WEIGHT * context;
   });
   const best = Math.max(0, ...raw);
   const scores = new Map<string, number>();
@@ -116,6 +110,32 @@ export function contextSupportScores(
     scores.set(id, best > 0 ? Math.round((50 * raw[index]!) / best) / 10 : 0);
   });
   return scores;
+}
+
+/**
+ * The two parts of the score per document: its unit's support, and the mean support of the adjacent units
+ * (over at least both sides; a neighbour outside the pool counts as unsupported, so one strong neighbour
+ * lifts a unit half as much as two). Also read by the offline ranker as separate features.
+ */
+export function contextSupportParts(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+  relations: readonly PoolRelation[],
+): Map<string, { unit: number; context: number; bestAdjacent: number }> {
+  const support = unitSupport(question, documents, relations);
+  const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
+  const parts = new Map<string, { unit: number; context: number; bestAdjacent: number }>();
+  for (const { id } of documents) {
+    const unit = support.unitOf.get(id)!;
+    const adjacent = [...(neighbours.get(unit) ?? [])];
+    const values = adjacent.map((u) => support.byUnit[u] ?? 0);
+    parts.set(id, {
+      unit: support.byUnit[unit] ?? 0,
+      context: values.reduce((sum, value) => sum + value, 0) / Math.max(2, adjacent.length),
+      bestAdjacent: Math.max(0, ...values),
+    });
+  }
+  return parts;
 }
 
 export interface UnitSupport {

@@ -5,19 +5,18 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_QUESTIONS } from '../../src/demo/example-archive.ts';
+import { REPO_ROOT, TSX_IMPORT } from '../support/repo-paths.ts';
 
 const run = promisify(execFile);
-// The pipeline entry point is written in parallel; until it lands the demo cannot run at all.
-const ready = existsSync('src/graphmemix.ts');
 
-describe.skipIf(!ready)('npm run demo', () => {
+describe('npm run demo', () => {
   it('ingests the example archive offline, prints forests and ends with the viewer page path', async () => {
     const out = mkdtempSync(join(tmpdir(), 'gmx-demo-test-'));
     try {
       const env = { ...process.env, OPENAI_API_KEY: '', GRAPHMEMIX_CONFIG: '', GRAPHMEMIX_MODEL: '' };
       const { stdout } = await run(
         process.execPath,
-        ['--import', 'tsx', 'src/demo/run-demo.ts', '--out', out],
+        ['--import', TSX_IMPORT, join(REPO_ROOT, 'src/demo/run-demo.ts'), '--out', out],
         {
           env,
           timeout: 120_000,

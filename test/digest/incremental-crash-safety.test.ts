@@ -9,6 +9,7 @@ import { relationKeys } from '../../src/digest/incremental/relation-keys.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
+import { TSX_IMPORT } from '../support/repo-paths.ts';
 import { apply, baseRecords, writes } from './fixtures/incremental-archive.ts';
 
 const BASE = 600;
@@ -90,7 +91,7 @@ describe('incremental writes are crash safe', () => {
       await new Promise<void>((resolve, reject) => {
         const child = spawn(
           process.execPath,
-          ['--import', 'tsx', CHILD, join(dir, file), String(BASE), String(WRITES)],
+          ['--import', TSX_IMPORT, CHILD, join(dir, file), String(BASE), String(WRITES)],
           {
             stdio: ['ignore', 'pipe', 'inherit'],
           },

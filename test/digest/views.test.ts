@@ -57,17 +57,27 @@ describe('buildViews', () => {
     );
   });
 
-  it('keeps the raw text as the text view without the speaker', () => {
-    const views = buildViews({
+  it('reads a message as "[day] speaker: text" in its text view (a document a person would search)', () => {
+    const message = {
       id: 'm',
       contextId: 'c',
-      kind: 'message',
+      kind: 'message' as const,
       sequence: 0,
       speaker: 'Bo',
+      timestamp: '2023-05-08T10:00:00Z',
       text: ' hi there ',
       assets: [],
+    };
+    expect(buildViews(message)[0]).toEqual({
+      memoryId: 'm',
+      kind: 'text',
+      key: 'main',
+      text: '[8 May 2023] Bo: hi there',
     });
-    expect(views[0]).toEqual({ memoryId: 'm', kind: 'text', key: 'main', text: 'hi there' });
+    const { timestamp: _t, ...undated } = message;
+    expect(buildViews(undated)[0]?.text).toBe('Bo: hi there');
+    expect(buildViews({ ...message, kind: 'note' })[0]?.text).toBe('hi there');
+    expect(buildViews({ ...message, text: '  ' }).some((v) => v.kind === 'text')).toBe(false);
   });
 
   it('gives date forms', () => {

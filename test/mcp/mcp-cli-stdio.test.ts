@@ -1,18 +1,18 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { BIN } from '../support/repo-paths.ts';
 
-const ready = existsSync('src/graphmemix.ts');
 const textOf = (result: unknown) => {
   const first = (result as CallToolResult).content[0];
   return first?.type === 'text' ? first.text : '';
 };
 
-describe.skipIf(!ready)('graphmemix mcp (real CLI over stdio)', () => {
+describe('graphmemix mcp (real CLI over stdio)', () => {
   it('adds, retrieves and deletes through the tools against a real archive, per user', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-mcp-cli-'));
     const client = new Client({ name: 'cli-test', version: '1.0.0' });
@@ -20,7 +20,7 @@ describe.skipIf(!ready)('graphmemix mcp (real CLI over stdio)', () => {
       await client.connect(
         new StdioClientTransport({
           command: process.execPath,
-          args: ['bin/graphmemix.js', 'mcp', '--db', join(dir, 'archive.db')],
+          args: [BIN, 'mcp', '--db', join(dir, 'archive.db')],
           cwd: process.cwd(),
           env: { PATH: process.env.PATH ?? '', HOME: dir, OPENAI_API_KEY: '' },
           stderr: 'pipe',

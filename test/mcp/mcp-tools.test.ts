@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -5,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createFakeGraphmemix } from '../support/fake-graphmemix.ts';
+import { REPO_ROOT, TSX_IMPORT } from '../support/repo-paths.ts';
 
 const TOOLS = [
   'add_memory',
@@ -35,7 +37,7 @@ describe('MCP server', () => {
   it('serves every tool over real stdio and scopes every call by user_id', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', 'test/support/fake-mcp-stdio.ts'],
+      args: ['--import', TSX_IMPORT, join(REPO_ROOT, 'test/support/fake-mcp-stdio.ts')],
       cwd: process.cwd(),
       stderr: 'pipe',
     });

@@ -26,6 +26,21 @@ describe('loadModelConfig', () => {
     expect(loadModelConfig({ cwd, env: {} })).toEqual({});
   });
 
+  it('reads the archive (db: file relative to the config, or a URL as written) and its media folder; env wins', () => {
+    const cwd = folderWith({ db: 'archive.db', mediaDir: 'media' });
+    expect(loadModelConfig({ cwd, env: {} })).toMatchObject({
+      db: join(cwd, 'archive.db'),
+      mediaDir: join(cwd, 'media'),
+    });
+    const url = 'postgres://gm@db.internal:5432/graphmemix';
+    expect(loadModelConfig({ cwd: folderWith({ db: url }), env: {} }).db).toBe(url);
+    expect(loadModelConfig({ cwd, env: { GRAPHMEMIX_DB: url, GRAPHMEMIX_MEDIA_DIR: 'm2' } })).toMatchObject({
+      db: url,
+      mediaDir: join(cwd, 'm2'),
+    });
+    expect(thrown(() => loadModelConfig({ cwd: folderWith({ db: '' }), env: {} })).location.field).toBe('db');
+  });
+
   it('reads API keys bound to users from the file (entries as in GRAPHMEMIX_API_KEYS) and rejects a bad list', () => {
     const cwd = folderWith({ apiKeys: ['ka=alice', 'kb=bob|carol'] });
     expect(loadModelConfig({ cwd, env: {} }).apiKeys).toEqual(['ka=alice', 'kb=bob|carol']);

@@ -1,17 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BIN } from '../support/repo-paths.ts';
 
-const ready = existsSync('src/graphmemix.ts');
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
 });
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['bin/graphmemix.js', ...args], {
+  const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', OPENAI_API_KEY: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -30,7 +30,7 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return { child, exited, firstLine, output: () => ({ stdout, stderr }) };
 }
 
-describe.skipIf(!ready)('graphmemix serve', () => {
+describe('graphmemix serve', () => {
   it('serves the API with keys from GRAPHMEMIX_API_KEYS and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-'));
     try {

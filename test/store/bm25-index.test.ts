@@ -56,6 +56,29 @@ describe('Bm25Index', () => {
     expect(cherry[1]!.rawScore).toBeCloseTo(cherryIdf * 1.2055, 3);
   });
 
+  it('scores equal numbers computed by hand (k1 = 1.2, b = 0.75, Lucene idf), not the formula of the code', () => {
+    // N = 3 views of lengths 2, 1, 3 (average 2).
+    // apple:  df 1, idf = ln(1 + 2.5/1.5) = 0.9808292530; view a: tf 1, len 2 -> 2.2 / (1 + 1.2 * 1) = 1.
+    // cherry: df 2, idf = ln(1 + 1.5/2.5) = 0.4700036292;
+    //   view b: tf 1, len 1 -> 2.2 / (1 + 1.2 * 0.625) = 1.2571428571 -> 0.5908617053;
+    //   view c: tf 2, len 3 -> 4.4 / (2 + 1.2 * 1.375) = 1.2054794521 -> 0.5665797174.
+    const index = Bm25Index.build([
+      { memoryId: 'a', kind: 'text', key: 'main', text: 'apple banana' },
+      { memoryId: 'b', kind: 'text', key: 'main', text: 'cherry' },
+      { memoryId: 'c', kind: 'text', key: 'main', text: 'cherry cherry date' },
+    ]);
+    expect(index.search('apple', { limit: 5 }).map((h) => h.rawScore)).toEqual([
+      expect.closeTo(0.9808292530117263, 12),
+    ]);
+    const cherry = index.search('cherry', { limit: 5 });
+    expect(cherry.map((h) => [h.memoryId, h.rawScore])).toEqual([
+      ['b', expect.closeTo(0.5908617053374963, 12)],
+      ['c', expect.closeTo(0.5665797174469143, 12)],
+    ]);
+    // Two query terms add up: "apple cherry" scores a with apple only and b, c with cherry only.
+    expect(index.search('apple cherry', { limit: 5 }).map((h) => h.memoryId)).toEqual(['a', 'b', 'c']);
+  });
+
   it('keeps statistics per view kind and applies limit per kind', () => {
     const index = Bm25Index.build([
       { memoryId: 'a', kind: 'text', key: 'main', text: 'june trip' },

@@ -74,6 +74,21 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     await store.close();
   });
 
+  it('hostile context ids are data, never SQL; a NUL is INVALID_INPUT', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase(), maxConnections: 2 });
+    const hostile = ["o'brien\\", "x', true); DROP TABLE memories; --", 'ünï 😀 \\\\'];
+    for (const id of hostile) await fill(store, id);
+    await fill(store, 'plain');
+    for (const id of hostile) {
+      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id]);
+      const rows = await store.queryInContext(id, 'SELECT DISTINCT context_id FROM memories');
+      expect(rows).toEqual([{ context_id: id }]);
+    }
+    expect((await store.listContexts()).length).toBe(4);
+    await expect(store.countMemories('a\u0000b')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await store.close();
+  });
+
   it('a transaction that set no context sees no rows at all', async () => {
     const url = await createTestDatabase();
     const store = await openPostgresStore({ url });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import { BIN } from '../support/repo-paths.ts';
 
 const run = promisify(execFile);
 
@@ -24,7 +25,7 @@ describe('graphmemix view', () => {
       await graphmemix.close();
       const out = join(dir, 'page.html');
       const env = { PATH: process.env.PATH ?? '', OPENAI_API_KEY: '' };
-      const args = ['bin/graphmemix.js', 'view', 'When is the design review?', 'Which room?'];
+      const args = [BIN, 'view', 'When is the design review?', 'Which room?'];
       const { stdout } = await run(
         process.execPath,
         [...args, '--db', db, '--context', 'alice', '--out', out, '--gold', 'm2', '--json'],

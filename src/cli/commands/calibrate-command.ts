@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/index.ts';
 import { requireArchive } from '../archive-checks.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface CalibrateFlags {
   db: string;
@@ -18,7 +19,7 @@ export function registerCalibrateCommand(program: Command): void {
     .description(
       'Fit the prize calibration p = sigmoid(a*s + b*v + c) on the stored dev questions and save it in the archive.',
     )
-    .requiredOption('--db <file>', 'archive database file (with imported benchmark questions)')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--context <id...>', 'contexts whose questions are used (default: all)')
     .option('--questions <split>', 'dev (sha256 fold 0, the only split meant for fitting) | all', 'dev')
     .option('--verifiers <mode>', 'auto | model | offline | none (default auto): the configuration to fit')

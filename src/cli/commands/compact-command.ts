@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { compactSemantic, openStore, semanticNeedsCompaction } from '../../index.ts';
+import {
+  compactSemantic,
+  isPostgresUrl,
+  openStore,
+  redactDbUrl,
+  semanticNeedsCompaction,
+} from '../../index.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface CompactFlags {
   db: string;
@@ -28,7 +35,7 @@ export function registerCompactCommand(program: Command): void {
     .description(
       'Rebuild the semantic kNN state (IDF snapshot, vectors, top-k lists, semantic_knn edges) exactly, per context.',
     )
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--context <id>', 'only this context (default: every context)')
     .option('--k <n>', 'neighbours per memory (default: the snapshot k, else 8)')
     .option('--if-needed', 'only contexts the automatic compaction rule selects (docs/semantic-knn.md)')
@@ -47,7 +54,7 @@ Example:
 }
 
 async function runCompact(flags: CompactFlags): Promise<CompactLine[]> {
-  if (!existsSync(flags.db)) {
+  if (!isPostgresUrl(flags.db) && !existsSync(flags.db)) {
     throw new GraphmemixError('NOT_FOUND_PATH', `no store at ${flags.db}`, { location: { file: flags.db } });
   }
   const k = flags.k === undefined ? undefined : Number(flags.k);
@@ -60,7 +67,7 @@ async function runCompact(flags: CompactFlags): Promise<CompactLine[]> {
   try {
     const known = (await store.listContexts()).map((context) => context.id);
     if (flags.context !== undefined && !known.includes(flags.context)) {
-      throw new GraphmemixError('NOT_FOUND', `no context "${flags.context}" in ${flags.db}`);
+      throw new GraphmemixError('NOT_FOUND', `no context "${flags.context}" in ${redactDbUrl(flags.db)}`);
     }
     const lines: CompactLine[] = [];
     for (const context of flags.context === undefined ? known : [flags.context]) {

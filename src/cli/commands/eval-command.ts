@@ -40,7 +40,10 @@ export function registerEvalCommand(program: Command): void {
     .option('--questions <split>', 'all|dev|heldout|heldout100', 'all')
     .option('--json <file>', 'write the result object to this file ("-" for stdout)')
     .option('--report <dir>', 'write report.md, SVG charts and the viewer page here')
-    .option('--db <file>', 'use (and keep) this archive instead of a temporary one')
+    .option(
+      '--db <file|url>',
+      'use (and keep) this archive (SQLite file or postgres:// URL) instead of a temporary one',
+    )
     .option('--config <file>', 'model configuration file (default: env / ./graphmemix.config.json)')
     .option('--no-ablation', 'skip the ablation ladder')
     .option('--answers', 'answer with the reader and judge (needs reader and judge models)')

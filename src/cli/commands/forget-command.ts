@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { openGraphmemix } from '../../graphmemix.ts';
+import { isPostgresUrl, loadModelConfig, openGraphmemix, redactDbUrl } from '../../index.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ForgetFlags {
   db: string;
@@ -17,7 +18,7 @@ export function registerForgetCommand(program: Command): void {
       'Delete a whole archive context (a user) or one memory: rows, index entries, vectors, edges and the ' +
         "archive's media files; no copy of the text stays in the database files.",
     )
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .requiredOption('--context <id>', 'archive context (user id) to forget')
     .option('--memory <id>', 'forget only this memory of the context')
     .option('--json', 'print the result as one JSON object')
@@ -47,14 +48,16 @@ export async function runForget(
       location: { field: 'context' },
     });
   }
-  if (!existsSync(flags.db)) {
-    throw new GraphmemixError('NOT_FOUND_PATH', `no such archive: ${flags.db}`, {
+  if (!isPostgresUrl(flags.db) && !existsSync(flags.db)) {
+    throw new GraphmemixError('NOT_FOUND_PATH', `no such archive: ${redactDbUrl(flags.db)}`, {
       location: { file: flags.db },
     });
   }
   // The media folder beside the database is where `serve` keeps uploads (see mediaDirFor).
+  // A Postgres archive's folder comes from the config (mediaDir / $GRAPHMEMIX_MEDIA_DIR) as in `serve`.
   const { mediaDirPath } = await import('../../shell-kit/open-shell-graphmemix.ts');
-  const gm = await openGraphmemix({ db: flags.db, mediaDir: mediaDirPath(flags.db) });
+  const mediaDir = mediaDirPath(flags.db, loadModelConfig().mediaDir);
+  const gm = await openGraphmemix({ db: flags.db, mediaDir });
   try {
     if (flags.memory !== undefined) {
       if (!(await gm.deleteMemory(flags.context, flags.memory))) {

@@ -70,6 +70,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./calibrate-command.ts')).registerCalibrateCommand,
   },
   {
+    name: 'train-ranker',
+    term: '[options]',
+    description:
+      'Fit the listwise-logistic-offline-ranker (prizes of the offline configuration) on the dev-fold questions of one or more archives and write its JSON artifact.',
+    load: async () => (await import('./train-ranker-command.ts')).registerTrainRankerCommand,
+  },
+  {
     name: 'forget',
     term: '[options]',
     description:
@@ -83,6 +90,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     description:
       'Rebuild the semantic kNN state (IDF snapshot, vectors, top-k lists, semantic_knn edges) exactly, per context.',
     load: async () => (await import('./compact-command.ts')).registerCompactCommand,
+  },
+  {
+    name: 'copy',
+    term: '[options]',
+    description:
+      'Copy a whole archive or one context between archives (SQLite file <-> postgres:// URL, either way): ' +
+      'records, views, keys, vectors, edges, semantic index, questions, calibrations, media. Idempotent.',
+    load: async () => (await import('./copy-command.ts')).registerCopyCommand,
   },
   {
     name: 'migrate',

@@ -14,6 +14,7 @@ import {
 import { RELATION_TYPES } from '../../types/relation.ts';
 import { announceNewArchive } from '../archive-checks.ts';
 import { createProgress } from '../progress.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface IngestFlags {
   format: string;
@@ -30,7 +31,7 @@ export function registerIngestCommand(program: Command): void {
     .description('Import a file or directory into an archive through the one ingest path (views, relations).')
     .argument('<path>', 'file or directory to import (directories are searched for the format)')
     .requiredOption('--format <format>', `source format: ${IMPORT_FORMATS.join('|')}`)
-    .requiredOption('--db <file>', 'archive database file (created when absent)')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--context <id>', 'put everything into this archive context')
     .option('--shape <shape>', 'dialogue datasets with rounds: rounds (default) or turns (no round links)')
     .option('--json', 'print the summary as one JSON object')

@@ -3,6 +3,7 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { announceNewArchive } from '../archive-checks.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 import { untilSignal } from './serve-command.ts';
 
 interface McpFlags {
@@ -21,7 +22,7 @@ export function registerMcpCommand(program: Command): void {
     .description(
       'Run the MCP server (tools add_memory, search_memories, retrieve_evidence, answer_question, delete_memory).',
     )
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--http', 'serve streamable HTTP at /mcp instead of stdio')
     .option('--port <n>', 'HTTP port', '8788')
     .option('--host <host>', 'HTTP interface to bind', '127.0.0.1')
@@ -61,7 +62,7 @@ Client config (stdio):
         try {
           await serveMcpStdio(graphmemix, {
             scope: userScope(users),
-            mediaDir: mediaDirFor(flags.db),
+            mediaDir: graphmemix.mediaDir ?? mediaDirFor(flags.db),
           });
         } finally {
           await graphmemix.close();
@@ -93,7 +94,7 @@ Client config (stdio):
         apiKeys,
         open: input.open === true,
         port: () => boundPort,
-        mediaDir: mediaDirFor(input.db),
+        mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
       });
       const server = serve({ fetch: app.fetch, port: input.port, hostname: input.host }, (info) => {
         boundPort = info.port;

@@ -5,6 +5,7 @@ import { toQuestionCall } from '../../api-schemas/to-pipeline-input.ts';
 import type { RetrievalResult } from '../../pipeline/retrieval-result.ts';
 import { toApiRetrieval } from '../../shell-kit/api-serializers.ts';
 import { requireArchive, requireContext } from '../archive-checks.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 export interface QuestionFlags {
   db: string;
@@ -20,7 +21,7 @@ export interface QuestionFlags {
 export function addQuestionFlags(command: Command): Command {
   return command
     .argument('<question>', 'the question')
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .requiredOption('--context <id>', 'archive context (user id) to ask')
     .option('--k <n>', 'evidence budget K (default 10)')
     .option('--instruction <text>', 'instruction for the reader ("Answer in one word.")')

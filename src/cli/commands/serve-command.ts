@@ -4,6 +4,7 @@ import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { RunningServer } from '../../server/index.ts';
 import { announceNewArchive } from '../archive-checks.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ServeFlags {
   db: string;
@@ -21,7 +22,7 @@ export function registerServeCommand(program: Command): void {
     .description(
       'Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS=key=alice|bob,...',
     )
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .option('--port <n>', 'port to listen on', '8787')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--open', 'open local mode: no API keys, binds 127.0.0.1 only')
@@ -72,7 +73,7 @@ Examples:
           host: input.host,
           open: input.open === true,
           apiKeys,
-          mediaDir: mediaDirFor(input.db),
+          mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
           ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
         });
       } catch (error) {

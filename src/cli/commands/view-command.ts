@@ -3,9 +3,11 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseInput } from '../../api-schemas/parse-input.ts';
 import { viewSchema } from '../../api-schemas/route-schemas.ts';
+import { redactDbUrl } from '../../index.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ViewerQuestion } from '../../viewer/render-viewer-html.ts';
 import { requireArchive, requireContext } from '../archive-checks.ts';
+import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ViewFlags {
   db: string;
@@ -24,7 +26,7 @@ export function registerViewCommand(program: Command): void {
       'Write the evidence-forest viewer page (one self-contained HTML file) for one or more questions.',
     )
     .argument('<questions...>', 'questions to explain')
-    .requiredOption('--db <file>', 'archive database file')
+    .option(DB_FLAG, DB_FLAG_HELP)
     .requiredOption('--context <id>', 'archive context (user id) to ask')
     .option('--out <file>', 'output HTML file', 'graphmemix-view.html')
     .option('--k <n>', 'evidence budget K')
@@ -72,7 +74,10 @@ Example:
         await graphmemix.close();
       }
       const out = resolve(flags.out);
-      await writeFile(out, renderViewerHtml(pages, { subtitle: `context ${flags.context} · ${flags.db}` }));
+      await writeFile(
+        out,
+        renderViewerHtml(pages, { subtitle: `context ${flags.context} · ${redactDbUrl(flags.db)}` }),
+      );
       if (flags.json) {
         const summary = pages.map((p) => ({
           question: p.result.question.prompt,

@@ -49,13 +49,18 @@ export async function exactTopK(
   k: number,
   df: ReadonlyMap<string, number>,
   seeds: readonly string[] = [],
+  options: TopKSearchOptions = {},
 ): Promise<SemanticNeighbour[]> {
   if (query.terms.length === 0 || k < 1) return [];
   const terms = termsWithBounds(query, await source.termBounds(query.terms));
+  const limit = options.maxPostingsPerTerm ?? Number.POSITIVE_INFINITY;
   // A term's cap bounds the weight of every posting not read: the last weight of a top-k read (0 when that
-  // was the whole list), the cutoff of a minWeight read (what it left out is strictly below).
+  // was the whole list), the cutoff of a minWeight read (what it left out is strictly below). A truncated
+  // term (more than `limit` postings at the snapshot) is read once, its `limit` heaviest postings, and its
+  // cap is then 0: the search is exact over the index truncated to those postings.
   const prefixes = new Map<string, readonly SemanticPosting[]>();
   const caps = new Map<string, number>();
+  const truncated = new Set<string>();
   for (const { term } of terms) {
     const rows = await source.postings(term, { top: k });
     prefixes.set(term, rows);
@@ -77,6 +82,13 @@ export async function exactTopK(
     for (const { term, weight, cutoff } of plan) {
       const minWeight = cutoff / weight;
       if (minWeight >= capOf(term)) continue;
+      if ((df.get(term) ?? 1) > limit) {
+        if (truncated.has(term)) continue;
+        truncated.add(term);
+        prefixes.set(term, await source.postings(term, { top: limit }));
+        caps.set(term, 0);
+        continue;
+      }
       // After a minWeight read only the window below its cutoff is new (a top-k read may have cut a tie).
       const below = windows.get(term);
       const rows = await source.postings(term, below === undefined ? { minWeight } : { minWeight, below });
@@ -88,6 +100,14 @@ export async function exactTopK(
     if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
   }
   return refine(source, query, k, view, exact);
+}
+
+export interface TopKSearchOptions {
+  /**
+   * Read at most this many postings (the heaviest) of a term whose snapshot document frequency exceeds it;
+   * candidates are still scored exactly from their full vectors. Default: no limit (exact).
+   */
+  maxPostingsPerTerm?: number;
 }
 
 /**
@@ -246,7 +266,7 @@ function boundView(
   const lower = new Map<string, number>();
   for (const [id, entry] of partial) lower.set(id, entry.sum);
   for (const [id, score] of exact) lower.set(id, score);
-  const theta = kthLargest([...lower.values()], k) - SLACK;
+  const theta = kthLargest(lower.values(), k) - SLACK;
   const pending: Array<{ id: string; upper: number }> = [];
   for (const [id, entry] of partial) {
     if (exact.has(id)) continue;
@@ -268,7 +288,7 @@ async function refine(
   const { pending, lower } = view;
   let at = 0;
   while (at < pending.length) {
-    const theta = kthLargest([...lower.values()], k) - SLACK;
+    const theta = kthLargest(lower.values(), k) - SLACK;
     if (pending[at]!.upper < theta) break;
     const batch = pending.slice(at, at + BATCH).filter((entry) => entry.upper >= theta);
     at += BATCH;
@@ -299,8 +319,20 @@ async function scoreAll(
   return scores;
 }
 
-/** k-th largest value, 0 when there are fewer than k. */
-function kthLargest(values: number[], k: number): number {
-  if (values.length < k) return 0;
-  return values.sort((x, y) => y - x)[k - 1]!;
+/**
+ * k-th largest value, 0 when there are fewer than k. One pass keeping the k largest in an ascending array
+ * (k is small; this runs once per scored batch over every document seen, so no copy and no full sort).
+ */
+function kthLargest(values: Iterable<number>, k: number): number {
+  const top: number[] = [];
+  for (const value of values) {
+    if (top.length === k) {
+      if (!(value > top[0]!)) continue;
+      top.shift();
+    }
+    let at = top.length;
+    while (at > 0 && top[at - 1]! > value) at--;
+    top.splice(at, 0, value);
+  }
+  return top.length < k ? 0 : top[0]!;
 }

@@ -21,7 +21,33 @@ export interface SemanticUpdateOptions {
   rule?: { ratio?: number; minChanges?: number };
   /** Compact instead when the delta alone reaches the rule's limit. Default true. */
   compactBulk?: boolean;
+  /**
+   * How a newcomer finds the lists it enters (docs/semantic-knn.md, "Reverse search"):
+   * - 'neighbourhood' (default): the lists of its REVERSE_POOL nearest memories (its own exact top-pool,
+   *   one forward search). Every pair that can become a mutual edge is among them (a mutual partner is in
+   *   the newcomer's own top-k), so new edges are exact; a far memory with a weak k-th neighbour may keep
+   *   an entry the newcomer should have pushed out until the next compaction. Cost independent of N.
+   * - 'exact': every list it enters, through the ratio index (reads grow with the context).
+   */
+  reverse?: 'neighbourhood' | 'exact';
+  /**
+   * Forward searches read at most this many postings of a term (its heaviest) when the term is in more
+   * documents than that at the snapshot (TopKSearchOptions.maxPostingsPerTerm): the cost of a search stops
+   * growing with the context. Default MAX_POSTINGS_PER_TERM; Infinity = exact. 'exact' reverse implies
+   * exact forward searches too.
+   */
+  maxPostingsPerTerm?: number;
 }
+
+/**
+ * Default posting limit per term of the incremental forward searches: common terms (function words, a
+ * person's everyday vocabulary) are read only through their heaviest postings, as in impact-ordered
+ * early termination. Agreement with the exact search measured by bench:knn (docs/semantic-knn.md).
+ */
+export const MAX_POSTINGS_PER_TERM = 1024;
+
+/** Lists checked per newcomer in 'neighbourhood' mode: its nearest max(k, REVERSE_POOL_FACTOR * k). */
+export const REVERSE_POOL_FACTOR = 4;
 
 export interface SemanticUpdateResult {
   /**
@@ -127,6 +153,14 @@ export async function updateSemanticKnn(
   }
   const touched = new Set<string>([...removedIds, ...toAdd.map((doc) => doc.memoryId)]);
 
+  const exactReverse = options.reverse === 'exact';
+  const pool = exactReverse ? k : Math.max(k, REVERSE_POOL_FACTOR * k);
+  const search = {
+    maxPostingsPerTerm: exactReverse
+      ? Number.POSITIVE_INFINITY
+      : (options.maxPostingsPerTerm ?? MAX_POSTINGS_PER_TERM),
+  };
+
   // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).
   if (leaving.length > 0) {
     const owners = (await index.referrers(contextId, leaving)).filter((id) => !leaving.includes(id));
@@ -138,7 +172,10 @@ export async function updateSemanticKnn(
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const doc of ownerDocs) {
       const seeds = doc.neighbours.map((n) => n.memoryId).filter((id) => !leaving.includes(id));
-      lists.push({ memoryId: doc.memoryId, neighbours: await exactTopK(source, doc, k, ownerDf, seeds) });
+      lists.push({
+        memoryId: doc.memoryId,
+        neighbours: await exactTopK(source, doc, k, ownerDf, seeds, search),
+      });
       touched.add(doc.memoryId);
     }
     if (lists.length > 0) await index.writeDocs(contextId, { lists });
@@ -147,11 +184,14 @@ export async function updateSemanticKnn(
 
   // 2. Add one at a time, so each newcomer sees the ones before it.
   for (const doc of toAdd) {
-    const neighbours = await exactTopK(source, doc, k, df);
-    const candidates = await reverseCandidates(source, doc, df);
+    const nearest = await exactTopK(source, doc, pool, df, [], search);
+    const neighbours = nearest.slice(0, k);
+    // Scores are symmetric: the forward search already scored its pool.
+    const scores = new Map(nearest.map((n) => [n.memoryId, n.score]));
+    const candidates = exactReverse ? await reverseCandidates(source, doc, df) : [...scores.keys()];
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const other of await index.getDocs(contextId, candidates)) {
-      const score = pairScore(doc, other);
+      const score = scores.get(other.memoryId) ?? pairScore(doc, other);
       if (!entersList(other.neighbours, k, doc.memoryId, score)) continue;
       lists.push({
         memoryId: other.memoryId,

@@ -194,12 +194,13 @@ export class PostgresLexicalBatch {
 }
 
 /**
- * Top `limit` hits per view kind, equal to Bm25Index.search over the context's current views. Per field:
- * statistics of the query terms (N, df, average length) give each term's IDF here, with bm25Idf; the database
- * ranks the documents holding any query term from the covering postings index and returns the best
- * limit + SPARE_ROWS with their tfs; the exact score of each is then summed here in query-term order with
- * bm25TermScore (bit-identical to the other backends) and ordered by compareHits. Work is bounded by the
- * query terms' postings in one (context, kind), never by other contexts or the archive.
+ * Top `limit` hits per view kind, equal to Bm25Index.search over the context's current views. One statement
+ * reads the statistics of the query terms (N, df, total length per kind), which give each term's IDF here
+ * with bm25Idf; a second ranks, per kind, the documents holding any query term from the covering postings
+ * index (one UNION ALL branch per kind, each a top-N sort) and returns the best limit + SPARE_ROWS with their
+ * tfs; the exact score of each is then summed here in query-term order with bm25TermScore (bit-identical to
+ * the other backends) and ordered by compareHits. Work is bounded by the query terms' postings in the
+ * context's fields, never by other contexts or the archive.
  */
 export async function searchPostgresLexical(
   sql: Sql,
@@ -214,66 +215,111 @@ export async function searchPostgresLexical(
   const subset = options.memoryIds === undefined ? null : [...new Set(options.memoryIds)];
   const keys = terms.map(dictionaryKey);
   const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
-  const fields = (
-    await sql.query<{ kind: ViewKind; docs: number; total_length: number }>(
-      'SELECT kind, docs, total_length FROM lex_fields WHERE context_id = $1 AND docs > 0',
-      [contextId],
-    )
-  ).rows.filter((field) => !wanted || wanted.has(field.kind));
-  if (fields.length === 0) return [];
-  const dfRows = await sql.query<{ kind: string; term: string; df: number }>(
-    'SELECT kind, term, df FROM lex_df WHERE context_id = $1 AND term = ANY($2::text[]) AND df > 0',
+  const stats = await sql.query<{
+    kind: ViewKind;
+    docs: number;
+    total_length: number;
+    term: string | null;
+    df: number | null;
+  }>(
+    `SELECT f.kind, f.docs, f.total_length, d.term, d.df FROM lex_fields f
+     LEFT JOIN lex_df d ON d.context_id = f.context_id AND d.kind = f.kind AND d.term = ANY($2::text[]) AND d.df > 0
+     WHERE f.context_id = $1 AND f.docs > 0`,
     [contextId, keys],
   );
-  const df = new Map(dfRows.rows.map((row) => [`${row.kind}\u0000${row.term}`, row.df]));
-  const hits: ViewHit[] = [];
-  for (const field of fields) {
-    const averageLength = field.total_length / field.docs;
-    // Query order is kept: it is the summation order of every score.
+  const fields = new Map<ViewKind, { docs: number; averageLength: number; df: Map<string, number> }>();
+  for (const row of stats.rows) {
+    if (wanted && !wanted.has(row.kind)) continue;
+    let field = fields.get(row.kind);
+    if (!field) {
+      field = { docs: row.docs, averageLength: row.total_length / row.docs, df: new Map() };
+      fields.set(row.kind, field);
+    }
+    if (row.term !== null && row.df !== null) field.df.set(row.term, row.df);
+  }
+  // Per kind, in query order (the summation order of every score): the IDF of each term the kind holds.
+  const plans: {
+    kind: ViewKind;
+    averageLength: number;
+    idfs: (number | undefined)[];
+    positions: number[];
+  }[] = [];
+  for (const [kind, field] of fields) {
     const idfs = keys.map((key) => {
-      const n = df.get(`${field.kind}\u0000${key}`);
+      const n = field.df.get(key);
       return n === undefined ? undefined : bm25Idf(field.docs, n);
     });
     const positions = idfs.flatMap((idf, at) => (idf === undefined ? [] : [at]));
-    if (positions.length === 0) continue;
-    const rows = await sql.query<{
-      memory_id: string;
-      key: string;
-      length: number;
-      pos: number[];
-      tfs: number[];
-    }>(
-      `SELECT p.memory_id, p.key, min(p.length) AS length, array_agg(q.pos) AS pos, array_agg(p.tf) AS tfs
-       FROM unnest($3::text[], $4::float8[], $5::integer[]) AS q(term, idf, pos)
-       JOIN lex_postings p ON p.context_id = $1 AND p.kind = $2 AND p.term = q.term
-         AND ($8::text[] IS NULL OR p.memory_id = ANY($8::text[]))
-       GROUP BY p.doc, p.memory_id, p.key
-       ORDER BY round(sum(q.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / $6::float8)))::numeric, 9) DESC,
-         p.memory_id, p.key
-       LIMIT $7`,
-      [
-        contextId,
-        field.kind,
-        positions.map((at) => keys[at]!),
-        positions.map((at) => idfs[at]!),
-        positions,
-        averageLength,
-        options.limit + SPARE_ROWS,
-        subset,
-      ],
-    );
+    if (positions.length > 0) plans.push({ kind, averageLength: field.averageLength, idfs, positions });
+  }
+  if (plans.length === 0) return [];
+  const q = {
+    kinds: [] as string[],
+    terms: [] as string[],
+    idfs: [] as number[],
+    averages: [] as number[],
+    positions: [] as number[],
+  };
+  for (const plan of plans) {
+    for (const at of plan.positions) {
+      q.kinds.push(plan.kind);
+      q.terms.push(keys[at]!);
+      q.idfs.push(plan.idfs[at]!);
+      q.averages.push(plan.averageLength);
+      q.positions.push(at);
+    }
+  }
+  // The SQL score orders only: rounded to 1e-9 so exact ties stay ties whatever the summation order.
+  // The candidate set (a filtered question) is the last parameter: NULL reads every posting.
+  const subsetParam = 8 + plans.length;
+  const branch = (kindParam: number) => `(SELECT p.kind, p.memory_id, p.key, min(p.length) AS length,
+      array_agg(q.pos) AS pos, array_agg(p.tf) AS tfs
+    FROM q JOIN lex_postings p ON p.context_id = $1 AND p.kind = q.kind AND p.term = q.term
+      AND ($${subsetParam}::text[] IS NULL OR p.memory_id = ANY($${subsetParam}::text[]))
+    WHERE q.kind = $${kindParam}
+    GROUP BY p.kind, p.doc, p.memory_id, p.key
+    ORDER BY round(sum(q.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / q.average))) * 1e9) DESC,
+      p.memory_id, p.key
+    LIMIT $7)`;
+  const rows = await sql.query<{
+    kind: ViewKind;
+    memory_id: string;
+    key: string;
+    length: number;
+    pos: number[];
+    tfs: number[];
+  }>(
+    `WITH q AS MATERIALIZED (SELECT * FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::integer[])
+       AS q(kind, term, idf, average, pos))
+     ${plans.map((_, i) => branch(8 + i)).join(' UNION ALL ')}`,
+    [
+      contextId,
+      q.kinds,
+      q.terms,
+      q.idfs,
+      q.averages,
+      q.positions,
+      options.limit + SPARE_ROWS,
+      ...plans.map((plan) => plan.kind),
+      subset,
+    ],
+  );
+  const hits: ViewHit[] = [];
+  const tfAt = new Float64Array(keys.length);
+  for (const plan of plans) {
     const top = new TopHits(options.limit);
-    const tfAt = new Float64Array(keys.length);
     for (const row of rows.rows) {
+      if (row.kind !== plan.kind) continue;
       tfAt.fill(0);
       row.pos.forEach((at, i) => {
         tfAt[at] = row.tfs[i]!;
       });
       let rawScore = 0;
-      for (const at of positions) {
-        if (tfAt[at]! > 0) rawScore += bm25TermScore(idfs[at]!, tfAt[at]!, row.length, averageLength);
+      for (const at of plan.positions) {
+        if (tfAt[at]! > 0)
+          rawScore += bm25TermScore(plan.idfs[at]!, tfAt[at]!, row.length, plan.averageLength);
       }
-      top.offer({ memoryId: row.memory_id, kind: field.kind, key: row.key, rawScore });
+      top.offer({ memoryId: row.memory_id, kind: plan.kind, key: row.key, rawScore });
     }
     hits.push(...top.sorted());
   }

@@ -48,7 +48,8 @@ export class PostgresSession {
     const literal = escapeLiteral(contextId);
     const begin =
       mode === 'read'
-        ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;'
+        ? // Room for a search's hash aggregate over a common term's postings (the 4 MB default spills to disk).
+          "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL work_mem = '32MB';"
         : 'BEGIN ISOLATION LEVEL READ COMMITTED;';
     const lock = mode === 'write' ? `, pg_advisory_xact_lock(${contextLockKey(literal)})` : '';
     return this.transaction(
@@ -121,9 +122,9 @@ function contextLockKey(literal: string): string {
   return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
 }
 
-/** Standard-conforming literal: single quotes doubled (backslashes are plain characters). */
+/** A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). */
 export function escapeLiteral(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
+  return pg.escapeLiteral(value);
 }
 
 function assertContextId(contextId: string): void {

@@ -630,6 +630,23 @@ class PostgresStore implements PostgresArchiveStore {
     return this.vectors.search(contextId, space, query, options);
   }
 
+  async listVectorSpaces(contextId: string): Promise<string[]> {
+    return this.session.scoped(contextId, 'read', async (sql) => {
+      const rows = await sql.query<{ space: string }>(
+        'SELECT DISTINCT space FROM vectors WHERE context_id = $1 ORDER BY space',
+        [contextId],
+      );
+      return rows.rows.map((row) => row.space);
+    });
+  }
+
+  async listMetaKeys(prefix = ''): Promise<string[]> {
+    const rows = await this.session.global((sql) =>
+      sql.query<{ key: string }>('SELECT key FROM meta WHERE starts_with(key, $1) ORDER BY key', [prefix]),
+    );
+    return rows.rows.map((row) => row.key);
+  }
+
   async getMeta<T = unknown>(key: string): Promise<T | undefined> {
     const rows = await this.session.global((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),

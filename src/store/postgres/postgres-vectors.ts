@@ -4,7 +4,7 @@ import type { ViewHit, ViewKind } from '../../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from '../archive-store-spec.ts';
 import { vectorDimensionError } from '../store-rules.ts';
 import { APPROXIMATE_VECTOR_THRESHOLD, VectorIndex } from '../vector-index.ts';
-import type { PostgresSession, Sql } from './postgres-session.ts';
+import { escapeLiteral, type PostgresSession, type Sql } from './postgres-session.ts';
 
 /** How many (context, space) vector indexes one open store keeps (least recently used is dropped). */
 const CACHED_SPACES = 32;
@@ -198,7 +198,7 @@ export class PostgresVectors {
   private async ensureHnsw(space: string, dims: number): Promise<void> {
     const name = `vectors_hnsw_${createHash('sha256').update(`${space}\u0000${dims}`).digest('hex').slice(0, 20)}`;
     if (this.hnswReady.has(name)) return;
-    const literal = `'${space.replaceAll("'", "''")}'`;
+    const literal = escapeLiteral(space);
     try {
       await this.session.pool.query(
         `CREATE INDEX IF NOT EXISTS ${name} ON vectors USING hnsw ((embedding::vector(${dims})) vector_cosine_ops)

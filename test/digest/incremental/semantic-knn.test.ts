@@ -161,7 +161,7 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
           store,
           upserted.map((u) => u.after),
         );
-        await updateSemanticKnn(store, 'ctx', { upserted, removed });
+        await updateSemanticKnn(store, 'ctx', { upserted, removed }, { reverse: 'exact' });
         // After an upsert the stored vector is frozenVector(current text) (or equal to it in value).
         for (const u of upserted) changed.add(u.after.id);
 
@@ -178,6 +178,48 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
         const lists = bruteLists(stored, k);
         for (const doc of stored) expect(doc.neighbours).toEqual(lists.get(doc.memoryId));
         expect(await semanticEdges(store, [...live.keys()])).toEqual(mutualKeys(lists));
+      }
+      expect((await store.integrityCheck()).ok).toBe(true);
+      await store.close();
+    }
+  });
+
+  it('neighbourhood reverse search: a newcomer gets its exact list and every mutual edge it belongs to', async () => {
+    for (let seed = 200; seed < 204; seed++) {
+      const random = mulberry32(seed);
+      const k = 2 + (seed % 3);
+      const store = await open();
+      const live: MemoryRecord[] = Array.from({ length: 60 }, (_, i) =>
+        record(`r${String(i).padStart(3, '0')}`, randomText(random), i),
+      );
+      await put(store, live);
+      await compactSemantic(store, 'ctx', { k });
+      for (let step = 0; step < 25; step++) {
+        const r = record(`r${String(live.length).padStart(3, '0')}`, randomText(random), live.length);
+        live.push(r);
+        await put(store, [r]);
+        await updateSemanticKnn(
+          store,
+          'ctx',
+          { upserted: [{ after: r }], removed: [] },
+          { compactBulk: false },
+        );
+        const stored = await store.semantic.getDocs(
+          'ctx',
+          live.map((m) => m.id),
+        );
+        const byId = new Map(stored.map((d) => [d.memoryId, d]));
+        const brute = bruteLists(stored, k);
+        // Its own list is exact; every stored entry carries the pair's true score.
+        expect(byId.get(r.id)!.neighbours).toEqual(brute.get(r.id));
+        for (const doc of stored) {
+          expect(doc.neighbours.length).toBeLessThanOrEqual(k);
+          for (const n of doc.neighbours) expect(n.score).toBe(pairScore(doc, byId.get(n.memoryId)!));
+        }
+        // Every exact mutual pair of the newcomer is a stored edge (its partners are in its own top-k).
+        const edges = await semanticEdges(store, [r.id]);
+        const mine = mutualKeys(brute).filter((key) => key.split('|').slice(0, 2).includes(r.id));
+        for (const key of mine) expect(edges).toContain(key);
       }
       expect((await store.integrityCheck()).ok).toBe(true);
       await store.close();

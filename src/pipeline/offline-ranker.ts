@@ -1,0 +1,159 @@
+import { fitListwise, type ListwiseGroup } from '../core/fit-listwise.ts';
+import { fitLogistic } from '../core/fit-logistic.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import shipped from './offline-ranker.json' with { type: 'json' };
+import { sigmoid } from './prize-calibration.ts';
+import { RANKER_FEATURES } from './ranker-features.ts';
+
+/** Name the ranker goes by in traces and docs: what it is, a listwise logistic model over offline features. */
+export const OFFLINE_RANKER_NAME = 'listwise-logistic-offline-ranker';
+/** Bump when the features, their normalisation or the artifact change: another version is never applied. */
+export const OFFLINE_RANKER_VERSION = 2;
+/** L2 penalty of the listwise fit (dev fold; not tuned: a light penalty that keeps collinear features finite). */
+export const RANKER_L2 = 0.01;
+
+/**
+ * The two archive shapes the prize calibration distinguishes, read from the pool itself: `units` when some
+ * pool members are joined by a unit relation (same_round / same_record: user/assistant rounds, mail threads),
+ * `turns` otherwise (two-person chats without rounds, photo rolls, notes). Chosen per question, automatically.
+ */
+export type PoolShape = 'units' | 'turns';
+
+/** p = sigmoid(a z + c) of a ranker score z. */
+export interface ScoreCalibration {
+  a: number;
+  c: number;
+}
+
+/**
+ * A fitted ranker: z_i = sum_j weights[j] x_ij orders the pool (listwise), and p_i = sigmoid(a z_i + c) with
+ * the (a, c) of the pool's shape is the probability that pool member i is gold evidence, used as its prize.
+ * `key` is the retriever + verifier configuration it was fitted for.
+ */
+export interface OfflineRanker {
+  name: typeof OFFLINE_RANKER_NAME;
+  version: number;
+  key: string;
+  features: string[];
+  weights: number[];
+  calibration: Record<PoolShape, ScoreCalibration>;
+  /** Provenance: the command, the data (dev fold only), sample counts and the fit's losses. */
+  fittedOn?: Record<string, unknown>;
+}
+
+/** The shipped artifact when it was fitted for this configuration and the current feature version. */
+export function resolveRanker(key: string): OfflineRanker | undefined {
+  const artifact = shipped as unknown as Partial<OfflineRanker>;
+  return isUsableRanker(artifact, key) ? (artifact as OfflineRanker) : undefined;
+}
+
+export function isUsableRanker(artifact: Partial<OfflineRanker>, key: string): boolean {
+  const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+  const calibration = artifact.calibration as
+    | Partial<Record<PoolShape, Partial<ScoreCalibration>>>
+    | undefined;
+  return (
+    artifact.name === OFFLINE_RANKER_NAME &&
+    artifact.version === OFFLINE_RANKER_VERSION &&
+    artifact.key === key &&
+    Array.isArray(artifact.features) &&
+    artifact.features.length === RANKER_FEATURES.length &&
+    artifact.features.every((name, i) => name === RANKER_FEATURES[i]) &&
+    Array.isArray(artifact.weights) &&
+    artifact.weights.length === RANKER_FEATURES.length &&
+    artifact.weights.every(finite) &&
+    (['units', 'turns'] as const).every(
+      (shape) => finite(calibration?.[shape]?.a) && finite(calibration?.[shape]?.c),
+    )
+  );
+}
+
+/** Prizes of a pool from its feature rows and its shape. */
+export function rankerPrizes(
+  ranker: OfflineRanker,
+  rows: readonly (readonly number[])[],
+  shape: PoolShape,
+): number[] {
+  const { a, c } = ranker.calibration[shape];
+  return rows.map((x) => sigmoid(a * dotProduct(ranker.weights, x) + c));
+}
+
+/** One dev question's pool for the fit: feature rows, gold flags and its shape. */
+export interface RankerGroup extends ListwiseGroup {
+  shape: PoolShape;
+}
+
+/**
+ * Fits the ranker in two steps on the pools of dev-fold questions: (1) the feature weights by a listwise
+ * logistic regression (one softmax per question, src/core/fit-listwise.ts), so the order inside a pool is
+ * what is learned; (2) per pool shape, a pointwise logistic calibration p = sigmoid(a z + c) of the score z
+ * over all pool members of that shape, so the prize is the probability of being gold, as the solver's
+ * objective reads it (a memory is worth adding when p > kappa). Without rounds the same score means a higher
+ * chance of gold (the other half of a gold exchange is not linked to it), which one shared calibration got
+ * wrong by about a factor of two (docs/offline-verifiers.md). A shape without dev pools takes the other's.
+ */
+export function fitOfflineRanker(
+  groups: readonly RankerGroup[],
+  key: string,
+  fittedOn: Record<string, unknown>,
+): OfflineRanker & { logLoss: Record<PoolShape, number> } {
+  const rows = groups.flatMap((g) => g.rows.map((x, i) => ({ x, y: g.gold[i] === true, shape: g.shape })));
+  if (rows.length === 0 || !rows.some((r) => r.y) || rows.every((r) => r.y)) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      'the ranker needs pool members of dev questions with and without gold evidence',
+      { location: { field: 'questions' } },
+    );
+  }
+  const order = fitListwise(groups, RANKER_L2);
+  const fitShape = (shape: PoolShape) => {
+    const scores = rows
+      .filter((r) => r.shape === shape)
+      .map((r) => ({ x: [dotProduct(order.weights, r.x)], y: r.y }));
+    if (!scores.some((s) => s.y) || scores.every((s) => s.y)) return undefined;
+    const fit = fitLogistic(scores, 0);
+    return { calibration: { a: fit.weights[0]!, c: fit.bias }, logLoss: fit.logLoss, samples: scores.length };
+  };
+  const units = fitShape('units');
+  const turns = fitShape('turns');
+  const fallback = units ?? turns ?? fitShapeless(rows, order.weights);
+  const calibration = {
+    units: (units ?? fallback).calibration,
+    turns: (turns ?? fallback).calibration,
+  };
+  const logLoss = { units: (units ?? fallback).logLoss, turns: (turns ?? fallback).logLoss };
+  return {
+    name: OFFLINE_RANKER_NAME,
+    version: OFFLINE_RANKER_VERSION,
+    key,
+    features: [...RANKER_FEATURES],
+    weights: order.weights,
+    calibration,
+    fittedOn: {
+      ...fittedOn,
+      samples: rows.length,
+      positives: rows.filter((r) => r.y).length,
+      pools: {
+        units: groups.filter((g) => g.shape === 'units').length,
+        turns: groups.filter((g) => g.shape === 'turns').length,
+      },
+      listwiseLoss: order.loss,
+      logLoss,
+    },
+    logLoss,
+  };
+}
+
+function fitShapeless(rows: readonly { x: readonly number[]; y: boolean }[], weights: readonly number[]) {
+  const fit = fitLogistic(
+    rows.map((r) => ({ x: [dotProduct(weights, r.x)], y: r.y })),
+    0,
+  );
+  return { calibration: { a: fit.weights[0]!, c: fit.bias }, logLoss: fit.logLoss, samples: rows.length };
+}
+
+function dotProduct(w: readonly number[], x: readonly number[]): number {
+  let z = 0;
+  for (let i = 0; i < x.length; i++) z += w[i]! * x[i]!;
+  return z;
+}

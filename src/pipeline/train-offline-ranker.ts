@@ -1,0 +1,75 @@
+import { retrieverName } from '../retrieval/multi-view-retriever.ts';
+import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { EvalQuestion } from '../types/question.ts';
+import { toQuestionInput } from './calibrate-prizes.ts';
+import { poolFeatureRows } from './evidence-stages.ts';
+import { fitOfflineRanker, type OfflineRanker, type PoolShape, type RankerGroup } from './offline-ranker.ts';
+import { calibrationKey } from './prize-calibration.ts';
+import { poolShape } from './ranker-features.ts';
+import { verifiedPool } from './retrieve-evidence.ts';
+import { selectVerifiers } from './select-verifiers.ts';
+import { TraceBuilder } from './trace-builder.ts';
+
+export interface TrainRankerOptions {
+  /** Which questions to fit on: REQUIRED, so nobody trains on evaluation questions (the CLI: dev fold). */
+  include: (question: EvalQuestion) => boolean;
+  /** Recorded in the artifact: the command and data it was fitted with. */
+  provenance: Record<string, unknown>;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * Fits the `listwise-logistic-offline-ranker` (offline verifiers, no model): every included question with stored gold
+ * runs the pipeline's stages 1-3 (the same code as retrieve), each pool member gives one row (its
+ * pool-relative features, is gold), and a pointwise logistic regression is fitted over all rows of all
+ * stores. Several stores let one artifact learn from several archive shapes (e.g. the same dev data with and
+ * without rounds), so its prizes mean the same on both.
+ */
+export async function trainOfflineRanker(
+  stores: readonly ArchiveStore[],
+  options: TrainRankerOptions,
+): Promise<OfflineRanker & { logLoss: Record<PoolShape, number>; questions: number }> {
+  const verifiers = selectVerifiers('offline', {});
+  const key = calibrationKey({
+    retriever: retrieverName(undefined),
+    nodeVerifier: verifiers.node?.name ?? 'none',
+    edgeVerifier: verifiers.edge?.name ?? 'none',
+  });
+  const groups: RankerGroup[] = [];
+  let questions = 0;
+  for (const store of stores) {
+    const contexts = (await store.listContexts()).map((c) => c.id);
+    const list = (await Promise.all(contexts.map((c) => store.listQuestions(c))))
+      .flat()
+      .filter(options.include);
+    for (const [index, question] of list.entries()) {
+      options.onProgress?.(index, list.length);
+      const gold = new Set((await store.getMemories(question.contextId, question.evidence)).map((r) => r.id));
+      if (gold.size === 0) continue;
+      const pool = await verifiedPool(
+        { store, models: {} },
+        question.contextId,
+        toQuestionInput(question),
+        { verifiers: 'offline' },
+        undefined,
+        new TraceBuilder(),
+      );
+      if (!pool.nodeResult?.ok) continue;
+      questions++;
+      const features = poolFeatureRows(
+        pool.retrieved,
+        pool.expanded,
+        pool.question,
+        pool.nodeResult,
+        pool.relations,
+      );
+      groups.push({
+        rows: features,
+        gold: pool.expanded.candidates.map((c) => gold.has(c.memoryId)),
+        shape: poolShape(pool.relations),
+      });
+    }
+  }
+  const ranker = fitOfflineRanker(groups, key, { ...options.provenance, questions });
+  return { ...ranker, questions };
+}
