@@ -80,7 +80,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     for (const id of hostile) await fill(store, id);
     await fill(store, 'plain');
     for (const id of hostile) {
-      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id]);
+      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id, id]);
       const rows = await store.queryInContext(id, 'SELECT DISTINCT context_id FROM memories');
       expect(rows).toEqual([{ context_id: id }]);
     }
