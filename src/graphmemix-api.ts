@@ -87,6 +87,11 @@ export interface Graphmemix {
   releaseMedia(contextId: string, uris: readonly string[]): Promise<number>;
   /** The archive's media folder, when one was given (OpenGraphmemixOptions.mediaDir). */
   readonly mediaDir?: string;
+  /**
+   * Resolves when the background media digest has nothing queued or running (OpenGraphmemixOptions
+   * .mediaDigest 'background'); at once otherwise. Each memory shows its own state in `media.status`.
+   */
+  waitForMedia(): Promise<void>;
 
   /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score. */
   search(

@@ -1,6 +1,11 @@
-import { sep } from 'node:path';
-import { DEFAULT_CONTEXT_ID, ingestItems } from './digest/ingest.ts';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { DEFAULT_CONTEXT_ID, type IngestMedia, ingestItems, settleDigest } from './digest/ingest.ts';
 import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
+import { type BoundedOcr, createBoundedOcr } from './digest/media/bounded-ocr.ts';
+import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-record-media.ts';
+import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
+import { MediaQueue } from './digest/media/media-queue.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import type {
   CompactReport,
@@ -19,6 +24,7 @@ import {
 import { getImporter } from './importers/importer-registry.ts';
 import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
+import type { OcrEngine } from './importers/ocr/tesseract-ocr.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import { startQuestionDeadline } from './pipeline/question-deadline.ts';
 import type {
@@ -80,6 +86,13 @@ export interface OpenGraphmemixOptions {
    * the workers would rebuild them from. See src/read-workers/read-worker-pool.ts.
    */
   readWorkers?: ReadWorkersOption;
+  /**
+   * When records with local media get their digest (EXIF, OCR, frames, pages, captions; src/digest/media/):
+   * 'inline' (default: the write returns digested records; CLI imports, scripts) or 'background' (servers:
+   * a write returns once the records are stored with `media.status: pending`; a queue digests them and
+   * updates their views; pending work survives a restart). `waitForMedia()` waits for the queue.
+   */
+  mediaDigest?: 'inline' | 'background';
 }
 
 /**
@@ -100,9 +113,65 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     models,
     ...(options.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: options.questionDeadlineMs }),
   };
-  const media = options.mediaDir === undefined ? undefined : createMediaFolder(options.mediaDir);
+  // Frames and page images the digest writes: the media folder, else a folder beside the archive file.
+  const derivedDir = options.mediaDir ?? derivedFolderFor(options);
+  const media = createMediaFolder(derivedDir);
+  // Derived images may be sent to a model (reader packet frames) like imported ones.
+  allowMediaRoot(media.dir);
   let closed = false;
   const writer = await startWriteWorker(options);
+  let ocr: BoundedOcr | undefined;
+  const digestDeps = (): MediaDigestDeps => {
+    if (options.ocr !== false) {
+      ocr ??= createBoundedOcr(
+        // Loaded on first use: a text-only archive never loads tesseract.
+        lazyTesseract(),
+        DEFAULT_MEDIA_LIMITS.ocrTimeoutMs,
+      );
+    }
+    return {
+      ...(ocr === undefined ? {} : { ocr }),
+      ...(models.vision === undefined ? {} : { vision: models.vision }),
+      derivedDir: media.dir,
+      limits: DEFAULT_MEDIA_LIMITS,
+    };
+  };
+  const digest = (record: MemoryRecord) => digestRecordMedia(record, digestDeps());
+  // One writer at a time in this thread: imports, adds, deletes and the media queue's write-backs.
+  let writeChain: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = writeChain.then(work, work);
+    writeChain = next.catch(() => undefined);
+    return next;
+  };
+  const background = options.mediaDigest === 'background' && !options.readonly && writer === undefined;
+  const queue = background
+    ? new MediaQueue({
+        store,
+        digest,
+        writeBack: (record, outcome) =>
+          exclusive(async () => {
+            const current = await store.getMemory(record.contextId, record.id);
+            // A newer write of the same id replaced the pending record: its own job digests it.
+            if (
+              current?.media?.sourceHash !== record.media?.sourceHash ||
+              current?.media?.status !== 'pending'
+            )
+              return;
+            const settled = settleDigest(record, outcome, record.media!.sourceHash);
+            await ingestItems(
+              store,
+              [{ type: 'record', record: settled, source: { file: 'media-digest', recordId: record.id } }],
+              { contextId: record.contextId, ...(models.embedding ? { embedding: models.embedding } : {}) },
+            );
+          }),
+      })
+    : undefined;
+  const ingestMedia: IngestMedia = queue
+    ? { mode: 'background', digest, enqueue: (contextId, ids) => queue.enqueue(contextId, ids) }
+    : { mode: 'inline', digest };
+  // Work a stopped or crashed process left pending.
+  const recovering = queue ? queue.recover().catch(() => 0) : Promise.resolve(0);
 
   // THE question schema (src/schemas/question-schema.ts), shared with the HTTP/MCP bodies.
   const toQuestion = (question: string | QuestionInput): QuestionInput =>
@@ -115,15 +184,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     if (writer) return writer.call('forgetContext', [contextId]);
     // The media to remove is read before the rows go; the files follow the committed delete.
     const memories = await store.countMemories(contextId);
-    const paths = media ? await ownedMediaOf(contextId) : new Set<string>();
+    const paths = await ownedMediaOf(contextId);
     const deleted = await store.deleteContext(contextId);
-    const mediaFiles = media ? await media.removeContext(store, contextId, paths) : 0;
+    const mediaFiles = await media.removeContext(store, contextId, paths);
     return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
   }
 
   async function ownedMediaOf(contextId: string): Promise<Set<string>> {
     const paths = new Set<string>();
-    if (!media) return paths;
     let last: MemoryRecord | undefined;
     for (;;) {
       const page = await store.listMemories(
@@ -138,9 +206,41 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     }
   }
 
+  async function deleteMemory(contextId: string, id: string): Promise<boolean> {
+    if (writer) return writer.call('deleteMemory', [contextId, id]);
+    const record = await store.getMemory(contextId, id);
+    const deleted = await store.deleteMemory(contextId, id);
+    // The store drops the memory's own edges and journals the delete; the relation update re-links what it
+    // separated (the turns around a deleted message) and the kNN lists it was in.
+    if (deleted) {
+      await updateRelations(
+        store,
+        contextId,
+        models.embedding === undefined ? {} : { embedding: models.embedding },
+      );
+    }
+    if (deleted && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
+    return deleted;
+  }
+
+  async function compact(contextId: string, compactOptions: { k?: number }): Promise<CompactReport> {
+    if (writer) return writer.call('compact', [contextId, compactOptions]);
+    const started = performance.now();
+    const report = await compactRelations(store, contextId, {
+      ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+      ...(compactOptions.k === undefined ? {} : { k: compactOptions.k }),
+    });
+    return {
+      contextId,
+      memories: await store.countMemories(contextId),
+      edges: report.counts,
+      seconds: (performance.now() - started) / 1000,
+    };
+  }
+
   const api: Graphmemix = {
     store,
-    ...(media === undefined ? {} : { mediaDir: media.dir }),
+    ...(options.mediaDir === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
       path: string,
       ingestOptions: {
@@ -166,11 +266,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
         mediaRoot,
       });
-      return ingestItems(store, items, {
-        ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
-        ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-        ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
-      });
+      return exclusive(() =>
+        ingestItems(store, items, {
+          ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
+          ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+          ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
+          media: ingestMedia,
+        }),
+      );
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
       if (writer) return addThroughWorker(writer, contextId, records);
@@ -180,10 +283,18 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         record: record as unknown as MemoryRecord,
         source: { file: 'addMemories', line: index + 1, recordId: record.id },
       }));
-      return ingestItems(store, items, {
-        contextId: context,
-        ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-      });
+      return exclusive(() =>
+        ingestItems(store, items, {
+          contextId: context,
+          ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+          media: ingestMedia,
+        }),
+      );
+    },
+    async waitForMedia(): Promise<void> {
+      if (writer) return writer.call('waitForMedia', []);
+      await recovering;
+      await queue?.idle();
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
     listMemories: (contextId, listOptions) => listMemoryPage(store, contextId, listOptions),
@@ -202,43 +313,16 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       }));
     },
     userStats: (userId) => statsOf(store, userId),
-    async deleteMemory(contextId: string, id: string): Promise<boolean> {
-      if (writer) return writer.call('deleteMemory', [contextId, id]);
-      const record = media ? await store.getMemory(contextId, id) : undefined;
-      const deleted = await store.deleteMemory(contextId, id);
-      // The store drops the memory's own edges and journals the delete; the relation update re-links what it
-      // separated (the turns around a deleted message) and the kNN lists it was in.
-      if (deleted) {
-        await updateRelations(
-          store,
-          contextId,
-          models.embedding === undefined ? {} : { embedding: models.embedding },
-        );
-      }
-      if (deleted && media && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
-      return deleted;
-    },
-    forgetContext,
+    deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
+    forgetContext: (contextId: string) => exclusive(() => forgetContext(contextId)),
     async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
-      if (writer) return writer.call('compact', [contextId, compactOptions]);
-      const started = performance.now();
-      const report = await compactRelations(store, contextId, {
-        ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-        ...(compactOptions.k === undefined ? {} : { k: compactOptions.k }),
-      });
-      return {
-        contextId,
-        memories: await store.countMemories(contextId),
-        edges: report.counts,
-        seconds: (performance.now() - started) / 1000,
-      };
+      return exclusive(() => compact(contextId, compactOptions));
     },
-    deleteUser: forgetContext,
+    deleteUser: (contextId: string) => exclusive(() => forgetContext(contextId)),
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
-      if (!media) return 0;
       // Only the context's own upload folder: a caller cannot release another user's files.
       const folder = media.contextFolder(contextId);
-      if (folder === undefined) return 0;
+      if (folder === undefined || options.mediaDir === undefined) return 0;
       const paths = uris
         .flatMap((uri) => media.owned(uri) ?? [])
         .filter((path) => path.startsWith(`${folder}${sep}`));
@@ -298,7 +382,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await queue?.close();
       await writer?.close();
+      await ocr?.terminate();
       if (ownsStore) await store.close();
     },
   };
@@ -316,6 +402,7 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
     ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
     ...(modelConfig === undefined ? {} : { modelConfig }),
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+    ...(options.mediaDigest === undefined ? {} : { mediaDigest: options.mediaDigest }),
   });
   await client.started();
   return client;
@@ -363,4 +450,28 @@ async function addThroughWorker(
   }
   report.rejected = [...report.rejected, ...screened].sort((x, y) => (x.line ?? 0) - (y.line ?? 0));
   return report;
+}
+
+/** Where digest outputs go without a media folder: beside a file archive, else a per-process temp folder. */
+function derivedFolderFor(options: OpenGraphmemixOptions): string {
+  const inMemory =
+    options.db === ':memory:' || options.db.startsWith('memory:') || options.store !== undefined;
+  return inMemory ? join(tmpdir(), `graphmemix-derived-${process.pid}`) : `${options.db}.media`;
+}
+
+/** The tesseract OCR engine factory, loading tesseract.js only when the first image is read. */
+function lazyTesseract(): () => OcrEngine {
+  return () => {
+    let engine: Promise<OcrEngine> | undefined;
+    const get = () => {
+      engine ??= import('./importers/ocr/tesseract-ocr.ts').then((m) => m.createTesseractOcr());
+      return engine;
+    };
+    return {
+      recognize: async (image: Buffer) => (await get()).recognize(image),
+      terminate: async () => {
+        if (engine) await (await engine).terminate();
+      },
+    };
+  };
 }

@@ -1,10 +1,13 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXAMPLE_CHAT_DAYS } from './example-chats.ts';
 import { formatEml } from './example-mail-writer.ts';
 import { EXAMPLE_EML_FILES, EXAMPLE_MBOX_MESSAGES, MAIL_IDS } from './example-mails.ts';
+import { writePdf } from './example-pdf-writer.ts';
 import { renderPhotoJpeg } from './example-photo-renderer.ts';
 import { EXAMPLE_PHOTOS } from './example-photos.ts';
+import { writeTextVideo } from './example-video-writer.ts';
 
 /** The archive context every part of the example belongs to (pass it as `contextId` to each importer). */
 export const EXAMPLE_CONTEXT_ID = 'maya';
@@ -22,17 +25,62 @@ export interface ExampleArchive {
   unifiedFile: string;
   /** .eml files and one .mbox (format 'mail'). */
   mailDir: string;
-  /** JPEG photos with EXIF time and GPS (format 'photos'). */
+  /** JPEG photos with EXIF time and GPS and a short video with text in its frames (format 'media'). */
   photosDir: string;
+  /** A PDF with a text layer (format 'documents'). */
+  documentsDir: string;
+  /** Whether the video was written (ffmpeg installed); without it its question is left out. */
+  hasVideo: boolean;
+  /** Record id of each media or document file by name (content ids: see the media importer). */
+  mediaIds: Record<string, string>;
   questions: ExampleQuestion[];
   contextId: string;
 }
+
+/** The departures-board video of the train trip (text drawn into its frames). */
+export const EXAMPLE_VIDEO = {
+  name: 'departures-board.mp4',
+  spec: {
+    text: 'ALFA 121  LINHA 3',
+    seconds: 3,
+    createdAt: '2024-04-20T07:33:00Z',
+    lat: 38.71369,
+    lon: -9.12271,
+  },
+} as const;
+
+/** The pottery workshop handout (a PDF with a text layer, two pages). */
+export const EXAMPLE_PDF = {
+  name: 'workshop-handout.pdf',
+  spec: {
+    title: 'Riverside Arts Centre: wheel throwing for beginners',
+    author: 'Riverside Arts Centre',
+    createdAt: '2024-04-02T09:00:00Z',
+    pages: [
+      {
+        lines: [
+          'Riverside Arts Centre - Wheel throwing for beginners',
+          'Bring an apron and a small towel. Clay and tools are provided.',
+          'Wear short nails and clothes that can get muddy.',
+        ],
+      },
+      {
+        lines: [
+          'After the workshop',
+          'Your pieces are glazed and fired in our kiln.',
+          'Collect your fired pottery from reception from 28 April 2024, 10:00 to 18:00.',
+        ],
+      },
+    ],
+  },
+} as const;
 
 /**
  * Writes a small, self-made archive of three weeks of one person's life (Maya Reis, Lisbon, April 2024):
  * 82 chat messages in 13 daily sessions, an email thread that revises a plan (a pottery workshop moved
  * from Saturday 13 April, Studio 2, to Sunday 14 April, Studio 5), a duplicate forward of the original
- * notice, a train booking, unrelated mail, and six photos rendered at build time with readable text.
+ * notice, a train booking, unrelated mail, six photos rendered at build time with readable text, a short
+ * departures-board video with text in its frames (ffmpeg) and a two-page workshop handout PDF.
  *
  * Offline and deterministic: two calls write byte-identical files (photos included). Write into a fresh or
  * empty directory: existing files with other names are left alone and would be imported too.
@@ -49,11 +97,58 @@ export async function writeExampleArchive(dir: string): Promise<ExampleArchive> 
   for (const { name, spec } of EXAMPLE_EML_FILES) await writeFile(join(mailDir, name), formatEml(spec));
   await writeFile(join(mailDir, 'other-mail.mbox'), mboxOf(EXAMPLE_MBOX_MESSAGES.map(formatEml)));
 
+  const mediaIds: Record<string, string> = {};
   const photos = await Promise.all(EXAMPLE_PHOTOS.map(({ spec }) => renderPhotoJpeg(spec)));
-  for (const [index, { name }] of EXAMPLE_PHOTOS.entries())
+  for (const [index, { name }] of EXAMPLE_PHOTOS.entries()) {
     await writeFile(join(photosDir, name), photos[index]!);
+    mediaIds[name] = contentId('photo', photos[index]!);
+  }
+  let hasVideo = true;
+  try {
+    const video = join(photosDir, EXAMPLE_VIDEO.name);
+    await writeTextVideo(video, EXAMPLE_VIDEO.spec);
+    mediaIds[EXAMPLE_VIDEO.name] = contentId('video', await readFile(video));
+  } catch {
+    // No ffmpeg: the archive still works without its video (the demo says so).
+    hasVideo = false;
+  }
+  const documentsDir = join(dir, 'documents');
+  await mkdir(documentsDir, { recursive: true });
+  const pdf = writePdf(EXAMPLE_PDF.spec);
+  await writeFile(join(documentsDir, EXAMPLE_PDF.name), pdf);
+  mediaIds[EXAMPLE_PDF.name] = contentId('document', pdf);
 
-  return { unifiedFile, mailDir, photosDir, questions: EXAMPLE_QUESTIONS, contextId: EXAMPLE_CONTEXT_ID };
+  const resolveIds = (question: ExampleQuestion): ExampleQuestion =>
+    question.expectMemoryIds === undefined
+      ? question
+      : { ...question, expectMemoryIds: question.expectMemoryIds.map((id) => fileId(id, mediaIds)) };
+  const questions = EXAMPLE_QUESTIONS.filter(
+    (question) => hasVideo || !(question.expectMemoryIds ?? []).includes(fileRef(EXAMPLE_VIDEO.name)),
+  ).map(resolveIds);
+  return {
+    unifiedFile,
+    mailDir,
+    photosDir,
+    documentsDir,
+    hasVideo,
+    mediaIds,
+    questions,
+    contextId: EXAMPLE_CONTEXT_ID,
+  };
+}
+
+/** Media and documents are identified by content (`<kind>:<first 24 hex of sha256>`), like their importers. */
+function contentId(kind: 'photo' | 'video' | 'document', bytes: Buffer): string {
+  return `${kind}:${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}`;
+}
+
+/** A question's reference to a generated file, resolved to its record id when the archive is written. */
+const FILE_REF = 'file:';
+function fileRef(name: string): string {
+  return `${FILE_REF}${name}`;
+}
+function fileId(id: string, ids: Record<string, string>): string {
+  return id.startsWith(FILE_REF) ? (ids[id.slice(FILE_REF.length)] ?? id) : id;
 }
 
 /** Record id of a chat message (unified format), e.g. `chat-0409-r2-user`. */
@@ -61,7 +156,7 @@ export function exampleChatId(date: string, round: number, role: 'user' | 'assis
   return `chat-${date.slice(5, 7)}${date.slice(8, 10)}-r${round}-${role}`;
 }
 
-const photoId = (name: string): string => `photo:${name}`;
+const photoId = fileRef;
 
 export const EXAMPLE_QUESTIONS: ExampleQuestion[] = [
   {
@@ -93,6 +188,16 @@ export const EXAMPLE_QUESTIONS: ExampleQuestion[] = [
     prompt: 'Who did Maya invite to the pottery workshop, and what did he offer?',
     expectMemoryIds: [MAIL_IDS.workshopForward, MAIL_IDS.leoReply],
     answer: 'Leo Santos; he booked the last place and offered to drive them there and back.',
+  },
+  {
+    prompt: 'From which platform (linha) did the Alfa 121 to Porto leave?',
+    expectMemoryIds: [fileRef(EXAMPLE_VIDEO.name), MAIL_IDS.trainTicket],
+    answer: 'Linha 3 (read from a frame of the departures-board video), at 08:39 on 20 April 2024.',
+  },
+  {
+    prompt: 'From what date can Maya collect her fired pottery from reception?',
+    expectMemoryIds: [fileRef(EXAMPLE_PDF.name)],
+    answer: 'From 28 April 2024, 10:00 to 18:00 (page 2 of the workshop handout PDF).',
   },
 ];
 

@@ -11,6 +11,7 @@ import type { Graphmemix } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { formatForestText } from '../viewer/format-forest-text.ts';
+import { inlineThumbnails } from '../viewer/inline-thumbnails.ts';
 import { renderViewerHtml, type ViewerQuestion } from '../viewer/render-viewer-html.ts';
 import { writeExampleArchive } from './example-archive.ts';
 
@@ -34,6 +35,8 @@ export async function runDemo(
   const archive = await writeExampleArchive(join(outDir, 'example-archive'));
   const dbPath = join(outDir, 'demo.db');
   write(`graphmemix demo: example archive in ${join(outDir, 'example-archive')}`);
+  if (!archive.hasVideo)
+    write('note: ffmpeg is not installed, so the example video and its question are left out');
 
   const graphmemix = await openGraphmemix({ db: dbPath });
   const pages: ViewerQuestion[] = [];
@@ -45,7 +48,8 @@ export async function runDemo(
       [
         ['unified', archive.unifiedFile],
         ['mail', archive.mailDir],
-        ['photos', archive.photosDir],
+        ['media', archive.photosDir],
+        ['documents', archive.documentsDir],
       ],
       write,
     );
@@ -78,9 +82,20 @@ export async function runDemo(
   }
 
   const viewerPath = join(outDir, 'demo-view.html');
+  // Thumbnails and frame strips of the evidence, inlined so the page stays one offline file.
+  const evidence = pages.flatMap((page) =>
+    page.result.evidence.flatMap((item) => {
+      const record = (page.records as Map<string, MemoryRecord> | undefined)?.get(item.memoryId);
+      return record ? [record] : [];
+    }),
+  );
   await writeFile(
     viewerPath,
-    renderViewerHtml(pages, { title: 'graphmemix demo: evidence forests', subtitle: `archive ${dbPath}` }),
+    renderViewerHtml(pages, {
+      title: 'graphmemix demo: evidence forests',
+      subtitle: `archive ${dbPath}`,
+      mediaUrl: await inlineThumbnails(evidence),
+    }),
   );
   const seconds = (performance.now() - started) / 1000;
   write('');
@@ -104,7 +119,7 @@ async function ingestAll(
       .map(([type, count]) => `${type} ${count}`)
       .join(', ');
     write(
-      `ingested ${format.padEnd(7)} ${String(report.imported + report.updated + report.unchanged).padStart(3)} memories` +
+      `ingested ${format.padEnd(9)} ${String(report.imported + report.updated + report.unchanged).padStart(3)} memories` +
         `${report.rejected.length > 0 ? `, ${report.rejected.length} rejected` : ''} in ${report.seconds.toFixed(1)} s` +
         `${edges ? ` (edges: ${edges})` : ''}`,
     );

@@ -34,7 +34,8 @@ const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
  * - 'metadata' / 'main': words for who, when and where: kind, speaker, role, the timestamp's and EXIF dates in
  *   several forms ("2024-06-03 3 June 2024 June 2024 2024 Monday"), place names, tags.
  * - 'image': one per image asset with a uri (text empty; embedded when a vision embedding model exists).
- * - 'frame': one per sampled video frame (key `<asset id>:<n>`).
+ * - 'frame': one per sampled video frame (key `<asset id>:<n>`; text: the frame's OCR, `frameText`).
+ * - 'text' / 'page:<n>': each page of a multi-page document (text split on form feeds).
  * Views with no text and no uri are skipped.
  */
 export function buildViews(record: MemoryRecord): MemoryView[] {
@@ -50,6 +51,11 @@ export function buildViews(record: MemoryRecord): MemoryView[] {
   };
 
   add('text', 'main', searchableText(record));
+  // A document's pages (form feeds between them, as pdftotext writes) are routes of their own: a question
+  // about page 7 matches page 7's words without the rest of the document diluting them.
+  if (record.kind === 'document' && record.text.includes('\f')) {
+    for (const [i, page] of record.text.split('\f').entries()) add('text', `page:${i + 1}`, page);
+  }
   for (const [i, caption] of (record.derived?.captions ?? []).entries()) {
     add('caption', i === 0 ? 'record' : `record:${i}`, caption);
   }
@@ -66,7 +72,9 @@ export function buildViews(record: MemoryRecord): MemoryView[] {
   for (const asset of record.assets) {
     if (asset.kind === 'image' && asset.uri !== undefined) add('image', asset.id, '', asset.uri);
     if (asset.kind !== 'video') continue;
-    for (const [i, frame] of (asset.frames ?? []).entries()) add('frame', `${asset.id}:${i}`, '', frame);
+    for (const [i, frame] of (asset.frames ?? []).entries()) {
+      add('frame', `${asset.id}:${i}`, asset.frameText?.[i] ?? '', frame);
+    }
   }
   return views;
 }

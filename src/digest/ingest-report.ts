@@ -27,6 +27,11 @@ export interface IngestReport {
   /** Edge counts per relation type over the touched contexts, after the relation rebuild. */
   edges: Record<RelationType, number>;
   seconds: number;
-  /** Seconds spent in each digest step (parse+views, write, relations, embeddings). */
+  /** Seconds spent in each digest step (parse+views, media, write, relations, embeddings). */
   stepSeconds: Record<string, number>;
+  /**
+   * Records with local media (src/digest/media/): digested in this ingest (done/failed), left for the
+   * background queue (pending), or unchanged (same input as the stored record). Absent when none had media.
+   */
+  media?: { pending: number; done: number; failed: number; unchanged: number };
 }

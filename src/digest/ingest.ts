@@ -1,22 +1,41 @@
-import { type GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
-import type { ImportItem, SourcePosition } from '../importers/importer-spec.ts';
+import type { ImportItem } from '../importers/importer-spec.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import { toMemoryRecord } from '../schemas/record-schema.ts';
 import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
-import { emptyEdgeCounts } from '../store/edge-merge.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import { relationKeys } from './incremental/relation-keys.ts';
-import type { IngestRejection, IngestReport } from './ingest-report.ts';
+import type { IngestReport } from './ingest-report.ts';
+import {
+  DEFAULT_CONTEXT_ID,
+  type IngestClock,
+  IngestReportBuilder,
+  type Place,
+  validateItem,
+} from './ingest-stages.ts';
+import { hasLocalMedia, type MediaDigestOutcome } from './media/digest-record-media.ts';
 import { updateRelations } from './update-relations.ts';
+
+export { DEFAULT_CONTEXT_ID };
 
 /** Records per write transaction: big enough to amortise commits, small enough that a crash loses little. */
 export const INGEST_BATCH_SIZE = 500;
 
-/** Context of records and questions that name none and get no `contextId` option. */
-export const DEFAULT_CONTEXT_ID = 'default';
+/**
+ * The media digest as ingest sees it (src/digest/media/): `inline` digests before the write (CLI imports,
+ * the library), `background` stores the record as `media.status: pending` and hands its id to `enqueue`
+ * after the batch commits (servers: a write is acknowledged once stored; the queue digests later and
+ * writes the result back through this same path). Pending records carry a relation key, so work left by a
+ * crash is found again at the next start (src/digest/media/media-queue.ts).
+ */
+export interface IngestMedia {
+  mode: 'inline' | 'background';
+  digest(record: MemoryRecord): Promise<MediaDigestOutcome>;
+  enqueue?(contextId: string, ids: readonly string[]): void;
+}
 
 export interface IngestOptions {
   /** Put every record and question into this context (overrides what the source says). */
@@ -31,17 +50,21 @@ export interface IngestOptions {
   onProgress?: (itemsRead: number) => void;
   /** Records per transaction (default INGEST_BATCH_SIZE). */
   batchSize?: number;
+  /** Media digest of records with local media; absent: records are stored as given. */
+  media?: IngestMedia;
+  /** Clock for step times (ms); default performance.now. */
+  clock?: IngestClock;
 }
 
 /**
- * The one ingest path: every importer, `addMemories`, the HTTP import route and the CLI go through it.
- *
- * Each record is validated (toMemoryRecord), size-checked, given its views and content hash, and written in
- * batched transactions. Invalid records are rejected with file/line/field and the rest continue. The same id
- * twice in one import with different content is DUPLICATE_ID (the first stays); an identical repeat is
- * skipped. Nothing committed is lost when a later batch fails, and re-running an interrupted import reaches
- * the same state (writes are idempotent by id and content hash). Then relations are rebuilt per touched
- * context, and questions are stored.
+ * The one ingest path: every importer, `addMemories`, the HTTP import route, the CLI and the media queue go
+ * through it. Stages per record: validate (toMemoryRecord: schema and limits) -> deduplicate within the
+ * import -> media digest -> views (+ content hash, relation keys) -> write (batched transactions); then
+ * relations per touched context (the relation journal written with each memory). Invalid records are
+ * rejected with file/line/field and the rest continue. The same id twice in one import with different
+ * content is DUPLICATE_ID (the first stays); an identical repeat is skipped. Nothing committed is lost when
+ * a later batch fails, and re-running an interrupted import reaches the same state (writes are idempotent by
+ * id and content hash; a media record is unchanged when its input equals the stored record's `sourceHash`).
  *
  * Records without a sequence (plain objects from `addMemories`) keep their stored sequence when the id
  * already exists, and otherwise continue after the context's highest sequence, so re-adding is idempotent.
@@ -51,140 +74,209 @@ export async function ingestItems(
   items: AsyncIterable<ImportItem> | Iterable<ImportItem>,
   options: IngestOptions = {},
 ): Promise<IngestReport> {
-  const started = performance.now();
-  const report: IngestReport = {
-    contexts: [],
-    imported: 0,
-    updated: 0,
-    unchanged: 0,
-    skipped: 0,
-    rejected: [],
-    warnings: [],
-    questions: 0,
-    assets: 0,
-    edges: emptyEdgeCounts(),
-    seconds: 0,
-    stepSeconds: { parse: 0, write: 0, relations: 0 },
-  };
-  const limits = options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes };
+  const trace = new IngestReportBuilder(options.clock ?? (() => performance.now()));
+  const report = trace.report;
   const batchSize = options.batchSize ?? INGEST_BATCH_SIZE;
   const sequences = new SequenceAssigner(store);
   const seen = new Map<string, string>();
   const recordContexts = new Set<string>();
   const allContexts = new Set<string>();
-  let pending: MemoryWrite[] = [];
-  let pendingQuestions: EvalQuestion[] = [];
+  const batch = new WriteBatch(store, trace, options);
   let itemsRead = 0;
 
-  const flush = async (): Promise<void> => {
-    const writeStarted = performance.now();
+  let parseStarted = trace.now();
+  for await (const item of items) {
+    itemsRead++;
+    const validated = await validateItem(item, {
+      contextId: options.contextId,
+      maxTextBytes: options.maxTextBytes,
+      sequenceFor: (contextId, id) => sequences.forMissing(contextId, id),
+    });
+    if (validated.type === 'warning') trace.warn(validated.message);
+    else if (validated.type === 'rejected') trace.reject(validated.rejection);
+    else if (validated.type === 'question') {
+      batch.questions.push(validated.question);
+      allContexts.add(validated.question.contextId);
+    } else {
+      const { record, place } = validated;
+      // The second clock: when this version entered the archive (a restored backup keeps its own).
+      record.recordedAt ??= recordedNow();
+      const hash = contentHash(record);
+      if (!firstInImport(seen, record, hash, place, trace)) continue;
+      sequences.saw(record.contextId, record.sequence);
+      recordContexts.add(record.contextId);
+      allContexts.add(record.contextId);
+      report.assets += record.assets.length;
+      trace.addStep('parse', parseStarted);
+      const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
+      parseStarted = trace.now();
+      if (digested !== undefined) batch.records.push(viewsStage(digested.record, digested.hash));
+    }
+    if (batch.full(batchSize)) {
+      trace.addStep('parse', parseStarted);
+      await batch.flush();
+      options.onProgress?.(itemsRead);
+      parseStarted = trace.now();
+    }
+  }
+  trace.addStep('parse', parseStarted);
+  await batch.flush();
+  options.onProgress?.(itemsRead);
+  if (options.relations !== false) await relationsStage(store, [...recordContexts].sort(), options, trace);
+  for (const contextId of recordContexts) {
+    const counts = await store.countEdges(contextId);
+    for (const type of Object.keys(report.edges) as RelationType[]) report.edges[type] += counts[type] ?? 0;
+  }
+  return trace.finish(allContexts);
+}
+
+/** Dedup stage: false (and a skip or DUPLICATE_ID) when this id was already seen in this import. */
+function firstInImport(
+  seen: Map<string, string>,
+  record: MemoryRecord,
+  hash: string,
+  place: Place,
+  trace: IngestReportBuilder,
+): boolean {
+  const key = `${record.contextId}\u0000${record.id}`;
+  const earlier = seen.get(key);
+  if (earlier === hash) {
+    trace.report.skipped++;
+    return false;
+  }
+  if (earlier !== undefined) {
+    trace.reject({
+      ...place,
+      code: 'DUPLICATE_ID',
+      field: 'id',
+      message: `id "${record.id}" appears twice in this import with different content; the first is kept`,
+    });
+    return false;
+  }
+  seen.set(key, hash);
+  return true;
+}
+
+/**
+ * Media stage: a record with local media that has not been digested gets `media.sourceHash` (the hash of
+ * its input) and is digested now (inline) or marked pending (background). Returns undefined when the stored
+ * record was made from the same input (unchanged; its digest is not redone).
+ */
+async function mediaStage(
+  store: ArchiveStore,
+  record: MemoryRecord,
+  hash: string,
+  options: IngestOptions,
+  trace: IngestReportBuilder,
+): Promise<{ record: MemoryRecord; hash: string } | undefined> {
+  const media = options.media;
+  if (media === undefined || record.media !== undefined || !hasLocalMedia(record)) return { record, hash };
+  const stored = await store.getMemory(record.contextId, record.id);
+  // Same input as the stored record: unchanged (a failed digest is retried: a tool may be installed since).
+  if (stored?.media?.sourceHash === hash && stored.media.status !== 'failed') {
+    trace.report.unchanged++;
+    trace.mediaCount('unchanged');
+    return undefined;
+  }
+  if (media.mode === 'background') {
+    trace.mediaCount('pending');
+    const pending: MemoryRecord = { ...record, media: { status: 'pending', sourceHash: hash } };
+    return { record: pending, hash: contentHash(pending) };
+  }
+  const outcome = await media.digest(record);
+  for (const warning of outcome.warnings) trace.warn(`record ${record.id}: ${warning}`);
+  const digested = settleDigest(record, outcome, hash);
+  trace.mediaCount(digested.media!.status === 'done' ? 'done' : 'failed');
+  if (digested.media?.error) trace.warn(`record ${record.id}: media digest failed: ${digested.media.error}`);
+  return { record: digested, hash: contentHash(digested) };
+}
+
+/**
+ * The record a digest outcome leaves: the digested record when it still passes the record limits, else the
+ * input with status failed. Shared by the inline stage and the background queue.
+ */
+export function settleDigest(
+  input: MemoryRecord,
+  outcome: MediaDigestOutcome,
+  sourceHash: string,
+): MemoryRecord {
+  const status = outcome.error === undefined ? 'done' : 'failed';
+  const media = { status, sourceHash, ...(outcome.error ? { error: outcome.error } : {}) } as const;
+  const candidate = { ...outcome.record, media };
+  const checked = toMemoryRecord(candidate, { contextId: input.contextId, sequence: input.sequence });
+  if (checked.ok) return checked.record;
+  return {
+    ...input,
+    media: { status: 'failed', sourceHash, error: `digest result rejected: ${checked.message}` },
+  };
+}
+
+/** Views stage: views, content hash and relation keys of a record ready to write. */
+function viewsStage(record: MemoryRecord, hash: string): MemoryWrite {
+  return { record, views: buildViews(record), contentHash: hash, keys: relationKeys(record) };
+}
+
+/** Write stage: records and questions collected into one transaction per context and batch. */
+class WriteBatch {
+  records: MemoryWrite[] = [];
+  questions: EvalQuestion[] = [];
+
+  constructor(
+    private readonly store: ArchiveStore,
+    private readonly trace: IngestReportBuilder,
+    private readonly options: IngestOptions,
+  ) {}
+
+  full(size: number): boolean {
+    return this.records.length >= size || this.questions.length >= size;
+  }
+
+  async flush(): Promise<void> {
+    const { report } = this.trace;
+    const since = this.trace.now();
     const byContext = new Map<string, MemoryWrite[]>();
-    for (const write of pending) {
+    for (const write of this.records) {
       const list = byContext.get(write.record.contextId);
       if (list) list.push(write);
       else byContext.set(write.record.contextId, [write]);
     }
     for (const [contextId, writes] of byContext) {
-      const outcome = await store.writeMemories(contextId, writes);
+      const outcome = await this.store.writeMemories(contextId, writes);
       report.imported += outcome.inserted.length;
       report.updated += outcome.updated.length;
       report.unchanged += outcome.unchanged.length;
+      // Only after the commit: a pending record the queue reads must exist.
+      const pending = writes.filter((w) => w.record.media?.status === 'pending').map((w) => w.record.id);
+      if (pending.length > 0) this.options.media?.enqueue?.(contextId, pending);
     }
-    if (pendingQuestions.length > 0) report.questions += await store.putQuestions(pendingQuestions);
-    pending = [];
-    pendingQuestions = [];
-    report.stepSeconds.write! += (performance.now() - writeStarted) / 1000;
-    options.onProgress?.(itemsRead);
-  };
-
-  let parseStarted = performance.now();
-  for await (const item of items) {
-    itemsRead++;
-    if (item.type === 'warning') {
-      report.warnings.push(item.message);
-    } else if (item.type === 'reject') {
-      report.rejected.push(rejectionOf(item.error, item.source));
-    } else if (item.type === 'question') {
-      const question = checkQuestion(item.question, options.contextId);
-      if ('code' in question) report.rejected.push({ ...positionOf(item.source), ...question });
-      else {
-        pendingQuestions.push(question);
-        allContexts.add(question.contextId);
-      }
-    } else {
-      const raw = item.record as unknown as Record<string, unknown>;
-      const contextId = options.contextId ?? nonEmptyString(raw?.contextId) ?? DEFAULT_CONTEXT_ID;
-      const explicitSequence = typeof raw?.sequence === 'number' ? raw.sequence : undefined;
-      const sequence = explicitSequence ?? (await sequences.forMissing(contextId, nonEmptyString(raw?.id)));
-      // Limits (depth, size, counts) are checked here, before the record can reach any builder or the store.
-      const checked = toMemoryRecord(item.record, { contextId, sequence }, limits);
-      const place = positionOf(item.source, nonEmptyString(raw?.id));
-      if (!checked.ok) {
-        report.rejected.push({
-          ...place,
-          code: checked.code,
-          message: checked.message,
-          field: checked.field,
-        });
-        continue;
-      }
-      const record = checked.record;
-      // The second clock: when this version entered the archive (a restored backup keeps its own).
-      record.recordedAt ??= recordedNow();
-      const hash = contentHash(record);
-      const key = `${contextId}\u0000${record.id}`;
-      const earlier = seen.get(key);
-      if (earlier === hash) {
-        report.skipped++;
-        continue;
-      }
-      if (earlier !== undefined) {
-        report.rejected.push({
-          ...place,
-          code: 'DUPLICATE_ID',
-          field: 'id',
-          message: `id "${record.id}" appears twice in this import with different content; the first is kept`,
-        });
-        continue;
-      }
-      seen.set(key, hash);
-      sequences.saw(contextId, record.sequence);
-      recordContexts.add(contextId);
-      allContexts.add(contextId);
-      report.assets += record.assets.length;
-      pending.push({ record, views: buildViews(record), contentHash: hash, keys: relationKeys(record) });
-    }
-    if (pending.length >= batchSize || pendingQuestions.length >= batchSize) {
-      report.stepSeconds.parse! += (performance.now() - parseStarted) / 1000;
-      await flush();
-      parseStarted = performance.now();
-    }
+    if (this.questions.length > 0) report.questions += await this.store.putQuestions(this.questions);
+    this.records = [];
+    this.questions = [];
+    this.trace.addStep('write', since);
   }
-  report.stepSeconds.parse! += (performance.now() - parseStarted) / 1000;
-  await flush();
+}
 
-  for (const contextId of [...recordContexts].sort()) {
-    if (options.relations === false) break;
-    const relationsStarted = performance.now();
-    // Incremental: the journal of this import's writes (and any left by a killed process) becomes edges.
+/** Relations stage: the journal of this import's writes (and any left by a killed process) becomes edges. */
+async function relationsStage(
+  store: ArchiveStore,
+  contexts: readonly string[],
+  options: IngestOptions,
+  trace: IngestReportBuilder,
+): Promise<void> {
+  for (const contextId of contexts) {
+    const since = trace.now();
     const built = await updateRelations(
       store,
       contextId,
       options.embedding === undefined ? {} : { embedding: options.embedding },
     );
-    report.stepSeconds.relations! += (performance.now() - relationsStarted) / 1000;
-    report.warnings.push(...built.warnings.map((warning) => `context ${contextId}: ${warning}`));
+    trace.addStep('relations', since);
+    for (const warning of built.warnings) trace.warn(`context ${contextId}: ${warning}`);
     for (const [step, seconds] of Object.entries(built.seconds)) {
-      report.stepSeconds[`relations.${step}`] = (report.stepSeconds[`relations.${step}`] ?? 0) + seconds;
+      const key = `relations.${step}`;
+      trace.report.stepSeconds[key] = (trace.report.stepSeconds[key] ?? 0) + seconds;
     }
   }
-  for (const contextId of recordContexts) {
-    const counts = await store.countEdges(contextId);
-    for (const type of Object.keys(report.edges) as RelationType[]) report.edges[type] += counts[type] ?? 0;
-  }
-  report.contexts = [...allContexts].sort();
-  report.seconds = (performance.now() - started) / 1000;
-  return report;
 }
 
 /** ISO write time; one per record so versions written in one request still order by their clock. */
@@ -229,63 +321,4 @@ class SequenceAssigner {
     }
     return value;
   }
-}
-
-function checkQuestion(
-  question: EvalQuestion,
-  contextOverride: string | undefined,
-): EvalQuestion | { code: string; message: string; field: string; recordId?: string } {
-  const raw = question as unknown as Record<string, unknown>;
-  const id = nonEmptyString(raw?.id);
-  if (id === undefined)
-    return { code: 'INVALID_INPUT', field: 'id', message: 'question id must be a non-empty string' };
-  const fail = (field: string, message: string) => ({ code: 'INVALID_INPUT', field, message, recordId: id });
-  if (typeof raw.prompt !== 'string') return fail('prompt', 'question prompt must be a string');
-  if (typeof raw.answer !== 'object' || raw.answer === null)
-    return fail('answer', 'answer must be an object');
-  if (!Array.isArray(raw.evidence) || !raw.evidence.every((ref) => typeof ref === 'string')) {
-    return fail('evidence', 'evidence must be a list of memory ids');
-  }
-  const contextId = contextOverride ?? nonEmptyString(raw.contextId) ?? DEFAULT_CONTEXT_ID;
-  return { ...question, contextId };
-}
-
-function rejectionOf(error: GraphmemixError | unknown, source: SourcePosition): IngestRejection {
-  const base = positionOf(source);
-  if (!isGraphmemixError(error)) return { ...base, code: 'INVALID_INPUT', message: String(error) };
-  const location = error.location;
-  const rejection: IngestRejection = { ...base, code: error.code, message: withoutLocation(error) };
-  if (location.file !== undefined) rejection.file = location.file;
-  if (location.line !== undefined) rejection.line = location.line;
-  if (location.recordId !== undefined) rejection.recordId = location.recordId;
-  if (location.field !== undefined) rejection.field = location.field;
-  return rejection;
-}
-
-/** GraphmemixError prefixes its message with the location; the rejection carries those as fields already. */
-function withoutLocation(error: GraphmemixError): string {
-  const { file, line, recordId, field } = error.location;
-  const parts: string[] = [];
-  if (file) parts.push(line === undefined ? file : `${file}:${line}`);
-  if (recordId) parts.push(`record ${recordId}`);
-  if (field) parts.push(`field ${field}`);
-  const prefix = `${parts.join(', ')}: `;
-  return parts.length > 0 && error.message.startsWith(prefix)
-    ? error.message.slice(prefix.length)
-    : error.message;
-}
-
-function positionOf(
-  source: SourcePosition,
-  recordId?: string,
-): { file: string; line?: number; recordId?: string } {
-  const place: { file: string; line?: number; recordId?: string } = { file: source.file };
-  if (source.line !== undefined) place.line = source.line;
-  const id = recordId ?? source.recordId;
-  if (id !== undefined) place.recordId = id;
-  return place;
-}
-
-function nonEmptyString(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
 }

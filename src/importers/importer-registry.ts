@@ -11,7 +11,9 @@ const LOADERS: Record<ImportFormat, () => Promise<Importer>> = {
   'mem-gallery': async () => (await import('./mem-gallery-importer.ts')).createMemGalleryImporter(),
   locomo: async () => (await import('./locomo-importer.ts')).createLocomoImporter(),
   m3exam: async () => (await import('./m3exam-importer.ts')).createM3examImporter(),
-  photos: async () => (await import('./photos-importer.ts')).createPhotosImporter(),
+  media: async () => (await import('./media-importer.ts')).createMediaImporter('media'),
+  photos: async () => (await import('./media-importer.ts')).createMediaImporter('photos'),
+  documents: async () => (await import('./documents-importer.ts')).createDocumentsImporter(),
   mail: async () => (await import('./mail-importer.ts')).createMailImporter(),
 };
 

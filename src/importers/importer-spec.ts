@@ -4,14 +4,26 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 
 /** Import formats accepted by `graphmemix ingest --format` and the HTTP import route. */
-export type ImportFormat = 'unified' | 'bundle' | 'mem-gallery' | 'locomo' | 'm3exam' | 'photos' | 'mail';
+export type ImportFormat =
+  | 'unified'
+  | 'bundle'
+  | 'mem-gallery'
+  | 'locomo'
+  | 'm3exam'
+  | 'media'
+  | 'photos'
+  | 'documents'
+  | 'mail';
+/** `photos` is the old name of `media` (kept as an alias). */
 export const IMPORT_FORMATS: readonly ImportFormat[] = [
   'unified',
   'bundle',
   'mem-gallery',
   'locomo',
   'm3exam',
+  'media',
   'photos',
+  'documents',
   'mail',
 ];
 

@@ -10,7 +10,7 @@ import { importRootOf } from './media-files.ts';
 import { readLines } from './read-lines.ts';
 import { resolveRecordMedia } from './resolve-record-media.ts';
 import { DEFAULT_MAX_TEXT_BYTES } from './text-size-limit.ts';
-import { contextLineSchema, type QuestionInput, questionInputSchema } from './unified-line-schema.ts';
+import { contextLineSchema, questionInputSchema, type UnifiedQuestionLine } from './unified-line-schema.ts';
 
 /** Extensions searched for in a directory. */
 export const UNIFIED_EXTENSIONS = ['.jsonl', '.ndjson'];
@@ -154,7 +154,7 @@ async function* memoryLine(
 }
 
 /** A validated question line as an EvalQuestion (evidence ids stay as written; ingest resolves them). */
-export function toQuestion(input: QuestionInput, contextId: string): EvalQuestion {
+export function toQuestion(input: UnifiedQuestionLine, contextId: string): EvalQuestion {
   const { contextId: _ignored, answer, evidence, ...rest } = input;
   // Zod types nested optionals as `?: T | undefined`; parsed output never holds undefined values, so the
   // cast only bridges exactOptionalPropertyTypes.

@@ -38,7 +38,7 @@ export const questionInputSchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-export type QuestionInput = z.infer<typeof questionInputSchema>;
+export type UnifiedQuestionLine = z.infer<typeof questionInputSchema>;
 
 export const contextLineSchema = z.strictObject({
   type: z.literal('context'),

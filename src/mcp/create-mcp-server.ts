@@ -15,8 +15,9 @@ import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
+import { evidenceImages } from './evidence-images.ts';
 import { registerMemoryVerbTools } from './register-memory-verb-tools.ts';
-import { runTool } from './run-tool.ts';
+import { runTool, toolImages } from './run-tool.ts';
 
 export interface McpServerOptions {
   /**
@@ -113,7 +114,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
           ...options,
           signal: extra.signal,
         });
-        return evidenceReply(input.user_id, result);
+        return withImages(evidenceReply(input.user_id, result), result);
       }),
   );
 
@@ -133,7 +134,10 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
-        return { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) };
+        return withImages(
+          { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) },
+          result,
+        );
       }),
   );
 
@@ -214,4 +218,17 @@ function evidenceReply(userId: string, result: RetrievalResult): Record<string, 
     trees: result.forest.trees.length,
     flags: result.trace.flags,
   };
+}
+
+/** Replies that also carry image content (the evidence's images and frames; see evidence-images.ts). */
+
+async function withImages(
+  value: Record<string, unknown>,
+  result: RetrievalResult,
+): Promise<Record<string, unknown>> {
+  const { images, of } = await evidenceImages(result);
+  // Which memory each image content block shows, in the order they follow the text block.
+  const reply = { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) };
+  toolImages.set(reply, images);
+  return reply;
 }

@@ -26,11 +26,11 @@ import { questionImageCaptions } from './question-captions.ts';
 import { rankerFeatures } from './ranker-features.ts';
 import type {
   EvidenceItem,
+  JudgedEdge,
   ModelCallRecord,
   PoolCandidate,
   QuestionInput,
   RetrieveOptions,
-  VerifiedEdge,
 } from './retrieval-result.ts';
 import type { TraceBuilder } from './trace-builder.ts';
 
@@ -287,8 +287,8 @@ export function poolFeatureRows(
 export function verifiedEdgesOf(
   edge: EdgeVerifierResult | undefined,
   eligible: ReadonlyMap<string, EligibleRelation[]>,
-): VerifiedEdge[] {
-  const verified: VerifiedEdge[] = [];
+): JudgedEdge[] {
+  const verified: JudgedEdge[] = [];
   if (!edge?.ok) return verified;
   for (const judgement of edge.judgements) {
     const relations = eligible.get(judgement.candidateId) ?? [];
@@ -312,7 +312,7 @@ export function verifiedEdgesOf(
 /** Stage 5: the forest solver (1-swap proposal + exact refinement) over the prized pool and kept edges. */
 export function solveEvidenceForest(
   pool: readonly PoolCandidate[],
-  edges: readonly VerifiedEdge[],
+  edges: readonly JudgedEdge[],
   k: number,
   solver: RetrieveOptions['solver'],
 ): ForestSolution {

@@ -63,8 +63,11 @@ export interface PoolCandidate {
   isAnchor: boolean;
 }
 
-/** One verified anchor-candidate edge as ECV judged it (kept or not), for inspection. */
-export interface VerifiedEdge extends CandidateEdge {
+/**
+ * One anchor-candidate edge as the edge verifier (ECV) judged it, kept or rejected (for inspection; the
+ * result field is still `verifiedEdges`). Only kept ones reach the solver.
+ */
+export interface JudgedEdge extends CandidateEdge {
   /** Whether it survived normalisation and role gating (positive role and s_inc > 0). */
   kept: boolean;
 }
@@ -154,7 +157,7 @@ export interface RetrievalResult {
   /** The frozen candidate pool (M candidates) with all scores, in pool order. */
   pool: PoolCandidate[];
   /** Every ECV judgement (kept and dropped). */
-  verifiedEdges: VerifiedEdge[];
+  verifiedEdges: JudgedEdge[];
   /** The solver's output, including its trace (initial set, swaps, dropped nodes, trees). */
   forest: ForestSolution;
   trace: PipelineTrace;

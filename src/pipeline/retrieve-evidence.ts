@@ -72,9 +72,13 @@ export async function retrieveEvidence(
   };
   const key = calibrationKey(components);
   const calibration = await resolveCalibration(deps.store, key);
-  // The offline ranker replaces (a, b, c) only where it was fitted: the offline node verifier's configuration.
+  // The shipped offline ranker replaces the SHIPPED (a, b, c) only where it was fitted: the offline node
+  // verifier's configuration. A calibration fitted on this archive (`graphmemix calibrate`, source 'store')
+  // is the user's own fit on their own dev questions and wins, as it wins over the shipped defaults.
   const ranker =
-    verifiers.node?.kind === 'offline' && nodeResult?.ok === true ? resolveRanker(key) : undefined;
+    verifiers.node?.kind === 'offline' && nodeResult?.ok === true && calibration.source !== 'store'
+      ? resolveRanker(key)
+      : undefined;
   // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
   trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
   const pool = prizePool(expanded, retrieved.search.ranked, nodeResult, {

@@ -74,6 +74,16 @@ export const mediaAssetInputSchema = z.strictObject({
   derived: derivedFieldsSchema.optional(),
   exif: exifDataSchema.optional(),
   frames: z.array(nonEmptyString).optional(),
+  frameTimes: z.array(z.number().nonnegative()).optional(),
+  frameText: z.array(z.string()).optional(),
+  durationSeconds: z.number().nonnegative().optional(),
+});
+
+/** Written by ingest's media digest (src/digest/media/); accepted so stored records round-trip. */
+export const mediaDigestStateSchema = z.strictObject({
+  status: z.enum(['pending', 'done', 'failed']),
+  sourceHash: z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest'),
+  error: z.string().max(2000).optional(),
 });
 
 export const memoryRecordInputSchema = z.strictObject({
@@ -98,6 +108,7 @@ export const memoryRecordInputSchema = z.strictObject({
   supersedes: z.array(nonEmptyString.max(256)).max(64).optional(),
   /** The write clock; set by the archive when absent (a restored backup keeps its own). */
   recordedAt: isoTimestampSchema.optional(),
+  media: mediaDigestStateSchema.optional(),
 });
 
 export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;

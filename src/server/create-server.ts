@@ -12,6 +12,9 @@ import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
 import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
+import { browserAuth, MEDIA_LINK_TTL_SECONDS, registerLoginRoutes } from './browser-auth.ts';
+import { BrowserSigner } from './media-ref.ts';
+import { registerMediaRoutes } from './media-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerMemoryVerbRoutes } from './memory-verb-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
@@ -88,10 +91,20 @@ export function createServer(options: ServerOptions): Hono {
   app.get('/v1/health', (c) => c.json({ status: 'ok', version, backend, vector_support: vectorSupport }));
   app.get('/openapi.json', (c) => c.json(buildOpenApiDocument(version)));
 
+  // Browser links: signed media URLs in the viewer page, and (keyed mode) a login form's session cookie.
+  const signer = new BrowserSigner();
   if (!options.open) {
-    const auth = apiKeyAuth(grants);
+    const auth = browserAuth(grants, signer, apiKeyAuth(grants));
     app.use('/v1/*', async (c, next) => (c.req.path === '/v1/health' ? next() : auth(c, next)));
     app.use('/view', auth);
+    app.use(
+      '/login',
+      bodyLimit({
+        maxSize: 4096,
+        onError: (c) => errorResponse(c, httpError('TOO_LARGE', 'login form over 4096 bytes')),
+      }),
+    );
+    registerLoginRoutes(app, grants, signer);
   }
   // Routes addressed by a user in the path (/v1/users/:id/...) are scoped here as well as in their handler.
   app.use('/v1/users/:user_id/*', async (c, next) => {
@@ -113,7 +126,12 @@ export function createServer(options: ServerOptions): Hono {
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);
-  registerQueryRoutes(app, options.graphmemix);
+  registerMediaRoutes(app, options.graphmemix);
+  registerQueryRoutes(app, options.graphmemix, (userId, ref) => {
+    const { exp, sig } = signer.signMedia(userId, ref, MEDIA_LINK_TTL_SECONDS);
+    const query = new URLSearchParams({ user_id: userId, size: 'thumb', exp: String(exp), sig });
+    return `/v1/media/${ref}?${query}`;
+  });
   registerUserRoutes(app, options.graphmemix);
   return app;
 }

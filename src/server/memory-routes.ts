@@ -99,7 +99,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
     if (!file) throw httpError('INVALID_INPUT', 'multipart field "file" is missing');
     // Photos stay referenced by their path, so they go to the user's media folder; other formats are read
     // once from a scratch folder inside the media store (importers read media inside their folder only).
-    const keep = input.format === 'photos';
+    const keep = input.format === 'photos' || input.format === 'media' || input.format === 'documents';
     const dir = keep
       ? join(
           deps.mediaDir,
@@ -129,7 +129,12 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const memory = await graphmemix.getMemory(input.user_id, input.memory_id);
     if (!memory) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
-    return c.json({ user_id: input.user_id, memory });
+    // The media digest's state (pending while the background queue works on it); absent without local media.
+    return c.json({
+      user_id: input.user_id,
+      memory,
+      ...(memory.media ? { media_status: memory.media.status } : {}),
+    });
   });
 
   app.delete('/v1/memories/:id', async (c) => {

@@ -200,6 +200,24 @@ export function buildOpenApiDocument(version: string): JsonObject {
           responses: json('ok'),
         },
       },
+      '/v1/media/{asset_id}': {
+        get: {
+          summary:
+            'Bytes of one stored media file of a memory (asset, video frame, page image); Range supported',
+          parameters: [
+            { name: 'asset_id', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'user_id', in: 'query', required: true, schema: { type: 'string' } },
+            { name: 'size', in: 'query', required: false, schema: { enum: ['original', 'thumb'] } },
+          ],
+          responses: {
+            200: { description: 'the file' },
+            206: { description: 'one byte range' },
+            401: errorRef,
+            404: errorRef,
+            416: { description: 'range not satisfiable' },
+          },
+        },
+      },
       '/view': {
         get: {
           summary: 'Evidence-forest viewer page for a question (HTML)',

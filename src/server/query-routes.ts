@@ -7,10 +7,16 @@ import { toApiAnswer, toApiRetrieval, toApiSearchHit } from '../shell-kit/api-se
 import { requireUser } from '../shell-kit/user-scope.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
+import { encodeMediaRef, type MediaRef } from './media-ref.ts';
 import { readJson } from './read-body.ts';
 
 /** Read routes: flat search, evidence forest, answer, and the viewer page. */
-export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
+export function registerQueryRoutes(
+  app: Hono,
+  graphmemix: Graphmemix,
+  /** A browser URL of one media ref of a user (signed, short-lived), for viewer thumbnails. */
+  mediaLink?: (userId: string, ref: string) => string,
+): void {
   app.post('/v1/search', async (c) => {
     const input = parseInput(searchSchema, await readJson(c));
     requireUser(c, input.user_id);
@@ -58,6 +64,13 @@ export function registerQueryRoutes(app: Hono, graphmemix: Graphmemix): void {
       const record = await graphmemix.getMemory(input.user_id, candidate.memoryId);
       if (record) records.set(record.id, record);
     }
-    return c.html(renderViewerHtml([{ result, records }], { subtitle: `user ${input.user_id}` }));
+    return c.html(
+      renderViewerHtml([{ result, records }], {
+        subtitle: `user ${input.user_id}`,
+        ...(mediaLink === undefined
+          ? {}
+          : { mediaUrl: (ref: MediaRef) => mediaLink(input.user_id, encodeMediaRef(ref)) }),
+      }),
+    );
   });
 }

@@ -24,6 +24,9 @@ export async function confineRecordMedia(
   const base = options.field ?? 'memories';
   const userDir = options.mediaDir === undefined ? undefined : join(options.mediaDir, options.userId);
   for (const [i, record] of records.entries()) {
+    // The digest state is the server's own bookkeeping: a client cannot mark its media as already read.
+    if ((record as { media?: unknown }).media !== undefined)
+      throw refuse(`${base}[${i}].media`, 'is set by the server');
     const assets = (record as { assets?: unknown }).assets;
     if (assets === undefined) continue;
     if (!Array.isArray(assets)) continue;

@@ -28,6 +28,8 @@ export async function openShellGraphmemix(options: {
    * 0: questions run in this thread, for one-shot commands).
    */
   readWorkers?: number;
+  /** Media digest mode (default 'background': servers acknowledge writes before OCR/ffmpeg). */
+  mediaDigest?: 'inline' | 'background';
 }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
@@ -46,6 +48,8 @@ export async function openShellGraphmemix(options: {
     models: createModels(config),
     writeWorker: { modelConfig: config },
     mediaDir,
+    // A write is acknowledged once stored; OCR, frames and pages follow in the background (media.status).
+    mediaDigest: options.mediaDigest ?? 'background',
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
     readWorkers:
       readWorkers === 0

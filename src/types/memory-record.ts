@@ -75,6 +75,23 @@ export interface MemoryRecord {
    * `timestamp`, which is when the event happened). Not part of the content hash.
    */
   recordedAt?: string;
+  /**
+   * State of the media digest (EXIF, OCR, frames, pages, captions) of a record with local media: set by
+   * ingest, never by a source. Absent for records without local media (src/digest/media/).
+   */
+  media?: MediaDigestState;
+}
+
+export type MediaStatus = 'pending' | 'done' | 'failed';
+export const MEDIA_STATUSES: readonly MediaStatus[] = ['pending', 'done', 'failed'];
+
+export interface MediaDigestState {
+  /** pending: stored, digest queued; done: digest written; failed: digest gave up (the record stays). */
+  status: MediaStatus;
+  /** contentHash of the record as it arrived, before the digest: a re-import of the same input is unchanged. */
+  sourceHash: string;
+  /** Why the digest (or a part of it) failed; the record keeps whatever was read. */
+  error?: string;
 }
 
 export type AssetKind = 'image' | 'video' | 'audio' | 'document';
@@ -110,4 +127,10 @@ export interface MediaAsset {
   exif?: ExifData;
   /** For video: paths or URIs of sampled frames. */
   frames?: string[];
+  /** For video: the time in seconds of each sampled frame (same order as `frames`). */
+  frameTimes?: number[];
+  /** For video: OCR text of each sampled frame (same order as `frames`; '' when none). */
+  frameText?: string[];
+  /** For video and audio: duration in seconds. */
+  durationSeconds?: number;
 }

@@ -21,6 +21,11 @@ export interface ViewerOptions {
   title?: string;
   /** Line under the title (archive, run date). Nothing time-dependent is added implicitly. */
   subtitle?: string;
+  /**
+   * URL of a media thumbnail: signed GET /v1/media links (HTTP /view) or `data:` URIs (`inlineThumbnails`, a
+   * self-contained file); '' for none. With it, evidence items show image thumbnails and video frame strips.
+   */
+  mediaUrl?: (ref: { memoryId: string; assetId: string; frame?: number }) => string;
 }
 
 /**
@@ -31,11 +36,14 @@ export interface ViewerOptions {
  */
 export function renderViewerHtml(questions: readonly ViewerQuestion[], options: ViewerOptions = {}): string {
   const title = options.title ?? 'graphmemix evidence forests';
-  const sections = questions.map((question, index) => renderQuestion(question, index)).join('\n');
+  const sections = questions
+    .map((question, index) => renderQuestion(question, index, options.mediaUrl))
+    .join('\n');
+  const imgSrc = options.mediaUrl ? "img-src data: 'self'" : 'img-src data:';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; ${imgSrc}">
 <title>${escapeHtml(title)}</title>
 <style>${VIEWER_CSS}</style></head>
 <body><header class="page"><h1>${escapeHtml(title)}</h1>${
@@ -46,7 +54,11 @@ export function renderViewerHtml(questions: readonly ViewerQuestion[], options: 
 `;
 }
 
-function renderQuestion(question: ViewerQuestion, index: number): string {
+function renderQuestion(
+  question: ViewerQuestion,
+  index: number,
+  mediaUrl: ViewerOptions['mediaUrl'],
+): string {
   const { result } = question;
   const gold = new Set(question.gold ?? []);
   const evalMode = question.gold !== undefined;
@@ -84,7 +96,7 @@ function renderQuestion(question: ViewerQuestion, index: number): string {
 ${evalMode ? renderGoldSummary(gold, result, selected) : ''}
 <h3>Final forest (${result.forest.trees.length} tree${result.forest.trees.length === 1 ? '' : 's'}, reading order)</h3>
 <div class="scroll">${forestSvg}</div>
-${renderReadingOrder(result, gold, snippet)}
+${renderReadingOrder(result, gold, snippet, mediaUrl ? (id) => mediaStrip(recordOf(question, id), mediaUrl) : () => '')}
 <h3>Candidate pool (retrieval order)</h3>
 <label class="meta"><input type="checkbox" class="only-selected"> selected only</label>
 <div class="scroll">${renderPool(result.pool, selected, gold, evalMode, snippet)}</div>
@@ -108,13 +120,14 @@ function renderReadingOrder(
   result: RetrievalResult,
   gold: Set<string>,
   snippet: (id: string) => string,
+  media: (id: string) => string,
 ): string {
   const items = result.evidence.map((item) => {
     const depth = depthOf(result, item.tree, item.memoryId);
     const edge = item.parent
       ? `<span class="ev-edge">↳ ${escapeHtml(item.parent.relationTypes.join('+'))} · ${escapeHtml(item.parent.role)} · w ${fmt(item.parent.weight, 2)} from ${escapeHtml(item.parent.memoryId)}</span> `
       : `<span class="badge">tree ${item.tree + 1} root</span> `;
-    return `<li class="${gold.has(item.memoryId) ? 'gold' : ''}" data-memory-id="${escapeHtml(item.memoryId)}" style="margin-left:${depth * 22}px"><div class="ev-head"><b>#${item.rank}</b> ${edge}<code>${escapeHtml(item.memoryId)}</code> ${item.date ? `<span class="meta">${escapeHtml(item.date)}</span>` : ''} ${gold.has(item.memoryId) ? '<span class="badge gold">gold</span>' : ''}<br><span class="ev-text">${escapeHtml(truncate(item.text || snippet(item.memoryId), 240))}</span></div></li>`;
+    return `<li class="${gold.has(item.memoryId) ? 'gold' : ''}" data-memory-id="${escapeHtml(item.memoryId)}" style="margin-left:${depth * 22}px"><div class="ev-head"><b>#${item.rank}</b> ${edge}<code>${escapeHtml(item.memoryId)}</code> ${item.date ? `<span class="meta">${escapeHtml(item.date)}</span>` : ''} ${gold.has(item.memoryId) ? '<span class="badge gold">gold</span>' : ''}<br><span class="ev-text">${escapeHtml(truncate(item.text || snippet(item.memoryId), 240))}</span>${media(item.memoryId)}</div></li>`;
   });
   return `<ol class="reading" data-testid="reading-order">${items.join('')}</ol>`;
 }
@@ -167,14 +180,43 @@ function renderSwaps(result: RetrievalResult): string {
 <p class="meta">final objective ${fmt(t.finalObjective, 4)}</p></div><div>${chart}</div></div>`;
 }
 
+function recordOf(question: ViewerQuestion, id: string): MemoryRecord | undefined {
+  const records = question.records;
+  return records instanceof Map
+    ? (records as ReadonlyMap<string, MemoryRecord>).get(id)
+    : (records as Readonly<Record<string, MemoryRecord>> | undefined)?.[id];
+}
+
+/** Thumbnails of a memory's images (at most 4) and its video frames as a strip with their times. */
+function mediaStrip(record: MemoryRecord | undefined, url: NonNullable<ViewerOptions['mediaUrl']>): string {
+  if (!record) return '';
+  const cells: string[] = [];
+  for (const asset of record.assets) {
+    if (asset.kind === 'image' && asset.uri !== undefined && cells.length < 4) {
+      if (url({ memoryId: record.id, assetId: asset.id }) === '') continue;
+      cells.push(
+        `<img class="thumb" loading="lazy" alt="${escapeHtml(asset.id)}" src="${escapeHtml(url({ memoryId: record.id, assetId: asset.id }))}">`,
+      );
+    }
+    for (const [i] of (asset.frames ?? []).entries()) {
+      if (url({ memoryId: record.id, assetId: asset.id, frame: i }) === '') continue;
+      const time = asset.frameTimes?.[i];
+      cells.push(
+        `<figure class="frame"><img class="thumb" loading="lazy" alt="frame ${i + 1}" src="${escapeHtml(url({ memoryId: record.id, assetId: asset.id, frame: i }))}"><figcaption>${time === undefined ? '' : `${fmt(time, 1)} s`}</figcaption></figure>`,
+      );
+    }
+  }
+  if (record.media?.status === 'pending') cells.push('<span class="badge">media pending</span>');
+  if (record.media?.status === 'failed') cells.push('<span class="badge">media failed</span>');
+  return cells.length === 0
+    ? ''
+    : `<div class="media-strip" data-testid="media-strip">${cells.join('')}</div>`;
+}
+
 function snippetFor(id: string, question: ViewerQuestion, result: RetrievalResult): string {
   const item = result.evidence.find((e) => e.memoryId === id);
   if (item?.text) return item.text;
-  const records = question.records;
-  const record: MemoryRecord | undefined =
-    records instanceof Map
-      ? (records as ReadonlyMap<string, MemoryRecord>).get(id)
-      : (records as Readonly<Record<string, MemoryRecord>> | undefined)?.[id];
+  const record = recordOf(question, id);
   if (!record) return '';
   if (record.text) return record.text;
   const derived = record.assets.flatMap((a) => [...(a.derived?.captions ?? []), a.derived?.ocr ?? '']);

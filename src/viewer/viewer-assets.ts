@@ -3,6 +3,9 @@ export const VIEWER_CSS = `
 :root { --fg:#1d232b; --muted:#5d6875; --line:#d5dbe2; --seed:#2f6fdb; --exp:#a45ad8; --gold:#1f9d55;
   --sel:#fff6d6; --drop:#b0b7bf; --bad:#c0392b; }
 * { box-sizing: border-box; }
+.media-strip { display:flex; flex-wrap:wrap; gap:6px; margin:4px 0; }
+.media-strip img.thumb { max-height:90px; max-width:160px; border:1px solid var(--line); }
+.media-strip figure.frame { margin:0; text-align:center; font-size:11px; color:var(--muted); }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--fg);
   margin: 0; background: #f6f8fa; }
 header.page { padding: 16px 24px; background: #fff; border-bottom: 1px solid var(--line); }

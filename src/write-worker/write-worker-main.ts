@@ -20,6 +20,7 @@ const gm = await openGraphmemix({
   ...(data.modelConfig === undefined ? {} : { models: createModels(data.modelConfig) }),
   ...(data.ocr === undefined ? {} : { ocr: data.ocr }),
   ...(data.mediaDir === undefined ? {} : { mediaDir: data.mediaDir }),
+  ...(data.mediaDigest === undefined ? {} : { mediaDigest: data.mediaDigest }),
 });
 
 let queue: Promise<void> = Promise.resolve();

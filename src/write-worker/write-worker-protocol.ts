@@ -9,6 +9,8 @@ export interface WriteWorkerData {
   ocr?: boolean;
   /** The archive's media folder, so deletes in the worker remove their uploads. */
   mediaDir?: string;
+  /** The media digest mode (OpenGraphmemixOptions.mediaDigest); the queue runs in the worker. */
+  mediaDigest?: 'inline' | 'background';
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }
@@ -20,7 +22,8 @@ export type WriteMethod =
   | 'updateMemory'
   | 'deleteMemory'
   | 'compact'
-  | 'forgetContext';
+  | 'forgetContext'
+  | 'waitForMedia';
 
 export interface WriteRequest {
   id: number;

@@ -3,12 +3,17 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleArchive, writeExampleArchive } from '../../src/demo/example-archive.ts';
+import { createBoundedOcr } from '../../src/digest/media/bounded-ocr.ts';
+import { digestRecordMedia } from '../../src/digest/media/digest-record-media.ts';
+import { DEFAULT_MEDIA_LIMITS } from '../../src/digest/media/media-limits.ts';
 import { eventBridgePairs } from '../../src/digest/relations/event-bridge.ts';
 import { recordGroundingPairs } from '../../src/digest/relations/record-grounding.ts';
 import { sameRecordPairs } from '../../src/digest/relations/same-record.ts';
+import { createDocumentsImporter } from '../../src/importers/documents-importer.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import { createMailImporter } from '../../src/importers/mail-importer.ts';
-import { createPhotosImporter } from '../../src/importers/photos-importer.ts';
+import { createMediaImporter } from '../../src/importers/media-importer.ts';
+import { createTesseractOcr } from '../../src/importers/ocr/tesseract-ocr.ts';
 import { createUnifiedImporter } from '../../src/importers/unified-importer.ts';
 import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
@@ -17,7 +22,7 @@ import { collect, recordsOf } from '../fixtures/import-items.ts';
 let first: string;
 let second: string;
 let archive: ExampleArchive;
-let items: { unified: ImportItem[]; mail: ImportItem[]; photos: ImportItem[] };
+let items: { unified: ImportItem[]; mail: ImportItem[]; photos: ImportItem[]; documents: ImportItem[] };
 let records: MemoryRecord[];
 
 beforeAll(async () => {
@@ -32,11 +37,22 @@ beforeAll(async () => {
   items = {
     unified: await collect(createUnifiedImporter().read(archive.unifiedFile, options)),
     mail: await collect(createMailImporter().read(archive.mailDir, options)),
-    // Real OCR, the importer's own tesseract worker (started and terminated by the importer).
-    photos: await collect(createPhotosImporter().read(archive.photosDir, options)),
+    photos: await collect(createMediaImporter().read(archive.photosDir, options)),
+    documents: await collect(createDocumentsImporter().read(archive.documentsDir, options)),
   };
-  records = [...recordsOf(items.unified), ...recordsOf(items.mail), ...recordsOf(items.photos)];
-});
+  // The media digest every ingest runs (real OCR of the photos; the video and PDF are digested by the demo).
+  const ocr = createBoundedOcr(() => createTesseractOcr(), 60_000);
+  const photos: MemoryRecord[] = [];
+  try {
+    const deps = { ocr, derivedDir: join(first, 'derived'), limits: DEFAULT_MEDIA_LIMITS };
+    for (const record of recordsOf(items.photos)) {
+      photos.push(record.kind === 'photo' ? (await digestRecordMedia(record, deps)).record : record);
+    }
+  } finally {
+    await ocr.terminate();
+  }
+  records = [...recordsOf(items.unified), ...recordsOf(items.mail), ...photos, ...recordsOf(items.documents)];
+}, 60_000);
 
 afterAll(async () => {
   await rm(first, { recursive: true, force: true });
@@ -71,6 +87,8 @@ describe('writeExampleArchive', () => {
     expect(byKind('message')).toBeLessThanOrEqual(120);
     expect(byKind('email')).toBe(8);
     expect(byKind('photo')).toBe(6);
+    expect(byKind('video')).toBe(archive.hasVideo ? 1 : 0);
+    expect(byKind('document')).toBe(1);
     expect(new Set(records.map((record) => record.contextId))).toEqual(new Set([archive.contextId]));
     expect(new Set(records.map((record) => record.id)).size).toBe(records.length);
   });
@@ -89,24 +107,34 @@ describe('writeExampleArchive', () => {
       for (const id of question.expectMemoryIds ?? [])
         expect(ids.has(id), `${question.prompt} -> ${id}`).toBe(true);
     }
-    // Cross-source: every question's evidence spans at least two memories.
-    for (const question of archive.questions)
-      expect(question.expectMemoryIds?.length ?? 0).toBeGreaterThan(1);
+    // Cross-source: every question's evidence spans at least two memories, but the document question (one
+    // PDF answers it: the page is the evidence).
+    for (const question of archive.questions) {
+      const ids = question.expectMemoryIds ?? [];
+      expect(ids.length).toBeGreaterThan(ids.some((id) => id.startsWith('document:')) ? 0 : 1);
+    }
   });
 
-  it('photos carry EXIF time with offset, GPS, and OCR of their big text', () => {
-    const photo = (name: string) => records.find((record) => record.id === `photo:${name}`)!;
+  it('photos carry EXIF time with offset, GPS, and (after the media digest) OCR of their big text', () => {
+    const photo = (name: string) => records.find((record) => record.sourceId === name)!;
     const receipt = photo('majestic-receipt.jpg');
+    expect(receipt.id).toBe(archive.mediaIds['majestic-receipt.jpg']);
     expect(receipt.timestamp).toBe('2024-04-20T12:55:00+01:00');
     expect(receipt.location?.lat).toBeCloseTo(41.14717, 4);
-    expect(receipt.assets[0]!.derived?.ocr).toMatch(/TOTAL EUR 11\.20/);
-    expect(photo('riverside-car-park.jpg').assets[0]!.derived?.ocr).toMatch(/BAY 214/);
-    expect(photo('garden-whiteboard.jpg').assets[0]!.derived?.ocr).toMatch(/BASIL \+ PARSLEY/);
-    expect(photo('train-ticket.jpg').assets[0]!.derived?.ocr).toMatch(/COACH 4\s+SEAT 52/);
+    const ocrOf = (name: string) => photo(name).assets[0]!.derived?.ocr;
+    expect(ocrOf('majestic-receipt.jpg')).toMatch(/TOTAL EUR 11\.20/);
+    expect(ocrOf('riverside-car-park.jpg')).toMatch(/BAY 214/);
+    expect(ocrOf('garden-whiteboard.jpg')).toMatch(/BASIL \+ PARSLEY/);
+    expect(ocrOf('train-ticket.jpg')).toMatch(/COACH 4\s+SEAT 52/);
   });
 
   it('gives the relations engineer the pairs the story needs', () => {
-    const key = (a: string, b: string) => [a, b].sort().join(' | ');
+    // `photo:<file name>` in the expectations below stands for that file's content id.
+    const key = (a: string, b: string) =>
+      [a, b]
+        .map((x) => archive.mediaIds[x.replace(/^photo:/, '')] ?? x)
+        .sort()
+        .join(' | ');
     const bridges = eventBridgePairs(records).map(([a, b]) => key(a, b));
     expect(bridges).toContain(key('photo:riverside-car-park.jpg', 'photo:pottery-studio-sign.jpg'));
     expect(bridges).toContain(key('photo:livraria-lello.jpg', 'photo:majestic-receipt.jpg'));

@@ -26,7 +26,7 @@ describe('npm run demo', () => {
       const last = lines[lines.length - 1] ?? '';
       expect(last).toBe(join(out, 'demo-view.html'));
       expect(existsSync(last)).toBe(true);
-      for (const format of ['unified', 'mail', 'photos'])
+      for (const format of ['unified', 'mail', 'media', 'documents'])
         expect(stdout).toMatch(new RegExp(`ingested ${format}\\s+[1-9]`));
       expect(stdout.match(/^Q\d+\. /gm)?.length).toBe(EXAMPLE_QUESTIONS.length);
       expect(stdout).toMatch(/^ {2}tree 1$/m);

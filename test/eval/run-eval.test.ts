@@ -106,6 +106,16 @@ describe('runEval', () => {
     // The hotel round is the obvious answer: the full pipeline finds both of its memories, and m4 for bread.
     expect(perQuestion).toEqual([1, 1]);
     expect(graphmemix.recall).toBe(1);
+    // Both questions with gold hash to fold 2 (sha256, src/eval/splits.ts): none in the dev fold.
+    for (const selector of report.selectors) {
+      expect(selector.by_fold.dev.questions).toBe(0);
+      expect(selector.by_fold.heldout.questions).toBe(2);
+      expect(selector.by_fold.heldout.recall).toBe(selector.recall);
+    }
+    // The packet-size distribution covers the questions with gold and agrees with the mean packet size.
+    const sizes = Object.entries(report.packet_sizes).map(([size, count]) => [Number(size), count] as const);
+    expect(sizes.reduce((n, [, count]) => n + count, 0)).toBe(2);
+    expect(sizes.reduce((sum, [size, count]) => sum + size * count, 0) / 2).toBe(graphmemix.mean_selected);
     expect(report.ablation?.map((s) => s.name)).toHaveLength(5);
     expect(report.memories).toBe(36);
     expect(report.digest_seconds).toBeGreaterThan(0);

@@ -30,6 +30,7 @@ const RECORD_FIELDS = {
   runId: true,
   supersedes: true,
   recordedAt: true,
+  media: true,
 } satisfies Record<keyof MemoryRecord, true>;
 
 describe('one record schema', () => {

@@ -7,11 +7,11 @@ import type { ImportFormat } from '../../src/importers/importer-spec.ts';
 import { buildEvidence } from '../../src/pipeline/evidence-packet.ts';
 import type {
   AnswerResult,
+  JudgedEdge,
   PoolCandidate,
   QuestionInput,
   RetrievalResult,
   RetrieveOptions,
-  VerifiedEdge,
 } from '../../src/pipeline/retrieval-result.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import type { MemoryKind, MemoryRecord } from '../../src/types/memory-record.ts';
@@ -180,6 +180,7 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       const top = result.evidence[0];
       return { ...result, answer: top ? top.text.slice(0, 40) : '', answered: top !== undefined };
     },
+    async waitForMedia() {},
     async close() {},
   };
 }
@@ -221,7 +222,7 @@ function buildResult(
     }
   }
   const anchors = pool.filter((candidate) => candidate.isAnchor);
-  const verifiedEdges: VerifiedEdge[] = [];
+  const verifiedEdges: JudgedEdge[] = [];
   for (const candidate of pool) {
     const anchor = anchors.find((a) => a.memoryId !== candidate.memoryId);
     if (!anchor || candidate.isAnchor) continue;

@@ -48,9 +48,12 @@ Example:
       requireArchive(flags.db);
       const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
+      const { inlineThumbnails } = await import('../../viewer/inline-thumbnails.ts');
       const graphmemix = await openShellGraphmemix({
         db: flags.db,
         ...(flags.config ? { config: flags.config } : {}),
+        // A one-shot read: no background media queue.
+        mediaDigest: 'inline',
       });
       const pages: ViewerQuestion[] = [];
       try {
@@ -74,9 +77,18 @@ Example:
         await graphmemix.close();
       }
       const out = resolve(flags.out);
+      const evidence = pages.flatMap((page) =>
+        page.result.evidence.flatMap((item) => {
+          const record = (page.records as Map<string, MemoryRecord>).get(item.memoryId);
+          return record ? [record] : [];
+        }),
+      );
       await writeFile(
         out,
-        renderViewerHtml(pages, { subtitle: `context ${flags.context} · ${redactDbUrl(flags.db)}` }),
+        renderViewerHtml(pages, {
+          subtitle: `context ${flags.context} · ${redactDbUrl(flags.db)}`,
+          mediaUrl: await inlineThumbnails(evidence),
+        }),
       );
       if (flags.json) {
         const summary = pages.map((p) => ({

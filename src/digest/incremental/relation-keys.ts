@@ -52,8 +52,13 @@ export function relationKeys(record: MemoryRecord): string[] {
       if (key !== undefined) keys.push(key);
     }
   }
+  // Not a relation: a record whose media digest is queued, so the queue finds it again after a restart.
+  if (record.media?.status === 'pending') keys.push(MEDIA_PENDING_KEY);
   return [...new Set(keys)];
 }
+
+/** Key of every record whose media digest is pending (src/digest/media/media-queue.ts). */
+export const MEDIA_PENDING_KEY = 'media-status:pending';
 
 /** The keys of an email's facts (see KEY). */
 export function emailKeys(facts: EmailFacts): string[] {

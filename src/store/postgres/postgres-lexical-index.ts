@@ -75,18 +75,34 @@ export class PostgresLexicalBatch {
     await this.applyDeltas();
   }
 
+  /** Documents and their postings in one statement; ids map back through (memory, kind, key), unique per view. */
   private async insertDocs(
     docs: readonly { view: MemoryView; terms: string[]; tfs: number[]; length: number }[],
   ): Promise<void> {
-    // Arrays of arrays cannot be unnested row-wise: the forward lists travel as JSON.
-    const ids = await this.sql.query<{ id: number; memory_id: string; kind: string; key: string }>(
-      `INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
-       SELECT $1, d.kind, d.memory_id, d.key, d.length,
-         ARRAY(SELECT jsonb_array_elements_text(d.terms)), ARRAY(SELECT jsonb_array_elements_text(d.tfs))::integer[]
-       FROM jsonb_to_recordset($2::jsonb) AS d(n integer, kind text, memory_id text, key text, length integer,
-         terms jsonb, tfs jsonb)
-       ORDER BY d.n
-       RETURNING id, memory_id, kind, key`,
+    const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[] };
+    docs.forEach((doc, n) => {
+      this.addField(doc.view.kind, 1, doc.length);
+      doc.terms.forEach((term, at) => {
+        postings.docs.push(n);
+        postings.terms.push(term);
+        postings.tfs.push(doc.tfs[at]!);
+        this.addDf(doc.view.kind, term, 1);
+      });
+    });
+    // Arrays of arrays cannot be unnested row-wise: the documents travel as JSON.
+    await this.sql.query(
+      `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
+         AS d(n integer, kind text, memory_id text, key text, length integer, terms jsonb, tfs jsonb)),
+       inserted AS (INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
+         SELECT $1, i.kind, i.memory_id, i.key, i.length, ARRAY(SELECT jsonb_array_elements_text(i.terms)),
+           ARRAY(SELECT jsonb_array_elements_text(i.tfs))::integer[]
+         FROM input i ORDER BY i.n
+         RETURNING id, memory_id, kind, key)
+       INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key)
+       SELECT $1, i.kind, p.term, d.id, p.tf, i.length, i.memory_id, i.key
+       FROM unnest($3::integer[], $4::text[], $5::integer[]) AS p(n, term, tf)
+       JOIN input i ON i.n = p.n
+       JOIN inserted d ON d.memory_id = i.memory_id AND d.kind = i.kind AND d.key = i.key`,
       [
         this.contextId,
         JSON.stringify(
@@ -100,37 +116,10 @@ export class PostgresLexicalBatch {
             tfs: doc.tfs,
           })),
         ),
+        postings.docs,
+        postings.terms,
+        postings.tfs,
       ],
-    );
-    // RETURNING order is not promised: ids map back through (memory, kind, key), unique per view.
-    const idOf = new Map(
-      ids.rows.map((row) => [`${row.memory_id}\u0000${row.kind}\u0000${row.key}`, row.id]),
-    );
-    const kinds: string[] = [];
-    const terms: string[] = [];
-    const docIds: number[] = [];
-    const tfs: number[] = [];
-    const lengths: number[] = [];
-    const memories: string[] = [];
-    const keys: string[] = [];
-    for (const doc of docs) {
-      const id = idOf.get(`${doc.view.memoryId}\u0000${doc.view.kind}\u0000${doc.view.key}`)!;
-      this.addField(doc.view.kind, 1, doc.length);
-      doc.terms.forEach((term, at) => {
-        kinds.push(doc.view.kind);
-        terms.push(term);
-        docIds.push(id);
-        tfs.push(doc.tfs[at]!);
-        lengths.push(doc.length);
-        memories.push(doc.view.memoryId);
-        keys.push(doc.view.key);
-        this.addDf(doc.view.kind, term, 1);
-      });
-    }
-    await this.sql.query(
-      `INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::integer[], $6::integer[], $7::text[], $8::text[])`,
-      [this.contextId, kinds, terms, docIds, tfs, lengths, memories, keys],
     );
   }
 
@@ -138,41 +127,39 @@ export class PostgresLexicalBatch {
     const df = [...this.df]
       .filter(([, delta]) => delta !== 0)
       .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    if (df.length > 0) {
-      const kinds = df.map(([key]) => key.slice(0, key.indexOf('\u0000')));
-      const terms = df.map(([key]) => key.slice(key.indexOf('\u0000') + 1));
-      await this.sql.query(
-        `INSERT INTO lex_df (context_id, kind, term, df)
-         SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
-         ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df`,
-        [this.contextId, kinds, terms, df.map(([, delta]) => delta)],
-      );
-      const dropped = df.filter(([, delta]) => delta < 0);
-      if (dropped.length > 0) {
-        await this.sql.query(
-          `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
-           AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-          [
-            this.contextId,
-            dropped.map(([key]) => key.slice(0, key.indexOf('\u0000'))),
-            dropped.map(([key]) => key.slice(key.indexOf('\u0000') + 1)),
-          ],
-        );
-      }
-    }
     const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    if (fields.length > 0) {
+    const split = (key: string) => [
+      key.slice(0, key.indexOf('\u0000')),
+      key.slice(key.indexOf('\u0000') + 1),
+    ];
+    if (df.length > 0 || fields.length > 0) {
+      // Two independent upserts, one statement (sorted keys: concurrent writers lock shared rows in one order).
       await this.sql.query(
-        `INSERT INTO lex_fields (context_id, kind, docs, total_length)
-         SELECT $1, k, d, l FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS x(k, d, l)
+        `WITH df AS (INSERT INTO lex_df (context_id, kind, term, df)
+           SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
+           ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df)
+         INSERT INTO lex_fields (context_id, kind, docs, total_length)
+         SELECT $1, k, d, l FROM unnest($5::text[], $6::bigint[], $7::bigint[]) AS x(k, d, l)
          ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
            total_length = lex_fields.total_length + excluded.total_length`,
         [
           this.contextId,
+          df.map(([key]) => split(key)[0]),
+          df.map(([key]) => split(key)[1]),
+          df.map(([, delta]) => delta),
           fields.map(([kind]) => kind),
           fields.map(([, delta]) => delta.docs),
           fields.map(([, delta]) => delta.length),
         ],
+      );
+    }
+    // After the upsert (a later statement sees its result): terms no document holds any more.
+    const dropped = df.filter(([, delta]) => delta < 0);
+    if (dropped.length > 0) {
+      await this.sql.query(
+        `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
+         AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+        [this.contextId, dropped.map(([key]) => split(key)[0]), dropped.map(([key]) => split(key)[1])],
       );
     }
     this.df.clear();

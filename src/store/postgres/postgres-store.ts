@@ -137,14 +137,17 @@ class PostgresStore implements PostgresArchiveStore {
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
     for (const write of writes) assertWrite(contextId, write);
     return this.session.scoped(contextId, 'write', async (sql) => {
-      await sql.query('INSERT INTO contexts (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [contextId]);
       const ids = [...new Set(writes.map((write) => write.record.id))];
+      // Round trips are most of an add's cost: statements that do not depend on each other's results share
+      // one statement (data-modifying CTEs; foreign keys are checked at the end of the statement).
       const stored = await sql.query<{ id: string; content_hash: string; record: string }>(
-        'SELECT id, content_hash, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
+        `WITH ensure AS (INSERT INTO contexts (id) VALUES ($1) ON CONFLICT (id) DO NOTHING)
+         SELECT id, content_hash, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])`,
         [contextId, ids],
       );
       // The batch is applied in order in memory first (an id written twice sees its first write), then
       // written with one statement per table.
+      const storedIds = new Set(stored.rows.map((row) => row.id));
       const current = new Map(
         stored.rows.map((row) => [row.id, { hash: row.content_hash, record: row.record }]),
       );
@@ -152,7 +155,6 @@ class PostgresStore implements PostgresArchiveStore {
       const journal: { id: string; before: string | null }[] = [];
       const final = new Map<string, MemoryWrite>();
       const keyed = new Map<string, readonly string[]>();
-      const replaced = new Set<string>();
       // The stored record each update replaces, for the memory's history (first write of the batch wins).
       const history = new Map<string, string>();
       for (const write of writes) {
@@ -163,81 +165,43 @@ class PostgresStore implements PostgresArchiveStore {
           outcome.unchanged.push(record.id);
           continue;
         }
-        const json = JSON.stringify(record);
         journal.push({ id: record.id, before: previous ? previous.record : null });
         if (previous) {
-          if (!history.has(record.id) && stored.rows.some((row) => row.id === record.id)) {
-            history.set(record.id, previous.record);
-          }
+          if (!history.has(record.id) && storedIds.has(record.id)) history.set(record.id, previous.record);
           outcome.updated.push(record.id);
-          if (stored.rows.some((row) => row.id === record.id)) replaced.add(record.id);
-        } else {
-          outcome.inserted.push(record.id);
-        }
-        current.set(record.id, { hash: contentHash, record: json });
+        } else outcome.inserted.push(record.id);
+        current.set(record.id, { hash: contentHash, record: JSON.stringify(record) });
         final.set(record.id, write);
         keyed.set(record.id, keys ?? []);
       }
-      if (journal.length > 0) {
-        await sql.query(
-          `INSERT INTO relation_journal (context_id, memory_id, before)
-           SELECT $1, m, b FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(m, b, n) ORDER BY n`,
-          [contextId, journal.map((entry) => entry.id), journal.map((entry) => entry.before)],
-        );
-      }
       const lexical = new PostgresLexicalBatch(sql, contextId);
-      const changed = [...final.keys()];
-      if (changed.length > 0) {
-        const touched = [...replaced];
+      if (final.size > 0) {
+        const touched = [...final.keys()].filter((id) => storedIds.has(id));
         if (touched.length > 0) {
-          await sql.query('DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
-            contextId,
-            touched,
-          ]);
-          await sql.query('DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
-            contextId,
-            touched,
-          ]);
+          await sql.query(
+            `WITH v AS (DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[]))
+             DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
+            [contextId, touched],
+          );
           await lexical.remove(touched);
         }
-        const records = [...final.values()];
-        await sql.query(
-          `INSERT INTO memories (context_id, id, sequence, kind, session_id, round_id, "timestamp", content_hash, record)
-           SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-             $8::text[], $9::text[])
-           ON CONFLICT (context_id, id) DO UPDATE SET sequence = excluded.sequence, kind = excluded.kind,
-             session_id = excluded.session_id, round_id = excluded.round_id, "timestamp" = excluded."timestamp",
-             content_hash = excluded.content_hash, record = excluded.record`,
-          [
-            contextId,
-            records.map((w) => w.record.id),
-            records.map((w) => w.record.sequence),
-            records.map((w) => w.record.kind),
-            records.map((w) => w.record.sessionId ?? null),
-            records.map((w) => w.record.roundId ?? null),
-            records.map((w) => w.record.timestamp ?? null),
-            records.map((w) => w.contentHash),
-            records.map((w) => current.get(w.record.id)!.record),
-          ],
-        );
-        await insertViews(sql, contextId, records);
-        for (const write of records) lexical.add(write.views);
+        await writeRecords(sql, contextId, [...final.values()], journal, current);
+        for (const write of final.values()) lexical.add(write.views);
         await lexical.flush();
       }
-      await this.writeKeys(sql, contextId, keyed, current);
+      await this.writeKeys(sql, contextId, keyed, current, storedIds);
       await writeHistoryAndTags(
         sql,
         contextId,
         history,
         [...final.values()].map((write) => write.record),
       );
-      if (outcome.inserted.length > 0) {
-        await sql.query('UPDATE contexts SET memories = memories + $1 WHERE id = $2', [
-          outcome.inserted.length,
-          contextId,
-        ]);
+      if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+        await sql.query(
+          'UPDATE contexts SET memories = memories + $1, vector_version = vector_version + $2 WHERE id = $3',
+          [outcome.inserted.length, outcome.updated.length > 0 ? 1 : 0, contextId],
+        );
       }
-      if (outcome.updated.length > 0) await bumpVectorVersion(sql, contextId);
       return outcome;
     });
   }
@@ -248,12 +212,17 @@ class PostgresStore implements PostgresArchiveStore {
     contextId: string,
     keyed: Map<string, readonly string[]>,
     current: Map<string, { record: string }>,
+    storedIds: ReadonlySet<string>,
   ): Promise<void> {
     if (keyed.size === 0) return;
-    await sql.query('DELETE FROM memory_keys WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
-      contextId,
-      [...keyed.keys()],
-    ]);
+    // A memory that was not stored before this call has no keys to drop.
+    const existing = [...keyed.keys()].filter((id) => storedIds.has(id));
+    if (existing.length > 0) {
+      await sql.query('DELETE FROM memory_keys WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
+        contextId,
+        existing,
+      ]);
+    }
     const ids: string[] = [];
     const keys: string[] = [];
     const sequences: number[] = [];
@@ -680,27 +649,61 @@ class PostgresStore implements PostgresArchiveStore {
   }
 }
 
-async function insertViews(sql: Sql, contextId: string, writes: readonly MemoryWrite[]): Promise<void> {
-  const ids: string[] = [];
-  const positions: number[] = [];
-  const kinds: string[] = [];
-  const keys: string[] = [];
-  const texts: string[] = [];
-  const uris: (string | null)[] = [];
+/** The journal entries, the records and their views of one write, in one statement. */
+async function writeRecords(
+  sql: Sql,
+  contextId: string,
+  writes: readonly MemoryWrite[],
+  journal: readonly { id: string; before: string | null }[],
+  current: ReadonlyMap<string, { record: string }>,
+): Promise<void> {
+  const view = {
+    ids: [] as string[],
+    positions: [] as number[],
+    kinds: [] as string[],
+    keys: [] as string[],
+    texts: [] as string[],
+    uris: [] as (string | null)[],
+  };
   for (const write of writes) {
-    write.views.forEach((view, position) => {
-      ids.push(write.record.id);
-      positions.push(position);
-      kinds.push(view.kind);
-      keys.push(view.key);
-      texts.push(view.text);
-      uris.push(view.uri ?? null);
+    write.views.forEach((v, position) => {
+      view.ids.push(write.record.id);
+      view.positions.push(position);
+      view.kinds.push(v.kind);
+      view.keys.push(v.key);
+      view.texts.push(v.text);
+      view.uris.push(v.uri ?? null);
     });
   }
-  if (ids.length === 0) return;
   await sql.query(
-    `INSERT INTO views (context_id, memory_id, position, kind, key, text, uri)
-     SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[])`,
-    [contextId, ids, positions, kinds, keys, texts, uris],
+    `WITH j AS (INSERT INTO relation_journal (context_id, memory_id, before)
+       SELECT $1, m, b FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(m, b, n) ORDER BY n),
+     m AS (INSERT INTO memories (context_id, id, sequence, kind, session_id, round_id, "timestamp", content_hash, record)
+       SELECT $1, * FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[],
+         $10::text[], $11::text[])
+       ON CONFLICT (context_id, id) DO UPDATE SET sequence = excluded.sequence, kind = excluded.kind,
+         session_id = excluded.session_id, round_id = excluded.round_id, "timestamp" = excluded."timestamp",
+         content_hash = excluded.content_hash, record = excluded.record)
+     INSERT INTO views (context_id, memory_id, position, kind, key, text, uri)
+     SELECT $1, * FROM unnest($12::text[], $13::integer[], $14::text[], $15::text[], $16::text[], $17::text[])`,
+    [
+      contextId,
+      journal.map((entry) => entry.id),
+      journal.map((entry) => entry.before),
+      writes.map((w) => w.record.id),
+      writes.map((w) => w.record.sequence),
+      writes.map((w) => w.record.kind),
+      writes.map((w) => w.record.sessionId ?? null),
+      writes.map((w) => w.record.roundId ?? null),
+      writes.map((w) => w.record.timestamp ?? null),
+      writes.map((w) => w.contentHash),
+      writes.map((w) => current.get(w.record.id)!.record),
+      view.ids,
+      view.positions,
+      view.kinds,
+      view.keys,
+      view.texts,
+      view.uris,
+    ],
   );
 }

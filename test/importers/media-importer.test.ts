@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPhotoJpeg } from '../../src/demo/example-photo-renderer.ts';
 import { exifDateToIso, readExif } from '../../src/importers/exif/read-exif.ts';
-import { createTesseractOcr, type OcrEngine } from '../../src/importers/ocr/tesseract-ocr.ts';
-import { createPhotosImporter, PHOTO_CAPTION_PROMPT } from '../../src/importers/photos-importer.ts';
-import type { ChatModel, ChatRequest } from '../../src/providers/model-spec.ts';
+import { createMediaImporter, mediaRecordId } from '../../src/importers/media-importer.ts';
 import { collect, recordsOf, rejectsOf, warningsOf } from '../fixtures/import-items.ts';
 import { corruptExifBlock, writeJpegPhoto, writePngPhoto } from '../fixtures/photo-fixtures.ts';
 
@@ -53,7 +51,7 @@ describe('readExif', () => {
 });
 
 describe('photos importer (no OCR)', () => {
-  it('orders by capture time then path, ids from relative paths, GPS as location, sha256 of the bytes', async () => {
+  it('orders by capture time then path, ids from content hashes, GPS as location, sha256 of the bytes', async () => {
     const root = join(dir, 'order');
     await writeJpegPhoto(root, 'b-later.jpg', { title: 'B', lines: [], takenAt: '2024-05-02T09:00:00' });
     const early = await writeJpegPhoto(root, 'sub/a-early.jpeg', {
@@ -66,15 +64,16 @@ describe('photos importer (no OCR)', () => {
     await writePngPhoto(root, 'c-no-exif.png', { title: 'C', lines: [] });
     await writeFile(join(root, 'notes.txt'), 'not a photo, not searched');
 
-    const items = await collect(createPhotosImporter().read(root, { contextId: 'ctx', ocr: false }));
+    const items = await collect(createMediaImporter().read(root, { contextId: 'ctx', ocr: false }));
     expect(rejectsOf(items)).toEqual([]);
     expect(warningsOf(items)).toEqual([]);
     const records = recordsOf(items);
-    expect(records.map((r) => [r.id, r.sequence, r.timestamp])).toEqual([
-      ['photo:sub/a-early.jpeg', 0, '2024-05-01T18:45:00'],
-      ['photo:b-later.jpg', 1, '2024-05-02T09:00:00'],
-      ['photo:c-no-exif.png', 2, undefined],
+    expect(records.map((r) => [r.sourceId, r.sequence, r.timestamp])).toEqual([
+      ['sub/a-early.jpeg', 0, '2024-05-01T18:45:00'],
+      ['b-later.jpg', 1, '2024-05-02T09:00:00'],
+      ['c-no-exif.png', 2, undefined],
     ]);
+    for (const record of records) expect(record.id).toBe(mediaRecordId('photo', record.assets[0]!.sha256!));
     const first = records[0]!;
     expect(first).toMatchObject({ contextId: 'ctx', kind: 'photo', text: '', sourceId: 'sub/a-early.jpeg' });
     expect(first.location?.lat).toBeCloseTo(38.7223, 4);
@@ -99,12 +98,12 @@ describe('photos importer (no OCR)', () => {
     const whole = await renderPhotoJpeg({ title: 'CUT', lines: ['short'], takenAt: '2024-05-01T11:00:00' });
     await writeFile(join(root, 'truncated.jpg'), whole.subarray(0, Math.floor(whole.length / 2)));
 
-    const items = await collect(createPhotosImporter().read(root, { ocr: false }));
-    expect(recordsOf(items).map((r) => r.id)).toEqual(['photo:good.jpg']);
+    const items = await collect(createMediaImporter().read(root, { ocr: false }));
+    expect(recordsOf(items).map((r) => r.sourceId)).toEqual(['good.jpg']);
     const rejects = rejectsOf(items);
-    expect(rejects.map((r) => [r.error.code, r.source.recordId])).toEqual([
-      ['INVALID_INPUT', 'photo:text.jpg'],
-      ['INVALID_INPUT', 'photo:truncated.jpg'],
+    expect(rejects.map((r) => [r.error.code, r.source.file])).toEqual([
+      ['INVALID_INPUT', join(root, 'text.jpg')],
+      ['INVALID_INPUT', join(root, 'truncated.jpg')],
     ]);
     expect(rejects[0]!.error.location.file).toBe(join(root, 'text.jpg'));
   });
@@ -122,9 +121,9 @@ describe('photos importer (no OCR)', () => {
     await writeJpegPhoto(root, 'ok.jpg', { title: 'OK', lines: [], takenAt: '2024-05-01T10:00:00' });
     await writeFile(file, corruptExifBlock(jpeg));
 
-    const items = await collect(createPhotosImporter().read(root, { ocr: false }));
+    const items = await collect(createMediaImporter().read(root, { ocr: false }));
     const records = recordsOf(items);
-    expect(records.map((r) => r.id)).toEqual(['photo:ok.jpg', 'photo:bad-exif.jpg']);
+    expect(records.map((r) => r.sourceId)).toEqual(['ok.jpg', 'bad-exif.jpg']);
     expect(records[1]!.timestamp).toBeUndefined();
     expect(records[1]!.location).toBeUndefined();
     const warnings = warningsOf(items);
@@ -133,81 +132,24 @@ describe('photos importer (no OCR)', () => {
     expect(warnings[0]!.message).toMatch(/EXIF/);
   });
 
-  it('accepts a single file path; id is the file name', async () => {
+  it('accepts a single file path; sourceId is the file name', async () => {
     const file = await writeJpegPhoto(join(dir, 'single'), 'only.jpg', { title: 'ONE', lines: [] });
-    const records = recordsOf(await collect(createPhotosImporter().read(file, { ocr: false })));
-    expect(records.map((r) => r.id)).toEqual(['photo:only.jpg']);
+    const records = recordsOf(await collect(createMediaImporter().read(file, { ocr: false })));
+    expect(records.map((r) => r.sourceId)).toEqual(['only.jpg']);
   });
 
-  it('captions with the vision model (one call per photo, image part) and keeps the record when it fails', async () => {
-    const root = join(dir, 'vision');
-    const first = await writeJpegPhoto(root, '1.jpg', {
-      title: 'ONE',
-      lines: [],
-      takenAt: '2024-05-01T10:00:00',
-    });
-    await writeJpegPhoto(root, '2.jpg', { title: 'TWO', lines: [], takenAt: '2024-05-01T11:00:00' });
-    const requests: ChatRequest[] = [];
-    const vision: ChatModel = {
-      specificationVersion: 'v1',
-      provider: 'fake',
-      modelId: 'fake-vision',
-      async chat(request) {
-        requests.push(request);
-        if (requests.length === 2) throw new Error('endpoint down');
-        return {
-          text: '  A card that says ONE.  ',
-          usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
-          model: 'fake-vision',
-          cached: false,
-          latencyMs: 1,
-        };
-      },
-    };
-    const items = await collect(createPhotosImporter().read(root, { ocr: false, vision }));
+  it('gives two different files with the same name in two folders two ids; the same bytes twice one', async () => {
+    const root = join(dir, 'two-folders');
+    await writeJpegPhoto(join(root, 'trip-a'), 'IMG_0001.jpg', { title: 'AAA', lines: [] });
+    await writeJpegPhoto(join(root, 'trip-b'), 'IMG_0001.jpg', { title: 'BBB', lines: [] });
+    await mkdir(join(root, 'z-copy'));
+    await writeFile(join(root, 'z-copy', 'copy.jpg'), await readFile(join(root, 'trip-a', 'IMG_0001.jpg')));
+    const items = await collect(createMediaImporter().read(root, { ocr: false }));
     const records = recordsOf(items);
-    expect(records.map((r) => r.assets[0]!.derived?.captions)).toEqual([
-      ['A card that says ONE.'],
-      undefined,
+    expect(records.map((r) => r.sourceId).sort()).toEqual(['trip-a/IMG_0001.jpg', 'trip-b/IMG_0001.jpg']);
+    expect(new Set(records.map((r) => r.id)).size).toBe(2);
+    expect(warningsOf(items).map((w) => w.message)).toEqual([
+      expect.stringMatching(/copy\.jpg.*same bytes as trip-a\/IMG_0001\.jpg/),
     ]);
-    expect(requests).toHaveLength(2);
-    expect(requests[0]!.messages[0]!.content).toEqual([
-      { type: 'image', uri: first, mime: 'image/jpeg' },
-      { type: 'text', text: PHOTO_CAPTION_PROMPT },
-    ]);
-    const warnings = warningsOf(items);
-    expect(warnings.map((w) => w.source.recordId)).toEqual(['photo:2.jpg']);
-    expect(warnings[0]!.message).toMatch(/endpoint down/);
-  });
-});
-
-describe('photos importer with offline OCR', () => {
-  let engine: OcrEngine;
-  beforeAll(() => {
-    engine = createTesseractOcr();
-  });
-  afterAll(async () => {
-    await engine.terminate();
-  });
-
-  it('finds the large text of a generated photo', async () => {
-    const root = join(dir, 'ocr');
-    await writeJpegPhoto(root, 'receipt.jpg', {
-      title: 'CAFE MAJESTIC',
-      lines: ['2 x PASTEL DE NATA 3.00', 'TOTAL EUR 5.20'],
-      takenAt: '2024-04-20T12:30:00',
-    });
-    const items = await collect(createPhotosImporter({ ocrEngine: engine }).read(root, {}));
-    expect(warningsOf(items)).toEqual([]);
-    const ocr = recordsOf(items)[0]!.assets[0]!.derived?.ocr ?? '';
-    expect(ocr).toContain('CAFE MAJESTIC');
-    expect(ocr).toMatch(/TOTAL EUR 5\.20/);
-  });
-
-  it('does not terminate an injected engine (it stays usable for the next import)', async () => {
-    const root = join(dir, 'ocr2');
-    await writeJpegPhoto(root, 'sign.jpg', { title: 'PLATFORM 7', lines: [] });
-    const items = await collect(createPhotosImporter({ ocrEngine: engine }).read(root, {}));
-    expect(recordsOf(items)[0]!.assets[0]!.derived?.ocr).toContain('PLATFORM 7');
   });
 });

@@ -1,0 +1,274 @@
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join } from 'node:path';
+import { readExif } from '../../importers/exif/read-exif.ts';
+import type { ChatModel } from '../../providers/model-spec.ts';
+import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
+import type { MediaAsset, MemoryRecord } from '../../types/memory-record.ts';
+import type { BoundedOcr } from './bounded-ocr.ts';
+import { loadSharp, ocrReadyPng } from './image-tools.ts';
+import type { MediaLimits } from './media-limits.ts';
+import { readPdf, renderPdfPage } from './read-pdf.ts';
+import { extractFrames, frameTimes, probeVideo } from './read-video.ts';
+
+/** The one prompt sent with each image when a vision model is configured. */
+export const PHOTO_CAPTION_PROMPT =
+  'Describe this photo in one or two factual sentences for a personal memory archive: the scene, ' +
+  'objects, people (without guessing identities) and any clearly readable text. No preamble.';
+
+export interface MediaDigestDeps {
+  /** OCR of images, frames and page images; absent: no OCR (`ocr: false`). */
+  ocr?: BoundedOcr;
+  /** Vision chat model for image captions; absent offline. */
+  vision?: ChatModel;
+  /** Where frames and page images are written (`<dir>/<folder of the context>/derived/<sha256>/`). */
+  derivedDir: string;
+  limits: MediaLimits;
+}
+
+export interface MediaDigestOutcome {
+  record: MemoryRecord;
+  /** Parts that failed but left the record usable (a caption call, one frame's OCR). */
+  warnings: string[];
+  /** Set when the media itself could not be read (malformed, too large, tool missing): status `failed`. */
+  error?: string;
+}
+
+/** True when the record has a local media file (absolute path) the digest can read. */
+export function hasLocalMedia(record: MemoryRecord): boolean {
+  return record.assets.some((asset) => isLocal(asset.uri) && digestKind(asset) !== undefined);
+}
+
+/**
+ * The one media digest (every way media arrives: importers, JSONL/bundle assets, HTTP and MCP uploads, the
+ * library): for each local asset
+ * - image: EXIF time/place (record timestamp/location when the record has none), OCR, a caption when a
+ *   vision model is configured;
+ * - video (ffprobe/ffmpeg): duration, creation time, location, `limits.videoFrames` uniformly sampled frames
+ *   (times kept) with OCR per frame;
+ * - PDF (poppler-utils): page text (record text, pages split by form feeds), title/author/date in
+ *   `metadata.document`, pages without a text layer rendered and OCR'd as `page-<n>` image assets.
+ * Fields a source already gave (OCR, captions, frames, EXIF) are kept, never recomputed. Bounded by
+ * MediaLimits. Never throws: what fails is a warning, or `error` when the media cannot be read at all.
+ */
+export async function digestRecordMedia(
+  input: MemoryRecord,
+  deps: MediaDigestDeps,
+): Promise<MediaDigestOutcome> {
+  const record: MemoryRecord = structuredClone(input);
+  const warnings: string[] = [];
+  const errors: string[] = [];
+  const added: MediaAsset[] = [];
+  for (const asset of record.assets) {
+    const kind = digestKind(asset);
+    if (kind === undefined || !isLocal(asset.uri)) continue;
+    try {
+      if (kind === 'image') await digestImage(record, asset, deps, warnings);
+      else if (kind === 'video') await digestVideo(record, asset, deps, warnings);
+      else added.push(...(await digestPdf(record, asset, deps, warnings)));
+    } catch (error) {
+      // The file's folder stays on the server: clients read media.error (GET /v1/memories/:id).
+      errors.push(`asset ${asset.id}: ${messageOf(error).split(asset.uri).join(basename(asset.uri))}`);
+    }
+  }
+  const room = RECORD_LIMITS.maxAssets - record.assets.length;
+  if (added.length > room) warnings.push(`${added.length - room} page images dropped (asset limit)`);
+  record.assets.push(...added.slice(0, Math.max(0, room)));
+  const outcome: MediaDigestOutcome = { record, warnings };
+  if (errors.length > 0) outcome.error = errors.join('; ').slice(0, 2000);
+  return outcome;
+}
+
+function digestKind(asset: MediaAsset): 'image' | 'video' | 'pdf' | undefined {
+  if (asset.kind === 'image') return 'image';
+  if (asset.kind === 'video') return 'video';
+  if (asset.kind === 'document' && (asset.mime === 'application/pdf' || /\.pdf$/i.test(asset.uri ?? ''))) {
+    return 'pdf';
+  }
+  return undefined;
+}
+
+function isLocal(uri: string | undefined): uri is string {
+  return uri !== undefined && isAbsolute(uri) && !uri.includes('\0');
+}
+
+async function checkedSize(path: string, max: number): Promise<number> {
+  const info = await stat(path);
+  if (!info.isFile()) throw new Error('not a regular file');
+  if (info.size > max) throw new Error(`${info.size} bytes, over the limit of ${max}`);
+  return info.size;
+}
+
+async function digestImage(
+  record: MemoryRecord,
+  asset: MediaAsset,
+  deps: MediaDigestDeps,
+  warnings: string[],
+): Promise<void> {
+  const path = asset.uri!;
+  await checkedSize(path, deps.limits.maxImageBytes);
+  const bytes = await readFile(path);
+  const sharp = await loadSharp();
+  // Header read with the pixel bound: a decompression bomb fails here, before any decode.
+  const meta = await sharp(bytes, { limitInputPixels: deps.limits.maxImagePixels }).metadata();
+  if (meta.width === undefined || meta.height === undefined) throw new Error('not a readable image');
+  if (asset.exif === undefined) {
+    const exif = await readExif(bytes);
+    for (const warning of exif.warnings) warnings.push(`asset ${asset.id}: ${warning}`);
+    if (exif.exif) asset.exif = exif.exif;
+  }
+  if (record.timestamp === undefined && asset.exif?.takenAt !== undefined)
+    record.timestamp = asset.exif.takenAt;
+  const { lat, lon } = asset.exif ?? {};
+  if (record.location === undefined && lat !== undefined && lon !== undefined) record.location = { lat, lon };
+  if (deps.ocr && asset.derived?.ocr === undefined) {
+    try {
+      const text = await deps.ocr.recognize(await ocrReadyPng(bytes, deps.limits));
+      if (text !== '') asset.derived = { ...asset.derived, ocr: text };
+    } catch (error) {
+      warnings.push(`asset ${asset.id}: OCR failed: ${messageOf(error)}`);
+    }
+  }
+  if (deps.vision && (asset.derived?.captions ?? []).length === 0) {
+    try {
+      const reply = await deps.vision.chat({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', uri: path, ...(asset.mime ? { mime: asset.mime } : {}) },
+              { type: 'text', text: PHOTO_CAPTION_PROMPT },
+            ],
+          },
+        ],
+        temperature: 0,
+        maxTokens: 200,
+      });
+      const caption = reply.text.trim();
+      if (caption === '') warnings.push(`asset ${asset.id}: the vision model returned an empty caption`);
+      else asset.derived = { ...asset.derived, captions: [caption] };
+    } catch (error) {
+      warnings.push(`asset ${asset.id}: caption failed: ${messageOf(error)}`);
+    }
+  }
+}
+
+async function digestVideo(
+  record: MemoryRecord,
+  asset: MediaAsset,
+  deps: MediaDigestDeps,
+  warnings: string[],
+): Promise<void> {
+  const path = asset.uri!;
+  await checkedSize(path, deps.limits.maxFileBytes);
+  const facts = await probeVideo(path, deps.limits);
+  if (facts.durationSeconds !== undefined) asset.durationSeconds = facts.durationSeconds;
+  if (record.timestamp === undefined && facts.createdAt !== undefined) record.timestamp = facts.createdAt;
+  if (record.location === undefined && facts.lat !== undefined && facts.lon !== undefined) {
+    record.location = { lat: facts.lat, lon: facts.lon };
+  }
+  if (asset.frames !== undefined) return; // frames the source extracted are kept as given
+  const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
+  const frames = await extractFrames(
+    path,
+    frameTimes(facts.durationSeconds, deps.limits.videoFrames),
+    dir,
+    deps.limits,
+  );
+  asset.frames = frames.map((frame) => frame.path);
+  asset.frameTimes = frames.map((frame) => frame.time);
+  if (!deps.ocr) return;
+  const texts: string[] = [];
+  for (const frame of frames) {
+    try {
+      texts.push(await deps.ocr.recognize(await ocrReadyPng(await readFile(frame.path), deps.limits)));
+    } catch (error) {
+      texts.push('');
+      warnings.push(`asset ${asset.id}: OCR of the frame at ${frame.time} s failed: ${messageOf(error)}`);
+    }
+  }
+  if (texts.some((text) => text !== '')) asset.frameText = texts;
+  // The distinct frame texts are also the video's OCR view: BM25 statistics are per view kind, and a few
+  // near-identical frame views give their words almost no IDF, while the OCR field of the whole context does.
+  const distinct = [...new Set(texts.filter((text) => text !== ''))];
+  if (distinct.length > 0 && asset.derived?.ocr === undefined) {
+    asset.derived = { ...asset.derived, ocr: distinct.join('\n') };
+  }
+}
+
+async function digestPdf(
+  record: MemoryRecord,
+  asset: MediaAsset,
+  deps: MediaDigestDeps,
+  warnings: string[],
+): Promise<MediaAsset[]> {
+  const path = asset.uri!;
+  await checkedSize(path, deps.limits.maxFileBytes);
+  const pdf = await readPdf(path, deps.limits);
+  if (pdf.truncatedPages > 0)
+    warnings.push(`asset ${asset.id}: ${pdf.truncatedPages} pages past the limit not read`);
+  const document: Record<string, unknown> = { pages: pdf.pages };
+  if (pdf.title) document.title = pdf.title;
+  if (pdf.author) document.author = pdf.author;
+  if (pdf.createdAt) document.createdAt = pdf.createdAt;
+  record.metadata = { ...record.metadata, document };
+  if (record.timestamp === undefined && pdf.createdAt !== undefined) record.timestamp = pdf.createdAt;
+  if (record.text.trim() === '') {
+    const header = pdf.title ? `${pdf.title}\n\n` : '';
+    record.text = fitBytes(header + pdf.pageText.join('\f'), RECORD_LIMITS.maxTextBytes, warnings);
+  }
+  const pages: MediaAsset[] = [];
+  const blank = pdf.pageText.flatMap((text, i) => (text.trim() === '' ? [i + 1] : []));
+  if (blank.length > deps.limits.maxPdfImagePages) {
+    warnings.push(
+      `asset ${asset.id}: ${blank.length - deps.limits.maxPdfImagePages} pages without text not rendered`,
+    );
+  }
+  const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
+  for (const page of blank.slice(0, deps.limits.maxPdfImagePages)) {
+    const id = `page-${page}`;
+    if (record.assets.some((existing) => existing.id === id)) continue;
+    try {
+      const image = await renderPdfPage(path, page, dir, deps.limits);
+      if (image === undefined) continue;
+      const pageAsset: MediaAsset = { id, kind: 'image', uri: image, mime: 'image/png' };
+      if (deps.ocr) {
+        const text = await deps.ocr.recognize(await ocrReadyPng(await readFile(image), deps.limits));
+        if (text !== '') pageAsset.derived = { ocr: text };
+      }
+      pages.push(pageAsset);
+    } catch (error) {
+      warnings.push(`asset ${asset.id}: page ${page} could not be rendered or read: ${messageOf(error)}`);
+    }
+  }
+  return pages;
+}
+
+/** Cuts text to `max` UTF-8 bytes on a character boundary (warns when it cuts). */
+function fitBytes(text: string, max: number, warnings: string[]): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  warnings.push(`document text cut to ${max} bytes (record text limit)`);
+  return bytes
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+}
+
+/** `<dir>/<context folder>/derived/<sha256 of the file>`: re-digesting the same file reuses its folder. */
+async function derivedFolder(dir: string, contextId: string, path: string, sha256?: string): Promise<string> {
+  const plain = /^[A-Za-z0-9._-]{1,100}$/.test(contextId) && contextId !== '.' && contextId !== '..';
+  const folder = plain
+    ? contextId
+    : `ctx-${createHash('sha256').update(contextId).digest('hex').slice(0, 16)}`;
+  const key =
+    sha256 ??
+    createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
+  return join(dir, folder, 'derived', key.slice(0, 32));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,198 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildViews } from '../../../src/digest/build-views.ts';
+import { type BoundedOcr, createBoundedOcr } from '../../../src/digest/media/bounded-ocr.ts';
+import {
+  digestRecordMedia,
+  type MediaDigestDeps,
+  PHOTO_CAPTION_PROMPT,
+} from '../../../src/digest/media/digest-record-media.ts';
+import { runTool } from '../../../src/digest/media/external-tool.ts';
+import { DEFAULT_MEDIA_LIMITS, type MediaLimits } from '../../../src/digest/media/media-limits.ts';
+import { frameTimes, parseIso6709 } from '../../../src/digest/media/read-video.ts';
+import { createTesseractOcr } from '../../../src/importers/ocr/tesseract-ocr.ts';
+import type { ChatModel, ChatRequest } from '../../../src/providers/model-spec.ts';
+import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+import { writeTestPdf, writeTextImage, writeVideo } from '../../fixtures/media-fixtures.ts';
+
+let dir: string;
+let ocr: BoundedOcr;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'gmx-media-digest-'));
+  ocr = createBoundedOcr(() => createTesseractOcr(), 60_000);
+});
+afterAll(async () => {
+  await ocr.terminate();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const deps = (limits: Partial<MediaLimits> = {}, extra: Partial<MediaDigestDeps> = {}): MediaDigestDeps => ({
+  ocr,
+  derivedDir: join(dir, 'derived'),
+  limits: { ...DEFAULT_MEDIA_LIMITS, ...limits },
+  ...extra,
+});
+
+function recordWith(kind: MemoryRecord['kind'], asset: MemoryRecord['assets'][number]): MemoryRecord {
+  return { id: 'r1', contextId: 'alice', kind, sequence: 0, text: '', assets: [asset] };
+}
+
+describe('digestRecordMedia', () => {
+  it('video: duration, creation time and place from the container, 8 uniform frames with times and OCR', async () => {
+    const file = await writeVideo(join(dir, 'gate.mp4'), {
+      text: 'GATE B12',
+      seconds: 4,
+      createdAt: '2024-06-03T10:15:00Z',
+      lat: 38.7139,
+      lon: -9.1394,
+    });
+    const out = await digestRecordMedia(
+      recordWith('video', { id: 'video', kind: 'video', uri: file }),
+      deps(),
+    );
+    expect(out.error).toBeUndefined();
+    const asset = out.record.assets[0]!;
+    expect(asset.durationSeconds).toBeCloseTo(4, 1);
+    expect(out.record.timestamp).toBe('2024-06-03T10:15:00Z');
+    expect(out.record.location?.lat).toBeCloseTo(38.7139, 3);
+    expect(out.record.location?.lon).toBeCloseTo(-9.1394, 3);
+    expect(asset.frames).toHaveLength(8);
+    expect(asset.frameTimes).toEqual([0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75]);
+    expect(asset.frameText?.filter((text) => /GATE B12/.test(text))).toHaveLength(8);
+    const frameViews = buildViews(out.record).filter((view) => view.kind === 'frame');
+    expect(frameViews.map((view) => view.key)).toEqual(Array.from({ length: 8 }, (_, i) => `video:${i}`));
+    expect(frameViews[3]!.text).toMatch(/GATE B12/);
+  });
+
+  it('PDF: page text with form feeds, title/author/date, the page without a text layer rendered and OCRd', async () => {
+    const file = await writeTestPdf(join(dir, 'lease.pdf'), {
+      title: 'Lease agreement',
+      author: 'Ana Costa',
+      createdAt: '2024-03-01T09:00:00Z',
+      pages: [
+        ['Lease for the flat at Rua Augusta 12', 'Monthly rent: 950 EUR, due on the 5th'],
+        { imageText: 'INVOICE 4471' },
+      ],
+    });
+    const input = recordWith('document', {
+      id: 'document',
+      kind: 'document',
+      uri: file,
+      mime: 'application/pdf',
+    });
+    const out = await digestRecordMedia(input, deps());
+    expect(out.error).toBeUndefined();
+    expect(out.record.metadata?.document).toEqual({
+      pages: 2,
+      title: 'Lease agreement',
+      author: 'Ana Costa',
+      createdAt: '2024-03-01T09:00:00Z',
+    });
+    expect(out.record.timestamp).toBe('2024-03-01T09:00:00Z');
+    expect(out.record.text).toMatch(/^Lease agreement\n\nLease for the flat/);
+    expect(out.record.text).toContain('\f');
+    const page = out.record.assets.find((asset) => asset.id === 'page-2');
+    expect(page).toMatchObject({ kind: 'image', mime: 'image/png' });
+    expect(page?.derived?.ocr).toMatch(/INVOICE 4471/);
+    const views = buildViews(out.record);
+    expect(views.filter((v) => v.kind === 'text').map((v) => v.key)).toEqual(['main', 'page:1']);
+    expect(views.find((v) => v.kind === 'ocr' && v.key === 'page-2')?.text).toMatch(/INVOICE 4471/);
+  });
+
+  it('image: EXIF-less PNG gets OCR; a caption from the vision model with the one prompt', async () => {
+    const file = await writeTextImage(join(dir, 'sign.png'), 'PLATFORM 7');
+    const requests: ChatRequest[] = [];
+    const vision: ChatModel = {
+      specificationVersion: 'v1',
+      provider: 'fake',
+      modelId: 'fake-vision',
+      async chat(request) {
+        requests.push(request);
+        return {
+          text: ' A sign. ',
+          usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+          model: 'v',
+          cached: false,
+          latencyMs: 1,
+        };
+      },
+    };
+    const out = await digestRecordMedia(
+      recordWith('photo', { id: 'photo', kind: 'image', uri: file, mime: 'image/png' }),
+      deps({}, { vision }),
+    );
+    expect(out.record.assets[0]!.derived).toEqual({
+      ocr: expect.stringMatching(/PLATFORM 7/),
+      captions: ['A sign.'],
+    });
+    expect(requests[0]!.messages[0]!.content).toEqual([
+      { type: 'image', uri: file, mime: 'image/png' },
+      { type: 'text', text: PHOTO_CAPTION_PROMPT },
+    ]);
+  });
+
+  it('hostile media: a malformed video and PDF, a file over the byte limit and a pixel bomb fail cleanly', async () => {
+    const junkVideo = join(dir, 'junk.mp4');
+    await writeFile(junkVideo, Buffer.alloc(4096, 7));
+    const junkPdf = join(dir, 'junk.pdf');
+    await writeFile(junkPdf, '%PDF-1.4\nthis is not a pdf at all');
+    const bomb = join(dir, 'bomb.png');
+    // 5,000 x 5,000 white pixels compress to a few KB: the pixel limit (here 1 M) must stop the decode.
+    await sharp({ create: { width: 5000, height: 5000, channels: 3, background: 'white' } })
+      .png({ compressionLevel: 9 })
+      .toFile(bomb);
+    const big = await writeVideo(join(dir, 'big.mp4'), { text: 'BIG', seconds: 1 });
+
+    const cases: [MemoryRecord, Partial<MediaLimits>, RegExp][] = [
+      [recordWith('video', { id: 'video', kind: 'video', uri: junkVideo }), {}, /ffprobe failed/],
+      [
+        recordWith('document', { id: 'document', kind: 'document', uri: junkPdf, mime: 'application/pdf' }),
+        {},
+        /pdfinfo failed/,
+      ],
+      [
+        recordWith('photo', { id: 'photo', kind: 'image', uri: bomb }),
+        { maxImagePixels: 1_000_000 },
+        /pixel limit/,
+      ],
+      [
+        recordWith('video', { id: 'video', kind: 'video', uri: big }),
+        { maxFileBytes: 100 },
+        /over the limit of 100/,
+      ],
+    ];
+    const started = Date.now();
+    for (const [record, limits, message] of cases) {
+      const out = await digestRecordMedia(record, deps(limits));
+      expect(out.error).toMatch(message);
+      expect(out.record.assets[0]!.frames).toBeUndefined();
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('an external tool that is not installed is a CONFIG error naming the Debian package', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = join(dir, 'no-tools-here');
+    try {
+      await expect(
+        runTool('ffprobe', ['-version'], { timeoutMs: 5000, maxOutputBytes: 1024 }),
+      ).rejects.toMatchObject({
+        code: 'CONFIG',
+        message: expect.stringMatching(/apt-get install ffmpeg/),
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it('frame times are the middles of equal slices; ISO 6709 positions parse, junk does not', () => {
+    expect(frameTimes(8, 4)).toEqual([1, 3, 5, 7]);
+    expect(frameTimes(undefined, 8)).toEqual([0]);
+    expect(parseIso6709('+38.7139-009.1394+010.000/')).toEqual({ lat: 38.7139, lon: -9.1394 });
+    expect(parseIso6709('+95.0+010.0/')).toBeUndefined();
+    expect(parseIso6709('hello')).toBeUndefined();
+  });
+});
