@@ -2,7 +2,11 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MemoryWrite } from '../../src/store/archive-store-spec.ts';
 import { migratePostgres } from '../../src/store/postgres/postgres-migrate.ts';
-import { PER_CONTEXT_TABLES, POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres/postgres-schema.ts';
+import {
+  PER_CONTEXT_TABLES,
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+} from '../../src/store/postgres/postgres-schema.ts';
 import { openPostgresStore, type PostgresArchiveStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
@@ -17,6 +21,9 @@ async function fill(store: PostgresArchiveStore, contextId: string): Promise<voi
     { ...write(contextId, 'm2', `more words of ${contextId}`, 1), keys: ['k:one'] },
   ]);
   await store.writeMemories(contextId, [write(contextId, 'm2', `changed words of ${contextId}`, 1)]);
+  // A scoped memory (memory_tags rows; the update above gave memory_versions a row).
+  const scoped = write(contextId, 'm3', `scoped words of ${contextId}`, 2);
+  await store.writeMemories(contextId, [{ ...scoped, record: { ...scoped.record, agentId: 'bot' } }]);
   await store.replaceEdges(
     contextId,
     ['same_round'],
@@ -73,7 +80,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     for (const id of hostile) await fill(store, id);
     await fill(store, 'plain');
     for (const id of hostile) {
-      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id]);
+      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id, id]);
       const rows = await store.queryInContext(id, 'SELECT DISTINCT context_id FROM memories');
       expect(rows).toEqual([{ context_id: id }]);
     }
@@ -147,7 +154,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const versions = await client.query('SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.rows.map((row) => row.version)).toEqual([POSTGRES_SCHEMA_VERSION]);
+    expect(versions.rows.map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
     await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [POSTGRES_SCHEMA_VERSION + 1]);
     await client.end();
     await expect(openPostgresStore({ url })).rejects.toMatchObject({ code: 'STORE' });

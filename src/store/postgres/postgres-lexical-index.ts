@@ -193,10 +193,13 @@ export async function searchPostgresLexical(
   sql: Sql,
   contextId: string,
   query: string,
-  options: { limit: number; kinds?: readonly ViewKind[] },
+  options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
 ): Promise<ViewHit[]> {
   const terms = queryTerms(query);
   if (terms.length === 0 || options.limit <= 0) return [];
+  if (options.memoryIds !== undefined && options.memoryIds.length === 0) return [];
+  // A filtered question's candidate set restricts the postings read (before ranking), scores unchanged.
+  const subset = options.memoryIds === undefined ? null : [...new Set(options.memoryIds)];
   const keys = terms.map(dictionaryKey);
   const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
   const stats = await sql.query<{
@@ -254,9 +257,12 @@ export async function searchPostgresLexical(
     }
   }
   // The SQL score orders only: rounded to 1e-9 so exact ties stay ties whatever the summation order.
+  // The candidate set (a filtered question) is the last parameter: NULL reads every posting.
+  const subsetParam = 8 + plans.length;
   const branch = (kindParam: number) => `(SELECT p.kind, p.memory_id, p.key, min(p.length) AS length,
       array_agg(q.pos) AS pos, array_agg(p.tf) AS tfs
     FROM q JOIN lex_postings p ON p.context_id = $1 AND p.kind = q.kind AND p.term = q.term
+      AND ($${subsetParam}::text[] IS NULL OR p.memory_id = ANY($${subsetParam}::text[]))
     WHERE q.kind = $${kindParam}
     GROUP BY p.kind, p.doc, p.memory_id, p.key
     ORDER BY round(sum(q.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.length / q.average))) * 1e9) DESC,
@@ -282,6 +288,7 @@ export async function searchPostgresLexical(
       q.positions,
       options.limit + SPARE_ROWS,
       ...plans.map((plan) => plan.kind),
+      subset,
     ],
   );
   const hits: ViewHit[] = [];
