@@ -6,7 +6,9 @@ import type {
   RetrievalResult,
   RetrieveOptions,
 } from './pipeline/retrieval-result.ts';
-import type { ArchiveStore } from './store/archive-store-spec.ts';
+import type { ConversationMessage, ConversationScope } from './schemas/conversation-schema.ts';
+import type { MemoryPatch } from './schemas/record-schema.ts';
+import type { ArchiveStore, ContextStats, MemoryFilter, MemoryVersion } from './store/archive-store-spec.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 import type { ViewKind } from './types/view.ts';
 
@@ -35,6 +37,30 @@ export interface Graphmemix {
    */
   addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport>;
   getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined>;
+  /** A page of the context's memories in (sequence, id) order, filtered before paging (keyset cursor). */
+  listMemories(contextId: string, options?: ListMemoriesOptions): Promise<MemoryPage>;
+  /**
+   * Writes a new version of a stored memory: the patch's fields replace the stored ones (validated by
+   * `memoryPatchSchema`), through the one ingest path, so views, index entries and relations follow
+   * incrementally; the replaced version stays in the history. NOT_FOUND when the memory does not exist.
+   */
+  updateMemory(contextId: string, id: string, patch: MemoryPatch): Promise<UpdateReport>;
+  /** Every version of a memory, oldest first, the current one last (undefined when the memory does not exist). */
+  memoryHistory(contextId: string, id: string): Promise<MemoryVersion[] | undefined>;
+  /**
+   * Adds a conversation ({role, content, name?, timestamp?} messages, the OpenAI/mem0 shape) as message
+   * records with ids, rounds and timestamps assigned (messagesToRecords; no model at write time). The
+   * scope's agent, run and metadata go on every message.
+   */
+  addMessages(
+    contextId: string,
+    messages: readonly ConversationMessage[],
+    scope?: ConversationScope,
+  ): Promise<AddMessagesReport>;
+  /** Every user (context) with its kept memory count. */
+  listUsers(): Promise<UserSummary[]>;
+  /** Kept counts of one user (by kind, edges by type) and its last write; undefined when unknown. */
+  userStats(userId: string): Promise<UserStats | undefined>;
   /**
    * Deletes one memory: its row, views, vectors and edges, with no copy of its text left in the store's
    * files, and its files in the media folder that no other memory of the context references.
@@ -71,7 +97,7 @@ export interface Graphmemix {
   search(
     contextId: string,
     query: string,
-    options?: { k?: number; signal?: AbortSignal },
+    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
   ): Promise<SearchHit[]>;
   /** The full question pipeline up to the evidence packet. Never throws for a model fault. */
   retrieve(
@@ -99,8 +125,48 @@ export interface ForgetReport {
   mediaFiles: number;
 }
 
-/** A record as users send it: `id` and some content required, the rest optional (see docs/archive-format.md). */
+/**
+ * A record as users send it: `id` and some content required, the rest optional (docs/archive-format.md).
+ * Validated by THE record schema (`memoryRecordInputSchema`, src/schemas/record-schema.ts) for records from
+ * addMemories, JSONL imports, HTTP and MCP alike (test/schemas/one-record-schema.test.ts keeps the two equal).
+ */
 export type MemoryRecordInput = Partial<Omit<MemoryRecord, 'contextId'>> & { id: string };
+
+/** One page of `listMemories`; pass `nextCursor` back as `cursor` for the next (absent on the last page). */
+export interface MemoryPage {
+  memories: MemoryRecord[];
+  nextCursor?: string;
+}
+
+export interface ListMemoriesOptions {
+  filter?: MemoryFilter;
+  /** Page size, 1..MAX_PAGE_SIZE (200); default 50. */
+  limit?: number;
+  /** The `nextCursor` of the previous page (opaque; keyset position, so pages stay stable under writes). */
+  cursor?: string;
+}
+
+export interface UpdateReport {
+  memory: MemoryRecord;
+  /** Number of the current version (1 = never changed). */
+  version: number;
+  /** False when the patch left the record as it was (no new version). */
+  changed: boolean;
+}
+
+/** addMessages' report: the ingest report plus the ids given to the stored messages, in order. */
+export type AddMessagesReport = IngestReport & { memoryIds: string[] };
+
+export interface UserSummary {
+  userId: string;
+  memories: number;
+}
+
+export interface UserStats extends ContextStats {
+  userId: string;
+  /** Pairs per relation type. */
+  edges: Record<string, number>;
+}
 
 export interface SearchHit {
   memoryId: string;

@@ -7,7 +7,6 @@ import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-r
 import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
 import { MediaQueue } from './digest/media/media-queue.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
-import { GraphmemixError } from './errors/index.ts';
 import type {
   CompactReport,
   ForgetReport,
@@ -15,6 +14,13 @@ import type {
   MemoryRecordInput,
   SearchHit,
 } from './graphmemix-api.ts';
+import {
+  addConversation,
+  historyOf,
+  listMemoryPage,
+  statsOf,
+  updateStoredMemory,
+} from './graphmemix-memory-verbs.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
@@ -37,8 +43,10 @@ import {
   withReadWorkers,
 } from './read-workers/with-read-workers.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
+import { parseWithSchema } from './schemas/parse-with-schema.ts';
+import { questionInputSchema } from './schemas/question-schema.ts';
 import { checkRecordShape, resolveRecordLimits } from './schemas/record-limits.ts';
-import type { ArchiveStore } from './store/archive-store-spec.ts';
+import type { ArchiveStore, MemoryFilter } from './store/archive-store-spec.ts';
 import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
@@ -165,18 +173,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   // Work a stopped or crashed process left pending.
   const recovering = queue ? queue.recover().catch(() => 0) : Promise.resolve(0);
 
-  const toQuestion = (question: string | QuestionInput): QuestionInput => {
-    const input = typeof question === 'string' ? { prompt: question } : question;
-    if (
-      typeof input.prompt !== 'string' ||
-      (input.prompt.trim() === '' && (input.images ?? []).length === 0)
-    ) {
-      throw new GraphmemixError('INVALID_INPUT', 'a question needs a non-empty prompt or an image', {
-        location: { field: 'prompt' },
-      });
-    }
-    return input;
-  };
+  // THE question schema (src/schemas/question-schema.ts), shared with the HTTP/MCP bodies.
+  const toQuestion = (question: string | QuestionInput): QuestionInput =>
+    parseWithSchema(
+      questionInputSchema,
+      typeof question === 'string' ? { prompt: question } : question,
+    ) as QuestionInput;
 
   async function forgetContext(contextId: string): Promise<ForgetReport> {
     if (writer) return writer.call('forgetContext', [contextId]);
@@ -236,7 +238,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     };
   }
 
-  return {
+  const api: Graphmemix = {
     store,
     ...(options.mediaDir === undefined ? {} : { mediaDir: media.dir }),
     async ingest(
@@ -295,6 +297,22 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await queue?.idle();
     },
     getMemory: (contextId, id) => store.getMemory(contextId, id),
+    listMemories: (contextId, listOptions) => listMemoryPage(store, contextId, listOptions),
+    async updateMemory(contextId, id, patch) {
+      if (writer) return writer.call('updateMemory', [contextId, id, patch]);
+      return updateStoredMemory(store, (ctx, records) => api.addMemories(ctx, records), contextId, id, patch);
+    },
+    memoryHistory: (contextId, id) => historyOf(store, contextId, id),
+    addMessages(contextId, messages, scope) {
+      return addConversation((ctx, records) => api.addMemories(ctx, records), contextId, messages, scope);
+    },
+    async listUsers() {
+      return (await store.listContexts()).map((context) => ({
+        userId: context.id,
+        memories: context.memories,
+      }));
+    },
+    userStats: (userId) => statsOf(store, userId),
     deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
     forgetContext: (contextId: string) => exclusive(() => forgetContext(contextId)),
     async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
@@ -313,7 +331,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async search(
       contextId: string,
       query: string,
-      searchOptions: { k?: number; signal?: AbortSignal } = {},
+      searchOptions: { k?: number; signal?: AbortSignal; filter?: MemoryFilter } = {},
     ): Promise<SearchHit[]> {
       const k = searchOptions.k ?? 10;
       const result = await multiViewSearch(
@@ -324,6 +342,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           limit: Math.max(k, 24),
           ...(models.embedding ? { embedding: models.embedding } : {}),
           ...(searchOptions.signal ? { signal: searchOptions.signal } : {}),
+          ...(searchOptions.filter ? { filter: searchOptions.filter } : {}),
         },
       );
       const top = result.ranked.slice(0, k);
@@ -369,6 +388,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       if (ownsStore) await store.close();
     },
   };
+  return api;
 }
 
 async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWorkerClient | undefined> {

@@ -14,7 +14,17 @@ export { DEFAULT_MEDIA_LIMITS, type MediaLimits } from './digest/media/media-lim
 export { mediaRewrite } from './digest/media-rewrite.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
-export type { Graphmemix, MemoryRecordInput, SearchHit } from './graphmemix-api.ts';
+export type {
+  AddMessagesReport,
+  Graphmemix,
+  ListMemoriesOptions,
+  MemoryPage,
+  MemoryRecordInput,
+  SearchHit,
+  UpdateReport,
+  UserStats,
+  UserSummary,
+} from './graphmemix-api.ts';
 export { isImportFormat } from './importers/importer-registry.ts';
 export {
   DIALOGUE_SHAPES,
@@ -45,6 +55,14 @@ export {
 export type * from './providers/model-spec.ts';
 export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';
 export { type ReadWorkersOption, readPoolOf } from './read-workers/with-read-workers.ts';
+export {
+  type ConversationMessage,
+  type ConversationScope,
+  messagesToRecords,
+} from './schemas/conversation-schema.ts';
+export { questionInputSchema } from './schemas/question-schema.ts';
+export { type MemoryPatch, memoryPatchSchema, memoryRecordInputSchema } from './schemas/record-schema.ts';
+export type { ContextStats, MemoryFilter, MemoryVersion } from './store/archive-store-spec.ts';
 export {
   type CopyArchiveOptions,
   type CopyArchiveReport,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MEMORY_KINDS } from '../types/memory-record.ts';
+import { questionTextSchema } from '../schemas/question-schema.ts';
+import { memoryRecordInputSchema } from '../schemas/record-schema.ts';
 
 /**
  * Building blocks shared by the route schemas. Wire names are snake_case (mem0-style bodies); the record
@@ -20,53 +21,14 @@ export const memoryIdSchema = z
   .max(256)
   .describe('Memory id, unique within the user archive.');
 
-export const geoLocationSchema = z.object({
-  name: z.string().max(500).optional(),
-  lat: z.number().min(-90).max(90).optional(),
-  lon: z.number().min(-180).max(180).optional(),
-});
-
-const derivedSchema = z.object({
-  captions: z.array(z.string()).optional(),
-  ocr: z.string().optional(),
-  summary: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-});
-
-const assetSchema = z.looseObject({
-  id: z.string().min(1),
-  kind: z.enum(['image', 'video', 'audio', 'document']),
-  uri: z.string().optional(),
-  mime: z.string().optional(),
-  derived: derivedSchema.optional(),
-});
-
 /**
- * One record as a client sends it: `id` required, everything else optional. Unknown fields pass through so
- * the ingest path (which owns record validation) can accept or reject them with a per-record reason.
+ * One record as a client sends it: THE record schema of the library (src/schemas/record-schema.ts), strict,
+ * so an unknown field is a 400 naming it (`memories.0.timestmap`) on every door, never silently dropped.
  */
-export const memoryInputSchema = z.looseObject({
-  id: memoryIdSchema,
-  text: z.string().optional(),
-  timestamp: z.string().optional().describe('ISO 8601 date or date-time.'),
-  kind: z.enum(MEMORY_KINDS as [string, ...string[]]).optional(),
-  sessionId: z.string().optional(),
-  roundId: z.string().optional(),
-  sourceId: z.string().optional(),
-  role: z.string().optional(),
-  speaker: z.string().optional(),
-  location: geoLocationSchema.optional(),
-  assets: z.array(assetSchema).optional(),
-  derived: derivedSchema.optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
+export const memoryInputSchema = memoryRecordInputSchema;
 
-export const questionTextSchema = z
-  .string()
-  .trim()
-  .min(1)
-  .max(4000)
-  .describe('A natural-language question about the user history.');
+/** The question text of retrieve/answer/search bodies: THE question schema's prompt (src/schemas/question-schema.ts). */
+export { questionTextSchema };
 
 /** Reader budget K: how many memories the evidence packet may hold. */
 export const kSchema = z.number().int().min(1).max(50).optional().describe('Evidence budget K (default 10).');

@@ -1,5 +1,10 @@
 import { z } from 'zod';
+import { MAX_CURSOR_CHARS, MAX_PAGE_SIZE } from '../graphmemix-memory-verbs.ts';
 import { IMPORT_FORMATS } from '../importers/importer-spec.ts';
+import { conversationMessageSchema, MAX_MESSAGES } from '../schemas/conversation-schema.ts';
+import { memoryFilterSchema } from '../schemas/memory-filter-schema.ts';
+import { questionChoicesSchema, questionInstructionSchema } from '../schemas/question-schema.ts';
+import { memoryPatchSchema, scopeIdSchema } from '../schemas/record-schema.ts';
 import {
   kSchema,
   memoryIdSchema,
@@ -13,51 +18,91 @@ import {
  * a field means the same thing everywhere. Query-string routes (GET/DELETE) validate the same object shape.
  */
 
-/** POST /v1/memories, MCP add_memory. */
-export const addMemoriesSchema = z.object({
-  user_id: userIdSchema,
-  memories: z.array(memoryInputSchema).min(1).max(1000).describe('Records to add or update (upsert by id).'),
-});
+/** Scopes given once for every memory of an add (mem0's top-level agent_id / run_id / metadata). */
+const addScopeFields = {
+  agent_id: scopeIdSchema.optional().describe('Agent scope of every memory in this call.'),
+  run_id: scopeIdSchema.optional().describe('Run (session) scope of every memory in this call.'),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("Metadata merged into every memory's own (the memory's keys win)."),
+};
 
-/** GET /v1/memories/:id and DELETE /v1/memories/:id, MCP delete_memory. */
-export const memoryRefSchema = z.object({
+/**
+ * POST /v1/memories, MCP add_memory: records (`memories`, upsert by id) or a conversation (`messages`,
+ * OpenAI/mem0 shape), exactly one of them.
+ */
+export const addMemoriesSchema = z
+  .strictObject({
+    user_id: userIdSchema,
+    memories: z
+      .array(memoryInputSchema)
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('Records to add or update (upsert by id).'),
+    messages: z
+      .array(conversationMessageSchema)
+      .min(1)
+      .max(MAX_MESSAGES)
+      .optional()
+      .describe('A conversation: each message becomes a memory with id, round and timestamp assigned.'),
+    ...addScopeFields,
+  })
+  .refine((input) => (input.memories === undefined) !== (input.messages === undefined), {
+    message: 'give either "memories" or "messages"',
+    path: ['memories'],
+  });
+
+/** GET /v1/memories/:id and DELETE /v1/memories/:id, MCP get_memory / delete_memory / memory_history. */
+export const memoryRefSchema = z.strictObject({
   user_id: userIdSchema,
   memory_id: memoryIdSchema,
 });
 
+/** PATCH /v1/memories/:id, MCP update_memory: the given record fields replace the stored ones. */
+export const updateMemorySchema = z.strictObject({
+  user_id: userIdSchema,
+  memory_id: memoryIdSchema,
+  ...memoryPatchSchema.shape,
+});
+
+/** `filters` of list, search, retrieve, answer. */
+export const filtersSchema = memoryFilterSchema;
+
+/** GET /v1/memories (query parameters; `metadata` as a JSON object), MCP list_memories (`filters`). */
+export const listMemoriesSchema = z.strictObject({
+  user_id: userIdSchema,
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('Page size (default 50).'),
+  cursor: z.string().min(1).max(MAX_CURSOR_CHARS).optional().describe('next_cursor of the previous page.'),
+  filters: filtersSchema.optional(),
+});
+
 /** DELETE /v1/users/:user_id, MCP delete_user, CLI forget: a whole user archive. */
-export const userRefSchema = z.object({ user_id: userIdSchema });
+export const userRefSchema = z.strictObject({ user_id: userIdSchema });
 
 /** POST /v1/memories/import (multipart: `file` plus these fields). */
-export const importSchema = z.object({
+export const importSchema = z.strictObject({
   user_id: userIdSchema,
   format: z.enum(IMPORT_FORMATS as [string, ...string[]]).describe('Import format of the uploaded file.'),
 });
 
 /** POST /v1/search, MCP search_memories: flat retrieval, no graph and no verifiers. */
-export const searchSchema = z.object({
+export const searchSchema = z.strictObject({
   user_id: userIdSchema,
   query: questionTextSchema,
   k: z.number().int().min(1).max(100).optional().describe('How many hits (default 10).'),
+  filters: filtersSchema.optional(),
 });
 
-const choiceSchema = z.object({ id: z.string().min(1).max(64), text: z.string().max(2000) });
-
 /** POST /v1/retrieve, MCP retrieve_evidence: the evidence forest for a question. */
-export const retrieveSchema = z.object({
+export const retrieveSchema = z.strictObject({
   user_id: userIdSchema,
   question: questionTextSchema,
   k: kSchema,
-  instruction: z
-    .string()
-    .max(2000)
-    .optional()
-    .describe('Instruction for the reader, e.g. "Answer in one word."'),
-  choices: z
-    .array(choiceSchema)
-    .max(26)
-    .optional()
-    .describe('Multiple-choice options, when the question has them.'),
+  instruction: questionInstructionSchema.optional(),
+  choices: questionChoicesSchema.optional(),
+  filters: filtersSchema.optional(),
   verifiers: z
     .enum(['auto', 'model', 'offline', 'none'])
     .optional()
@@ -68,13 +113,15 @@ export const retrieveSchema = z.object({
 export const answerSchema = retrieveSchema;
 
 /** GET /view: the evidence-forest viewer page for a question. */
-export const viewSchema = z.object({
+export const viewSchema = z.strictObject({
   user_id: userIdSchema,
   q: questionTextSchema,
   k: z.coerce.number().int().min(1).max(50).optional(),
 });
 
 export type AddMemoriesInput = z.infer<typeof addMemoriesSchema>;
+export type UpdateMemoryInput = z.infer<typeof updateMemorySchema>;
+export type ListMemoriesInput = z.infer<typeof listMemoriesSchema>;
 export type MemoryRefInput = z.infer<typeof memoryRefSchema>;
 export type UserRefInput = z.infer<typeof userRefSchema>;
 export type ImportInput = z.infer<typeof importSchema>;

@@ -76,6 +76,7 @@ export async function runDemo(
         ...(question.expectMemoryIds ? { gold: question.expectMemoryIds } : {}),
       });
     }
+    await showUpdateAndHistory(graphmemix, archive.contextId, write);
   } finally {
     await graphmemix.close();
   }
@@ -125,6 +126,41 @@ async function ingestAll(
     for (const rejection of report.rejected)
       write(`  rejected ${rejection.recordId ?? rejection.file ?? ''}: ${rejection.message}`);
   }
+}
+
+/**
+ * The memory lifecycle: an appointment is stored, then moved (`updateMemory` writes version 2, version 1
+ * stays in the history with its time), and the question about it is answered from the current version.
+ */
+async function showUpdateAndHistory(
+  graphmemix: Graphmemix,
+  contextId: string,
+  write: (line: string) => void,
+): Promise<void> {
+  write('');
+  write('Memory update and history:');
+  await graphmemix.addMemories(contextId, [
+    {
+      id: 'dentist',
+      text: 'Dentist appointment with Dr. Ruiz on Monday June 3 at 9:00',
+      timestamp: '2024-05-20T10:00:00Z',
+      agentId: 'calendar',
+    },
+  ]);
+  const update = await graphmemix.updateMemory(contextId, 'dentist', {
+    text: 'Dentist appointment with Dr. Ruiz moved to Thursday June 6 at 11:00',
+    timestamp: '2024-05-28T16:30:00Z',
+  });
+  write(`  updateMemory('dentist') -> version ${update.version}`);
+  for (const version of (await graphmemix.memoryHistory(contextId, 'dentist')) ?? []) {
+    write(
+      `  v${version.version} event ${version.record.timestamp} recorded ${version.record.recordedAt}: ${version.record.text}`,
+    );
+  }
+  const question = 'When is the dentist appointment with Dr. Ruiz?';
+  const result = await graphmemix.retrieve(contextId, question, { k: 4, filter: { agentId: 'calendar' } });
+  write(`  Q. ${question} (filters: agent_id calendar)`);
+  for (const item of result.evidence) write(`    ${item.rank}. [${item.date ?? 'undated'}] ${item.text}`);
 }
 
 function indent(text: string, prefix: string): string {

@@ -8,7 +8,9 @@ import { VIEWS_VERSION } from './build-views.ts';
  * mixed in, so records get fresh views when the view rules change.
  */
 export function contentHash(record: MemoryRecord): string {
-  return createHash('sha256').update(`views:${VIEWS_VERSION}\n`).update(canonicalJson(record)).digest('hex');
+  // recordedAt is the write clock, not content: re-adding the same record later is still "unchanged".
+  const { recordedAt: _clock, ...content } = record;
+  return createHash('sha256').update(`views:${VIEWS_VERSION}\n`).update(canonicalJson(content)).digest('hex');
 }
 
 /** JSON with object keys sorted recursively (the stable form hashed by contentHash). Same as JSON.stringify otherwise. */

@@ -99,6 +99,8 @@ export async function ingestItems(
       allContexts.add(validated.question.contextId);
     } else {
       const { record, place } = validated;
+      // The second clock: when this version entered the archive (a restored backup keeps its own).
+      record.recordedAt ??= recordedNow();
       const hash = contentHash(record);
       if (!firstInImport(seen, record, hash, place, trace)) continue;
       sequences.saw(record.contextId, record.sequence);
@@ -275,6 +277,11 @@ async function relationsStage(
       trace.report.stepSeconds[key] = (trace.report.stepSeconds[key] ?? 0) + seconds;
     }
   }
+}
+
+/** ISO write time; one per record so versions written in one request still order by their clock. */
+function recordedNow(): string {
+  return new Date().toISOString();
 }
 
 /**

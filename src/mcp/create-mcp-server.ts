@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   addMemoriesSchema,
   answerSchema,
@@ -9,15 +8,16 @@ import {
   searchSchema,
   userRefSchema,
 } from '../api-schemas/route-schemas.ts';
-import { toQuestionCall, toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
-import { GraphmemixError, isGraphmemixError } from '../errors/graphmemix-error.ts';
+import { toMemoryFilter, toQuestionCall, toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
 import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
-import { redact } from '../shell-kit/redact.ts';
 import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
-import { evidenceImages, type McpImage } from './evidence-images.ts';
+import { evidenceImages } from './evidence-images.ts';
+import { registerMemoryVerbTools } from './register-memory-verb-tools.ts';
+import { runTool, toolImages } from './run-tool.ts';
 
 export interface McpServerOptions {
   /**
@@ -49,14 +49,20 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       description:
         "Store one or more memories in the user's long-term archive (upsert by id). Use it for facts, events, " +
         'messages or notes worth recalling later. Each memory needs an `id` unique for the user and usually ' +
-        '`text`; add `timestamp` (ISO 8601) when the time is known, it powers time questions. The reply lists ' +
-        'how many were imported or updated and any rejected with the reason.',
+        '`text`; add `timestamp` (ISO 8601) when the time is known, it powers time questions. Or send a ' +
+        'conversation as `messages` ({role, content, name?, timestamp?}): ids and rounds are assigned. ' +
+        'Top-level `agent_id`, `run_id`, `metadata` apply to every memory. The reply lists how many were ' +
+        'imported or updated and any rejected with the reason.',
       inputSchema: addMemoriesSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     (input) =>
-      run(async () => {
+      runTool(async () => {
         allow(input.user_id);
+        if (input.messages !== undefined) {
+          const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input));
+          return { ...toApiIngestReport(input.user_id, report), memory_ids: report.memoryIds };
+        }
         const records = toRecordInputs(input);
         await confineRecordMedia(records, { userId: input.user_id, mediaDir: options.mediaDir });
         const report = await graphmemix.addMemories(input.user_id, records);
@@ -77,10 +83,11 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     },
     // extra.signal aborts when the client cancels the call or the transport closes: model calls stop with it.
     (input, extra) =>
-      run(async () => {
+      runTool(async () => {
         allow(input.user_id);
         const hits = await graphmemix.search(input.user_id, input.query, {
           ...(input.k === undefined ? {} : { k: input.k }),
+          ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
           signal: extra.signal,
         });
         return { user_id: input.user_id, results: hits.map(toApiSearchHit) };
@@ -100,7 +107,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: true },
     },
     (input, extra) =>
-      run(async () => {
+      runTool(async () => {
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.retrieve(input.user_id, question, {
@@ -123,7 +130,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: true },
     },
     (input, extra) =>
-      run(async () => {
+      runTool(async () => {
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
@@ -145,7 +152,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     (input) =>
-      run(async () => {
+      runTool(async () => {
         allow(input.user_id, `memory ${input.memory_id} not found for this user`);
         const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
         if (!deleted)
@@ -166,17 +173,37 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     (input) =>
-      run(async () => {
-        const report = await graphmemix.deleteUser(input.user_id);
-        if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `user ${input.user_id} has no archive`);
-        return {
-          user_id: input.user_id,
-          deleted: true,
-          memories: report.memories,
-          media_files: report.mediaFiles,
-        };
+      runTool(async () => {
+        allow(input.user_id);
+        return forgetUser(input.user_id);
       }),
   );
+
+  // forget_user: the same verb under the name the issue tracker and mem0 users look for.
+  server.registerTool(
+    'forget_user',
+    {
+      title: 'Forget a user entirely',
+      description:
+        'Same as delete_user: permanently delete every memory of the user with links, history, questions and ' +
+        'uploaded media, and report the counts removed.',
+      inputSchema: userRefSchema,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id);
+        return forgetUser(input.user_id);
+      }),
+  );
+
+  registerMemoryVerbTools(server, graphmemix, allow);
+
+  async function forgetUser(userId: string): Promise<Record<string, unknown>> {
+    const report = await graphmemix.deleteUser(userId);
+    if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `user ${userId} has no archive`);
+    return { user_id: userId, deleted: true, memories: report.memories, media_files: report.mediaFiles };
+  }
 
   return server;
 }
@@ -194,7 +221,6 @@ function evidenceReply(userId: string, result: RetrievalResult): Record<string, 
 }
 
 /** Replies that also carry image content (the evidence's images and frames; see evidence-images.ts). */
-const imagesOf = new WeakMap<object, McpImage[]>();
 
 async function withImages(
   value: Record<string, unknown>,
@@ -203,24 +229,6 @@ async function withImages(
   const { images, of } = await evidenceImages(result);
   // Which memory each image content block shows, in the order they follow the text block.
   const reply = { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) };
-  imagesOf.set(reply, images);
+  toolImages.set(reply, images);
   return reply;
-}
-
-async function run(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
-  try {
-    const value = await work();
-    const images = imagesOf.get(value) ?? [];
-    return {
-      content: [{ type: 'text', text: JSON.stringify(value, null, 2) }, ...images],
-      structuredContent: value,
-    };
-  } catch (error) {
-    // Errors leave redacted; an internal failure's text stays in the (stderr) log only.
-    if (!isGraphmemixError(error)) console.error(redact(error));
-    const payload = isGraphmemixError(error)
-      ? redact(error.toJSON())
-      : { code: 'INTERNAL', message: 'internal error' };
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: payload }) }] };
-  }
 }

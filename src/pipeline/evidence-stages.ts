@@ -8,7 +8,7 @@ import {
   type ScoredMemory,
 } from '../retrieval/expand-candidates.ts';
 import { type MultiViewSearchResult, multiViewSearch } from '../retrieval/multi-view-retriever.ts';
-import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryEdge, SchemaRelationType } from '../types/relation.ts';
 import type { EdgeVerifier, EdgeVerifierResult, EligibleRelation } from '../verify/edge-verifier-spec.ts';
@@ -46,6 +46,8 @@ export interface StageContext {
   contextId: string;
   signal: AbortSignal | undefined;
   trace: TraceBuilder;
+  /** The question's scope (RetrieveOptions.filter): retrieval and expansion stay inside it. */
+  filter?: MemoryFilter;
 }
 
 export interface RetrievedViews {
@@ -84,6 +86,7 @@ export async function retrieveViews(
       limit: Math.max(sizes.poolSize, sizes.seeds * 2),
       ...(ctx.models.embedding ? { embedding: ctx.models.embedding } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.filter ? { filter: ctx.filter } : {}),
     },
   );
   const embedding = search.embeddingCall;
@@ -102,7 +105,7 @@ export async function retrieveViews(
   ctx.trace.flag('dense_retrieval_failed', search.denseFailed);
   let ranked = search.ranked;
   if (ranked.length === 0) {
-    ranked = await fallbackSeeds(ctx.store, ctx.contextId, sizes.seeds);
+    ranked = await fallbackSeeds(ctx.store, ctx.contextId, sizes.seeds, ctx.filter);
     ctx.trace.flag(ranked.length === 0 ? 'empty_context' : 'no_lexical_match');
   }
   return { queryText, captions: captions.captions, search, ranked, seeds: ranked.slice(0, sizes.seeds) };
@@ -127,13 +130,15 @@ export async function expandPool(
   sizes: { poolSize: number; anchors: number },
 ): Promise<ExpandedPool> {
   const { seeds, ranked } = retrieved;
-  const edges =
+  const allEdges =
     seeds.length > 0
       ? await ctx.store.neighbors(
           ctx.contextId,
           seeds.map((s) => s.memoryId),
         )
       : [];
+  // A filtered question expands only into memories that pass the filter (checked by id: cost per edge).
+  const edges = ctx.filter ? await edgesWithin(ctx.store, ctx.contextId, allEdges, ctx.filter) : allEdges;
   const entries = expandCandidates(seeds, edges, sizes.poolSize);
   const retrievedScore = new Map(ranked.map((m) => [m.memoryId, m.score]));
   const { scores } = poolScores(entries, retrievedScore);
@@ -375,8 +380,35 @@ async function poolRelations(
   return relations;
 }
 
+/** The edges whose both ends pass the filter. */
+async function edgesWithin(
+  store: ArchiveStore,
+  contextId: string,
+  edges: readonly MemoryEdge[],
+  filter: MemoryFilter,
+): Promise<MemoryEdge[]> {
+  if (edges.length === 0) return [];
+  const ids = new Set<string>();
+  for (const edge of edges) {
+    ids.add(edge.a);
+    ids.add(edge.b);
+  }
+  const allowed = new Set(await store.matchMemories(contextId, filter, { ids: [...ids] }));
+  return edges.filter((edge) => allowed.has(edge.a) && allowed.has(edge.b));
+}
+
 /** No view matched: the most recent memories (score 0) so the packet is never silently empty. */
-async function fallbackSeeds(store: ArchiveStore, contextId: string, count: number): Promise<ScoredMemory[]> {
+async function fallbackSeeds(
+  store: ArchiveStore,
+  contextId: string,
+  count: number,
+  filter?: MemoryFilter,
+): Promise<ScoredMemory[]> {
+  if (filter) {
+    // The first matching memories (an index read); a filter never falls back to foreign ones.
+    const ids = await store.matchMemories(contextId, filter, { limit: count });
+    return ids.map((id) => ({ memoryId: id, score: 0, bestView: 'metadata' as const, viewKey: 'main' }));
+  }
   const maxSequence = await store.maxSequence(contextId);
   if (maxSequence === undefined) return [];
   const after = maxSequence - count * 4 - 1;

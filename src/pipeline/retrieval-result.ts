@@ -1,5 +1,6 @@
 import type { CandidateEdge, EdgeRole, ForestSolution, SolverParams } from '../core/candidate-graph.ts';
 import type { TokenUsage } from '../providers/model-spec.ts';
+import type { MemoryFilter } from '../store/archive-store-spec.ts';
 import type { GeoLocation, MemoryKind } from '../types/memory-record.ts';
 import type { QuestionChoice, QuestionImage } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
@@ -35,6 +36,11 @@ export interface RetrieveOptions {
    * `deadline_exceeded`.
    */
   deadlineMs?: number;
+  /**
+   * Scopes the question to memories passing this filter (agent, run, metadata, event time). Applied before
+   * retrieval: seeds, expansion and the packet hold matching memories only (src/retrieval/filtered-candidates.ts).
+   */
+  filter?: MemoryFilter;
 }
 
 /** How a candidate entered the pool. */

@@ -164,7 +164,15 @@ export async function verifiedPool(
   const poolSize = Math.max(options.poolSize ?? PIPELINE_DEFAULTS.poolSize, 1);
   const anchors = options.anchors ?? PIPELINE_DEFAULTS.anchors;
   const verifiers = selectVerifiers(options.verifiers, deps.models);
-  const ctx: StageContext = { store: deps.store, models: deps.models, contextId, signal, trace };
+  const ctx: StageContext = {
+    store: deps.store,
+    models: deps.models,
+    contextId,
+    signal,
+    trace,
+    // The question's scope: retrieval and expansion stay inside it (filtered-candidates.ts).
+    ...(options.filter ? { filter: options.filter } : {}),
+  };
 
   const retrieved = await retrieveViews(ctx, question, { seeds, poolSize });
   trace.lap('retrieve');

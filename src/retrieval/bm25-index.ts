@@ -96,14 +96,34 @@ export class Bm25Index {
     this.byMemory.delete(memoryId);
   }
 
-  search(query: string, options: { limit: number; kinds?: readonly ViewKind[] }): ViewHit[] {
+  /**
+   * With `memoryIds` only those memories' views are scored (statistics stay the whole index's, so each
+   * score equals the unrestricted one); cost follows the ids, not the index.
+   */
+  search(
+    query: string,
+    options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  ): ViewHit[] {
     const terms = queryTerms(query);
     if (terms.length === 0 || options.limit <= 0) return [];
     const kinds = options.kinds ?? [...this.byKind.keys()];
     const hits: ViewHit[] = [];
+    let subset: Map<ViewKind, number[]> | undefined;
+    if (options.memoryIds !== undefined) {
+      subset = new Map();
+      for (const id of new Set(options.memoryIds)) {
+        for (const { kind, doc } of this.byMemory.get(id) ?? []) {
+          const docs = subset.get(kind) ?? [];
+          docs.push(doc);
+          subset.set(kind, docs);
+        }
+      }
+    }
     for (const kind of new Set(kinds)) {
       const kindIndex = this.byKind.get(kind);
-      if (kindIndex) hits.push(...kindIndex.search(kind, terms, options.limit, this.nextDoc));
+      if (!kindIndex) continue;
+      if (subset) hits.push(...kindIndex.searchDocs(kind, terms, options.limit, subset.get(kind) ?? []));
+      else hits.push(...kindIndex.search(kind, terms, options.limit, this.nextDoc));
     }
     return hits.sort(compareHits);
   }
@@ -144,6 +164,28 @@ class KindIndex {
       posting.delete(doc);
       if (posting.size === 0) this.postings.delete(term);
     }
+  }
+
+  /** BM25 of the given documents only, with this kind's statistics. */
+  searchDocs(kind: ViewKind, terms: readonly string[], limit: number, docs: readonly number[]): ViewHit[] {
+    const n = this.documents.size;
+    const averageLength = this.totalLength / n;
+    const idfs = terms.map((term) => {
+      const posting = this.postings.get(term);
+      return posting ? bm25Idf(n, posting.size) : 0;
+    });
+    const top = new TopHits(limit);
+    for (const doc of docs) {
+      const document = this.documents.get(doc);
+      if (!document) continue;
+      let rawScore = 0;
+      terms.forEach((term, at) => {
+        const tf = this.postings.get(term)?.get(doc);
+        if (tf !== undefined) rawScore += bm25TermScore(idfs[at]!, tf, document.length, averageLength);
+      });
+      if (rawScore > 0) top.offer({ memoryId: document.memoryId, kind, key: document.key, rawScore });
+    }
+    return top.sorted();
   }
 
   search(kind: ViewKind, terms: readonly string[], limit: number, docSpace: number): ViewHit[] {

@@ -1,7 +1,8 @@
 import type { EmbeddingInput, EmbeddingModel, TokenUsage } from '../providers/model-spec.ts';
-import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { ScoredMemory } from './expand-candidates.ts';
+import { restrictedSearch, restrictionOf } from './filtered-candidates.ts';
 import { denseScore, lexicalScore, SCORE_SCALE_VERSION } from './view-score-scale.ts';
 
 export interface RetrievalQuery {
@@ -16,6 +17,8 @@ export interface MultiViewSearchOptions {
   limit: number;
   embedding?: EmbeddingModel;
   signal?: AbortSignal;
+  /** Only memories passing this filter are searched (restricted before ranking: filtered-candidates.ts). */
+  filter?: MemoryFilter;
 }
 
 export interface MultiViewSearchResult {
@@ -62,10 +65,14 @@ export async function multiViewSearch(
       best.set(hit.memoryId, { memoryId: hit.memoryId, score, bestView: hit.kind, viewKey: hit.key });
     }
   };
+  const restriction = await restrictionOf(store, contextId, options.filter);
+  if (restriction.kind === 'ids' && restriction.ids.length === 0)
+    return { ranked: [], viewScores, denseFailed: false };
   if (query.text.trim() !== '') {
-    for (const hit of await store.searchLexical(contextId, query.text, { limit: options.limit })) {
-      offer(hit, lexicalScore(hit.kind, hit.rawScore));
-    }
+    const hits = await restrictedSearch(store, contextId, restriction, options.limit, (search) =>
+      store.searchLexical(contextId, query.text, search),
+    );
+    for (const hit of hits) offer(hit, lexicalScore(hit.kind, hit.rawScore));
   }
   let denseFailed = false;
   let embeddingCall: MultiViewSearchResult['embeddingCall'];
@@ -85,9 +92,9 @@ export async function multiViewSearch(
           cached: response.cached,
         };
         for (const vector of response.vectors) {
-          const hits = await store.searchVectors(contextId, embeddingSpace(model), vector, {
-            limit: options.limit,
-          });
+          const hits = await restrictedSearch(store, contextId, restriction, options.limit, (search) =>
+            store.searchVectors(contextId, embeddingSpace(model), vector, search),
+          );
           for (const hit of hits) offer(hit, denseScore(hit.rawScore), 'dense');
         }
       } catch (error) {

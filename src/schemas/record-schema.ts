@@ -33,6 +33,13 @@ export const isoTimestampSchema = z
 
 const nonEmptyString = z.string().min(1);
 
+/** agent_id / run_id: short printable scope names (they are indexed and used in filters). */
+export const scopeIdSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\u0000-\u001f]*$/, 'no control characters');
+
 export const geoLocationSchema = z.strictObject({
   name: z.string().optional(),
   lat: z.number().min(-90).max(90).optional(),
@@ -96,10 +103,24 @@ export const memoryRecordInputSchema = z.strictObject({
   assets: z.array(mediaAssetInputSchema).optional(),
   derived: derivedFieldsSchema.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  agentId: scopeIdSchema.optional(),
+  runId: scopeIdSchema.optional(),
+  supersedes: z.array(nonEmptyString.max(256)).max(64).optional(),
+  /** The write clock; set by the archive when absent (a restored backup keeps its own). */
+  recordedAt: isoTimestampSchema.optional(),
   media: mediaDigestStateSchema.optional(),
 });
 
 export type MemoryRecordInputParsed = z.infer<typeof memoryRecordInputSchema>;
+
+/**
+ * An update of a stored memory (PATCH /v1/memories/:id, MCP update_memory, `updateMemory`): any record field
+ * but the identity ones; each given field replaces the stored one (metadata as a whole), the rest is kept.
+ */
+export const memoryPatchSchema = memoryRecordInputSchema
+  .omit({ id: true, contextId: true, recordedAt: true })
+  .partial();
+export type MemoryPatch = z.infer<typeof memoryPatchSchema>;
 
 export type ToMemoryRecordResult =
   | { ok: true; record: MemoryRecord }

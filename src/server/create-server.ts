@@ -16,6 +16,7 @@ import { browserAuth, MEDIA_LINK_TTL_SECONDS, registerLoginRoutes } from './brow
 import { BrowserSigner } from './media-ref.ts';
 import { registerMediaRoutes } from './media-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
+import { registerMemoryVerbRoutes } from './memory-verb-routes.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { registerQueryRoutes } from './query-routes.ts';
 import { registerUserRoutes } from './user-routes.ts';
@@ -124,6 +125,7 @@ export function createServer(options: ServerOptions): Hono {
   );
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
+  registerMemoryVerbRoutes(app, options.graphmemix);
   registerMediaRoutes(app, options.graphmemix);
   registerQueryRoutes(app, options.graphmemix, (userId, ref) => {
     const { exp, sig } = signer.signMedia(userId, ref, MEDIA_LINK_TTL_SECONDS);

@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas/route-schemas.ts';
-import { toRecordInputs } from '../api-schemas/to-pipeline-input.ts';
+import { toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
 import { allRejected, toApiIngestReport } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { httpError } from '../shell-kit/error-response.ts';
 import { requireUser } from '../shell-kit/user-scope.ts';
+import { queryObject } from './query-params.ts';
 import { filesOf, isMultipart, readJson, readMultipart, textField } from './read-body.ts';
 import { safeFileName, saveUpload } from './save-upload.ts';
 
@@ -30,6 +31,14 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
     if (!isMultipart(c)) {
       const input = parseInput(addMemoriesSchema, await readJson(c));
       requireUser(c, input.user_id);
+      if (input.messages !== undefined) {
+        // A conversation: message records with ids, rounds and timestamps assigned (no model).
+        const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input));
+        return c.json(
+          { ...toApiIngestReport(input.user_id, report), memory_ids: report.memoryIds },
+          allRejected(report) ? 400 : 200,
+        );
+      }
       const records = toRecordInputs(input);
       await confineRecordMedia(records, { userId: input.user_id, mediaDir: deps.mediaDir });
       const report = await graphmemix.addMemories(input.user_id, records);
@@ -116,10 +125,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
   });
 
   app.get('/v1/memories/:id', async (c) => {
-    const input = parseInput(memoryRefSchema, {
-      user_id: c.req.query('user_id'),
-      memory_id: c.req.param('id'),
-    });
+    const input = parseInput(memoryRefSchema, queryObject(c, { memory_id: c.req.param('id') }));
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const memory = await graphmemix.getMemory(input.user_id, input.memory_id);
     if (!memory) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
@@ -132,10 +138,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
   });
 
   app.delete('/v1/memories/:id', async (c) => {
-    const input = parseInput(memoryRefSchema, {
-      user_id: c.req.query('user_id'),
-      memory_id: c.req.param('id'),
-    });
+    const input = parseInput(memoryRefSchema, queryObject(c, { memory_id: c.req.param('id') }));
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
     if (!deleted) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);

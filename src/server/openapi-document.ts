@@ -2,10 +2,13 @@ import { z } from 'zod';
 import {
   addMemoriesSchema,
   answerSchema,
+  filtersSchema,
   importSchema,
+  listMemoriesSchema,
   memoryRefSchema,
   retrieveSchema,
   searchSchema,
+  updateMemorySchema,
   viewSchema,
 } from '../api-schemas/route-schemas.ts';
 
@@ -69,8 +72,22 @@ export function buildOpenApiDocument(version: string): JsonObject {
     security: [{ bearer: [] }],
     paths: {
       '/v1/memories': {
+        get: {
+          summary:
+            'List memories in keyset pages ({"memories","next_cursor"}); filters as query parameters (metadata as a JSON object)',
+          parameters: [
+            ...query(listMemoriesSchema.omit({ filters: true })),
+            ...query(filtersSchema).map((parameter) =>
+              parameter.name === 'metadata'
+                ? { ...parameter, schema: { type: 'string', description: 'JSON object of scalar values' } }
+                : parameter,
+            ),
+          ],
+          responses: json('{"memories":[...],"next_cursor"}'),
+        },
         post: {
-          summary: 'Add or update memories (JSON, or multipart with files named asset:<memory id>)',
+          summary:
+            'Add or update memories (JSON `memories`, or a conversation as `messages`, or multipart with files named asset:<memory id>)',
           requestBody: {
             required: true,
             content: {
@@ -112,6 +129,13 @@ export function buildOpenApiDocument(version: string): JsonObject {
         },
       },
       '/v1/memories/{id}': {
+        patch: {
+          summary:
+            'Update a memory: the given record fields replace the stored ones; the old version stays in its history',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: body(updateMemorySchema.omit({ memory_id: true })),
+          responses: { ...json('{"memory","version","changed"}'), 404: errorRef },
+        },
         get: {
           summary: 'Get one memory',
           parameters: query(memoryRefSchema, ['memory_id']),
@@ -123,7 +147,28 @@ export function buildOpenApiDocument(version: string): JsonObject {
           responses: { ...json('Deleted'), 404: errorRef },
         },
       },
+      '/v1/memories/{id}/history': {
+        get: {
+          summary: 'Every version of a memory, oldest first, each with recorded_at and event_time',
+          parameters: query(memoryRefSchema, ['memory_id']),
+          responses: {
+            ...json('{"versions":[{"version","recorded_at","event_time","memory"}]}'),
+            404: errorRef,
+          },
+        },
+      },
+      '/v1/users': {
+        get: {
+          summary: 'The users this key may read, with their memory counts',
+          responses: json('{"users":[{"user_id","memories"}]}'),
+        },
+      },
       '/v1/users/{user_id}': {
+        get: {
+          summary: "A user's kept counts: memories, by kind, edges by type, last write",
+          parameters: [{ name: 'user_id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { ...json('{"user_id","memories","by_kind","edges","last_write"}'), 404: errorRef },
+        },
         delete: {
           summary:
             'Forget a whole user: memories, views, vectors, edges, questions and uploaded media; no copy of the text stays in the store files',

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { answerSchema, retrieveSchema, searchSchema, viewSchema } from '../api-schemas/route-schemas.ts';
-import { toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
+import { toMemoryFilter, toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { toApiAnswer, toApiRetrieval, toApiSearchHit } from '../shell-kit/api-serializers.ts';
 import { requireUser } from '../shell-kit/user-scope.ts';
@@ -23,6 +23,7 @@ export function registerQueryRoutes(
     // Every route hands the raw request's signal on: @hono/node-server aborts it when the client leaves.
     const hits = await graphmemix.search(input.user_id, input.query, {
       ...(input.k === undefined ? {} : { k: input.k }),
+      ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
       signal: c.req.raw.signal,
     });
     return c.json({ user_id: input.user_id, results: hits.map(toApiSearchHit) });

@@ -1,6 +1,7 @@
 import type { IngestReport } from '../digest/ingest-report.ts';
-import type { SearchHit } from '../graphmemix-api.ts';
+import type { MemoryPage, SearchHit, UpdateReport, UserStats } from '../graphmemix-api.ts';
 import type { AnswerResult, EvidenceItem, RetrievalResult } from '../pipeline/retrieval-result.ts';
+import type { MemoryVersion } from '../store/archive-store-spec.ts';
 import { redact } from './redact.ts';
 
 /**
@@ -76,4 +77,40 @@ export function toApiIngestReport(userId: string, report: IngestReport): Record<
 /** True when a write request changed nothing and rejected something: the caller sent only bad records. */
 export function allRejected(report: IngestReport): boolean {
   return report.rejected.length > 0 && report.imported + report.updated + report.unchanged === 0;
+}
+
+export function toApiMemoryPage(userId: string, page: MemoryPage): Record<string, unknown> {
+  return { user_id: userId, memories: page.memories, next_cursor: page.nextCursor ?? null };
+}
+
+export function toApiUpdate(userId: string, report: UpdateReport): Record<string, unknown> {
+  return { user_id: userId, memory: report.memory, version: report.version, changed: report.changed };
+}
+
+/** Versions oldest first, each with the time it was recorded (`recorded_at`) and its event time. */
+export function toApiHistory(
+  userId: string,
+  memoryId: string,
+  versions: readonly MemoryVersion[],
+): Record<string, unknown> {
+  return {
+    user_id: userId,
+    memory_id: memoryId,
+    versions: versions.map((version) => ({
+      version: version.version,
+      recorded_at: version.record.recordedAt ?? null,
+      event_time: version.record.timestamp ?? null,
+      memory: version.record,
+    })),
+  };
+}
+
+export function toApiUserStats(stats: UserStats): Record<string, unknown> {
+  return {
+    user_id: stats.userId,
+    memories: stats.memories,
+    by_kind: stats.byKind,
+    edges: stats.edges,
+    last_write: stats.lastWrite ?? null,
+  };
 }

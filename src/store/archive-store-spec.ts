@@ -41,10 +41,28 @@ export interface ArchiveStore {
    */
   listMemories(
     contextId: string,
-    options?: { afterSequence?: number; afterId?: string; limit?: number },
+    options?: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter },
   ): Promise<MemoryRecord[]>;
+  /**
+   * Ids of the context's memories that pass `filter`. With `ids`: the subset of those ids that pass (cost
+   * follows ids.length). Without: the first `limit` passing ids in (sequence, id) order, found through the
+   * indexed scope columns (agent, run, top-level metadata scalars, event time), never a walk of the context.
+   */
+  matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]>;
+  /**
+   * The versions a memory had before its current one, oldest first, each with the time it was recorded.
+   * Every write that changed a stored record keeps the replaced record here; deleting the memory (or its
+   * context) deletes its versions with it.
+   */
+  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]>;
   /** Kept per context: no walk over the context's records. */
   countMemories(contextId: string): Promise<number>;
+  /** Kept counts of the context (memories by kind) and its last write; undefined for an unknown context. */
+  contextStats(contextId: string): Promise<ContextStats | undefined>;
   /** Highest record sequence of the context (undefined when empty): where ingest continues numbering. */
   maxSequence(contextId: string): Promise<number | undefined>;
   /** Content hashes by id, to decide inserted/updated/unchanged before writing. */
@@ -162,6 +180,36 @@ export interface ArchiveStore {
   close(): Promise<void>;
 }
 
+/**
+ * Which memories a list or a question may see. Every given condition must hold. Stores answer it from
+ * indexed scope tags (memory-scope-tags.ts) and the event-time index, so a selective filter reads only what
+ * matches.
+ */
+export interface MemoryFilter {
+  agentId?: string;
+  runId?: string;
+  /** Top-level metadata keys whose value must equal the given scalar (same JSON type and value). */
+  metadata?: Readonly<Record<string, string | number | boolean>>;
+  /** Event-time bounds (record `timestamp`), inclusive, compared as ISO strings; untimed memories fail them. */
+  from?: string;
+  to?: string;
+}
+
+export interface ContextStats {
+  memories: number;
+  /** Memories per kind (kinds with none are absent). */
+  byKind: Record<string, number>;
+  /** ISO time of the last memory write or delete, when known. */
+  lastWrite?: string;
+}
+
+/** One replaced version of a memory (ArchiveStore.memoryVersions). */
+export interface MemoryVersion {
+  /** 1 for the first version; the current record is version (versions.length + 1). */
+  version: number;
+  record: MemoryRecord;
+}
+
 /** One relation-journal entry (see ArchiveStore.pendingRelationWork). */
 export interface RelationWork {
   seq: number;
@@ -220,11 +268,18 @@ export interface LexicalSearchOptions {
   limit: number;
   /** Restrict to these view kinds; all when absent. */
   kinds?: readonly ViewKind[];
+  /**
+   * Restrict to the views of these memories (a filtered question's selective candidate set). Scores stay
+   * the context's (same statistics as an unrestricted search); cost follows the number of ids.
+   */
+  memoryIds?: readonly string[];
 }
 
 export interface VectorSearchOptions {
   limit: number;
   kinds?: readonly ViewKind[];
+  /** Restrict to the vectors of these memories (exact cosine over them). */
+  memoryIds?: readonly string[];
 }
 
 export interface VectorRow {

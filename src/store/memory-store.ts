@@ -7,9 +7,12 @@ import type { MemoryView, ViewHit } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  ContextStats,
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
   MemoryWrite,
   RelationWork,
   VectorRow,
@@ -18,6 +21,7 @@ import type {
 } from './archive-store-spec.ts';
 import { countEdgeTypes, diffEdgeChanges, diffEdgeReplacement, pairKey } from './edge-merge.ts';
 import { MemoryKeyIndex } from './memory-key-index.ts';
+import { recordMatches } from './memory-scope-tags.ts';
 import { MemorySemanticIndex } from './memory-semantic-index.ts';
 import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -41,6 +45,9 @@ interface ContextData {
   journal: RelationWork[];
   /** Relation lookup keys (MemoryWrite.keys). */
   keys: MemoryKeyIndex;
+  lastWrite?: string;
+  /** memory id -> its replaced versions, oldest first (ArchiveStore.memoryVersions). */
+  versions: Map<string, MemoryRecord[]>;
 }
 
 /**
@@ -94,6 +101,11 @@ class MemoryStore implements ArchiveStore {
         }
       }
       (previous ? outcome.updated : outcome.inserted).push(id);
+      if (previous) {
+        const history = data.versions.get(id) ?? [];
+        history.push(previous.record);
+        data.versions.set(id, history);
+      }
       data.journal.push(journalEntry(this.nextSeq++, id, previous?.record));
       const stored = structuredClone({
         record: write.record,
@@ -103,7 +115,10 @@ class MemoryStore implements ArchiveStore {
       data.memories.set(id, stored);
       updateLexical(data, id, stored.views);
     }
-    if (outcome.inserted.length + outcome.updated.length > 0) invalidate(data);
+    if (outcome.inserted.length + outcome.updated.length > 0) {
+      data.lastWrite = new Date().toISOString();
+      invalidate(data);
+    }
     return outcome;
   }
 
@@ -125,22 +140,65 @@ class MemoryStore implements ArchiveStore {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
   ): Promise<MemoryRecord[]> {
     this.assertOpen();
     const memories = this.contexts.get(contextId)?.memories;
     if (!memories) return [];
     const after = options.afterSequence ?? Number.NEGATIVE_INFINITY;
     const afterId = options.afterSequence === undefined ? undefined : options.afterId;
+    const filter = options.filter;
     const records = [...memories.values()]
       .map((stored) => stored.record)
       .filter(
         (record) =>
-          record.sequence > after ||
-          (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0),
+          (record.sequence > after ||
+            (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0)) &&
+          (filter === undefined || recordMatches(record, filter)),
       )
       .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
     return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    this.assertOpen();
+    const data = this.contexts.get(contextId);
+    if (!data) return undefined;
+    const byKind: Record<string, number> = {};
+    for (const { record } of data.memories.values()) byKind[record.kind] = (byKind[record.kind] ?? 0) + 1;
+    return {
+      memories: data.memories.size,
+      byKind,
+      ...(data.lastWrite === undefined ? {} : { lastWrite: data.lastWrite }),
+    };
+  }
+
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    this.assertOpen();
+    const memories = this.contexts.get(contextId)?.memories;
+    if (!memories) return [];
+    if (options.ids !== undefined) {
+      return [...new Set(options.ids)].filter((id) => {
+        const stored = memories.get(id);
+        return stored !== undefined && recordMatches(stored.record, filter);
+      });
+    }
+    // The in-memory store is for small archives: a scan is its index.
+    const found = await this.listMemories(contextId, {
+      filter,
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+    });
+    return found.map((record) => record.id);
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    this.assertOpen();
+    const history = this.contexts.get(contextId)?.versions.get(id) ?? [];
+    return structuredClone(history.map((record, index) => ({ version: index + 1, record })));
   }
 
   async maxSequence(contextId: string): Promise<number | undefined> {
@@ -172,6 +230,7 @@ class MemoryStore implements ArchiveStore {
     const removed = data?.memories.get(id);
     if (!data || !removed) return false;
     data.memories.delete(id);
+    data.versions.delete(id);
     data.keys.remove(id);
     data.journal.push(journalEntry(this.nextSeq++, id, removed.record));
     for (const key of data.edgesByMemory.get(id) ?? []) {
@@ -186,6 +245,7 @@ class MemoryStore implements ArchiveStore {
       for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
     }
     data.lexical?.removeMemory(id);
+    data.lastWrite = new Date().toISOString();
     invalidate(data);
     return true;
   }
@@ -461,6 +521,7 @@ class MemoryStore implements ArchiveStore {
         vectors: new Map(),
         vectorIndexes: new Map(),
         keys: new MemoryKeyIndex(),
+        versions: new Map(),
       };
       if (create) this.contexts.set(contextId, data);
     }

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import { scopeTags } from './memory-scope-tags.ts';
 import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
 
@@ -187,7 +189,82 @@ export const MIGRATIONS: readonly {
       CREATE INDEX semantic_neighbours_by_neighbour ON semantic_neighbours (context_id, neighbour_id);
     `,
   },
+  {
+    // Version 6: memory history and scopes (docs/interfaces.md "Memories"). Both cascade from memories, so
+    // deleteMemory / deleteContext remove them in the same transaction (forget means forget).
+    version: 6,
+    sql: `
+      -- every replaced version of a memory, oldest first (ArchiveStore.memoryVersions)
+      CREATE TABLE memory_versions (
+        context_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        recorded_at TEXT,
+        record TEXT NOT NULL,
+        PRIMARY KEY (context_id, memory_id, version),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      -- scope tags (agent_id, run_id, metadata.<key> scalars; src/store/memory-scope-tags.ts): filters read
+      -- the matching memories through this index instead of walking the context
+      CREATE TABLE memory_tags (
+        context_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        PRIMARY KEY (context_id, name, value, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
+      -- event-time filters (from/to) as an index range
+      CREATE INDEX memories_by_time ON memories (context_id, timestamp);
+      -- memories per (context, kind), kept by triggers like edge_counts: user stats never count rows
+      CREATE TABLE kind_counts (
+        context_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (context_id, kind)
+      ) WITHOUT ROWID;
+      INSERT INTO kind_counts (context_id, kind, n) SELECT context_id, kind, COUNT(*) FROM memories GROUP BY 1, 2;
+      CREATE TRIGGER memories_kind_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+          ON CONFLICT (context_id, kind) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER memories_kind_delete AFTER DELETE ON memories BEGIN
+        UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+      END;
+      CREATE TRIGGER memories_kind_update AFTER UPDATE OF kind ON memories WHEN OLD.kind != NEW.kind BEGIN
+        UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+        INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+          ON CONFLICT (context_id, kind) DO UPDATE SET n = n + 1;
+      END;
+      -- when the context was last written (a memory added, changed or deleted)
+      ALTER TABLE contexts ADD COLUMN last_write TEXT;
+    `,
+    backfill: backfillScopeTags,
+  },
 ];
+
+/** Tags of memories written before version 6 (metadata scalars; older records have no agent or run). */
+function backfillScopeTags(db: Database.Database): void {
+  const insert = db.prepare(
+    'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id) VALUES (?, ?, ?, ?)',
+  );
+  // Paged by rowid: better-sqlite3 cannot write while an iterator is open on the same connection.
+  const page = db.prepare(
+    'SELECT rowid AS at, context_id, id, record FROM memories WHERE rowid > ? ORDER BY rowid LIMIT 1000',
+  );
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after) as { at: number; context_id: string; id: string; record: string }[];
+    for (const row of rows) {
+      for (const tag of scopeTags(JSON.parse(row.record) as MemoryRecord)) {
+        insert.run(row.context_id, tag.name, tag.value, row.id);
+      }
+    }
+    if (rows.length < 1000) return;
+    after = rows[rows.length - 1]!.at;
+  }
+}
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 

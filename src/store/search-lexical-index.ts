@@ -74,7 +74,7 @@ export function searchLexicalIndex(
   termIds: ReadonlyMap<string, number>,
   contextId: string,
   query: string,
-  options: { limit: number; kinds?: readonly ViewKind[] },
+  options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
 ): ViewHit[] {
   const terms = queryTerms(query);
   if (terms.length === 0 || options.limit <= 0) return [];
@@ -84,6 +84,10 @@ export function searchLexicalIndex(
     statementCache.set(db, s);
   }
   const statements = s;
+  const subset = options.memoryIds;
+  if (subset !== undefined) {
+    return db.transaction(() => searchSubset(statements, termIds, contextId, terms, subset, options))();
+  }
   return db.transaction(() => {
     const fields = (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
     if (fields.length === 0) return [];
@@ -97,6 +101,59 @@ export function searchLexicalIndex(
     }
     return hits.sort(compareHits);
   })();
+}
+
+/**
+ * BM25 restricted to the views of `memoryIds` (a filtered question's selective candidate set): the forward
+ * lists of just those documents are read through lex_docs(memory_id, field) and scored with the field's
+ * statistics, so every score equals the unrestricted search's score of that view. Cost follows the ids.
+ */
+function searchSubset(
+  s: ReturnType<typeof prepareSearchStatements>,
+  known: ReadonlyMap<string, number>,
+  contextId: string,
+  terms: readonly string[],
+  memoryIds: readonly string[],
+  options: { limit: number; kinds?: readonly ViewKind[] },
+): ViewHit[] {
+  if (memoryIds.length === 0) return [];
+  const fields = (s.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
+  const wanted = options.kinds ? new Set(options.kinds) : undefined;
+  const ids = resolveTermIds(s, known, terms);
+  if (ids.length === 0) return [];
+  const position = new Map(ids.map((term, i) => [term, i]));
+  const hits: ViewHit[] = [];
+  for (const field of fields) {
+    if (wanted && !wanted.has(field.kind)) continue;
+    const averageLength = field.total_length / field.docs;
+    const idf = new Float64Array(ids.length);
+    for (const row of s.stats.all(field.id, JSON.stringify(ids)) as { term: number; docs: number }[]) {
+      idf[position.get(row.term)!]! += row.docs;
+    }
+    for (let i = 0; i < idf.length; i++) idf[i] = idf[i]! > 0 ? bm25Idf(field.docs, idf[i]!) : 0;
+    const top = new TopHits(options.limit);
+    const tfs = new Float64Array(ids.length);
+    for (let from = 0; from < memoryIds.length; from += CHUNK) {
+      const chunk = JSON.stringify(memoryIds.slice(from, from + CHUNK));
+      for (const row of s.subsetDocs.all(field.id, chunk) as [string, string, Buffer][]) {
+        const blob = row[2];
+        tfs.fill(0);
+        for (let i = 8; i + 8 <= blob.length; i += 8) {
+          const at = position.get(blob.readUInt32LE(i));
+          if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+        }
+        const length = blob.readUInt32LE(4);
+        let rawScore = 0;
+        for (let at = 0; at < ids.length; at++) {
+          if (tfs[at]! > 0 && idf[at]! > 0)
+            rawScore += bm25TermScore(idf[at]!, tfs[at]!, length, averageLength);
+        }
+        if (rawScore > 0) top.offer({ memoryId: row[0], kind: field.kind, key: row[1], rawScore });
+      }
+    }
+    hits.push(...top.sorted());
+  }
+  return hits.sort(compareHits);
 }
 
 /** Query term ids in query order; terms the dictionary has never seen cannot match and are dropped. */
@@ -366,6 +423,11 @@ function prepareSearchStatements(db: Database.Database) {
     forwardRange: db.prepare('SELECT terms FROM lex_docs WHERE id BETWEEN ? AND ?').pluck(),
     names: db
       .prepare('SELECT id, memory_id, key FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
+      .raw(),
+    subsetDocs: db
+      .prepare(
+        'SELECT memory_id, key, terms FROM lex_docs WHERE field = ? AND memory_id IN (SELECT value FROM json_each(?))',
+      )
       .raw(),
   };
 }

@@ -206,7 +206,7 @@ export class SqliteLexicalIndex {
   search(
     contextId: string,
     query: string,
-    options: { limit: number; kinds?: readonly ViewKind[] },
+    options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
   ): ViewHit[] {
     return searchLexicalIndex(this.db, this.termIds, contextId, query, options);
   }

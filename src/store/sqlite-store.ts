@@ -8,9 +8,12 @@ import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  ContextStats,
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
   MemoryWrite,
   RelationWork,
   VectorRow,
@@ -19,9 +22,11 @@ import type {
 } from './archive-store-spec.ts';
 import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
+import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
+import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, vectorDimensionError } from './store-rules.ts';
@@ -82,6 +87,7 @@ class SqliteStore implements ArchiveStore {
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly keys: SqliteRelationKeys;
+  private readonly filtered: SqliteMemoryFilter;
   readonly semantic: SemanticIndexStore;
 
   constructor(
@@ -90,6 +96,7 @@ class SqliteStore implements ArchiveStore {
   ) {
     this.statements = prepareStatements(db);
     this.keys = new SqliteRelationKeys(db);
+    this.filtered = new SqliteMemoryFilter(db);
     this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
     const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_fts'").get();
     this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
@@ -137,6 +144,16 @@ class SqliteStore implements ArchiveStore {
             if (previous) {
               const replaced = s.getRecord.get(contextId, record.id) as { record: string };
               s.journal.run(contextId, record.id, replaced.record);
+              // History: the replaced record becomes the memory's newest old version.
+              s.insertVersion.run(
+                contextId,
+                record.id,
+                recordedAtOf(replaced.record),
+                replaced.record,
+                contextId,
+                record.id,
+              );
+              s.deleteTags.run(contextId, record.id);
               s.updateMemory.run(...columns, contextId, record.id);
               s.deleteViews.run(contextId, record.id);
               s.deleteMemoryVectors.run(contextId, record.id);
@@ -148,6 +165,7 @@ class SqliteStore implements ArchiveStore {
               outcome.inserted.push(record.id);
             }
             this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
+            for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
             views.forEach((view, position) => {
               s.insertView.run(
                 contextId,
@@ -163,6 +181,7 @@ class SqliteStore implements ArchiveStore {
           }
           lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+            s.touchContext.run(new Date().toISOString(), contextId);
             if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
             if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
           }
@@ -197,8 +216,13 @@ class SqliteStore implements ArchiveStore {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
   ): Promise<MemoryRecord[]> {
+    if (options.filter !== undefined) {
+      const { filter, ...page } = options;
+      const rows = this.run(() => this.filtered.list(contextId, filter, page));
+      return rows.map((row) => JSON.parse(row) as MemoryRecord);
+    }
     const rows = this.run(() =>
       this.statements.listRecords.all({
         contextId,
@@ -210,6 +234,22 @@ class SqliteStore implements ArchiveStore {
     return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
 
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    return this.run(() => this.filtered.match(contextId, filter, options));
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    const rows = this.run(() => this.statements.listVersions.all(contextId, id)) as {
+      version: number;
+      record: string;
+    }[];
+    return rows.map((row) => ({ version: row.version, record: JSON.parse(row.record) as MemoryRecord }));
+  }
+
   async maxSequence(contextId: string): Promise<number | undefined> {
     const row = this.run(() => this.statements.maxSequence.get(contextId)) as { n: number | null };
     return row.n ?? undefined;
@@ -218,6 +258,24 @@ class SqliteStore implements ArchiveStore {
   async countMemories(contextId: string): Promise<number> {
     const row = this.run(() => this.statements.countMemories.get(contextId)) as { n: number } | undefined;
     return row?.n ?? 0;
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.run(() => {
+      const context = this.statements.contextRow.get(contextId) as
+        | { memories: number; last_write: string | null }
+        | undefined;
+      if (!context) return undefined;
+      const byKind: Record<string, number> = {};
+      for (const row of this.statements.kindCounts.all(contextId) as { kind: string; n: number }[]) {
+        if (row.n > 0) byKind[row.kind] = row.n;
+      }
+      return {
+        memories: context.memories,
+        byKind,
+        ...(context.last_write === null ? {} : { lastWrite: context.last_write }),
+      };
+    });
   }
 
   async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -255,6 +313,7 @@ class SqliteStore implements ArchiveStore {
             lexical?.flush();
             s.journal.run(contextId, id, removed.record);
             s.addCount.run(-1, contextId);
+            s.touchContext.run(new Date().toISOString(), contextId);
             s.bumpVectorVersion.run(contextId);
           }
           return deleted;
@@ -274,7 +333,7 @@ class SqliteStore implements ArchiveStore {
           // What a context owns, and how each goes (extend this list with every new per-context table):
           // - memories: ON DELETE CASCADE from contexts; views, vectors, edges cascade from memories;
           // - questions: no foreign key (questions may name a context before its memories arrive): explicit;
-          // - memory_keys: cascade from memories;
+          // - memory_keys, memory_versions, memory_tags: cascade from memories;
           // - relation_journal: no foreign key (entries outlive deleted memories) and holds replaced
           //   records' text: explicit;
           // - tables added later (lexical index, semantic index) must either reference memories/contexts
@@ -291,6 +350,7 @@ class SqliteStore implements ArchiveStore {
           }
           s.deleteContextJournal.run(contextId);
           s.deleteContextEdgeCounts.run(contextId);
+          s.deleteContextKindCounts.run(contextId);
           // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
           // docs, postings and lists from memories.
           s.deleteContextSemanticDf.run(contextId);
@@ -688,6 +748,18 @@ function prepareStatements(db: Database.Database) {
     updateMemory: p(`UPDATE memories SET sequence = ?, kind = ?, session_id = ?, round_id = ?, timestamp = ?,
       content_hash = ?, record = ? WHERE context_id = ? AND id = ?`),
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
+    insertVersion: p(`INSERT INTO memory_versions (context_id, memory_id, version, recorded_at, record)
+      SELECT ?, ?, COALESCE(MAX(version), 0) + 1, ?, ? FROM memory_versions WHERE context_id = ? AND memory_id = ?`),
+    listVersions: p(`SELECT version, record FROM memory_versions WHERE context_id = ? AND memory_id = ?
+      ORDER BY version`),
+    insertTag: p(
+      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id) VALUES (?, ?, ?, ?)',
+    ),
+    touchContext: p('UPDATE contexts SET last_write = ? WHERE id = ?'),
+    contextRow: p('SELECT memories, last_write FROM contexts WHERE id = ?'),
+    kindCounts: p('SELECT kind, n FROM kind_counts WHERE context_id = ? ORDER BY kind'),
+    deleteContextKindCounts: p('DELETE FROM kind_counts WHERE context_id = ?'),
+    deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
@@ -756,6 +828,11 @@ function prepareStatements(db: Database.Database) {
     listMetaKeys: p('SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key'),
     listVectorSpaces: p('SELECT DISTINCT space FROM vectors WHERE context_id = ? ORDER BY space'),
   };
+}
+
+function recordedAtOf(record: string): string | null {
+  const value = (JSON.parse(record) as MemoryRecord).recordedAt;
+  return typeof value === 'string' ? value : null;
 }
 
 function cached<T>(cache: Map<string, Cached<T>>, key: string, version: number, build: () => T): T {

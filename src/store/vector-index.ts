@@ -22,9 +22,16 @@ export class VectorIndex {
   /** Unit-normalised copy of every row, row-major. */
   private readonly matrix: Float32Array;
   private readonly ivf: Ivf | undefined;
+  /** memory id -> its row positions, for searches restricted to a filtered candidate set. */
+  private readonly byMemory = new Map<string, number[]>();
 
   constructor(rows: readonly VectorRow[], options: { approximateAbove?: number } = {}) {
     this.rows = rows;
+    rows.forEach((row, index) => {
+      const list = this.byMemory.get(row.memoryId);
+      if (list) list.push(index);
+      else this.byMemory.set(row.memoryId, [index]);
+    });
     this.size = rows.length;
     this.dims = rows[0]?.vector.length ?? 0;
     this.matrix = new Float32Array(this.size * this.dims);
@@ -46,6 +53,11 @@ export class VectorIndex {
     const unit = new Float32Array(this.dims);
     writeUnit(query, unit, 0);
     const kinds = options.kinds ? new Set<ViewKind>(options.kinds) : undefined;
+    if (options.memoryIds !== undefined) {
+      // A filtered question: exact cosines over the candidate set's rows only.
+      const positions = [...new Set(options.memoryIds)].flatMap((id) => this.byMemory.get(id) ?? []);
+      return this.scan(unit, kinds, options.limit, positions);
+    }
     if (this.ivf) {
       const hits = this.scan(unit, kinds, options.limit, probeRows(this.ivf, unit, this.dims));
       if (hits.length >= options.limit) return hits;

@@ -61,6 +61,20 @@ export interface MemoryRecord {
   derived?: DerivedFields;
   /** Source-specific fields kept verbatim (email headers, dataset extras). Used by schema relations. */
   metadata?: Record<string, unknown>;
+  /** Which agent wrote or owns the memory (mem0 `agent_id`): a scope usable in filters. */
+  agentId?: string;
+  /** The run / session scope of the memory (mem0 `run_id`): a scope usable in filters. */
+  runId?: string;
+  /**
+   * Ids of memories of the same context this one corrects or replaces ("the appointment moved to Friday"
+   * supersedes "the appointment is on Monday"). Shown to the reader with both dates; see docs/interfaces.md.
+   */
+  supersedes?: string[];
+  /**
+   * When this version entered the archive (ISO 8601, set at write time; the second clock next to
+   * `timestamp`, which is when the event happened). Not part of the content hash.
+   */
+  recordedAt?: string;
   /**
    * State of the media digest (EXIF, OCR, frames, pages, captions) of a record with local media: set by
    * ingest, never by a source. Absent for records without local media (src/digest/media/).

@@ -19,6 +19,7 @@ export interface WriteWorkerData {
 export type WriteMethod =
   | 'ingest'
   | 'addMemories'
+  | 'updateMemory'
   | 'deleteMemory'
   | 'compact'
   | 'forgetContext'

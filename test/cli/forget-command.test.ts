@@ -33,12 +33,17 @@ describe('graphmemix forget', () => {
 
     const one = cli('forget', '--db', db, '--context', 'alice', '--memory', 'm1', '--json');
     expect(one.code, one.stderr).toBe(0);
-    expect(JSON.parse(one.stdout)).toMatchObject({ context: 'alice', memory: 'm1', memories: 1 });
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      user_id: 'alice',
+      memory_id: 'm1',
+      deleted: true,
+      memories: 1,
+    });
 
     // bob imported the same photo: forgetting alice keeps the file, forgetting bob too removes it.
     const all = cli('forget', '--db', db, '--context', 'alice', '--json');
     expect(all.code, all.stderr).toBe(0);
-    expect(JSON.parse(all.stdout)).toEqual({ context: 'alice', memories: 2, media_files: 0 });
+    expect(JSON.parse(all.stdout)).toEqual({ user_id: 'alice', deleted: true, memories: 2, media_files: 0 });
     expect(existsSync(photo)).toBe(true);
     const bob = cli('forget', '--db', db, '--context', 'bob', '--memory', 'm2', '--json');
     expect(bob.code, bob.stderr).toBe(0);

@@ -32,6 +32,12 @@ describe('npm run demo', () => {
       expect(stdout).toMatch(/^ {2}tree 1$/m);
       // At least one forest joins memories by an edge, printed with its relation and role.
       expect(stdout).toMatch(/└─ [a-z_+]+ · (new_fact|clarification|corroboration) \(w /);
+      // The update and its history (oldest first), and the question answered from the current version.
+      expect(stdout).toMatch(/updateMemory\('dentist'\) -> version 2/);
+      expect(stdout).toMatch(/ {2}v1 event 2024-05-20T10:00:00Z recorded \S+: .*Monday/);
+      expect(stdout).toMatch(/ {2}v2 event 2024-05-28T16:30:00Z recorded \S+: .*Thursday/);
+      expect(stdout).toMatch(/^ {4}1\. \[2024-05-28T16:30:00Z\] .*Thursday June 6/m);
+      expect(stdout).not.toMatch(/^ {4}\d\. .*Monday June 3/m);
       const html = readFileSync(last, 'utf8');
       expect(html.match(/data-testid="question"/g)?.length).toBe(EXAMPLE_QUESTIONS.length);
       expect(html).toContain('data-testid="gold-summary"');

@@ -13,8 +13,14 @@ const TOOLS = [
   'answer_question',
   'delete_memory',
   'delete_user',
+  'forget_user',
+  'get_memory',
+  'list_memories',
+  'memory_history',
   'retrieve_evidence',
   'search_memories',
+  'update_memory',
+  'user_stats',
 ];
 
 function textOf(result: unknown): string {
@@ -28,7 +34,7 @@ afterEach(async () => {
 });
 
 describe('MCP server', () => {
-  it('serves the six tools over real stdio and scopes every call by user_id', async () => {
+  it('serves every tool over real stdio and scopes every call by user_id', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ['--import', TSX_IMPORT, join(REPO_ROOT, 'test/support/fake-mcp-stdio.ts')],

@@ -80,18 +80,18 @@ describe.skipIf(PG_SKIP !== undefined)('a postgres:// --db in the library and ev
     const viaEnv = run(['retrieve', 'When is the ceramics class?', '--context', 'alice', '--json'], {
       GRAPHMEMIX_DB: db,
     });
-    expect(JSON.parse(viaEnv.stdout).evidence[0].memoryId).toBe('m1');
+    expect(JSON.parse(viaEnv.stdout).evidence[0].memory_id).toBe('m1');
     const config = join(dir, 'graphmemix.config.json');
     writeFileSync(config, JSON.stringify({ db }));
     const viaConfig = run(['retrieve', 'dentist', '--context', 'alice', '--config', config, '--json']);
-    expect(JSON.parse(viaConfig.stdout).evidence[0].memoryId).toBe('m2');
+    expect(JSON.parse(viaConfig.stdout).evidence[0].memory_id).toBe('m2');
     run(['compact', '--db', db, '--context', 'alice']);
     const version = run(['--version', '--db', db, '--json']);
     expect(JSON.parse(version.stdout)).toMatchObject({ backend: 'postgres', vector_support: 'pgvector' });
     expect(JSON.parse(version.stdout).db).toContain('[redacted]@127.0.0.1');
     run(['copy', '--from', db, '--to', join(dir, 'down.db')]);
     const down = run(['retrieve', 'dentist', '--db', join(dir, 'down.db'), '--context', 'alice', '--json']);
-    expect(JSON.parse(down.stdout).evidence[0].memoryId).toBe('m2');
+    expect(JSON.parse(down.stdout).evidence[0].memory_id).toBe('m2');
     // A failure names the server without the password.
     const refused = cli([
       'retrieve',

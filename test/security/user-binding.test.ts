@@ -75,6 +75,21 @@ const ROUTES: Record<string, RouteCall> = {
   'GET /view': (key, user) =>
     world.app.request(`/view?user_id=${user}&q=secret%20plan`, jsonRequest('GET', key)),
   'DELETE /v1/users/:id': (key, user) => world.app.request(`/v1/users/${user}`, jsonRequest('DELETE', key)),
+  'POST /v1/memories (messages)': (key, user) =>
+    world.app.request(
+      '/v1/memories',
+      jsonRequest('POST', key, { user_id: user, messages: [{ role: 'user', content: 'planted' }] }),
+    ),
+  'GET /v1/memories (list)': (key, user) =>
+    world.app.request(`/v1/memories?user_id=${user}&agent_id=x`, jsonRequest('GET', key)),
+  'PATCH /v1/memories/:id': (key, user) =>
+    world.app.request(
+      `/v1/memories/${user[0]}1`,
+      jsonRequest('PATCH', key, { user_id: user, text: 'overwritten' }),
+    ),
+  'GET /v1/memories/:id/history': (key, user) =>
+    world.app.request(`/v1/memories/${user[0]}1/history?user_id=${user}`, jsonRequest('GET', key)),
+  'GET /v1/users/:id': (key, user) => world.app.request(`/v1/users/${user}`, jsonRequest('GET', key)),
   'GET /v1/users/:id/memories': (key, user) =>
     world.app.request(`/v1/users/${user}/memories`, jsonRequest('GET', key)),
 };
@@ -142,6 +157,15 @@ describe('HTTP: every route refuses other users with an existence-hiding 404', (
     });
   }
 
+  it('GET /v1/users lists only the users of the key', async () => {
+    const handled = tally.tried('HTTP cross-user: GET /v1/users');
+    const mine = await world.app.request('/v1/users', jsonRequest('GET', 'ka'));
+    expect(mine.status).toBe(200);
+    const users = ((await mine.json()) as { users: { user_id: string }[] }).users.map((u) => u.user_id);
+    expect(users).toEqual(['alice']);
+    handled();
+  });
+
   it('controls: own users, * keys and bare keys are served', async () => {
     const allowed: [string, string][] = [
       ['ka', 'alice'],
@@ -168,6 +192,13 @@ const TOOL_CALLS: Record<string, (user: string) => Record<string, unknown>> = {
   retrieve_evidence: (user) => ({ user_id: user, question: 'secret plan?' }),
   answer_question: (user) => ({ user_id: user, question: 'secret plan?', verifiers: 'offline' }),
   delete_memory: (user) => ({ user_id: user, memory_id: `${user[0]}1` }),
+  list_memories: (user) => ({ user_id: user }),
+  get_memory: (user) => ({ user_id: user, memory_id: `${user[0]}1` }),
+  update_memory: (user) => ({ user_id: user, memory_id: `${user[0]}1`, text: 'overwritten' }),
+  memory_history: (user) => ({ user_id: user, memory_id: `${user[0]}1` }),
+  user_stats: (user) => ({ user_id: user }),
+  delete_user: (user) => ({ user_id: user }),
+  forget_user: (user) => ({ user_id: user }),
 };
 
 async function expectToolsRefuse(client: Client, surface: string, users: string[]): Promise<void> {

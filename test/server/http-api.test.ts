@@ -174,13 +174,23 @@ describe('HTTP API', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(await errorCode(response)).toBe('INVALID_INPUT');
     }
-    // Records that pass the schema but fail the ingest rules are reported; all rejected -> 400.
-    const rejected = await ctx.post('/v1/memories', {
-      user_id: 'alice',
-      memories: [{ id: 'x', timestamp: 'soon' }],
-    });
+    // THE record schema validates every record of the body: a bad field (or an unknown one) is a 400 that
+    // names it and changes nothing.
+    for (const [memory, field] of [
+      [{ id: 'x', timestamp: 'soon' }, 'memories.0.timestamp'],
+      [{ id: 'x', text: 'hi', timestmap: '2024-01-01' }, 'memories.0.timestmap'],
+      [{ id: 'x', text: 'hi', assets: [{ kind: 'image', url: 'u' }] }, 'memories.0.assets.0.url'],
+    ] as const) {
+      const rejected = await ctx.post('/v1/memories', { user_id: 'alice', memories: [memory] });
+      expect(rejected.status).toBe(400);
+      const error = ((await rejected.json()) as { error: { code: string; location?: { field?: string } } })
+        .error;
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.location?.field).toBe(field);
+    }
+    // Records that pass the schema but fail the ingest rules (no content) are reported; all rejected -> 400.
+    const rejected = await ctx.post('/v1/memories', { user_id: 'alice', memories: [{ id: 'x' }] });
     expect(rejected.status).toBe(400);
-    expect(((await rejected.json()) as { rejected: unknown[] }).rejected).toHaveLength(1);
     for (const [route, body] of [
       ['/v1/retrieve', { user_id: 'alice' }],
       ['/v1/retrieve', { user_id: 'alice', question: 'x', k: 0 }],

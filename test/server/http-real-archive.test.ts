@@ -102,7 +102,9 @@ describe('HTTP API over a real archive', () => {
       memories: [{ id: 'z', text: 'ok', timestamp: 'not a date' }],
     });
     expect(badRecord.status).toBe(400);
-    expect(((await badRecord.json()) as { rejected: { code: string }[] }).rejected[0]?.code).toBeTruthy();
+    expect(
+      ((await badRecord.json()) as { error: { location: { field: string } } }).error.location.field,
+    ).toBe('memories.0.timestamp');
     expect(await graphmemix.store.countMemories('maya')).toBe(before);
     expect(await graphmemix.getMemory('maya', 'z')).toBeUndefined();
   });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
+import { compareHits } from '../../src/retrieval/top-hits.ts';
 import type { MemoryWrite } from '../../src/store/archive-store-spec.ts';
 import { postgresLexicalCounters } from '../../src/store/postgres/postgres-lexical-search.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
@@ -12,8 +13,8 @@ import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-
 /**
  * Top-k pruning of the Postgres lexical search (postgres-lexical-search.ts): on random Zipf data the pruned
  * search returns exactly what the unpruned reference (a fresh Bm25Index over the same views) returns, ids,
- * order and scores; a query with a common term reads fewer postings than the query terms' lists hold; and a
- * database migrated from schema 1 (no impacts) gets them backfilled and searches the same.
+ * order and scores (also restricted to random memory subsets); a query with a common term reads fewer postings than the query terms' lists hold; and a
+ * database migrated from schema 2 (no impacts) gets them backfilled and searches the same.
  */
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres lexical pruning skipped] ${PG_SKIP}`);
@@ -116,6 +117,18 @@ async function expectReference(url: string, model: Map<string, MemoryView[]>, se
         reference.search(query, options),
         `${query}/${limit}`,
       );
+      // Restricted to a random candidate set: the context's statistics, the subset's documents only.
+      const ids = [...model.keys()].filter(() => c.random() < 0.05);
+      const wanted = new Set(ids);
+      const all = reference.search(query, { ...options, limit: 1e9 }).filter((h) => wanted.has(h.memoryId));
+      const expected = [...new Set(all.map((h) => h.kind))]
+        .flatMap((kind) => all.filter((h) => h.kind === kind).slice(0, limit))
+        .sort(compareHits);
+      same(
+        await store.searchLexical('ctx', query, { ...options, memoryIds: ids }),
+        expected,
+        `${query}/${limit}/subset`,
+      );
     }
   } finally {
     await store.close();
@@ -144,11 +157,11 @@ describe.skipIf(PG_SKIP !== undefined)('postgres lexical pruning', () => {
     }
   });
 
-  it('backfills impacts when migrating a schema-1 database, with the same results', async () => {
+  it('backfills impacts when migrating a schema-2 database, with the same results', async () => {
     const url = await createTestDatabase();
     const model = await fill(url, 23, true);
     await expectReference(url, model, 23);
-    // Back to the schema-1 shape: no impacts, no reference lengths, the original primary key.
+    // Back to the schema-2 shape: no impacts, no reference lengths, the original primary key.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
@@ -157,7 +170,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres lexical pruning', () => {
         ALTER TABLE lex_postings DROP COLUMN impact;
         ALTER TABLE lex_postings ADD PRIMARY KEY (context_id, kind, term, doc) INCLUDE (tf, length, memory_id, key);
         ALTER TABLE lex_fields DROP COLUMN reference_length;
-        DELETE FROM schema_migrations WHERE version > 1;`);
+        DELETE FROM schema_migrations WHERE version > 2;`);
     } finally {
       await admin.end();
     }

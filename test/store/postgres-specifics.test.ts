@@ -21,6 +21,9 @@ async function fill(store: PostgresArchiveStore, contextId: string): Promise<voi
     { ...write(contextId, 'm2', `more words of ${contextId}`, 1), keys: ['k:one'] },
   ]);
   await store.writeMemories(contextId, [write(contextId, 'm2', `changed words of ${contextId}`, 1)]);
+  // A scoped memory (memory_tags rows; the update above gave memory_versions a row).
+  const scoped = write(contextId, 'm3', `scoped words of ${contextId}`, 2);
+  await store.writeMemories(contextId, [{ ...scoped, record: { ...scoped.record, agentId: 'bot' } }]);
   await store.replaceEdges(
     contextId,
     ['same_round'],
@@ -77,7 +80,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     for (const id of hostile) await fill(store, id);
     await fill(store, 'plain');
     for (const id of hostile) {
-      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id]);
+      expect((await store.listMemories(id)).map((record) => record.contextId)).toEqual([id, id, id]);
       const rows = await store.queryInContext(id, 'SELECT DISTINCT context_id FROM memories');
       expect(rows).toEqual([{ context_id: id }]);
     }

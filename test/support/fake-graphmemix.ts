@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { CandidateEdge, ForestSolution, ForestTree } from '../../src/core/candidate-graph.ts';
 import type { IngestRejection, IngestReport } from '../../src/digest/ingest-report.ts';
+import { GraphmemixError } from '../../src/errors/graphmemix-error.ts';
 import type { Graphmemix, MemoryRecordInput, SearchHit } from '../../src/graphmemix-api.ts';
 import type { ImportFormat } from '../../src/importers/importer-spec.ts';
 import { buildEvidence } from '../../src/pipeline/evidence-packet.ts';
@@ -118,6 +119,35 @@ export function createFakeGraphmemix(): FakeGraphmemix {
     async getMemory(contextId, id) {
       calls.push({ method: 'getMemory', contextId });
       return contexts.get(contextId)?.get(id);
+    },
+    async listMemories(contextId, options = {}) {
+      calls.push({ method: 'listMemories', contextId });
+      return { memories: records(contextId).slice(0, options.limit ?? 50) };
+    },
+    async updateMemory(contextId, id, patch) {
+      calls.push({ method: 'updateMemory', contextId });
+      const current = contexts.get(contextId)?.get(id);
+      if (!current) throw new GraphmemixError('NOT_FOUND', `memory ${id} not found for this user`);
+      const memory = { ...current, ...patch } as MemoryRecord;
+      contexts.get(contextId)!.set(id, memory);
+      return { memory, version: 2, changed: true };
+    },
+    async memoryHistory(contextId, id) {
+      calls.push({ method: 'memoryHistory', contextId });
+      const current = contexts.get(contextId)?.get(id);
+      return current ? [{ version: 1, record: current }] : undefined;
+    },
+    async addMessages(contextId, messages) {
+      calls.push({ method: 'addMessages', contextId });
+      const inputs = messages.map((m, i) => ({ id: `msg-${i + 1}`, role: m.role, text: m.content }));
+      return { ...(await addMemories(contextId, inputs)), memoryIds: inputs.map((r) => r.id) };
+    },
+    async listUsers() {
+      return [...contexts.entries()].map(([userId, memories]) => ({ userId, memories: memories.size }));
+    },
+    async userStats(userId) {
+      const memories = contexts.get(userId)?.size;
+      return memories === undefined ? undefined : { userId, memories, byKind: {}, edges: {} };
     },
     async deleteMemory(contextId, id) {
       calls.push({ method: 'deleteMemory', contextId });

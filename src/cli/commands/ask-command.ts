@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { toApiAnswer } from '../../shell-kit/api-serializers.ts';
 import { addQuestionFlags, formatResultText, type QuestionFlags, runQuestion } from './retrieve-command.ts';
 
 export function registerAskCommand(program: Command): void {
@@ -20,7 +21,7 @@ Example:
         gm.answer(contextId, call.question, call.options),
       );
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(toApiAnswer(flags.context, result), null, 2)}\n`);
         return;
       }
       const answer = result.answered

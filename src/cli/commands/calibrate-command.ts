@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/index.ts';
+import { requireArchive } from '../archive-checks.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface CalibrateFlags {
@@ -53,6 +54,7 @@ Example:
       }
       const { calibratePrizes, createModels, loadModelConfig, openStore } = await import('../../index.ts');
       const { isDevQuestion } = await import('../../eval/splits.ts');
+      requireArchive(flags.db);
       const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
       const store = await openStore(flags.db);
       try {

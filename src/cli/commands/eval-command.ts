@@ -95,6 +95,16 @@ Examples:
       } finally {
         progress.done();
       }
+      // A table of zeros is not a result: no question, or none with gold, means the data or format is wrong.
+      if (report.questions === 0 || report.questions_without_gold === report.questions) {
+        throw new GraphmemixError(
+          'INVALID_INPUT',
+          report.questions === 0
+            ? `no questions read from ${flags.data} as ${flags.format} (check --format, --data, --questions)`
+            : `none of the ${report.questions} questions has gold evidence in ${flags.data} (check --format)`,
+          { location: { field: 'format' } },
+        );
+      }
       const { examples: _examples, ...json } = report;
       if (flags.json === '-') process.stdout.write(`${JSON.stringify(json)}\n`);
       else if (flags.json) writeFileSync(flags.json, `${JSON.stringify(json, null, 2)}\n`);

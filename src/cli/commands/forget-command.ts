@@ -42,7 +42,7 @@ Examples:
 /** Opens the archive (never creates one), deletes, and closes the store also on failure. */
 export async function runForget(
   flags: ForgetFlags,
-): Promise<{ context: string; memory?: string; memories: number; media_files: number }> {
+): Promise<{ user_id: string; memory_id?: string; deleted: true; memories: number; media_files: number }> {
   if (flags.context.trim() === '') {
     throw new GraphmemixError('INVALID_INPUT', '--context must not be empty', {
       location: { field: 'context' },
@@ -66,11 +66,17 @@ export async function runForget(
           `memory ${flags.memory} not found in context ${flags.context}`,
         );
       }
-      return { context: flags.context, memory: flags.memory, memories: 1, media_files: 0 };
+      // The HTTP API's field names (DELETE /v1/memories/:id, DELETE /v1/users/:id).
+      return { user_id: flags.context, memory_id: flags.memory, deleted: true, memories: 1, media_files: 0 };
     }
     const report = await gm.forgetContext(flags.context);
     if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `context ${flags.context} does not exist`);
-    return { context: flags.context, memories: report.memories, media_files: report.mediaFiles };
+    return {
+      user_id: flags.context,
+      deleted: true,
+      memories: report.memories,
+      media_files: report.mediaFiles,
+    };
   } finally {
     await gm.close();
   }

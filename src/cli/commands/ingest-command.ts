@@ -12,6 +12,7 @@ import {
   openGraphmemix,
 } from '../../index.ts';
 import { RELATION_TYPES } from '../../types/relation.ts';
+import { announceNewArchive } from '../archive-checks.ts';
 import { createProgress } from '../progress.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
@@ -48,6 +49,16 @@ Examples:
     .action(async (path: string, flags: IngestFlags) => {
       const report = await runIngest(path, flags);
       process.stdout.write(flags.json ? `${JSON.stringify(ingestSummary(report))}\n` : formatReport(report));
+      // Everything rejected and nothing stored: the wrong --format or a broken file, not a success.
+      const stored = report.imported + report.updated + report.unchanged + report.skipped;
+      if (stored === 0 && report.rejected.length > 0) {
+        const first = report.rejected[0]!;
+        throw new GraphmemixError(
+          'INVALID_INPUT',
+          `no record imported: ${report.rejected.length} rejected as ${flags.format} (first: ${first.message}); check --format`,
+          { location: { field: 'format' } },
+        );
+      }
     });
 }
 
@@ -78,6 +89,7 @@ export async function runIngest(path: string, flags: IngestFlags): Promise<Inges
   }
   // Configured models join the digest (vision captions for photos, embeddings); nothing configured: offline.
   const models = createModels(loadModelConfig(flags.config === undefined ? {} : { path: flags.config }));
+  announceNewArchive(flags.db);
   const gm = await openGraphmemix({ db: flags.db, models });
   const progress = createProgress({ label: `ingest ${flags.format}` });
   try {
@@ -113,7 +125,7 @@ export function ingestSummary(report: IngestReport): Record<string, unknown> {
     skipped: report.skipped,
     rejections: report.rejected,
     warnings: report.warnings,
-    stepSeconds: Object.fromEntries(
+    step_seconds: Object.fromEntries(
       Object.entries(report.stepSeconds).map(([step, seconds]) => [step, Math.round(seconds * 1000) / 1000]),
     ),
   };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseInput } from '../../api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { announceNewArchive } from '../archive-checks.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 import { untilSignal } from './serve-command.ts';
 
@@ -53,6 +54,7 @@ Client config (stdio):
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
         console.info = console.error;
+        announceNewArchive(flags.db);
         const graphmemix = await openShellGraphmemix({
           db: flags.db,
           ...(flags.config ? { config: flags.config } : {}),
@@ -76,6 +78,7 @@ Client config (stdio):
       if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
       }
+      announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),

@@ -3,6 +3,8 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { retrieveSchema } from '../../api-schemas/route-schemas.ts';
 import { toQuestionCall } from '../../api-schemas/to-pipeline-input.ts';
 import type { RetrievalResult } from '../../pipeline/retrieval-result.ts';
+import { toApiRetrieval } from '../../shell-kit/api-serializers.ts';
+import { requireArchive, requireContext } from '../archive-checks.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 export interface QuestionFlags {
@@ -45,6 +47,7 @@ export async function runQuestion<T>(
     ...(flags.instruction === undefined ? {} : { instruction: flags.instruction }),
     ...(flags.verifiers === undefined ? {} : { verifiers: flags.verifiers }),
   });
+  requireArchive(flags.db);
   const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
   // One question: starting reader threads would only add their start-up time.
   const gm = await openShellGraphmemix({
@@ -53,6 +56,7 @@ export async function runQuestion<T>(
     ...(flags.config ? { config: flags.config } : {}),
   });
   try {
+    await requireContext(gm, input.user_id, flags.db);
     return await run(gm, toQuestionCall(input), input.user_id);
   } finally {
     await gm.close();
@@ -95,8 +99,9 @@ Example:
       const result = await runQuestion(question, flags, (gm, call, contextId) =>
         gm.retrieve(contextId, call.question, call.options),
       );
+      // --json: the HTTP API's shape (snake_case), so scripts read the CLI and the server alike.
       process.stdout.write(
-        `${flags.json ? JSON.stringify(result, null, 2) : await formatResultText(result)}\n`,
+        `${flags.json ? JSON.stringify(toApiRetrieval(flags.context, result), null, 2) : await formatResultText(result)}\n`,
       );
     });
 }

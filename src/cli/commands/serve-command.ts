@@ -3,6 +3,7 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { RunningServer } from '../../server/index.ts';
+import { announceNewArchive } from '../archive-checks.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ServeFlags {
@@ -59,6 +60,7 @@ Examples:
       const apiKeys = [...apiKeysFromEnv(), ...fileKeys];
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
       if (warning) process.stderr.write(`${warning}\n`);
+      announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),

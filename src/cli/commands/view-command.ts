@@ -6,6 +6,7 @@ import { viewSchema } from '../../api-schemas/route-schemas.ts';
 import { redactDbUrl } from '../../index.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ViewerQuestion } from '../../viewer/render-viewer-html.ts';
+import { requireArchive, requireContext } from '../archive-checks.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ViewFlags {
@@ -44,6 +45,7 @@ Example:
         ?.split(',')
         .map((id) => id.trim())
         .filter(Boolean);
+      requireArchive(flags.db);
       const { openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { renderViewerHtml } = await import('../../viewer/render-viewer-html.ts');
       const { inlineThumbnails } = await import('../../viewer/inline-thumbnails.ts');
@@ -55,6 +57,7 @@ Example:
       });
       const pages: ViewerQuestion[] = [];
       try {
+        await requireContext(graphmemix, flags.context, flags.db);
         for (const input of inputs) {
           const result = await graphmemix.retrieve(
             input.user_id,

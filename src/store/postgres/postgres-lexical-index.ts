@@ -8,7 +8,7 @@ import type { Sql } from './postgres-session.ts';
  * A posting's impact in SQL: its BM25 tf-part (the contribution per unit of IDF, bm25TermScore(1, ...)) at
  * the field's reference length, k1 1.2, b 0.75. Postings are read in impact order; at the field's current
  * average length the true tf-part lies between impact * min(1, average / reference) and
- * impact * max(1, average / reference) (docs/store-lexical-index.md). Migration 2 backfills the same
+ * impact * max(1, average / reference) (docs/store-lexical-index.md). Migration 3 backfills the same
  * expression. It only orders postings and bounds scores (with a margin), never enters a score.
  */
 const impactSql = (tf: string, length: string, reference: string) =>

@@ -35,6 +35,9 @@ export const PER_CONTEXT_TABLES = [
   'semantic_docs',
   'semantic_postings',
   'semantic_neighbours',
+  'memory_versions',
+  'memory_tags',
+  'kind_counts',
 ] as const;
 
 /** The non-owner role every scoped transaction runs as when the login role would bypass RLS (a superuser). */
@@ -239,11 +242,58 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     `,
   },
   {
+    // Version 2: memory history, scope tags (filters), kept per-kind counts and the last write (issue #15;
+    // the same tables as SQLite migration 6). History and tags cascade from memories: forget means forget.
+    version: 2,
+    sql: `
+      CREATE TABLE memory_versions (
+        context_id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        version integer NOT NULL,
+        recorded_at text,
+        record text NOT NULL,
+        PRIMARY KEY (context_id, memory_id, version),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE TABLE memory_tags (
+        context_id text COLLATE "C" NOT NULL,
+        name text COLLATE "C" NOT NULL,
+        value text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        PRIMARY KEY (context_id, name, value, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
+      CREATE INDEX memories_by_time ON memories (context_id, "timestamp");
+      CREATE TABLE kind_counts (
+        context_id text COLLATE "C" NOT NULL,
+        kind text COLLATE "C" NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (context_id, kind)
+      );
+      INSERT INTO kind_counts (context_id, kind, n) SELECT context_id, kind, count(*) FROM memories GROUP BY 1, 2;
+      CREATE FUNCTION graphmemix_kind_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+          UPDATE kind_counts SET n = n - 1 WHERE context_id = OLD.context_id AND kind = OLD.kind;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO kind_counts (context_id, kind, n) VALUES (NEW.context_id, NEW.kind, 1)
+            ON CONFLICT (context_id, kind) DO UPDATE SET n = kind_counts.n + 1;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER memories_kind_count AFTER INSERT OR DELETE OR UPDATE OF kind ON memories
+        FOR EACH ROW EXECUTE FUNCTION graphmemix_kind_counts();
+      ALTER TABLE contexts ADD COLUMN last_write text;
+    `,
+  },
+  {
     // Top-k pruning of lexical search (postgres-lexical-search.ts): each posting carries its impact, the BM25
     // tf-part at the field's fixed reference length, and a term's postings are indexed in impact order. The
     // owner is subject to FORCE ROW LEVEL SECURITY, so the backfill lifts FORCE for its own statements; every
     // migrate run re-applies the policies afterwards (rlsSql).
-    version: 2,
+    version: 3,
     sql: `
       ALTER TABLE lex_fields NO FORCE ROW LEVEL SECURITY;
       ALTER TABLE lex_postings NO FORCE ROW LEVEL SECURITY;

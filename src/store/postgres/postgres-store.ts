@@ -6,9 +6,12 @@ import type { MemoryView, ViewHit, ViewKind } from '../../types/view.ts';
 import type {
   ArchiveStore,
   ContextInfo,
+  ContextStats,
   EdgeChange,
   KeyedRecord,
   LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
   MemoryWrite,
   RelationWork,
   VectorRow,
@@ -24,6 +27,7 @@ import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
 import { searchPostgresLexical } from './postgres-lexical-search.ts';
 import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
+import { listFiltered, matchFiltered, statsOf, versionsOf, writeHistoryAndTags } from './postgres-scopes.ts';
 import { createPostgresSemanticIndex } from './postgres-semantic-index.ts';
 import { asStoreError, createPool, PostgresSession, redactUrl, type Sql } from './postgres-session.ts';
 import { bumpVectorVersion, PostgresVectors } from './postgres-vectors.ts';
@@ -152,6 +156,8 @@ class PostgresStore implements PostgresArchiveStore {
       const journal: { id: string; before: string | null }[] = [];
       const final = new Map<string, MemoryWrite>();
       const keyed = new Map<string, readonly string[]>();
+      // The stored record each update replaces, for the memory's history (first write of the batch wins).
+      const history = new Map<string, string>();
       for (const write of writes) {
         const { record, contentHash, keys } = write;
         const previous = current.get(record.id);
@@ -161,8 +167,10 @@ class PostgresStore implements PostgresArchiveStore {
           continue;
         }
         journal.push({ id: record.id, before: previous ? previous.record : null });
-        if (previous) outcome.updated.push(record.id);
-        else outcome.inserted.push(record.id);
+        if (previous) {
+          if (!history.has(record.id) && storedIds.has(record.id)) history.set(record.id, previous.record);
+          outcome.updated.push(record.id);
+        } else outcome.inserted.push(record.id);
         current.set(record.id, { hash: contentHash, record: JSON.stringify(record) });
         final.set(record.id, write);
         keyed.set(record.id, keys ?? []);
@@ -183,6 +191,12 @@ class PostgresStore implements PostgresArchiveStore {
         await lexical.flush();
       }
       await this.writeKeys(sql, contextId, keyed, current, storedIds);
+      await writeHistoryAndTags(
+        sql,
+        contextId,
+        history,
+        [...final.values()].map((write) => write.record),
+      );
       if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
         await sql.query(
           'UPDATE contexts SET memories = memories + $1, vector_version = vector_version + $2 WHERE id = $3',
@@ -248,10 +262,30 @@ class PostgresStore implements PostgresArchiveStore {
     });
   }
 
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    return this.session.scoped(contextId, 'read', (sql) => matchFiltered(sql, contextId, filter, options));
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    return this.session.scoped(contextId, 'read', (sql) => versionsOf(sql, contextId, id));
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.session.scoped(contextId, 'read', (sql) => statsOf(sql, contextId));
+  }
+
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
   ): Promise<MemoryRecord[]> {
+    if (options.filter !== undefined) {
+      const { filter, ...page } = options;
+      return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
+    }
     const after = options.afterSequence ?? null;
     const afterId = options.afterSequence === undefined ? null : (options.afterId ?? null);
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
@@ -372,7 +406,10 @@ class PostgresStore implements PostgresArchiveStore {
         id,
         before.record,
       ]);
-      await sql.query('UPDATE contexts SET memories = memories - 1 WHERE id = $1', [contextId]);
+      await sql.query('UPDATE contexts SET memories = memories - 1, last_write = $2 WHERE id = $1', [
+        contextId,
+        new Date().toISOString(),
+      ]);
       await bumpVectorVersion(sql, contextId);
       return true;
     });
@@ -384,7 +421,15 @@ class PostgresStore implements PostgresArchiveStore {
       // from contexts (views, vectors, keys, edges, lexical docs and postings, semantic docs/postings/lists
       // cascade from memories; semantic_snapshots from contexts); the rest has no foreign key and is
       // deleted explicitly here. Meta keys are global and stay.
-      for (const table of ['relation_journal', 'edge_counts', 'lex_fields', 'lex_df', 'semantic_df']) {
+      // memory_versions and memory_tags cascade from memories; kind_counts has no foreign key.
+      for (const table of [
+        'relation_journal',
+        'edge_counts',
+        'kind_counts',
+        'lex_fields',
+        'lex_df',
+        'semantic_df',
+      ]) {
         await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
       }
       const questions = await sql.query('DELETE FROM questions WHERE context_id = $1', [contextId]);

@@ -116,6 +116,18 @@ export class PostgresVectors {
       );
       const current = version.rows[0]?.vector_version;
       if (current === undefined) return [];
+      if (options.memoryIds !== undefined) {
+        // A filtered question's candidate set: exact cosines over just those memories' vectors.
+        if (options.memoryIds.length === 0) return [];
+        const subset = await sql.query<VectorDbRow>(
+          `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = $1 AND space = $2
+           AND memory_id = ANY($3::text[]) ORDER BY memory_id, kind, key`,
+          [contextId, space, [...new Set(options.memoryIds)]],
+        );
+        return subset.rows.length === 0
+          ? []
+          : new VectorIndex(subset.rows.map(toVectorRow)).search(query, options);
+      }
       const key = `${contextId}\u0000${space}`;
       const hit = this.cache.get(key);
       if (hit && hit.version === current) {

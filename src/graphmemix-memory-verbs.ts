@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import type { IngestReport } from './digest/ingest-report.ts';
+import { GraphmemixError } from './errors/graphmemix-error.ts';
+import type {
+  AddMessagesReport,
+  ListMemoriesOptions,
+  MemoryPage,
+  MemoryRecordInput,
+  UpdateReport,
+  UserStats,
+} from './graphmemix-api.ts';
+import {
+  type ConversationMessage,
+  type ConversationScope,
+  conversationMessageSchema,
+  MAX_MESSAGES,
+  messagesToRecords,
+} from './schemas/conversation-schema.ts';
+import { parseWithSchema } from './schemas/parse-with-schema.ts';
+import { type MemoryPatch, memoryPatchSchema } from './schemas/record-schema.ts';
+import type { ArchiveStore, MemoryVersion } from './store/archive-store-spec.ts';
+import type { MemoryRecord } from './types/memory-record.ts';
+
+/** The list verbs' page bounds (library, HTTP, MCP and CLI share them). */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+/** A cursor longer than this is not one of ours (ids are at most 256 characters). */
+export const MAX_CURSOR_CHARS = 1024;
+
+type Add = (contextId: string, records: readonly MemoryRecordInput[]) => Promise<IngestReport>;
+
+/** listMemories: keyset pages over (sequence, id), the filter applied by the store's indexes before paging. */
+export async function listMemoryPage(
+  store: ArchiveStore,
+  contextId: string,
+  options: ListMemoriesOptions = {},
+): Promise<MemoryPage> {
+  const limit = options.limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new GraphmemixError('INVALID_INPUT', `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
+      location: { field: 'limit' },
+    });
+  }
+  const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+  const page = await store.listMemories(contextId, {
+    limit: limit + 1,
+    ...(after === undefined ? {} : { afterSequence: after.sequence, afterId: after.id }),
+    ...(options.filter === undefined ? {} : { filter: options.filter }),
+  });
+  const memories = page.slice(0, limit);
+  const last = memories[memories.length - 1];
+  return page.length > limit && last ? { memories, nextCursor: encodeCursor(last) } : { memories };
+}
+
+export function encodeCursor(record: Pick<MemoryRecord, 'sequence' | 'id'>): string {
+  return Buffer.from(JSON.stringify([record.sequence, record.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { sequence: number; id: string } {
+  const invalid = () =>
+    new GraphmemixError('INVALID_INPUT', 'cursor is not a cursor this archive gave out', {
+      location: { field: 'cursor' },
+    });
+  if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (
+    !Array.isArray(value) ||
+    value.length !== 2 ||
+    !Number.isSafeInteger(value[0]) ||
+    typeof value[1] !== 'string' ||
+    value[1].length > 256
+  ) {
+    throw invalid();
+  }
+  return { sequence: value[0] as number, id: value[1] as string };
+}
+
+/**
+ * updateMemory without a write worker: read, merge, write through the one ingest path (`add`), so the
+ * replaced version is kept by the store and relations follow through the journal. Runs inside the write
+ * worker when there is one, so concurrent updates of one memory apply one after the other.
+ */
+export async function updateStoredMemory(
+  store: ArchiveStore,
+  add: Add,
+  contextId: string,
+  id: string,
+  patch: MemoryPatch,
+): Promise<UpdateReport> {
+  const fields = parseWithSchema(memoryPatchSchema, patch);
+  const current = await store.getMemory(contextId, id);
+  if (!current) throw new GraphmemixError('NOT_FOUND', `memory ${id} not found for this user`);
+  // The write clock is the archive's: the new version gets its own recordedAt.
+  const { contextId: _context, recordedAt: _clock, ...kept } = current;
+  const merged = { ...kept, ...fields, id } as MemoryRecordInput;
+  const report = await add(contextId, [merged]);
+  const rejection = report.rejected[0];
+  if (rejection) {
+    throw new GraphmemixError(
+      rejection.code === 'TOO_LARGE' ? 'TOO_LARGE' : 'INVALID_INPUT',
+      `${rejection.field ?? 'memory'}: ${rejection.message}`,
+      rejection.field === undefined ? {} : { location: { field: rejection.field } },
+    );
+  }
+  const memory = await store.getMemory(contextId, id);
+  if (!memory) throw new GraphmemixError('NOT_FOUND', `memory ${id} not found for this user`);
+  const versions = await store.memoryVersions(contextId, id);
+  return { memory, version: versions.length + 1, changed: report.updated > 0 };
+}
+
+/** Every version, oldest first, the current one last. */
+export async function historyOf(
+  store: ArchiveStore,
+  contextId: string,
+  id: string,
+): Promise<MemoryVersion[] | undefined> {
+  const current = await store.getMemory(contextId, id);
+  if (!current) return undefined;
+  const versions = await store.memoryVersions(contextId, id);
+  return [...versions, { version: versions.length + 1, record: current }];
+}
+
+/** addMessages: validate, turn into message records (no model), add through the one ingest path. */
+export async function addConversation(
+  add: Add,
+  contextId: string,
+  messages: readonly ConversationMessage[],
+  scope: ConversationScope = {},
+): Promise<AddMessagesReport> {
+  if (!Array.isArray(messages) || messages.length === 0 || messages.length > MAX_MESSAGES) {
+    throw new GraphmemixError('INVALID_INPUT', `messages must hold 1 to ${MAX_MESSAGES} messages`, {
+      location: { field: 'messages' },
+    });
+  }
+  messages.forEach((message, index) => {
+    parseWithSchema(conversationMessageSchema, message, `messages.${index}`);
+  });
+  // The stamp keeps ids of two calls on one run apart (time, then randomness for calls in the same ms).
+  const stamp = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const records = messagesToRecords(messages, scope, new Date(), stamp) as MemoryRecordInput[];
+  const report = await add(contextId, records);
+  const rejected = new Set(report.rejected.map((rejection) => rejection.recordId));
+  return { ...report, memoryIds: records.map((record) => record.id).filter((id) => !rejected.has(id)) };
+}
+
+export async function statsOf(store: ArchiveStore, userId: string): Promise<UserStats | undefined> {
+  const stats = await store.contextStats(userId);
+  if (!stats) return undefined;
+  const edges: Record<string, number> = {};
+  for (const [type, n] of Object.entries(await store.countEdges(userId))) if (n > 0) edges[type] = n;
+  return { userId, ...stats, edges };
+}

@@ -1,0 +1,121 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  listMemoriesSchema,
+  memoryRefSchema,
+  updateMemorySchema,
+  userRefSchema,
+} from '../api-schemas/route-schemas.ts';
+import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
+import { runTool } from './run-tool.ts';
+
+/**
+ * list_memories, get_memory, update_memory, memory_history, user_stats: the HTTP memory verbs as tools,
+ * with the same schemas and answers. `allow` is the server's scope check (NOT_FOUND outside the caller's users).
+ */
+export function registerMemoryVerbTools(
+  server: McpServer,
+  graphmemix: Graphmemix,
+  allow: (userId: string, notFound?: string) => void,
+): void {
+  const notFound = (id: string) => `memory ${id} not found for this user`;
+
+  server.registerTool(
+    'list_memories',
+    {
+      title: 'List memories',
+      description:
+        "Page through the user's memories in the order they were added, optionally filtered by agent_id, " +
+        'run_id, metadata values or event time (from/to). Pass `next_cursor` back as `cursor` for the next page.',
+      inputSchema: listMemoriesSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id);
+        const page = await graphmemix.listMemories(input.user_id, {
+          ...(input.limit === undefined ? {} : { limit: input.limit }),
+          ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+          ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+        });
+        return toApiMemoryPage(input.user_id, page);
+      }),
+  );
+
+  server.registerTool(
+    'get_memory',
+    {
+      title: 'Get a memory',
+      description:
+        'Read one memory by id, with every field (text, event timestamp, recordedAt, scopes, metadata). ' +
+        'Fails with NOT_FOUND if the id does not exist.',
+      inputSchema: memoryRefSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id, notFound(input.memory_id));
+        const memory = await graphmemix.getMemory(input.user_id, input.memory_id);
+        if (!memory) throw new GraphmemixError('NOT_FOUND', notFound(input.memory_id));
+        return { user_id: input.user_id, memory };
+      }),
+  );
+
+  server.registerTool(
+    'update_memory',
+    {
+      title: 'Update a memory',
+      description:
+        'Change a stored memory: the fields you give (text, timestamp, metadata, ...) replace the stored ones. ' +
+        'The old version stays in memory_history, and questions use the new one. Use it when a fact changed ' +
+        '("the appointment moved to Friday").',
+      inputSchema: updateMemorySchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id, notFound(input.memory_id));
+        const { user_id, memory_id, ...patch } = input;
+        return toApiUpdate(user_id, await graphmemix.updateMemory(user_id, memory_id, patch));
+      }),
+  );
+
+  server.registerTool(
+    'memory_history',
+    {
+      title: 'History of a memory',
+      description:
+        'Every version of a memory, oldest first, each with the time it was recorded and its event time. ' +
+        'Use it to see what a memory said before it was updated.',
+      inputSchema: memoryRefSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id, notFound(input.memory_id));
+        const versions = await graphmemix.memoryHistory(input.user_id, input.memory_id);
+        if (!versions) throw new GraphmemixError('NOT_FOUND', notFound(input.memory_id));
+        return toApiHistory(input.user_id, input.memory_id, versions);
+      }),
+  );
+
+  server.registerTool(
+    'user_stats',
+    {
+      title: "Statistics of a user's archive",
+      description:
+        'How many memories the user has, by kind, links by type, and when the archive was last written.',
+      inputSchema: userRefSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      runTool(async () => {
+        allow(input.user_id);
+        const stats = await graphmemix.userStats(input.user_id);
+        if (!stats) throw new GraphmemixError('NOT_FOUND', `user ${input.user_id} not found`);
+        return toApiUserStats(stats);
+      }),
+  );
+}

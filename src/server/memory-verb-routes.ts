@@ -1,0 +1,70 @@
+import type { Hono } from 'hono';
+import { parseInput } from '../api-schemas/parse-input.ts';
+import {
+  listMemoriesSchema,
+  memoryRefSchema,
+  updateMemorySchema,
+  userRefSchema,
+} from '../api-schemas/route-schemas.ts';
+import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
+import type { Graphmemix } from '../graphmemix-api.ts';
+import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
+import { httpError } from '../shell-kit/error-response.ts';
+import { requireUser, scopeAllows } from '../shell-kit/user-scope.ts';
+import { queryObject } from './query-params.ts';
+import { readJson } from './read-body.ts';
+
+/**
+ * The memory verbs next to add/get/delete: list (keyset pages, filters), update with history, and the
+ * users' list and stats. Each is user-bound like every route: `requireUser` right after parsing, and
+ * another user's data answers 404 exactly as a missing one.
+ */
+export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): void {
+  app.get('/v1/memories', async (c) => {
+    const input = parseInput(listMemoriesSchema, queryObject(c));
+    requireUser(c, input.user_id);
+    const page = await graphmemix.listMemories(input.user_id, {
+      ...(input.limit === undefined ? {} : { limit: input.limit }),
+      ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+      ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+    });
+    return c.json(toApiMemoryPage(input.user_id, page));
+  });
+
+  app.patch('/v1/memories/:id', async (c) => {
+    const body = await readJson(c);
+    const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
+    const input = parseInput(updateMemorySchema, { ...fields, memory_id: c.req.param('id') });
+    requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
+    const { user_id, memory_id, ...patch } = input;
+    const report = await graphmemix.updateMemory(user_id, memory_id, patch);
+    return c.json(toApiUpdate(user_id, report));
+  });
+
+  app.get('/v1/memories/:id/history', async (c) => {
+    const input = parseInput(memoryRefSchema, queryObject(c, { memory_id: c.req.param('id') }));
+    requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
+    const versions = await graphmemix.memoryHistory(input.user_id, input.memory_id);
+    if (!versions) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
+    return c.json(toApiHistory(input.user_id, input.memory_id, versions));
+  });
+
+  // The users this key may see (others are not listed: their existence is not the caller's business).
+  app.get('/v1/users', async (c) => {
+    parseInput(userListSchema, queryObject(c));
+    const scope = c.get('userScope');
+    const users = (await graphmemix.listUsers()).filter((user) => scopeAllows(scope, user.userId));
+    return c.json({ users: users.map((user) => ({ user_id: user.userId, memories: user.memories })) });
+  });
+
+  app.get('/v1/users/:user_id', async (c) => {
+    const input = parseInput(userRefSchema, queryObject(c, { user_id: c.req.param('user_id') }));
+    requireUser(c, input.user_id);
+    const stats = await graphmemix.userStats(input.user_id);
+    if (!stats) throw httpError('NOT_FOUND', `user ${input.user_id} not found`);
+    return c.json(toApiUserStats(stats));
+  });
+}
+
+/** GET /v1/users takes no parameters. */
+const userListSchema = userRefSchema.omit({ user_id: true });

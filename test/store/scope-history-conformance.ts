@@ -1,0 +1,176 @@
+import { expect, it } from 'vitest';
+import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
+import type { MemoryRecord } from '../../src/types/memory-record.ts';
+
+/**
+ * Conformance of the history and scope methods (memoryVersions, filtered listMemories, matchMemories,
+ * searches restricted to memoryIds). Called from describeStoreConformance, so every backend runs it.
+ */
+export function scopeHistoryConformance(
+  store: () => ArchiveStore,
+  write: (contextId: string, id: string, text: string, sequence: number) => MemoryWrite,
+): void {
+  const scoped = (id: string, text: string, sequence: number, extra: Partial<MemoryRecord>): MemoryWrite => {
+    const base = write('ctx', id, text, sequence);
+    return {
+      ...base,
+      record: { ...base.record, ...extra },
+      contentHash: `${base.contentHash}-${JSON.stringify(extra)}`,
+    };
+  };
+
+  it('keeps every replaced version oldest first, and forgets them with the memory', async () => {
+    const s = store();
+    await s.writeMemories('ctx', [
+      scoped('m1', 'appointment on monday', 0, { recordedAt: '2024-01-01T00:00:00Z' }),
+    ]);
+    await s.writeMemories('ctx', [
+      scoped('m1', 'appointment on tuesday', 0, { recordedAt: '2024-01-02T00:00:00Z' }),
+    ]);
+    // Unchanged content adds no version.
+    await s.writeMemories('ctx', [
+      scoped('m1', 'appointment on tuesday', 0, { recordedAt: '2024-01-02T00:00:00Z' }),
+    ]);
+    await s.writeMemories('ctx', [
+      scoped('m1', 'appointment on friday', 0, { recordedAt: '2024-01-03T00:00:00Z' }),
+    ]);
+    const versions = await s.memoryVersions('ctx', 'm1');
+    expect(versions.map((v) => [v.version, v.record.text, v.record.recordedAt])).toEqual([
+      [1, 'appointment on monday', '2024-01-01T00:00:00Z'],
+      [2, 'appointment on tuesday', '2024-01-02T00:00:00Z'],
+    ]);
+    expect((await s.getMemory('ctx', 'm1'))?.text).toBe('appointment on friday');
+    expect(await s.memoryVersions('ctx', 'nope')).toEqual([]);
+    expect(await s.memoryVersions('other', 'm1')).toEqual([]);
+    await s.deleteMemory('ctx', 'm1');
+    expect(await s.memoryVersions('ctx', 'm1')).toEqual([]);
+    // Re-created under the same id: a fresh history.
+    await s.writeMemories('ctx', [scoped('m1', 'new life', 0, {})]);
+    expect(await s.memoryVersions('ctx', 'm1')).toEqual([]);
+    await s.writeMemories('ctx', [scoped('m1', 'new life 2', 0, {})]);
+    expect(await s.memoryVersions('ctx', 'm1')).toHaveLength(1);
+    await s.deleteContext('ctx');
+    expect(await s.memoryVersions('ctx', 'm1')).toEqual([]);
+  });
+
+  it('filters by agent, run, metadata scalars and event time, with keyset pages', async () => {
+    const s = store();
+    await s.writeMemories('ctx', [
+      scoped('a', 'alpha note', 0, {
+        agentId: 'bot',
+        runId: 'r1',
+        timestamp: '2024-03-01',
+        metadata: { topic: 'work', n: 1 },
+      }),
+      scoped('b', 'beta note', 1, {
+        agentId: 'bot',
+        runId: 'r2',
+        timestamp: '2024-03-05T10:00:00Z',
+        metadata: { topic: 'home' },
+      }),
+      scoped('c', 'gamma note', 2, {
+        agentId: 'other',
+        runId: 'r1',
+        timestamp: '2024-04-01',
+        metadata: { topic: 'work', n: '1' },
+      }),
+      scoped('d', 'delta note', 3, { metadata: { topic: 'work', long: 'x'.repeat(300) } }),
+    ]);
+    await s.writeMemories('elsewhere', [{ ...write('elsewhere', 'a', 'alpha note', 0) }]);
+    const ids = async (filter: Parameters<ArchiveStore['matchMemories']>[1]) =>
+      (await s.listMemories('ctx', { filter })).map((r) => r.id);
+    expect(await ids({ agentId: 'bot' })).toEqual(['a', 'b']);
+    expect(await ids({ runId: 'r1' })).toEqual(['a', 'c']);
+    expect(await ids({ agentId: 'bot', runId: 'r1' })).toEqual(['a']);
+    expect(await ids({ metadata: { topic: 'work' } })).toEqual(['a', 'c', 'd']);
+    // JSON type matters: 1 and "1" differ.
+    expect(await ids({ metadata: { n: 1 } })).toEqual(['a']);
+    expect(await ids({ metadata: { n: '1' } })).toEqual(['c']);
+    // Long values are content, not scopes: not indexed, so no filter matches them.
+    expect(await ids({ metadata: { long: 'x'.repeat(300) } })).toEqual([]);
+    // Event time: inclusive; a date-only `to` covers that whole day; untimed memories fail any bound.
+    expect(await ids({ from: '2024-03-01', to: '2024-03-05' })).toEqual(['a', 'b']);
+    expect(await ids({ from: '2024-03-02' })).toEqual(['b', 'c']);
+    expect(await ids({ to: '2024-03-04' })).toEqual(['a']);
+    expect(await ids({})).toEqual(['a', 'b', 'c', 'd']);
+    // Keyset pages of a filtered list.
+    const first = await s.listMemories('ctx', { filter: { metadata: { topic: 'work' } }, limit: 2 });
+    expect(first.map((r) => r.id)).toEqual(['a', 'c']);
+    const last = first[first.length - 1]!;
+    const next = await s.listMemories('ctx', {
+      filter: { metadata: { topic: 'work' } },
+      afterSequence: last.sequence,
+      afterId: last.id,
+      limit: 2,
+    });
+    expect(next.map((r) => r.id)).toEqual(['d']);
+    // matchMemories: a subset of given ids, or the first `limit`.
+    expect(await s.matchMemories('ctx', { agentId: 'bot' }, { ids: ['c', 'b', 'zz', 'a'] })).toEqual(
+      expect.arrayContaining(['a', 'b']),
+    );
+    expect((await s.matchMemories('ctx', { agentId: 'bot' }, { ids: ['c', 'b', 'zz', 'a'] })).length).toBe(2);
+    expect(await s.matchMemories('ctx', { metadata: { topic: 'work' } }, { limit: 2 })).toEqual(['a', 'c']);
+    expect(await s.matchMemories('nowhere', {}, { limit: 2 })).toEqual([]);
+    // An update moves the memory's scopes: the old tag no longer selects it.
+    await s.writeMemories('ctx', [
+      scoped('a', 'alpha note', 0, { agentId: 'other', runId: 'r1', timestamp: '2024-03-01' }),
+    ]);
+    expect(await ids({ agentId: 'bot' })).toEqual(['b']);
+    expect(await ids({ agentId: 'other' })).toEqual(['a', 'c']);
+    expect(await ids({ metadata: { n: 1 } })).toEqual([]);
+  });
+
+  it('keeps per-kind counts and the last write time of a context', async () => {
+    const s = store();
+    expect(await s.contextStats('ctx')).toBeUndefined();
+    const before = new Date().toISOString();
+    await s.writeMemories('ctx', [
+      write('ctx', 'a', 'one', 0),
+      scoped('b', 'two', 1, { kind: 'note' }),
+      scoped('c', 'three', 2, { kind: 'note' }),
+    ]);
+    const stats = await s.contextStats('ctx');
+    expect(stats).toMatchObject({ memories: 3, byKind: { message: 1, note: 2 } });
+    expect(stats!.lastWrite! >= before).toBe(true);
+    // An update that changes the kind moves the count; a delete drops it.
+    await s.writeMemories('ctx', [scoped('a', 'one', 0, { kind: 'note' })]);
+    await s.deleteMemory('ctx', 'b');
+    expect((await s.contextStats('ctx'))?.byKind).toEqual({ note: 2 });
+    await s.deleteContext('ctx');
+    expect(await s.contextStats('ctx')).toBeUndefined();
+  });
+
+  it('searches only the given memories, with the unrestricted scores', async () => {
+    const s = store();
+    await s.writeMemories('ctx', [
+      write('ctx', 'a', 'red bicycle by the river', 0),
+      write('ctx', 'b', 'red car in the garage', 1),
+      write('ctx', 'c', 'blue bicycle', 2),
+      write('ctx', 'd', 'nothing here', 3),
+    ]);
+    const all = await s.searchLexical('ctx', 'red bicycle', { limit: 10, kinds: ['text'] });
+    const some = await s.searchLexical('ctx', 'red bicycle', {
+      limit: 10,
+      kinds: ['text'],
+      memoryIds: ['b', 'c', 'd'],
+    });
+    expect(some.map((h) => h.memoryId)).toEqual(all.filter((h) => h.memoryId !== 'a').map((h) => h.memoryId));
+    for (const hit of some) {
+      expect(hit.rawScore).toBeCloseTo(all.find((h) => h.memoryId === hit.memoryId)!.rawScore, 12);
+    }
+    expect(await s.searchLexical('ctx', 'red', { limit: 1, kinds: ['text'], memoryIds: ['b'] })).toHaveLength(
+      1,
+    );
+    expect(await s.searchLexical('ctx', 'red', { limit: 10, memoryIds: [] })).toEqual([]);
+    await s.putVectors('ctx', 'space', [
+      { memoryId: 'a', kind: 'text', key: 'main', vector: new Float32Array([1, 0]) },
+      { memoryId: 'b', kind: 'text', key: 'main', vector: new Float32Array([0.9, 0.1]) },
+      { memoryId: 'c', kind: 'text', key: 'main', vector: new Float32Array([0, 1]) },
+    ]);
+    const near = await s.searchVectors('ctx', 'space', new Float32Array([1, 0]), {
+      limit: 5,
+      memoryIds: ['b', 'c'],
+    });
+    expect(near.map((h) => h.memoryId)).toEqual(['b', 'c']);
+  });
+}
