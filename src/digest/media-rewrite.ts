@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CopyRewrite } from '../store/copy-archive.ts';
 import { createMediaFolder } from '../store/media-folder.ts';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
@@ -15,19 +16,38 @@ import { relationKeys } from './incremental/relation-keys.ts';
  * imported from the user's disk) are only referenced and stay as they are. A moved record gets its content
  * hash and relation keys (media reference keys name the path) recomputed from the rewritten record.
  * `undefined` when both folders are the same.
+ *
+ * `external: 'copy'` (backup bundles) also copies local files outside the source folder, into
+ * `<to>/external/<hash of their folder>/<name>`, so the bundle carries every local medium it references and the
+ * restored archive owns them; remote URLs stay references. Only regular files are copied (no links).
  */
 export function mediaRewrite(
   fromDir: string,
   toDir: string,
+  options: { external?: 'reference' | 'copy' } = {},
 ): (CopyRewrite & { stats: { files: number; missing: number } }) | undefined {
   const from = createMediaFolder(fromDir);
   const to = resolve(toDir);
   if (from.dir === to) return undefined;
   const stats = { files: 0, missing: 0 };
+  const externalPath = (uri: string): string | undefined => {
+    if (options.external !== 'copy') return undefined;
+    const path = uri.startsWith('file:') ? safeFileUrlPath(uri) : isAbsolute(uri) ? uri : undefined;
+    if (path === undefined || !existsSync(path) || !lstatSync(path).isFile()) return undefined;
+    return path;
+  };
+  const sourceOf = (uri: string): { path: string; destination: string } | undefined => {
+    const owned = from.owned(uri);
+    if (owned !== undefined) return { path: owned, destination: join(to, relative(from.dir, owned)) };
+    const external = externalPath(uri);
+    if (external === undefined) return undefined;
+    const folder = createHash('sha256').update(dirname(external)).digest('hex').slice(0, 16);
+    return { path: external, destination: join(to, 'external', folder, basename(external)) };
+  };
   const move = (uri: string): string => {
-    const path = from.owned(uri);
-    if (path === undefined) return uri;
-    const destination = join(to, relative(from.dir, path));
+    const source = sourceOf(uri);
+    if (source === undefined) return uri;
+    const { path, destination } = source;
     if (!existsSync(destination) || statSync(destination).size !== sizeOf(path)) {
       if (existsSync(path)) {
         mkdirSync(dirname(destination), { recursive: true });
@@ -38,7 +58,7 @@ export function mediaRewrite(
     return uri.startsWith('file:') ? pathToFileURL(destination).href : destination;
   };
   const movesAsset = (asset: MediaAsset): boolean =>
-    [asset.uri, ...(asset.frames ?? [])].some((uri) => uri !== undefined && from.owned(uri) !== undefined);
+    [asset.uri, ...(asset.frames ?? [])].some((uri) => uri !== undefined && sourceOf(uri) !== undefined);
   return {
     stats,
     record(record: MemoryRecord): MemoryRecord {
@@ -59,7 +79,7 @@ export function mediaRewrite(
     hash: contentHash,
     keys: relationKeys,
     view(view: MemoryView): MemoryView {
-      return view.uri === undefined || from.owned(view.uri) === undefined
+      return view.uri === undefined || sourceOf(view.uri) === undefined
         ? view
         : { ...view, uri: move(view.uri) };
     },
@@ -68,4 +88,12 @@ export function mediaRewrite(
 
 function sizeOf(path: string): number {
   return existsSync(path) ? statSync(path).size : -1;
+}
+
+function safeFileUrlPath(uri: string): string | undefined {
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
 }

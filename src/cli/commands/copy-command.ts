@@ -5,13 +5,15 @@ import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { type CopyArchiveReport, isInMemoryDb, isPostgresUrl, redactDbUrl } from '../../index.ts';
 import { createProgress, type Progress } from '../progress.ts';
 
-interface CopyFlags {
+export interface CopyFlags {
   from: string;
   to: string;
   context?: string;
   fromMedia?: string;
   toMedia?: string;
   json?: boolean;
+  /** Backups: also copy local media outside the source's media folder (see mediaRewrite). */
+  externalMedia?: 'copy';
 }
 
 export function registerCopyCommand(program: Command): void {
@@ -73,6 +75,7 @@ export async function runCopy(
   const rewrite = mediaRewrite(
     flags.fromMedia ?? mediaDirPath(flags.from),
     flags.toMedia ?? mediaDirPath(flags.to),
+    flags.externalMedia === undefined ? {} : { external: flags.externalMedia },
   );
   const source = await openStore(flags.from, isPostgresUrl(flags.from) ? {} : { readonly: true });
   let target: Awaited<ReturnType<typeof openStore>>;

@@ -106,6 +106,22 @@ export const COMMANDS: readonly CommandEntry[] = [
       'Bring an archive to the current schema: a SQLite file, or a PostgreSQL database (versioned migrations, row-level security, pgvector when available). Idempotent.',
     load: async () => (await import('./migrate-command.ts')).registerMigrateCommand,
   },
+  {
+    name: 'export',
+    term: '[options]',
+    description:
+      'Back up an archive or one context as a bundle folder (archive.db, media/, manifest.json): records, ' +
+      'views, relations, vectors, semantic index, calibrations, questions and every local medium.',
+    load: async () => (await import('./export-command.ts')).registerExportCommand,
+  },
+  {
+    name: 'import',
+    term: '[options]',
+    description:
+      'Restore a bundle made by `graphmemix export` into an archive (created when absent); idempotent. ' +
+      'Other data formats go through `graphmemix ingest`.',
+    load: async () => (await import('./import-command.ts')).registerImportCommand,
+  },
 ];
 
 /** The command argv names (`graphmemix ingest ...`, `graphmemix help ingest`), if any. */
