@@ -119,8 +119,9 @@ printf '%s\n' '{"id":"m1","text":"The pottery workshop moved to Thursday","times
 npx --no-install graphmemix ingest chats.jsonl --format unified --db "$WORK/cli.db" --context alice >/dev/null
 npx --no-install graphmemix retrieve "When is the pottery workshop?" --db "$WORK/cli.db" --context alice --json \
   >retrieve.json
+# The CLI's --json speaks the HTTP API's field names (snake_case).
 node -e "const r = JSON.parse(require('fs').readFileSync('retrieve.json', 'utf8'));
-  if (!r.packetText.includes('pottery workshop moved to Thursday')) { console.error(r.packetText); process.exit(1); }" \
+  if (!r.packet_text.includes('pottery workshop moved to Thursday')) { console.error(r.packet_text); process.exit(1); }" \
   || fail "CLI retrieve did not find the memory"
 echo "retrieve found m1"
 

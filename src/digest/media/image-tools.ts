@@ -3,7 +3,10 @@ import type { MediaLimits } from './media-limits.ts';
 
 type Sharp = typeof import('sharp').default;
 
-/** sharp, loaded on first use through the optional-package loader (a text-only archive never loads it). */
+/**
+ * sharp, loaded on first use through the optional-package loader (a text-only archive never loads it).
+ * @internal Its type is sharp's own, an optional package: kept out of the published declarations.
+ */
 export async function loadSharp(): Promise<Sharp> {
   return (await loadOptionalPackage('sharp', 'image digest')).default;
 }
