@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CopyRewrite } from '../store/copy-archive.ts';
@@ -19,7 +28,8 @@ import { relationKeys } from './incremental/relation-keys.ts';
  *
  * `external: 'copy'` (backup bundles) also copies local files outside the source folder, into
  * `<to>/external/<hash of their folder>/<name>`, so the bundle carries every local medium it references and the
- * restored archive owns them; remote URLs stay references. Only regular files are copied (no links).
+ * restored archive owns them; remote URLs stay references. Only regular files whose bytes still match the
+ * asset's recorded sha256 are copied (no links, nothing a stored uri merely names).
  */
 export function mediaRewrite(
   fromDir: string,
@@ -30,22 +40,29 @@ export function mediaRewrite(
   const to = resolve(toDir);
   if (from.dir === to) return undefined;
   const stats = { files: 0, missing: 0 };
-  const externalPath = (uri: string): string | undefined => {
+  // Paths outside the source folder are copied only when an asset's recorded sha256 matches the file now: the
+  // bundle carries exactly what was imported, never whatever a stored uri happens to name (/etc/..., /proc/...).
+  const verified = new Set<string>();
+  const externalPath = (uri: string, sha256?: string): string | undefined => {
     if (options.external !== 'copy') return undefined;
     const path = uri.startsWith('file:') ? safeFileUrlPath(uri) : isAbsolute(uri) ? uri : undefined;
-    if (path === undefined || !existsSync(path) || !lstatSync(path).isFile()) return undefined;
+    if (path === undefined) return undefined;
+    if (verified.has(path)) return path;
+    if (sha256 === undefined || !existsSync(path) || !lstatSync(path).isFile()) return undefined;
+    if (sha256OfFile(path) !== sha256) return undefined;
+    verified.add(path);
     return path;
   };
-  const sourceOf = (uri: string): { path: string; destination: string } | undefined => {
+  const sourceOf = (uri: string, sha256?: string): { path: string; destination: string } | undefined => {
     const owned = from.owned(uri);
     if (owned !== undefined) return { path: owned, destination: join(to, relative(from.dir, owned)) };
-    const external = externalPath(uri);
+    const external = externalPath(uri, sha256);
     if (external === undefined) return undefined;
     const folder = createHash('sha256').update(dirname(external)).digest('hex').slice(0, 16);
     return { path: external, destination: join(to, 'external', folder, basename(external)) };
   };
-  const move = (uri: string): string => {
-    const source = sourceOf(uri);
+  const move = (uri: string, sha256?: string): string => {
+    const source = sourceOf(uri, sha256);
     if (source === undefined) return uri;
     const { path, destination } = source;
     if (!existsSync(destination) || statSync(destination).size !== sizeOf(path)) {
@@ -58,7 +75,8 @@ export function mediaRewrite(
     return uri.startsWith('file:') ? pathToFileURL(destination).href : destination;
   };
   const movesAsset = (asset: MediaAsset): boolean =>
-    [asset.uri, ...(asset.frames ?? [])].some((uri) => uri !== undefined && sourceOf(uri) !== undefined);
+    (asset.uri !== undefined && sourceOf(asset.uri, asset.sha256) !== undefined) ||
+    (asset.frames ?? []).some((uri) => sourceOf(uri) !== undefined);
   return {
     stats,
     record(record: MemoryRecord): MemoryRecord {
@@ -69,8 +87,8 @@ export function mediaRewrite(
           movesAsset(asset)
             ? {
                 ...asset,
-                ...(asset.uri === undefined ? {} : { uri: move(asset.uri) }),
-                ...(asset.frames === undefined ? {} : { frames: asset.frames.map(move) }),
+                ...(asset.uri === undefined ? {} : { uri: move(asset.uri, asset.sha256) }),
+                ...(asset.frames === undefined ? {} : { frames: asset.frames.map((uri) => move(uri)) }),
               }
             : asset,
         ),
@@ -96,4 +114,18 @@ function safeFileUrlPath(uri: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** sha256 of a file read in 1 MiB chunks (a large video never sits in memory whole). */
+function sha256OfFile(path: string): string {
+  const hash = createHash('sha256');
+  const buffer = Buffer.alloc(1 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer))
+      hash.update(buffer.subarray(0, read));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }

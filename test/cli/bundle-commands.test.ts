@@ -30,10 +30,12 @@ describe('graphmemix export / import (backup bundles)', () => {
   const bundle = join(dir, 'bundle');
   const restored = join(dir, 'restored.db');
   const photo = join(dir, 'my-photos', 'whiteboard.png');
+  const changed = join(dir, 'my-photos', 'agenda.png');
 
   it('round-trips a context with its imported media: identical retrieve, idempotent restore', async () => {
     mkdirSync(join(dir, 'my-photos'));
     writeFileSync(photo, 'whiteboard photo bytes');
+    writeFileSync(changed, 'agenda scan bytes');
     const records = [
       { id: 'm1', text: 'the design review with Priya moved to Monday 10:00', timestamp: '2024-04-01' },
       {
@@ -43,6 +45,7 @@ describe('graphmemix export / import (backup bundles)', () => {
       },
       { id: 'm3', text: 'lunch with Sam on Friday', timestamp: '2024-04-02' },
       { id: 'm4', text: 'Priya asked to move the review again, now Tuesday', timestamp: '2024-04-03' },
+      { id: 'm5', text: 'scan of the old agenda', assets: [{ kind: 'image', uri: changed }] },
     ];
     const file = join(dir, 'alice.jsonl');
     writeFileSync(file, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
@@ -50,18 +53,21 @@ describe('graphmemix export / import (backup bundles)', () => {
     expect(ingest.code, ingest.stderr).toBe(0);
     expect(cli('ingest', file, '--format', 'unified', '--db', source, '--context', 'bob').code).toBe(0);
 
+    // A file whose bytes no longer match the sha256 recorded at import is not what was imported: the bundle
+    // references it and does not copy it (a stored uri never makes export read an arbitrary file).
+    writeFileSync(changed, 'something else now');
     const exported = cli('export', '--db', source, '--context', 'alice', '--out', bundle, '--json');
     expect(exported.code, exported.stderr).toBe(0);
     const manifest = JSON.parse(readFileSync(join(bundle, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ format: 'graphmemix-archive-bundle', version: 1 });
-    expect(manifest.contexts).toEqual([{ id: 'alice', memories: 4 }]);
+    expect(manifest.contexts).toEqual([{ id: 'alice', memories: 5 }]);
     expect(JSON.parse(exported.stdout).media_files).toBe(1);
 
     // The bundle owns a copy of the photo, so it survives the original's loss.
     rmSync(photo);
     const restore = cli('import', '--bundle', bundle, '--db', restored, '--json');
     expect(restore.code, restore.stderr).toBe(0);
-    expect(JSON.parse(restore.stdout).contexts).toEqual([{ id: 'alice', memories: 4, written: 4 }]);
+    expect(JSON.parse(restore.stdout).contexts).toEqual([{ id: 'alice', memories: 5, written: 5 }]);
 
     const store = await openStore(restored, { readonly: true });
     try {
@@ -70,6 +76,7 @@ describe('graphmemix export / import (backup bundles)', () => {
       expect(uri).toBeDefined();
       expect(uri).not.toBe(photo);
       expect(readFileSync(uri!, 'utf8')).toBe('whiteboard photo bytes');
+      expect((await store.getMemory('alice', 'm5'))?.assets[0]?.uri).toBe(changed);
     } finally {
       await store.close();
     }
@@ -83,7 +90,7 @@ describe('graphmemix export / import (backup bundles)', () => {
 
     const again = cli('import', '--bundle', bundle, '--db', restored, '--json');
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).contexts).toEqual([{ id: 'alice', memories: 4, written: 0 }]);
+    expect(JSON.parse(again.stdout).contexts).toEqual([{ id: 'alice', memories: 5, written: 0 }]);
   });
 
   it('refuses a non-empty --out, an unknown context, a foreign manifest and a newer bundle version', () => {
