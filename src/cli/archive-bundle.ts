@@ -4,9 +4,11 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
+
 import { join, resolve } from 'node:path';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { runCopy } from './commands/copy-command.ts';
@@ -42,19 +44,26 @@ export async function exportBundle(options: { db: string; out: string; context?:
     });
   }
   mkdirSync(out, { recursive: true });
-  const report = await runCopy({
-    from: options.db,
-    to: join(out, ARCHIVE),
-    toMedia: join(out, MEDIA),
-    externalMedia: 'copy',
-    ...(options.context === undefined ? {} : { context: options.context }),
-  });
-  if (report.contexts.length === 0) {
-    throw new GraphmemixError(
-      'NOT_FOUND',
-      options.context === undefined ? 'the archive has no contexts' : `unknown context: ${options.context}`,
-      { location: { field: 'context' } },
-    );
+  // A failed export leaves no half-written bundle behind (the folder was new or empty).
+  let report: Awaited<ReturnType<typeof runCopy>>;
+  try {
+    report = await runCopy({
+      from: options.db,
+      to: join(out, ARCHIVE),
+      toMedia: join(out, MEDIA),
+      externalMedia: 'copy',
+      ...(options.context === undefined ? {} : { context: options.context }),
+    });
+    if (report.contexts.length === 0) {
+      throw new GraphmemixError(
+        'NOT_FOUND',
+        options.context === undefined ? 'the archive has no contexts' : `unknown context: ${options.context}`,
+        { location: { field: 'context' } },
+      );
+    }
+  } catch (error) {
+    rmSync(out, { recursive: true, force: true });
+    throw error;
   }
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,

@@ -161,41 +161,40 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       }),
   );
 
-  server.registerTool(
-    'delete_user',
+  // One verb under two names: delete_user, and forget_user as the issue tracker and mem0 users look for it.
+  const forgetTools = [
     {
+      name: 'delete_user',
       title: "Delete a user's whole archive",
       description:
         'Permanently delete EVERY memory of the user, with links, questions and uploaded media; nothing of the ' +
         'text stays in the database files. Use only when the user asks to be forgotten entirely. Fails with ' +
         'NOT_FOUND if the user has no archive.',
-      inputSchema: userRefSchema,
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (input) =>
-      runTool(async () => {
-        allow(input.user_id);
-        return forgetUser(input.user_id);
-      }),
-  );
-
-  // forget_user: the same verb under the name the issue tracker and mem0 users look for.
-  server.registerTool(
-    'forget_user',
     {
+      name: 'forget_user',
       title: 'Forget a user entirely',
       description:
         'Same as delete_user: permanently delete every memory of the user with links, history, questions and ' +
         'uploaded media, and report the counts removed.',
-      inputSchema: userRefSchema,
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (input) =>
-      runTool(async () => {
-        allow(input.user_id);
-        return forgetUser(input.user_id);
-      }),
-  );
+  ];
+  for (const tool of forgetTools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: userRefSchema,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+      },
+      (input) =>
+        runTool(async () => {
+          allow(input.user_id);
+          return forgetUser(input.user_id);
+        }),
+    );
+  }
 
   registerMemoryVerbTools(server, graphmemix, allow);
 

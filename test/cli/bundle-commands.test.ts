@@ -98,6 +98,9 @@ describe('graphmemix export / import (backup bundles)', () => {
     const busy = cli('export', '--db', source, '--out', bundle);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toMatch(/new or empty folder/);
+    const noSuchContext = cli('export', '--db', source, '--context', 'carol', '--out', join(dir, 'carol'));
+    expect(noSuchContext.code).toBe(2);
+    expect(existsSync(join(dir, 'carol'))).toBe(false); // a failed export leaves no half-written bundle
     const unknown = cli('import', '--bundle', bundle, '--db', join(dir, 'x.db'), '--context', 'carol');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no context carol/);
