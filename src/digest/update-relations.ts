@@ -1,4 +1,4 @@
-import type { ArchiveStore, RelationWork } from '../store/archive-store-spec.ts';
+import { type ArchiveStore, inUnitOfWork, type RelationWork } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { type BuildRelationsOptions, type BuildRelationsResult, buildRelations } from './build-relations.ts';
 import { backfillRelationKeys } from './incremental/backfill-relation-keys.ts';
@@ -55,14 +55,24 @@ export async function updateRelations(
 ): Promise<RelationUpdateReport> {
   const started = performance.now();
   const report: RelationUpdateReport = { mode: 'none', entries: 0, seconds: {}, warnings: [] };
-  const status = await store.relationWorkStatus(contextId);
-  const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
-  if (status.pending === 0 && !upgrade) return report;
-
-  const size = await store.countMemories(contextId);
-  const bulk =
-    status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
-  if (bulk || upgrade) {
+  // The decision and an incremental update form one unit (PostgreSQL: one transaction under the context's
+  // lock instead of ~40: an add-1's update is many small store calls, and their round trips were most of
+  // its time). A rebuild runs outside it: it may be long, and other writers of the context keep going.
+  const rebuild = await inUnitOfWork(store, contextId, async () => {
+    const status = await store.relationWorkStatus(contextId);
+    const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
+    if (status.pending === 0 && !upgrade) return undefined;
+    const size = await store.countMemories(contextId);
+    const bulk =
+      status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
+    if (bulk || upgrade) return { status, upgrade };
+    report.mode = 'incremental';
+    await applyIncremental(store, contextId, options, report);
+    report.seconds.total = (performance.now() - started) / 1000;
+    return undefined;
+  });
+  if (rebuild) {
+    const { status, upgrade } = rebuild;
     if (upgrade) await backfillRelationKeys(store, contextId);
     const built = await buildRelations(store, contextId, options);
     if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
@@ -74,10 +84,17 @@ export async function updateRelations(
     report.warnings.push(...built.warnings);
     for (const [step, seconds] of Object.entries(built.seconds)) report.seconds[step] = seconds;
     report.seconds.total = (performance.now() - started) / 1000;
-    return report;
   }
+  return report;
+}
 
-  report.mode = 'incremental';
+/** The incremental update: the journal, page by page, through the schema and semantic updaters. */
+async function applyIncremental(
+  store: ArchiveStore,
+  contextId: string,
+  options: BuildRelationsOptions,
+  report: RelationUpdateReport,
+): Promise<void> {
   const inflightKey = `${INFLIGHT_META_PREFIX}${contextId}`;
   if (interrupted(await store.getMeta<InflightMark>(inflightKey))) {
     // A previous update died half-way: rebuild the semantic side exactly, then continue incrementally.
@@ -113,12 +130,7 @@ export async function updateRelations(
     if (work.length < RELATION_WORK_PAGE) break;
   }
   await store.setMeta(inflightKey, undefined);
-  report.seconds = {
-    schema: schemaSeconds,
-    semantic_knn: semanticSeconds,
-    total: (performance.now() - started) / 1000,
-  };
-  return report;
+  report.seconds = { schema: schemaSeconds, semantic_knn: semanticSeconds };
 }
 
 /**

@@ -177,6 +177,13 @@ export interface ArchiveStore {
   listMetaKeys?(prefix?: string): Promise<string[]>;
 
   integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
+  /**
+   * Runs `work` (calls of this store on `contextId`, and global meta calls) as one atomic unit where the
+   * backend gains from it: PostgreSQL runs them in ONE write transaction holding the context's write lock
+   * (round trips, not only atomicity). Optional; absent, callers simply run `work` (use `inUnitOfWork`).
+   * Reads inside see the unit's own writes. Calls for other contexts are not part of the unit.
+   */
+  unitOfWork?<T>(contextId: string, work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -287,4 +294,9 @@ export interface VectorRow {
   kind: ViewKind;
   key: string;
   vector: Float32Array;
+}
+
+/** `store.unitOfWork(contextId, work)` when the backend has it, else `work()`. */
+export function inUnitOfWork<T>(store: ArchiveStore, contextId: string, work: () => Promise<T>): Promise<T> {
+  return store.unitOfWork ? store.unitOfWork(contextId, work) : work();
 }

@@ -34,6 +34,15 @@ export interface SemanticIndexStore {
    * below) (an open list, threshold 0, has ratio Infinity), in no particular order.
    */
   postings(contextId: string, term: string, filter: SemanticPostingFilter): Promise<SemanticPosting[]>;
+  /**
+   * `postings(term, { top: n })` for several terms in one call (a term without postings maps to []).
+   * Optional: a networked backend saves a round trip per query term; callers fall back to `postings`.
+   */
+  topPostings?(
+    contextId: string,
+    terms: readonly string[],
+    n: number,
+  ): Promise<Map<string, SemanticPosting[]>>;
   /** Owners of the lists that name any of `ids` (sorted, each once). */
   referrers(contextId: string, ids: readonly string[]): Promise<string[]>;
   /** Entry bound (listThreshold) of every document's list: the dense path's reverse search reads them all. */

@@ -12,6 +12,8 @@ import type { SparseDoc } from './frozen-tfidf.ts';
 export interface KnnSource {
   termBounds(terms: readonly string[]): Promise<Map<string, SemanticTermBound>>;
   postings(term: string, filter: SemanticPostingFilter): Promise<readonly SemanticPosting[]>;
+  /** `postings(term, { top: n })` of several terms at once, when the source can (one round trip). */
+  topPostings?(terms: readonly string[], n: number): Promise<ReadonlyMap<string, readonly SemanticPosting[]>>;
   vectors(ids: readonly string[]): Promise<Map<string, SparseDoc>>;
 }
 
@@ -61,8 +63,14 @@ export async function exactTopK(
   const prefixes = new Map<string, readonly SemanticPosting[]>();
   const caps = new Map<string, number>();
   const truncated = new Set<string>();
+  const tops = source.topPostings
+    ? await source.topPostings(
+        terms.map((entry) => entry.term),
+        k,
+      )
+    : undefined;
   for (const { term } of terms) {
-    const rows = await source.postings(term, { top: k });
+    const rows = tops ? (tops.get(term) ?? []) : await source.postings(term, { top: k });
     prefixes.set(term, rows);
     caps.set(term, rows.length < k ? 0 : rows.at(-1)!.weight);
   }

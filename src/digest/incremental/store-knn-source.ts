@@ -7,6 +7,9 @@ export function storeKnnSource(index: SemanticIndexStore, contextId: string): Kn
   return {
     termBounds: (terms) => index.termBounds(contextId, terms),
     postings: (term, filter) => index.postings(contextId, term, filter),
+    ...(index.topPostings === undefined
+      ? {}
+      : { topPostings: (terms, n) => index.topPostings!(contextId, terms, n) }),
     async vectors(ids) {
       const out = new Map<string, SparseDoc>();
       for (const doc of await index.getDocs(contextId, ids)) out.set(doc.memoryId, doc);

@@ -69,35 +69,40 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     async getDocs(contextId, ids) {
       if (ids.length === 0) return [];
       return read(contextId, async (sql) => {
-        const unique = [...new Set(ids)];
-        const docs = await sql.query<{ memory_id: string }>(
-          'SELECT memory_id FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])',
-          [contextId, unique],
+        // One statement (vectors and lists as arrays per document): the kNN update reads documents often.
+        const rows = await sql.query<{
+          memory_id: string;
+          terms: string[];
+          weights: number[];
+          neighbour_ids: string[];
+          scores: number[];
+        }>(
+          `SELECT d.memory_id,
+             ARRAY(SELECT p.term FROM semantic_postings p
+                   WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id ORDER BY p.term) AS terms,
+             ARRAY(SELECT p.weight FROM semantic_postings p
+                   WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id ORDER BY p.term) AS weights,
+             ARRAY(SELECT n.neighbour_id FROM semantic_neighbours n
+                   WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id ORDER BY n.rank) AS neighbour_ids,
+             ARRAY(SELECT n.score FROM semantic_neighbours n
+                   WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id ORDER BY n.rank) AS scores
+           FROM semantic_docs d WHERE d.context_id = $1 AND d.memory_id = ANY($2::text[])`,
+          [contextId, [...new Set(ids)]],
         );
-        const postings = await sql.query<{ memory_id: string; term: string; weight: number }>(
-          'SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($2::text[])',
-          [contextId, unique],
-        );
-        const lists = await sql.query<{ memory_id: string; neighbour_id: string; score: number }>(
-          `SELECT memory_id, neighbour_id, score FROM semantic_neighbours
-           WHERE context_id = $1 AND memory_id = ANY($2::text[]) ORDER BY memory_id, rank`,
-          [contextId, unique],
-        );
-        const known = new Set(docs.rows.map((row) => row.memory_id));
+        const byId = new Map(rows.rows.map((row) => [row.memory_id, row]));
         return ids.flatMap((memoryId): SemanticDoc[] => {
-          if (!known.has(memoryId)) return [];
-          const entries = postings.rows
-            .filter((row) => row.memory_id === memoryId)
-            .sort((x, y) => compareStrings(x.term, y.term));
-          const neighbours = lists.rows
-            .filter((row) => row.memory_id === memoryId)
-            .map((row) => ({ memoryId: row.neighbour_id, score: row.score }));
+          const row = byId.get(memoryId);
+          if (!row) return [];
+          // Code-unit order, as the other backends (the "C" collation orders UTF-8 bytes).
+          const order = row.terms
+            .map((_, i) => i)
+            .sort((x, y) => compareStrings(row.terms[x]!, row.terms[y]!));
           return [
             {
               memoryId,
-              terms: entries.map((e) => e.term),
-              weights: entries.map((e) => e.weight),
-              neighbours,
+              terms: order.map((i) => row.terms[i]!),
+              weights: order.map((i) => row.weights[i]!),
+              neighbours: row.neighbour_ids.map((id, i) => ({ memoryId: id, score: row.scores[i]! })),
             },
           ];
         });
@@ -118,9 +123,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
           }
         }
         await insertDocs(sql, contextId, change.put ?? [], snapshot.k);
-        for (const list of change.lists ?? []) {
-          await writeList(sql, contextId, list.memoryId, list.neighbours, snapshot.k);
-        }
+        await writeLists(sql, contextId, change.lists ?? [], snapshot.k);
         const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
         if (changed > 0) {
           await sql.query('UPDATE semantic_snapshots SET changes = changes + $1 WHERE context_id = $2', [
@@ -187,6 +190,23 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
           }
           return posting;
         });
+      });
+    },
+
+    async topPostings(contextId, terms, n) {
+      const out = new Map<string, SemanticPosting[]>(terms.map((term) => [term, []]));
+      if (terms.length === 0) return out;
+      return read(contextId, async (sql) => {
+        // The `top` read of postings() per term, all terms in one statement (each an index range scan).
+        const rows = await sql.query<{ term: string; memory_id: string; weight: number }>(
+          `SELECT t.term, p.memory_id, p.weight FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n)
+           CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
+             WHERE s.context_id = $1 AND s.term = t.term ORDER BY s.weight DESC, s.memory_id LIMIT $3) p
+           ORDER BY t.n, p.weight DESC, p.memory_id`,
+          [contextId, [...new Set(terms)], Math.max(0, n)],
+        );
+        for (const row of rows.rows) out.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
+        return out;
       });
     },
 
@@ -299,39 +319,62 @@ async function insertNeighbours(
   );
 }
 
-async function writeList(
+/**
+ * Replaces whole lists (the last one given per memory wins) in four statements whatever their number: the
+ * documents must exist, their neighbours are rewritten, and where a list's entry bound moved, its threshold
+ * and the ratios of its postings follow.
+ */
+async function writeLists(
   sql: Sql,
   contextId: string,
-  memoryId: string,
-  neighbours: readonly SemanticNeighbour[],
+  lists: ReadonlyArray<{ memoryId: string; neighbours: readonly SemanticNeighbour[] }>,
   k: number,
 ): Promise<void> {
-  const doc = await sql.query<{ threshold: number }>(
-    'SELECT threshold FROM semantic_docs WHERE context_id = $1 AND memory_id = $2',
-    [contextId, memoryId],
+  if (lists.length === 0) return;
+  const last = new Map(lists.map((list) => [list.memoryId, list.neighbours]));
+  const ids = [...last.keys()];
+  const docs = await sql.query<{ memory_id: string; threshold: number }>(
+    'SELECT memory_id, threshold FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])',
+    [contextId, ids],
   );
-  const before = doc.rows[0];
-  if (!before) throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${memoryId}"`);
-  await sql.query('DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2', [
+  const before = new Map(docs.rows.map((row) => [row.memory_id, row.threshold]));
+  const missing = ids.find((id) => !before.has(id));
+  if (missing !== undefined) {
+    throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${missing}"`);
+  }
+  await sql.query('DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
     contextId,
-    memoryId,
+    ids,
   ]);
-  await insertNeighbours(sql, contextId, {
-    ids: neighbours.map(() => memoryId),
-    ranks: neighbours.map((_, rank) => rank),
-    neighbours: neighbours.map((n) => n.memoryId),
-    scores: neighbours.map((n) => n.score),
-  });
-  const threshold = listThreshold(neighbours, k);
-  if (before.threshold === threshold) return;
-  await sql.query('UPDATE semantic_docs SET threshold = $1 WHERE context_id = $2 AND memory_id = $3', [
-    threshold,
-    contextId,
-    memoryId,
-  ]);
+  const list = {
+    ids: [] as string[],
+    ranks: [] as number[],
+    neighbours: [] as string[],
+    scores: [] as number[],
+  };
+  const moved = { ids: [] as string[], thresholds: [] as number[] };
+  for (const [memoryId, neighbours] of last) {
+    neighbours.forEach((n, rank) => {
+      list.ids.push(memoryId);
+      list.ranks.push(rank);
+      list.neighbours.push(n.memoryId);
+      list.scores.push(n.score);
+    });
+    const threshold = listThreshold(neighbours, k);
+    if (before.get(memoryId) !== threshold) {
+      moved.ids.push(memoryId);
+      moved.thresholds.push(threshold);
+    }
+  }
+  await insertNeighbours(sql, contextId, list);
+  if (moved.ids.length === 0) return;
   await sql.query(
-    `UPDATE semantic_postings SET ratio = CASE WHEN $1::float8 > 0 THEN weight / $1::float8 ELSE $2::float8 END
-     WHERE context_id = $3 AND memory_id = $4`,
-    [threshold, OPEN_RATIO, contextId, memoryId],
+    `WITH moved AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS m(memory_id, threshold)),
+     docs AS (UPDATE semantic_docs d SET threshold = m.threshold FROM moved m
+              WHERE d.context_id = $1 AND d.memory_id = m.memory_id)
+     UPDATE semantic_postings p
+     SET ratio = CASE WHEN m.threshold > 0 THEN p.weight / m.threshold ELSE $4::float8 END
+     FROM moved m WHERE p.context_id = $1 AND p.memory_id = m.memory_id`,
+    [contextId, moved.ids, moved.thresholds, OPEN_RATIO],
   );
 }

@@ -636,6 +636,11 @@ class PostgresStore implements PostgresArchiveStore {
     );
   }
 
+  /** One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). */
+  unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+    return this.session.unitOfWork(contextId, work);
+  }
+
   async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
     const problems = await this.session.allContexts((sql) => integrityProblems(sql));
     return { ok: problems.length === 0, problems };

@@ -149,6 +149,8 @@ export class PostgresVectors {
       );
       if (rows.rows.length === 0) return [];
       const index = new VectorIndex(rows.rows.map(toVectorRow));
+      // Inside a unit of work the rows may be uncommitted (and rolled back, the version with them): no cache.
+      if (this.session.inUnitOfWork(contextId)) return index.search(query, options);
       this.cache.set(key, { version: current, index });
       if (this.cache.size > CACHED_SPACES) this.cache.delete(this.cache.keys().next().value!);
       return index.search(query, options);
@@ -177,12 +179,14 @@ export class PostgresVectors {
     const ef = Math.max(40, Math.min(1000, options.limit * 2));
     await sql.query(`SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${ef}`);
     const kinds = options.kinds ? [...options.kinds] : undefined;
+    // The space is a literal, not a parameter: the HNSW index is partial (WHERE space = '<literal>'), and the
+    // generic plans every transaction uses (postgres-session.ts) can only prove that from a literal.
     const rows = await sql.query<{ memory_id: string; kind: ViewKind; key: string; score: number }>(
-      `SELECT memory_id, kind, key, 1 - ((embedding::vector(${dims})) <=> $3::vector(${dims})) AS score
-       FROM vectors WHERE context_id = $1 AND space = $2 AND dims = ${dims}
-       ${kinds ? 'AND kind = ANY($5::text[])' : ''}
-       ORDER BY (embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4`,
-      [contextId, space, toVectorLiteral(query), options.limit, ...(kinds ? [kinds] : [])],
+      `SELECT memory_id, kind, key, 1 - ((embedding::vector(${dims})) <=> $2::vector(${dims})) AS score
+       FROM vectors WHERE context_id = $1 AND space = ${escapeLiteral(space)} AND dims = ${dims}
+       ${kinds ? 'AND kind = ANY($4::text[])' : ''}
+       ORDER BY (embedding::vector(${dims})) <=> $2::vector(${dims}) LIMIT $3`,
+      [contextId, toVectorLiteral(query), options.limit, ...(kinds ? [kinds] : [])],
     );
     return rows.rows
       .map((row) => ({ memoryId: row.memory_id, kind: row.kind, key: row.key, rawScore: row.score }))
