@@ -25,10 +25,13 @@ export async function writeHistoryAndTags(
     );
   }
   if (records.length === 0) return;
-  await sql.query('DELETE FROM memory_tags WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
-    contextId,
-    records.map((record) => record.id),
-  ]);
+  // Only a memory stored before this write (one with a replaced version) can have tags to drop.
+  if (replaced.size > 0) {
+    await sql.query('DELETE FROM memory_tags WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
+      contextId,
+      [...replaced.keys()],
+    ]);
+  }
   const ids: string[] = [];
   const names: string[] = [];
   const values: string[] = [];
@@ -46,7 +49,6 @@ export async function writeHistoryAndTags(
       [contextId, ids, names, values],
     );
   }
-  await sql.query('UPDATE contexts SET last_write = $1 WHERE id = $2', [new Date().toISOString(), contextId]);
 }
 
 /** The filter as SQL conditions on `memories` ($1 is the context id; parameters continue from `params`). */

@@ -111,26 +111,25 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
 
     async writeDocs(contextId, change) {
       await write(contextId, async (sql) => {
-        const snapshot = await snapshotOf(sql, contextId);
-        if (!snapshot) throw noSnapshot(contextId);
+        // The change count moves first: the same statement reads the snapshot's k and proves it exists.
+        const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+        const snapshot = await sql.query<{ k: number }>(
+          'UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k',
+          [contextId, changed],
+        );
+        const k = snapshot.rows[0]?.k;
+        if (k === undefined) throw noSnapshot(contextId);
         const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
         if (dropped.length > 0) {
-          for (const table of ['semantic_docs', 'semantic_postings', 'semantic_neighbours']) {
-            await sql.query(`DELETE FROM ${table} WHERE context_id = $1 AND memory_id = ANY($2::text[])`, [
-              contextId,
-              dropped,
-            ]);
-          }
+          await sql.query(
+            `WITH d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])),
+             p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($2::text[]))
+             DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
+            [contextId, dropped],
+          );
         }
-        await insertDocs(sql, contextId, change.put ?? [], snapshot.k);
-        await writeLists(sql, contextId, change.lists ?? [], snapshot.k);
-        const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
-        if (changed > 0) {
-          await sql.query('UPDATE semantic_snapshots SET changes = changes + $1 WHERE context_id = $2', [
-            changed,
-            contextId,
-          ]);
-        }
+        await insertDocs(sql, contextId, change.put ?? [], k);
+        await writeLists(sql, contextId, change.lists ?? [], k);
       });
     },
 
@@ -264,10 +263,6 @@ async function insertDocs(
 ): Promise<void> {
   if (docs.length === 0) return;
   const thresholds = docs.map((doc) => listThreshold(doc.neighbours, k));
-  await sql.query(
-    'INSERT INTO semantic_docs (context_id, memory_id, threshold) SELECT $1, * FROM unnest($2::text[], $3::float8[])',
-    [contextId, docs.map((doc) => doc.memoryId), thresholds],
-  );
   const posting = {
     ids: [] as string[],
     terms: [] as string[],
@@ -296,14 +291,28 @@ async function insertDocs(
       list.scores.push(n.score);
     });
   });
-  if (posting.ids.length > 0) {
-    await sql.query(
-      `INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[])`,
-      [contextId, posting.ids, posting.terms, posting.weights, posting.ratios],
-    );
-  }
-  await insertNeighbours(sql, contextId, list);
+  // One statement for the three tables (foreign keys to memories are checked at its end).
+  await sql.query(
+    `WITH d AS (INSERT INTO semantic_docs (context_id, memory_id, threshold)
+       SELECT $1, * FROM unnest($2::text[], $3::float8[])),
+     p AS (INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)
+       SELECT $1, * FROM unnest($4::text[], $5::text[], $6::float8[], $7::float8[]))
+     INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
+     SELECT $1, * FROM unnest($8::text[], $9::integer[], $10::text[], $11::float8[])`,
+    [
+      contextId,
+      docs.map((doc) => doc.memoryId),
+      thresholds,
+      posting.ids,
+      posting.terms,
+      posting.weights,
+      posting.ratios,
+      list.ids,
+      list.ranks,
+      list.neighbours,
+      list.scores,
+    ],
+  );
 }
 
 async function insertNeighbours(

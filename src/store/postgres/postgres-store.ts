@@ -199,8 +199,9 @@ class PostgresStore implements PostgresArchiveStore {
       );
       if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
         await sql.query(
-          'UPDATE contexts SET memories = memories + $1, vector_version = vector_version + $2 WHERE id = $3',
-          [outcome.inserted.length, outcome.updated.length > 0 ? 1 : 0, contextId],
+          `UPDATE contexts SET memories = memories + $1, vector_version = vector_version + $2, last_write = $3
+           WHERE id = $4`,
+          [outcome.inserted.length, outcome.updated.length > 0 ? 1 : 0, new Date().toISOString(), contextId],
         );
       }
       return outcome;
