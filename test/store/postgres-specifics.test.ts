@@ -7,7 +7,12 @@ import {
   POSTGRES_MIGRATIONS,
   POSTGRES_SCHEMA_VERSION,
 } from '../../src/store/postgres/postgres-schema.ts';
-import { openPostgresStore, type PostgresArchiveStore } from '../../src/store/postgres/postgres-store.ts';
+import { scopedBeginSql } from '../../src/store/postgres/postgres-session.ts';
+import {
+  FIND_BY_KEYS_SQL,
+  openPostgresStore,
+  type PostgresArchiveStore,
+} from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
@@ -71,6 +76,52 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     expect((await store.listContexts()).map((c) => c.id)).toEqual(['alice', 'bob']);
     expect((await store.listQuestions()).map((q) => q.contextId)).toEqual(['alice', 'bob']);
     expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    await store.close();
+  });
+
+  it('a context written after the last ANALYZE is searched by key through the index, not walked', async () => {
+    // Issue #11: statistics that never saw a context estimate it at one row; a custom plan then walked the
+    // whole context per findByKeys call (~1 s at 1,000 memories). Transactions plan generically instead.
+    const url = await createTestDatabase();
+    const store = await openPostgresStore({ url, maxConnections: 2 });
+    const keyedWrite = (contextId: string, i: number): MemoryWrite => ({
+      ...write(contextId, `m${i}`, `memory ${i}`, i),
+      keys: [`round:${Math.floor(i / 2)}`, `session:${i % 7}`],
+    });
+    await store.writeMemories(
+      'early',
+      Array.from({ length: 200 }, (_, i) => keyedWrite('early', i)),
+    );
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('ANALYZE');
+    const late = Array.from({ length: 1500 }, (_, i) => keyedWrite('late', i));
+    for (let i = 0; i < late.length; i += 500) await store.writeMemories('late', late.slice(i, i + 500));
+    expect((await store.findByKeys('late', ['round:7'])).map((record) => record.id)).toEqual(['m14', 'm15']);
+
+    // The store's own statement, planned as the store plans it (same transaction settings, parameters).
+    await admin.query(scopedBeginSql('late', 'read', true));
+    await admin.query(`PREPARE find_by_keys(text, text[], bigint) AS ${FIND_BY_KEYS_SQL}`);
+    const explained = await admin.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE find_by_keys('late', ARRAY['round:7'], NULL)`,
+    );
+    await admin.query('ROLLBACK');
+    await admin.end();
+    type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+    let rowsVisited = 0;
+    const visit = (node: PlanNode): void => {
+      if (node['Relation Name'] === 'memories' || node['Relation Name'] === 'memory_keys') {
+        const loops = Number(node['Actual Loops'] ?? 1);
+        rowsVisited +=
+          (Number(node['Actual Rows'] ?? 0) + Number(node['Rows Removed by Filter'] ?? 0)) * loops;
+      }
+      for (const child of node.Plans ?? []) visit(child);
+    };
+    const [{ Plan: plan }] = explained.rows[0]['QUERY PLAN'] as [{ Plan: PlanNode }];
+    visit(plan);
+    // Two key rows and two records; a walk of the context visits 1,500 rows or more.
+    expect(rowsVisited).toBeGreaterThan(0);
+    expect(rowsVisited).toBeLessThanOrEqual(8);
     await store.close();
   });
 

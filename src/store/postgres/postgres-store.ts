@@ -337,12 +337,7 @@ class PostgresStore implements PostgresArchiveStore {
   ): Promise<MemoryRecord[]> {
     if (keys.length === 0) return [];
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
-      sql.query<{ record: string }>(
-        `SELECT m.record FROM memories m WHERE m.context_id = $1 AND m.id IN
-           (SELECT k.memory_id FROM memory_keys k WHERE k.context_id = $1 AND k.key = ANY($2::text[]))
-         ORDER BY m.sequence, m.id LIMIT $3`,
-        [contextId, [...new Set(keys)], options.limit ?? null],
-      ),
+      sql.query<{ record: string }>(FIND_BY_KEYS_SQL, [contextId, [...new Set(keys)], options.limit ?? null]),
     );
     return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
@@ -655,6 +650,22 @@ class PostgresStore implements PostgresArchiveStore {
     await this.session.close();
   }
 }
+
+/**
+ * findByKeys: $1 context, $2 keys, $3 limit (null: all). Shaped so that only the key index can drive it: the
+ * key rows come first (a key row's sequence is its memory's, writeKeys), then each record by primary key in
+ * a LATERAL subquery that its LIMIT keeps from being flattened into a join. The former
+ * `memories WHERE id IN (keys) ORDER BY sequence LIMIT $3` let the planner walk the whole context in sequence
+ * order (the LIMIT looks cheap), checking each memory's keys: ~1 s per call at 1,000 memories in a context
+ * new since the last ANALYZE, the bulk-ingest stall of issue #11. Exported for the test of its plan
+ * (test/store/postgres-specifics.test.ts).
+ */
+export const FIND_BY_KEYS_SQL = `SELECT m.record FROM
+    (SELECT DISTINCT ON (k.sequence, k.memory_id) k.memory_id, k.sequence FROM memory_keys k
+     WHERE k.context_id = $1 AND k.key = ANY($2::text[]) ORDER BY k.sequence, k.memory_id LIMIT $3) hit
+  CROSS JOIN LATERAL
+    (SELECT record, sequence, id FROM memories WHERE context_id = $1 AND id = hit.memory_id LIMIT 1) m
+  ORDER BY m.sequence, m.id`;
 
 /** The journal entries, the records and their views of one write, in one statement. */
 async function writeRecords(
