@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { redactDbUrl } from '../src/store/store-location.ts';
+import { postgresCpuSeconds, processCpuSeconds } from './support/process-cpu.ts';
 import { chatRecords } from './support/realistic-chat.ts';
 import {
   type LoadReport,
@@ -57,10 +58,37 @@ interface PhaseFigures {
   retrieve: { p50: number; p95: number };
   add: { p50: number; p95: number };
   failed: number;
+  /**
+   * CPU used during the load, in cores (CPU seconds / wall seconds): each replica process (its read and
+   * write workers included), all Postgres processes, and this process (the clients).
+   */
+  cpu: { replicas: Array<number | undefined>; postgres?: number | undefined; clients: number };
 }
 
-function summary(replicas: number, report: LoadReport, base: number): PhaseFigures {
+/** CPU counters at the start of a phase; `cores` turns them into cores used since. */
+function cpuSample(pids: number[]) {
+  const wall = performance.now();
+  const replicas = pids.map((pid) => processCpuSeconds(pid));
+  const postgres = postgresCpuSeconds();
+  const clients = process.cpuUsage();
   return {
+    cores(): PhaseFigures['cpu'] {
+      const seconds = (performance.now() - wall) / 1000;
+      const used = (after: number | undefined, before: number | undefined) =>
+        after === undefined || before === undefined ? undefined : round((after - before) / seconds);
+      const own = process.cpuUsage(clients);
+      return {
+        replicas: pids.map((pid, i) => used(processCpuSeconds(pid), replicas[i])),
+        ...(postgres === undefined ? {} : { postgres: used(postgresCpuSeconds(), postgres) }),
+        clients: round((own.user + own.system) / 1e6 / seconds),
+      };
+    },
+  };
+}
+
+function summary(replicas: number, report: LoadReport, base: number, cpu: PhaseFigures['cpu']): PhaseFigures {
+  return {
+    cpu,
     replicas,
     requestsPerSecond: round(report.requestsPerSecond),
     scaling: Math.round((report.requestsPerSecond / (base || report.requestsPerSecond)) * 100) / 100,
@@ -134,6 +162,7 @@ async function main(): Promise<void> {
         Array.from({ length: n }, () => startReplica(db, { mediaDir: join(scratch, 'media') })),
       );
       running.push(...replicas);
+      const cpu = cpuSample(replicas.map((r) => r.child.pid!));
       const report = await runReplicaLoad({
         urls: replicas.map((r) => r.url),
         clients,
@@ -141,7 +170,7 @@ async function main(): Promise<void> {
         durationMs,
         addShare,
       });
-      phases.push(summary(n, report, phases[0]?.requestsPerSecond ?? 0));
+      phases.push(summary(n, report, phases[0]?.requestsPerSecond ?? 0, cpu.cores()));
       log(`  ${n} replica(s): ${JSON.stringify(phases.at(-1))}`);
       await Promise.all(replicas.map((r) => r.stop()));
       running.length = 0;
@@ -153,6 +182,7 @@ async function main(): Promise<void> {
       [0, 1, 2].map(() => startReplica(db, { mediaDir: join(scratch, 'media') })),
     );
     running.push(...replicas);
+    const cpu = cpuSample(replicas.map((r) => r.child.pid!));
     const report = await runReplicaLoad({
       urls: replicas.map((r) => r.url),
       clients,
@@ -163,7 +193,7 @@ async function main(): Promise<void> {
     });
     const check = await verifyAcknowledged(replicas[0]!.url, report.acknowledged);
     const failover = {
-      ...summary(3, report, phases[0]?.requestsPerSecond ?? 0),
+      ...summary(3, report, phases[0]?.requestsPerSecond ?? 0, cpu.cores()),
       acknowledgedAdds: check.checked,
       acknowledgedLost: check.lost.length,
       crossUserRows: report.crossUserRows,
@@ -186,6 +216,15 @@ async function main(): Promise<void> {
           `${String(p.replicas).padEnd(10)}${String(p.requestsPerSecond).padStart(8)}${String(p.scaling).padStart(8)}` +
             `${String(p.retrieve.p50).padStart(10)}${String(p.retrieve.p95).padStart(10)}${String(p.add.p50).padStart(10)}` +
             `${String(p.add.p95).padStart(10)}${String(p.failed).padStart(8)}`,
+        );
+      }
+      log(
+        '\nCPU during the load, in cores (2 cores = 2.0): replicas each, Postgres (all processes), clients',
+      );
+      for (const p of [...phases, { ...failover, replicas: '3 + kill' }]) {
+        const each = p.cpu.replicas.map((x) => (x === undefined ? '-' : String(x))).join(' + ');
+        log(
+          `${String(p.replicas).padEnd(10)}replicas ${each}; postgres ${p.cpu.postgres ?? '-'}; clients ${p.cpu.clients}`,
         );
       }
       log(
