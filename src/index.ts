@@ -7,6 +7,7 @@
 export * from './core/index.ts';
 export { compactSemantic } from './digest/incremental/compact-semantic.ts';
 export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
+export { finishRelationUpgrades, type RelationUpgradeReport } from './digest/update-relations.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
 // Media digest bounds and the bounded thumbnail maker shells use to show media (HTTP, MCP); sharp loads on use.
 export { thumbnailJpeg } from './digest/media/image-tools.ts';
