@@ -7,12 +7,12 @@
 export * from './core/index.ts';
 export { compactSemantic } from './digest/incremental/compact-semantic.ts';
 export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
-export { finishRelationUpgrades, type RelationUpgradeReport } from './digest/update-relations.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
 // Media digest bounds and the bounded thumbnail maker shells use to show media (HTTP, MCP); sharp loads on use.
 export { thumbnailJpeg } from './digest/media/image-tools.ts';
 export { DEFAULT_MEDIA_LIMITS, type MediaLimits } from './digest/media/media-limits.ts';
 export { mediaRewrite } from './digest/media-rewrite.ts';
+export { finishRelationUpgrades, type RelationUpgradeReport } from './digest/update-relations.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type {

@@ -217,7 +217,12 @@ export async function reindexPostgresLexical(client: Sql): Promise<void> {
     await client.query("SELECT set_config('graphmemix.context_id', $1, true)", [contextId]);
     let after: [string, string, string] = ['', '', ''];
     for (;;) {
-      const page = await client.query<{ memoryId: string; kind: MemoryView['kind']; key: string; text: string }>(
+      const page = await client.query<{
+        memoryId: string;
+        kind: MemoryView['kind'];
+        key: string;
+        text: string;
+      }>(
         `SELECT memory_id AS "memoryId", kind, key, text FROM views
          WHERE context_id = $1 AND (memory_id, kind, key) > ($2, $3, $4) AND text <> ''
          ORDER BY memory_id, kind, key LIMIT ${REINDEX_PAGE}`,
