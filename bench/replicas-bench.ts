@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { redactDbUrl } from '../src/store/store-location.ts';
-import { postgresCpuSeconds, processCpuSeconds } from './support/process-cpu.ts';
+import { localPostmasterPid, postgresCpuSeconds, processCpuSeconds } from './support/process-cpu.ts';
 import { chatRecords } from './support/realistic-chat.ts';
 import {
   type LoadReport,
@@ -50,6 +50,7 @@ const seedPerUser = Number(values.seed);
 const addShare = Number(values['add-share']);
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 const round = (x: number) => Math.round(x * 10) / 10;
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 interface PhaseFigures {
   replicas: number;
@@ -66,21 +67,21 @@ interface PhaseFigures {
 }
 
 /** CPU counters at the start of a phase; `cores` turns them into cores used since. */
-function cpuSample(pids: number[]) {
+function cpuSample(pids: number[], postmaster: number | undefined) {
   const wall = performance.now();
   const replicas = pids.map((pid) => processCpuSeconds(pid));
-  const postgres = postgresCpuSeconds();
+  const postgres = postmaster === undefined ? undefined : postgresCpuSeconds(postmaster);
   const clients = process.cpuUsage();
   return {
     cores(): PhaseFigures['cpu'] {
       const seconds = (performance.now() - wall) / 1000;
       const used = (after: number | undefined, before: number | undefined) =>
-        after === undefined || before === undefined ? undefined : round((after - before) / seconds);
+        after === undefined || before === undefined ? undefined : round2((after - before) / seconds);
       const own = process.cpuUsage(clients);
       return {
         replicas: pids.map((pid, i) => used(processCpuSeconds(pid), replicas[i])),
-        ...(postgres === undefined ? {} : { postgres: used(postgresCpuSeconds(), postgres) }),
-        clients: round((own.user + own.system) / 1e6 / seconds),
+        ...(postgres === undefined ? {} : { postgres: used(postgresCpuSeconds(postmaster), postgres) }),
+        clients: round2((own.user + own.system) / 1e6 / seconds),
       };
     },
   };
@@ -154,6 +155,11 @@ async function main(): Promise<void> {
           .map((x) => x.toFixed(2))
           .join(' ')}; ${redactDbUrl(server)}`,
     );
+    // Postgres CPU is that server's (its postmaster's children), when it runs on this machine.
+    const admin = new pg.Client({ connectionString: server });
+    await admin.connect();
+    const postmaster = await localPostmasterPid(admin);
+    await admin.end();
     const phases: PhaseFigures[] = [];
     for (const n of [1, 2, 3]) {
       const db = await freshDatabase(server, `gmx_replicas_${n}`);
@@ -162,7 +168,10 @@ async function main(): Promise<void> {
         Array.from({ length: n }, () => startReplica(db, { mediaDir: join(scratch, 'media') })),
       );
       running.push(...replicas);
-      const cpu = cpuSample(replicas.map((r) => r.child.pid!));
+      const cpu = cpuSample(
+        replicas.map((r) => r.child.pid!),
+        postmaster,
+      );
       const report = await runReplicaLoad({
         urls: replicas.map((r) => r.url),
         clients,
@@ -182,7 +191,10 @@ async function main(): Promise<void> {
       [0, 1, 2].map(() => startReplica(db, { mediaDir: join(scratch, 'media') })),
     );
     running.push(...replicas);
-    const cpu = cpuSample(replicas.map((r) => r.child.pid!));
+    const cpu = cpuSample(
+      replicas.map((r) => r.child.pid!),
+      postmaster,
+    );
     const report = await runReplicaLoad({
       urls: replicas.map((r) => r.url),
       clients,

@@ -15,10 +15,12 @@ export function processCpuSeconds(pid: number): number | undefined {
 }
 
 /**
- * CPU seconds of every process whose command name is `postgres` (the postmaster and its backends). A backend
- * that exits between two samples takes its time with it: benches sample around phases whose pools stay open.
+ * CPU seconds of one PostgreSQL server: the postmaster `postmasterPid` and its children (backends,
+ * autovacuum, writers). Without a pid, every process named `postgres` (other servers on the machine too). A
+ * backend that exits between two samples takes its time with it: benches sample around phases whose pools
+ * stay open.
  */
-export function postgresCpuSeconds(): number | undefined {
+export function postgresCpuSeconds(postmasterPid?: number): number | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -30,7 +32,10 @@ export function postgresCpuSeconds(): number | undefined {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = parseStat(readFileSync(`/proc/${entry}/stat`, 'utf8'));
-      if (stat?.command === 'postgres') total += stat.seconds;
+      if (stat?.command !== 'postgres') continue;
+      if (postmasterPid === undefined || stat.pid === postmasterPid || stat.parent === postmasterPid) {
+        total += stat.seconds;
+      }
     } catch {
       // the process exited meanwhile
     }
@@ -38,7 +43,21 @@ export function postgresCpuSeconds(): number | undefined {
   return total;
 }
 
-function parseStat(text: string): { command: string; seconds: number } | undefined {
+/** The postmaster of the server behind `client` when it runs on this machine (the parent of its backend). */
+export async function localPostmasterPid(client: {
+  query(text: string): Promise<{ rows: Array<{ pid: number }> }>;
+}): Promise<number | undefined> {
+  try {
+    const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+    return parseStat(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8'))?.parent;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseStat(
+  text: string,
+): { pid: number; parent: number; command: string; seconds: number } | undefined {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open < 0 || close < 0) return undefined;
@@ -47,5 +66,10 @@ function parseStat(text: string): { command: string; seconds: number } | undefin
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
-  return { command: text.slice(open + 1, close), seconds: (utime + stime) / TICKS };
+  return {
+    pid: Number(text.slice(0, open)),
+    parent: Number(fields[1]),
+    command: text.slice(open + 1, close),
+    seconds: (utime + stime) / TICKS,
+  };
 }
