@@ -1,4 +1,5 @@
 import { mediaReferenceKey } from '../../store/media-folder.ts';
+import { documentPartOf } from '../../types/document-parts.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { turnSession } from '../relations/consecutive-turn.ts';
 import { type EmailFacts, emailFacts } from '../relations/email-facts.ts';
@@ -27,6 +28,8 @@ export const KEY = {
   statedDate: 'date:',
   /** same_record rule 4: normalised subject + NUL + sent time (range lookups over the 14-day window). */
   subject: 'subj:',
+  /** same_record rule 5: a document part's place, `<document id> NUL <part number>` (0: the document). */
+  documentPart: 'docpart:',
   /** record_grounding: the capture day of a (non-email) media memory. */
   captureDay: 'day:',
   /** event_bridge: capture time of media with coordinates (range lookups over 1-hour gaps). */
@@ -41,6 +44,8 @@ export function relationKeys(record: MemoryRecord): string[] {
   const session = turnSession(record);
   if (session !== undefined) keys.push(KEY.turn + session);
   if (record.kind === 'email') keys.push(...emailKeys(emailFacts(record)));
+  const part = documentPartOf(record);
+  if (part !== undefined) keys.push(documentPartKey(part.documentId, part.part));
   const day = groundingCapture(record)?.day;
   if (day !== undefined) keys.push(KEY.captureDay + day);
   const bridge = bridgeCapture(record);
@@ -55,6 +60,10 @@ export function relationKeys(record: MemoryRecord): string[] {
   // Not a relation: a record whose media digest is queued, so the queue finds it again after a restart.
   if (record.media?.status === 'pending') keys.push(MEDIA_PENDING_KEY);
   return [...new Set(keys)];
+}
+
+export function documentPartKey(documentId: string, part: number): string {
+  return `${KEY.documentPart}${documentId}\u0000${part}`;
 }
 
 /** Key of every record whose media digest is pending (src/digest/media/media-queue.ts). */
