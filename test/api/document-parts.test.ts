@@ -76,12 +76,9 @@ describe('documents are records of page / section memories', () => {
       expect(document?.text).toBe('Lisbon trip');
       expect(document?.metadata?.document).toMatchObject({ title: 'Lisbon trip', parts: 4 });
       const parts = await Promise.all([1, 2, 3, 4].map((n) => gm.getMemory('alice', `${md}:p000${n}`)));
-      expect(parts.map((part) => (part?.metadata?.document as { section?: string }).section)).toEqual([
-        undefined,
-        'Lisbon trip',
-        'Hotel',
-        'Dinner',
-      ]);
+      expect(
+        parts.map((part) => (part?.metadata?.document as { section?: string } | undefined)?.section),
+      ).toEqual([undefined, 'Lisbon trip', 'Hotel', 'Dinner']);
       expect(parts[1]?.text).toContain('# not a heading inside a fence');
       expect(parts[2]?.text).toBe('## Hotel\nAlfama guesthouse, room 12.');
       expect(parts[2]?.sourceId).toBe('trip.md §3');
