@@ -1,3 +1,4 @@
+import { MEDIA_PENDING_KEY } from '../../store/archive-store-spec.ts';
 import { mediaReferenceKey } from '../../store/media-folder.ts';
 import { documentPartOf } from '../../types/document-parts.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
@@ -67,7 +68,7 @@ export function documentPartKey(documentId: string, part: number): string {
 }
 
 /** Key of every record whose media digest is pending (src/digest/media/media-queue.ts). */
-export const MEDIA_PENDING_KEY = 'media-status:pending';
+export { MEDIA_PENDING_KEY };
 
 /** The keys of an email's facts (see KEY). */
 export function emailKeys(facts: EmailFacts): string[] {

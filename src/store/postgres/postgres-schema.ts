@@ -313,6 +313,15 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         INCLUDE (tf, length, memory_id, key);
     `,
   },
+  {
+    // Version 4: pending media digests across contexts through one partial index (the same as SQLite
+    // migration 7; ArchiveStore.listPendingMedia), so opening an archive never lists its contexts.
+    version: 4,
+    sql: `
+      CREATE INDEX memory_keys_media_pending ON memory_keys (context_id, memory_id)
+        WHERE key = 'media-status:pending';
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
