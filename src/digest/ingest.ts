@@ -111,6 +111,11 @@ export async function ingestItems(
       const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
       parseStarted = trace.now();
       for (const part of digested) batch.records.push(viewsStage(part.record, part.hash));
+      if (item.type === 'record' && item.legacyIds !== undefined) {
+        for (const legacyId of item.legacyIds) {
+          if (legacyId !== record.id) batch.legacy.push({ legacyId, record });
+        }
+      }
     }
     if (batch.full(batchSize)) {
       trace.addStep('parse', parseStarted);
@@ -248,12 +253,22 @@ function viewsStage(record: MemoryRecord, hash: string): MemoryWrite {
 class WriteBatch {
   records: MemoryWrite[] = [];
   questions: EvalQuestion[] = [];
+  /** Memories under an importer's older id for a record of this batch (ImportItem `legacyIds`). */
+  legacy: { legacyId: string; record: MemoryRecord }[] = [];
 
   constructor(
     private readonly store: ArchiveStore,
     private readonly trace: IngestReportBuilder,
     private readonly options: IngestOptions,
   ) {}
+
+  private async replaceLegacy(legacyId: string, record: MemoryRecord): Promise<void> {
+    if (await replaceLegacyMemory(this.store, legacyId, record)) {
+      this.trace.warn(
+        `record ${record.id}: replaces ${legacyId}, the same file under its id from before content ids`,
+      );
+    }
+  }
 
   full(size: number): boolean {
     return this.records.length >= size || this.questions.length >= size;
@@ -278,10 +293,33 @@ class WriteBatch {
       if (pending.length > 0) this.options.media?.enqueue?.(contextId, pending);
     }
     if (this.questions.length > 0) report.questions += await this.store.putQuestions(this.questions);
+    for (const { legacyId, record } of this.legacy) await this.replaceLegacy(legacyId, record);
     this.records = [];
     this.questions = [];
+    this.legacy = [];
     this.trace.addStep('write', since);
   }
+}
+
+/**
+ * Deletes the memory an importer stored under an older id for `record`'s source, after `record` is written,
+ * when it is the same file: the same `sourceId` and the same non-empty set of asset sha256. Anything else
+ * under that id (another file that happens to have had that path) stays. The store journals the delete, so
+ * the relations stage drops its edges.
+ */
+async function replaceLegacyMemory(
+  store: ArchiveStore,
+  legacyId: string,
+  record: MemoryRecord,
+): Promise<boolean> {
+  const old = await store.getMemory(record.contextId, legacyId);
+  if (old === undefined || old.sourceId === undefined || old.sourceId !== record.sourceId) return false;
+  const hashes = (r: MemoryRecord) =>
+    [...new Set(r.assets.flatMap((asset) => (asset.sha256 === undefined ? [] : [asset.sha256])))].sort();
+  const before = hashes(old);
+  const after = hashes(record);
+  if (before.length === 0 || before.join() !== after.join()) return false;
+  return store.deleteMemory(record.contextId, legacyId);
 }
 
 /** Relations stage: the journal of this import's writes (and any left by a killed process) becomes edges. */
