@@ -53,7 +53,7 @@ export function relationKeys(record: MemoryRecord): string[] {
   if (bridge) keys.push(KEY.bridgeTime + encodeTime(bridge.timeMs));
   // Not a relation: which memories reference a local media file (forget removes unreferenced uploads).
   for (const asset of record.assets) {
-    for (const uri of [asset.uri, ...(asset.frames ?? [])]) {
+    for (const uri of [asset.uri, ...(asset.frames ?? []), asset.thumbnail]) {
       const key = uri === undefined ? undefined : mediaReferenceKey(uri);
       if (key !== undefined) keys.push(key);
     }

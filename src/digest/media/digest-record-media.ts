@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { readExif } from '../../importers/exif/read-exif.ts';
 import type { ChatModel } from '../../providers/model-spec.ts';
 import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
 import { documentPartId } from '../../types/document-parts.ts';
 import type { MediaAsset, MemoryRecord } from '../../types/memory-record.ts';
 import type { BoundedOcr } from './bounded-ocr.ts';
-import { loadSharp, ocrReadyPng } from './image-tools.ts';
+import { loadSharp, ocrReadyPng, storeFrameStrip, storeThumbnail } from './image-tools.ts';
 import type { MediaLimits } from './media-limits.ts';
 import { readPdf, renderPdfPage } from './read-pdf.ts';
 import { extractFrames, frameTimes, probeVideo } from './read-video.ts';
@@ -66,6 +66,8 @@ export async function digestRecordMedia(
   const errors: string[] = [];
   const parts: MemoryRecord[] = [];
   for (const asset of record.assets) {
+    // Thumbnails are the digest's own files: whatever a source wrote there is never served.
+    delete asset.thumbnail;
     const kind = digestKind(asset);
     if (kind === undefined || !isLocal(asset.uri)) continue;
     try {
@@ -135,6 +137,14 @@ async function digestImage(
       warnings.push(`asset ${asset.id}: OCR failed: ${messageOf(error)}`);
     }
   }
+  try {
+    const sha256 = asset.sha256 ?? createHash('sha256').update(bytes).digest('hex');
+    const dir = await derivedFolder(deps.derivedDir, record.contextId, path, sha256);
+    const thumbnail = await storeThumbnail(async () => bytes, join(dir, 'thumb.jpg'), deps.limits);
+    if (thumbnail !== undefined) asset.thumbnail = thumbnail;
+  } catch (error) {
+    warnings.push(`asset ${asset.id}: thumbnail failed: ${messageOf(error)}`);
+  }
   if (deps.vision && (asset.derived?.captions ?? []).length === 0) {
     try {
       const reply = await deps.vision.chat({
@@ -173,11 +183,31 @@ async function digestVideo(
   if (record.location === undefined && facts.lat !== undefined && facts.lon !== undefined) {
     record.location = { lat: facts.lat, lon: facts.lon };
   }
-  if (asset.frames !== undefined) return; // frames the source extracted are kept as given
   const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
+  if (asset.frames === undefined) await sampleFrames(asset, facts.durationSeconds, dir, deps, warnings);
+  // frames the source extracted are kept as given; the strip is made from whichever frames the asset has
+  const local = (asset.frames ?? []).filter((frame) => isLocal(frame));
+  if (local.length === 0) return;
+  try {
+    const strip = await storeFrameStrip(local, join(dir, 'strip.jpg'), deps.limits);
+    if (strip !== undefined) asset.thumbnail = strip;
+  } catch (error) {
+    warnings.push(`asset ${asset.id}: frame strip failed: ${messageOf(error)}`);
+  }
+}
+
+/** `limits.videoFrames` uniformly sampled frames (times kept) with OCR per frame and the video's OCR view. */
+async function sampleFrames(
+  asset: MediaAsset,
+  durationSeconds: number | undefined,
+  dir: string,
+  deps: MediaDigestDeps,
+  warnings: string[],
+): Promise<void> {
+  const path = asset.uri!;
   const frames = await extractFrames(
     path,
-    frameTimes(facts.durationSeconds, deps.limits.videoFrames),
+    frameTimes(durationSeconds, deps.limits.videoFrames),
     dir,
     deps.limits,
   );
@@ -249,10 +279,14 @@ async function digestPdf(
         const image = await renderPdfPage(path, page, dir, deps.limits);
         if (image === undefined) continue;
         const pageAsset: MediaAsset = { id: 'page', kind: 'image', uri: image, mime: 'image/png' };
+        const bytes = await readFile(image);
         if (deps.ocr) {
-          const text = await deps.ocr.recognize(await ocrReadyPng(await readFile(image), deps.limits));
+          const text = await deps.ocr.recognize(await ocrReadyPng(bytes, deps.limits));
           if (text !== '') pageAsset.derived = { ocr: text };
         }
+        const thumb = join(dirname(image), `page-${page}.thumb.jpg`);
+        const thumbnail = await storeThumbnail(async () => bytes, thumb, deps.limits);
+        if (thumbnail !== undefined) pageAsset.thumbnail = thumbnail;
         assets.push(pageAsset);
       } catch (error) {
         warnings.push(`asset ${asset.id}: page ${page} could not be rendered or read: ${messageOf(error)}`);
