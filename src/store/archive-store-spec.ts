@@ -79,7 +79,7 @@ export interface ArchiveStore {
   /**
    * Memories whose media digest is pending (relation key MEDIA_PENDING_KEY) across every context, in
    * (context, id) order strictly after `after`, at most `limit`: what the media queue recovers at open.
-   * Read from an index of the pending rows only (SQLite migration 7, Postgres version 4), never by listing
+   * Read from an index of the pending rows only (SQLite migration 8, Postgres version 5), never by listing
    * contexts, so opening an archive costs nothing proportional to its size.
    */
   listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]>;

@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { scopeTags } from './memory-scope-tags.ts';
-import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL } from './sqlite-lexical-index.ts';
+import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL, reindexLexicalIndex } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
+import { TOKENIZER_VERSION_META } from './store-rules.ts';
 
 /**
  * Schema migrations of the SQLite store, applied in order inside one transaction each. The version lives in
@@ -243,12 +244,26 @@ export const MIGRATIONS: readonly {
     backfill: backfillScopeTags,
   },
   {
-    // Version 7: the pending media digests of every context through one partial index, so the media queue
-    // finds left work at open without listing contexts (ArchiveStore.listPendingMedia). The key literal
-    // must match MEDIA_PENDING_KEY (test/store/pending-media.test.ts checks the query plan).
+    // Version 7: terms of TOKENIZER_VERSION 2 (plural folding; src/retrieval/tokenize.ts). Every stored term
+    // came from the tokenizer: the lexical index is rebuilt from the views here, and each context is marked
+    // for a relation upgrade (as in version 4), so its relation keys, semantic IDF snapshot, kNN lists and
+    // edges are rebuilt exactly by `graphmemix migrate` or by its next relation update. The version is a
+    // literal on purpose: test/store/tokenizer-migration.test.ts fails when TOKENIZER_VERSION moves without
+    // a new migration. Explicit maintenance: walks every view once.
     version: 7,
     sql: `
-      CREATE INDEX memory_keys_media_pending ON memory_keys (context_id, memory_id)
+      INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
+      INSERT OR REPLACE INTO meta (key, value) VALUES ('${TOKENIZER_VERSION_META}', '2');
+    `,
+    backfill: reindexLexicalIndex,
+  },
+  {
+    // Version 8: the pending media digests of every context through one partial index, so the media queue
+    // finds left work at open without listing contexts (ArchiveStore.listPendingMedia). The key literal
+    // must match MEDIA_PENDING_KEY (test/digest/media/media-queue.test.ts checks the query plan).
+    version: 8,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_pending ON memory_keys (context_id, memory_id)
         WHERE key = 'media-status:pending';
     `,
   },

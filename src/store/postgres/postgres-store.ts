@@ -334,7 +334,7 @@ class PostgresStore implements PostgresArchiveStore {
   /** Cross-context on purpose (the media queue's recovery at open): the explicit allContexts path. */
   async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
     return this.session.allContexts(async (sql) => {
-      // The literal matches the partial index memory_keys_media_pending (version 4).
+      // The literal matches the partial index memory_keys_media_pending (version 5).
       const rows = await sql.query<PendingMediaRef>(
         `SELECT context_id AS "contextId", memory_id AS id FROM memory_keys
          WHERE key = '${MEDIA_PENDING_KEY}' AND (context_id, memory_id) > ($1, $2)
