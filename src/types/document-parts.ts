@@ -27,7 +27,7 @@ export function documentPartId(documentId: string, part: number): string {
  * a document memory with `parts >= 1` is part 0 of itself.
  */
 export function documentPartOf(record: MemoryRecord): DocumentPartFacts | undefined {
-  if (record.kind !== 'document') return undefined;
+  // Not by kind: a PDF uploaded as a note (HTTP, MCP, the library) is split into parts all the same.
   const document = record.metadata?.document;
   if (typeof document !== 'object' || document === null) return undefined;
   const { of, part, parts } = document as { of?: unknown; part?: unknown; parts?: unknown };

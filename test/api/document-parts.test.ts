@@ -105,6 +105,34 @@ describe('documents are records of page / section memories', () => {
     }
   });
 
+  it('a PDF added to a server archive (background digest) gets its pages written back as memories', async () => {
+    const uploads = join(dir, 'bg-uploads');
+    const pdf = await writeTestPdf(join(uploads, 'alice', 'menu.pdf'), {
+      title: 'Dinner menu',
+      pages: [['Starter: caldo verde'], ['Dessert: pastel de nata']],
+    });
+    const gm = await openGraphmemix({ db: join(dir, 'bg.db'), mediaDir: uploads, mediaDigest: 'background' });
+    try {
+      const report = await gm.addMemories('alice', [
+        { id: 'menu', assets: [{ id: 'file', kind: 'document', uri: pdf, mime: 'application/pdf' }] },
+      ]);
+      expect(report.media?.pending).toBe(1);
+      await gm.waitForMedia();
+      expect((await gm.getMemory('alice', 'menu'))?.metadata?.document).toMatchObject({ parts: 2 });
+      expect((await gm.getMemory('alice', 'menu:p0002'))?.text).toMatch(/pastel de nata/);
+      const edges = await gm.store.neighbors('alice', ['menu:p0001']);
+      expect(
+        edges.filter((edge) => edge.types.includes('same_record')).map((edge) => [edge.a, edge.b]),
+      ).toEqual([
+        ['menu', 'menu:p0001'],
+        ['menu:p0001', 'menu:p0002'],
+      ]);
+      expect((await gm.search('alice', 'pastel de nata'))[0]?.memoryId).toBe('menu:p0002');
+    } finally {
+      await gm.close();
+    }
+  });
+
   it('a document imported as one memory before parts existed is replaced cleanly by a re-import', async () => {
     const root = join(dir, 'old');
     const pdf = await writeTestPdf(join(root, 'lease.pdf'), {

@@ -22,7 +22,7 @@ export const SAME_RECORD_RULE = {
  * 4. Subject in time: identical normalised subjects with >= 2 content tokens, sent <= 14 days apart, unless
  *    both state event dates and no date is shared (a weekly "Team dinner" on different days is two records).
  * Groups for rules 2 and 3 with more than 50 emails are skipped (templates, not records).
- * 5. Documents (kind 'document', src/types/document-parts.ts): a document memory and its first part, and each
+ * 5. Documents (src/types/document-parts.ts): a document memory and its first part, and each
  *    part and the next one of the same document (a chain in reading order: consecutive pages or sections).
  */
 export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] {
