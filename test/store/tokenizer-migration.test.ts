@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,6 +170,32 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
     expect(await finishRelationUpgrades(reopened)).toEqual({ rebuilt: [], deferred: [] });
     await reopened.close();
     expect(docs()).toEqual(settled);
+  });
+
+  it('SQLite: `graphmemix migrate` (the CLI, current tokenizer) does both steps', async () => {
+    const fresh = await openStore(join(dir, 'fresh-cli.db'));
+    await build(fresh, 'current');
+    const expected = await termState(fresh);
+    await fresh.close();
+    const file = join(dir, 'old-cli.db');
+    const old = await openStore(file);
+    await build(old, 1);
+    await old.close();
+    const raw = new Database(file);
+    raw.prepare('UPDATE schema_version SET version = 6').run();
+    raw.prepare('DELETE FROM meta WHERE key = ?').run(TOKENIZER_VERSION_META);
+    raw.close();
+
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'graphmemix.js');
+    const run = spawnSync(process.execPath, [bin, 'migrate', '--db', file, '--json'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ schemaVersion: 7, relations: { rebuilt: [CONTEXT] } });
+    const migrated = await openStore(file);
+    expect(await termState(migrated)).toEqual(expected);
+    await migrated.close();
   });
 
   it.skipIf(PG_SKIP !== undefined)(
