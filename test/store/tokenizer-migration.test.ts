@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { finishRelationUpgrades, UPGRADE_META_PREFIX } from '../../src/digest/update-relations.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
@@ -196,6 +197,32 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
     const migrated = await openStore(file);
     expect(await termState(migrated)).toEqual(expected);
     await migrated.close();
+  });
+
+  it("the relation upgrade keeps a context's k, defers an embedding context, drops a deleted context's mark", async () => {
+    const store = await openStore(join(dir, 'marks.db'));
+    await build(store, 'current');
+    await compactSemantic(store, CONTEXT, { k: 3 });
+    await store.writeMemories('dense', [
+      {
+        record: { id: 'd1', contextId: 'dense', kind: 'message', sequence: 1, text: 'x', assets: [] },
+        views: [],
+        contentHash: 'd1',
+      },
+    ]);
+    await store.semantic.replaceAll(
+      'dense',
+      { space: 'embedding:test', documents: 1, k: 8, createdAt: '2024-01-01', df: new Map() },
+      [],
+    );
+    for (const context of [CONTEXT, 'dense', 'gone']) {
+      await store.setMeta(`${UPGRADE_META_PREFIX}${context}`, true);
+    }
+    expect(await finishRelationUpgrades(store)).toEqual({ rebuilt: [CONTEXT], deferred: ['dense'] });
+    expect((await store.semantic.getSnapshot(CONTEXT))?.k).toBe(3);
+    expect(await store.getMeta(`${UPGRADE_META_PREFIX}dense`)).toBe(true);
+    expect(await store.getMeta(`${UPGRADE_META_PREFIX}gone`)).toBeUndefined();
+    await store.close();
   });
 
   it.skipIf(PG_SKIP !== undefined)(
