@@ -9,6 +9,7 @@ import { compactSemantic } from '../../src/digest/incremental/compact-semantic.t
 import { finishRelationUpgrades, UPGRADE_META_PREFIX } from '../../src/digest/update-relations.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { copyArchive } from '../../src/store/copy-archive.ts';
 import { dictionaryKey } from '../../src/store/lexical-dictionary-key.ts';
 import { migrateArchive } from '../../src/store/migrate-archive.ts';
 import { openStore } from '../../src/store/open-store.ts';
@@ -107,6 +108,27 @@ async function termState(store: ArchiveStore) {
   };
 }
 
+/** A SQLite archive as schema 6 with TOKENIZER_VERSION 1 wrote it: same tables, no tokenizer version. */
+async function oldSqliteArchive(name: string): Promise<string> {
+  const file = join(dir, name);
+  const old = await openStore(file);
+  await build(old, 1);
+  await old.close();
+  const raw = new Database(file);
+  raw.prepare('UPDATE schema_version SET version = 6').run();
+  raw.prepare('DELETE FROM meta WHERE key = ?').run(TOKENIZER_VERSION_META);
+  raw.close();
+  return file;
+}
+
+async function freshState(name: string) {
+  const fresh = await openStore(join(dir, name));
+  await build(fresh, 'current');
+  const state = await termState(fresh);
+  await fresh.close();
+  return state;
+}
+
 describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
   it('SQLite: migration 7 reindexes postings, `migrate` rebuilds the semantic state; equal to a fresh build', async () => {
     const fresh = await openStore(join(dir, 'fresh.db'));
@@ -174,18 +196,8 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
   });
 
   it('SQLite: `graphmemix migrate` (the CLI, current tokenizer) does both steps', async () => {
-    const fresh = await openStore(join(dir, 'fresh-cli.db'));
-    await build(fresh, 'current');
-    const expected = await termState(fresh);
-    await fresh.close();
-    const file = join(dir, 'old-cli.db');
-    const old = await openStore(file);
-    await build(old, 1);
-    await old.close();
-    const raw = new Database(file);
-    raw.prepare('UPDATE schema_version SET version = 6').run();
-    raw.prepare('DELETE FROM meta WHERE key = ?').run(TOKENIZER_VERSION_META);
-    raw.close();
+    const expected = await freshState('fresh-cli.db');
+    const file = await oldSqliteArchive('old-cli.db');
 
     const bin = join(import.meta.dirname, '..', '..', 'bin', 'graphmemix.js');
     const run = spawnSync(process.execPath, [bin, 'migrate', '--db', file, '--json'], {
@@ -197,6 +209,20 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
     const migrated = await openStore(file);
     expect(await termState(migrated)).toEqual(expected);
     await migrated.close();
+  });
+
+  it('copying from a read-only, not yet migrated archive marks the target instead of copying stale terms', async () => {
+    const expected = await freshState('fresh-copy.db');
+    const source = await openStore(await oldSqliteArchive('old-copy.db'), { readonly: true });
+    const target = await openStore(join(dir, 'copy-target.db'));
+    const report = await copyArchive(source, target);
+    await source.close();
+    expect(report.contexts[0]!.semantic).toBe(false);
+    expect(report.warnings.join(' ')).toMatch(/tokenizer version 1/);
+    expect(await target.getMeta(`${UPGRADE_META_PREFIX}${CONTEXT}`)).toBe(true);
+    expect(await finishRelationUpgrades(target)).toEqual({ rebuilt: [CONTEXT], deferred: [] });
+    expect(await termState(target)).toEqual(expected);
+    await target.close();
   });
 
   it("the relation upgrade keeps a context's k, defers an embedding context, drops a deleted context's mark", async () => {
