@@ -12,7 +12,9 @@ import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { copyArchive } from '../../src/store/copy-archive.ts';
 import { dictionaryKey } from '../../src/store/lexical-dictionary-key.ts';
 import { migrateArchive } from '../../src/store/migrate-archive.ts';
+import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres/postgres-schema.ts';
 import { TOKENIZER_VERSION_META } from '../../src/store/store-rules.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 
@@ -22,7 +24,8 @@ import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-
  * answers exactly like an archive built fresh with the current tokenizer.
  *
  * The old archive is made by the real write path with the tokenizer module switched to the version-1 rule
- * (every importer of tokenize sees the mock), then marked as the schema before the migration.
+ * (every importer of tokenize sees the mock), then marked as the schema before the migration (SQLite 6,
+ * Postgres 3): migrations after those run again on it, so they must be re-runnable (IF NOT EXISTS).
  */
 const legacy = vi.hoisted(() => ({ on: false }));
 vi.mock('../../src/retrieval/tokenize.ts', async (importOriginal) => {
@@ -172,7 +175,7 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
 
     // `graphmemix migrate`: the store migration on open, then the relation upgrade it marked.
     const result = await migrateArchive(file);
-    expect(result.schemaVersion).toBe(7);
+    expect(result.schemaVersion).toBe(SCHEMA_VERSION);
     const migrated = await openStore(file);
     expect(await migrated.getMeta(`${UPGRADE_META_PREFIX}${CONTEXT}`)).toBe(true);
     expect(await finishRelationUpgrades(migrated)).toEqual({ rebuilt: [CONTEXT], deferred: [] });
@@ -205,7 +208,10 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
       timeout: 60_000,
     });
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ schemaVersion: 7, relations: { rebuilt: [CONTEXT] } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      schemaVersion: SCHEMA_VERSION,
+      relations: { rebuilt: [CONTEXT] },
+    });
     const migrated = await openStore(file);
     expect(await termState(migrated)).toEqual(expected);
     await migrated.close();
@@ -275,7 +281,7 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
       }
 
       const result = await migrateArchive(url);
-      expect(result).toMatchObject({ from: 3, schemaVersion: 4 });
+      expect(result).toMatchObject({ from: 3, schemaVersion: POSTGRES_SCHEMA_VERSION });
       const migrated = await openStore(url);
       try {
         expect(await migrated.getMeta(TOKENIZER_VERSION_META)).toBe(2);
