@@ -1,5 +1,6 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { Bm25Index } from '../retrieval/bm25-index.ts';
+import { TOKENIZER_VERSION } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
@@ -25,7 +26,13 @@ import { countEdgeTypes, diffEdgeChanges, diffEdgeReplacement, pairKey } from '.
 import { MemoryKeyIndex } from './memory-key-index.ts';
 import { recordMatches } from './memory-scope-tags.ts';
 import { MemorySemanticIndex } from './memory-semantic-index.ts';
-import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
+import {
+  assertWrite,
+  compareStrings,
+  compareVectorRows,
+  TOKENIZER_VERSION_META,
+  vectorDimensionError,
+} from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
 interface StoredMemory {
@@ -68,7 +75,8 @@ class MemoryStore implements ArchiveStore {
   readonly vectorSupport = 'in-process';
   private readonly contexts = new Map<string, ContextData>();
   private readonly questions = new Map<string, EvalQuestion>();
-  private readonly meta = new Map<string, string>();
+  /** Its terms are always this tokenizer's (nothing outlives the process): recorded like a migrated store's. */
+  private readonly meta = new Map<string, string>([[TOKENIZER_VERSION_META, String(TOKENIZER_VERSION)]]);
   private closed = false;
   /** Journal sequence, shared by all contexts (like SQLite's AUTOINCREMENT). */
   private nextSeq = 1;
