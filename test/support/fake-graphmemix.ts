@@ -341,6 +341,7 @@ function report(
       event_bridge: 0,
       same_record: 0,
       record_grounding: 0,
+      supersedes: 0,
       semantic_knn: 0,
     },
     seconds: 0,
