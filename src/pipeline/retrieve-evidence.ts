@@ -4,6 +4,7 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import type { VerifierQuestion } from '../verify/verifier-input.ts';
+import { renderPacketText } from './evidence-packet.ts';
 import {
   buildPacket,
   type ExpandedPool,
@@ -27,6 +28,7 @@ import { poolShape } from './ranker-features.ts';
 import type { QuestionInput, RetrievalResult, RetrieveOptions } from './retrieval-result.ts';
 import { selectVerifiers, type VerifierPair } from './select-verifiers.ts';
 import { type Clock, systemClock, TraceBuilder } from './trace-builder.ts';
+import { applyVersionMarks, packetVersionLinks } from './version-marks.ts';
 
 export { sumUsage } from './trace-builder.ts';
 
@@ -100,7 +102,17 @@ export async function retrieveEvidence(
   trace.flag('deadline_exceeded', deadline.exceeded());
   trace.lap('solve');
 
-  const { evidence, packetText } = buildPacket(forest, expanded.records, pool, retrieved.queryText);
+  const packet = buildPacket(forest, expanded.records, pool, retrieved.queryText);
+  // Versions of one fact (supersedes): both dates, which one is current, oldest first.
+  const versions = await packetVersionLinks(
+    deps.store,
+    contextId,
+    packet.evidence,
+    expanded.records,
+    options.filter,
+  );
+  const evidence = applyVersionMarks(packet.evidence, versions.links, versions.records);
+  const packetText = versions.links.length === 0 ? packet.packetText : renderPacketText(evidence);
   trace.lap('packet');
 
   return {

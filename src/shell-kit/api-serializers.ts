@@ -34,6 +34,16 @@ export function toApiEvidence(item: EvidenceItem): Record<string, unknown> {
     prize: item.prize,
     retrieval_score: item.retrievalScore,
     verifier_score: item.verifierScore,
+    ...(item.recordedAt === undefined ? {} : { recorded_at: item.recordedAt }),
+    ...(item.version === undefined
+      ? {}
+      : {
+          version: {
+            status: item.version.status,
+            supersedes: item.version.supersedes,
+            superseded_by: item.version.supersededBy,
+          },
+        }),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
+import { explicitSupersedes } from '../../types/supersession.ts';
 import { timestampMs } from '../date-extraction.ts';
 import { contentTokens } from './email-facts.ts';
 import { compareBySequence, PairSet, type RecordPair } from './record-pair.ts';
@@ -85,16 +86,6 @@ export function supersessionFacts(record: MemoryRecord): SupersessionFacts {
   };
 }
 
-/** The ids a record explicitly supersedes (input field `supersedes`). */
-export function explicitSupersedes(record: MemoryRecord): string[] {
-  const ids = new Set<string>();
-  for (const id of record.supersedes ?? []) {
-    const trimmed = id.trim();
-    if (trimmed !== '' && trimmed !== record.id) ids.add(trimmed);
-  }
-  return [...ids];
-}
-
 /**
  * The thread a memory's revisions are looked for in: its session / conversation (`sessionId`), else for an
  * email its mail thread (the first References id, the In-Reply-To, or its own Message-ID), else its run
@@ -171,7 +162,8 @@ export function detectedTarget(
  * - explicit: one lists the other in `supersedes` (any thread), or
  * - detected: the older is the NEAREST of the 8 memories right before the newer in its thread, in
  *   (sequence, id) order, that the newer revises (`revises`), and the newer has no explicit list.
- * The edge is stored undirected like every relation; `supersessionOrder` says which end is newer.
+ * The edge is stored undirected like every relation; `supersessionOrder` (src/types/supersession.ts) says
+ * which end is newer.
  */
 export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const out = new PairSet();
@@ -193,19 +185,6 @@ export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] 
     }
   }
   return out.pairs;
-}
-
-/**
- * Which end of a supersedes edge is the newer version: the one that lists the other explicitly, else the
- * later one in (sequence, id) order (detection only links a later memory to an earlier one).
- */
-export function supersessionOrder(
-  x: MemoryRecord,
-  y: MemoryRecord,
-): { newer: MemoryRecord; older: MemoryRecord } {
-  if (explicitSupersedes(x).includes(y.id)) return { newer: x, older: y };
-  if (explicitSupersedes(y).includes(x.id)) return { newer: y, older: x };
-  return compareBySequence(x, y) > 0 ? { newer: x, older: y } : { newer: y, older: x };
 }
 
 /** Slot values stated in a text, normalised ("June 3" and "3rd of June" -> "3 jun", "Tues" -> "tue"). */
@@ -232,3 +211,5 @@ function normalizeValue(value: string): string {
 function stringField(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
+
+export { explicitSupersedes, supersessionOrder } from '../../types/supersession.ts';
