@@ -6,14 +6,17 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { renderPacketText } from '../../src/pipeline/evidence-packet.ts';
 import { readerMessage, VERSIONS_NOTE } from '../../src/pipeline/reader-message.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from '../store/postgres-test-db.ts';
 
 const dirs: string[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await dropTestDatabases();
 });
 
 async function open(kind: string): Promise<Graphmemix> {
   if (kind === 'memory') return openGraphmemix({ db: 'memory:' });
+  if (kind === 'postgres') return openGraphmemix({ db: await createTestDatabase() });
   const dir = mkdtempSync(join(tmpdir(), 'gmx-supersede-'));
   dirs.push(dir);
   return openGraphmemix({ db: join(dir, 'a.db') });
@@ -42,7 +45,10 @@ async function supersedesEdges(gm: Graphmemix, ctx: string): Promise<string[]> {
     .sort();
 }
 
-describe.each(['memory', 'sqlite'])('supersession end to end (%s)', (kind) => {
+if (PG_SKIP) console.warn(`[postgres supersession tests skipped] ${PG_SKIP}`);
+const BACKENDS = PG_SKIP ? ['memory', 'sqlite'] : ['memory', 'sqlite', 'postgres'];
+
+describe.each(BACKENDS)('supersession end to end (%s)', (kind) => {
   it('"when is the appointment now?": both versions in the packet, older first, the new value current', async () => {
     const gm = await open(kind);
     try {

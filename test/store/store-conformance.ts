@@ -169,6 +169,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
         event_bridge: 0,
         same_record: 0,
         record_grounding: 0,
+        supersedes: 0,
         semantic_knn: 2,
       });
       // Rebuild consecutive_turn only: b-c goes, a-b keeps its other types.
