@@ -143,7 +143,9 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       return { ...(await addMemories(contextId, inputs)), memoryIds: inputs.map((r) => r.id) };
     },
     async listUsers() {
-      return [...contexts.entries()].map(([userId, memories]) => ({ userId, memories: memories.size }));
+      return {
+        users: [...contexts.entries()].map(([userId, memories]) => ({ userId, memories: memories.size })),
+      };
     },
     async userStats(userId) {
       const memories = contexts.get(userId)?.size;
