@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { scopeTags } from './memory-scope-tags.ts';
-import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL } from './sqlite-lexical-index.ts';
+import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL, reindexLexicalIndex } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
+import { TOKENIZER_VERSION_META } from './store-rules.ts';
 
 /**
  * Schema migrations of the SQLite store, applied in order inside one transaction each. The version lives in
@@ -241,6 +242,20 @@ export const MIGRATIONS: readonly {
       ALTER TABLE contexts ADD COLUMN last_write TEXT;
     `,
     backfill: backfillScopeTags,
+  },
+  {
+    // Version 7: terms of TOKENIZER_VERSION 2 (plural folding; src/retrieval/tokenize.ts). Every stored term
+    // came from the tokenizer: the lexical index is rebuilt from the views here, and each context is marked
+    // for a relation upgrade (as in version 4), so its relation keys, semantic IDF snapshot, kNN lists and
+    // edges are rebuilt exactly by `graphmemix migrate` or by its next relation update. The version is a
+    // literal on purpose: test/store/tokenizer-migration.test.ts fails when TOKENIZER_VERSION moves without
+    // a new migration. Explicit maintenance: walks every view once.
+    version: 7,
+    sql: `
+      INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
+      INSERT OR REPLACE INTO meta (key, value) VALUES ('${TOKENIZER_VERSION_META}', '2');
+    `,
+    backfill: reindexLexicalIndex,
   },
 ];
 
