@@ -257,6 +257,16 @@ export const MIGRATIONS: readonly {
     `,
     backfill: reindexLexicalIndex,
   },
+  {
+    // Version 8: the pending media digests of every context through one partial index, so the media queue
+    // finds left work at open without listing contexts (ArchiveStore.listPendingMedia). The key literal
+    // must match MEDIA_PENDING_KEY (test/digest/media/media-queue.test.ts checks the query plan).
+    version: 8,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_pending ON memory_keys (context_id, memory_id)
+        WHERE key = 'media-status:pending';
+    `,
+  },
 ];
 
 /** Tags of memories written before version 6 (metadata scalars; older records have no agent or run). */
