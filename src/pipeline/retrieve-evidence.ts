@@ -4,6 +4,7 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import type { VerifierQuestion } from '../verify/verifier-input.ts';
+import { withCalibratedEdges } from './edge-reliability.ts';
 import { renderPacketText } from './evidence-packet.ts';
 import {
   buildPacket,
@@ -83,6 +84,7 @@ export async function retrieveEvidence(
       : undefined;
   // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
   trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
+  const shape = poolShape(verified.relations);
   const prized = prizePool(expanded, retrieved.search.ranked, nodeResult, {
     calibration,
     ...(ranker
@@ -90,12 +92,16 @@ export async function retrieveEvidence(
           rankerPrizes: rankerPrizes(
             ranker,
             poolFeatureRows(retrieved, expanded, verified.question, nodeResult, verified.relations),
-            poolShape(verified.relations),
+            shape,
           ),
         }
       : {}),
   });
-  const verifiedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
+  const judgedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
+  // With the ranker's prizes, the offline ECV's cross-unit edges get the reliability fitted with it.
+  const verifiedEdges = ranker?.edgeReliability
+    ? withCalibratedEdges(judgedEdges, ranker.edgeReliability[shape])
+    : judgedEdges;
   const pool = ranker ? withoutRepeatPrizes(prized, verifiedEdges) : prized;
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
   trace.flag('pool_smaller_than_k', pool.length < k && pool.length > 0);
