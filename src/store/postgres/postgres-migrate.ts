@@ -1,6 +1,12 @@
 import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, RLS_ROLE, rlsSql } from './postgres-schema.ts';
+import {
+  PER_CONTEXT_TABLES,
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+  RLS_ROLE,
+  rlsSql,
+} from './postgres-schema.ts';
 import { asStoreError, createPool, redactUrl } from './postgres-session.ts';
 
 /** Session-level advisory lock held while migrating: two processes opening one database at once take turns. */
@@ -91,13 +97,28 @@ export async function migrateClient(client: pg.PoolClient, where: string): Promi
           EXECUTE format('REVOKE ALL ON schema_migrations FROM ${RLS_ROLE}');
         END $$`);
       }
-      await client.query(rlsSql());
+      // Re-creating the policies takes an ACCESS EXCLUSIVE lock per table: done while other processes write
+      // (a replica opening beside running ones) it deadlocked with their writes. Only when a migration ran or
+      // a table lacks its enabled, forced policy.
+      if (from < POSTGRES_SCHEMA_VERSION || !(await policiesInPlace(client))) await client.query(rlsSql());
     });
     const pgvector = await ensurePgvector(client);
     return { from, to: POSTGRES_SCHEMA_VERSION, pgvector };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]).catch(() => {});
   }
+}
+
+/** Every per-context table has row-level security enabled and forced, and its context_isolation policy. */
+async function policiesInPlace(client: pg.PoolClient): Promise<boolean> {
+  const rows = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+     WHERE s.nspname = current_schema() AND c.relname = ANY($1::text[])
+       AND c.relrowsecurity AND c.relforcerowsecurity
+       AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = 'context_isolation')`,
+    [[...PER_CONTEXT_TABLES]],
+  );
+  return rows.rows[0]?.n === PER_CONTEXT_TABLES.length;
 }
 
 async function currentVersion(client: pg.PoolClient): Promise<number> {
