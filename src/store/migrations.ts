@@ -242,6 +242,19 @@ export const MIGRATIONS: readonly {
     `,
     backfill: backfillScopeTags,
   },
+  {
+    // Version 7: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
+    // list change rewrite the ratio of each posting of its memory; the default neighbourhood reverse search
+    // never reads it, so ratios are computed from semantic_docs.threshold when the exact mode asks (the
+    // ratio column stays, unmaintained). Each document's vector is also kept in one row (JSON [terms,
+    // weights]), so reading a candidate's vector is one row, not one per term; NULL (older rows) reads the
+    // postings as before.
+    version: 7,
+    sql: `
+      DROP INDEX semantic_postings_by_ratio;
+      ALTER TABLE semantic_docs ADD COLUMN vector TEXT;
+    `,
+  },
 ];
 
 /** Tags of memories written before version 6 (metadata scalars; older records have no agent or run). */

@@ -10,7 +10,11 @@ import type { SparseDoc } from './frozen-tfidf.ts';
 
 /** What the exact searches read: the store's semantic port bound to one context, or a compaction scratch. */
 export interface KnnSource {
-  termBounds(terms: readonly string[]): Promise<Map<string, SemanticTermBound>>;
+  /** maxRatio only with `{ ratio: true }` (Infinity otherwise: SemanticIndexStore.termBounds). */
+  termBounds(
+    terms: readonly string[],
+    options?: { ratio?: boolean },
+  ): Promise<Map<string, SemanticTermBound>>;
   postings(term: string, filter: SemanticPostingFilter): Promise<readonly SemanticPosting[]>;
   vectors(ids: readonly string[]): Promise<Map<string, SparseDoc>>;
 }
@@ -123,7 +127,7 @@ export async function reverseCandidates(
   df: ReadonlyMap<string, number>,
 ): Promise<string[]> {
   if (query.terms.length === 0) return [];
-  const terms = termsWithBounds(query, await source.termBounds(query.terms));
+  const terms = termsWithBounds(query, await source.termBounds(query.terms, { ratio: true }));
   const caps = new Map(terms.map((entry) => [entry.term, entry.bound.maxRatio]));
   const rows = new Map<string, readonly SemanticPosting[]>();
   let out: string[] = [];
