@@ -12,6 +12,7 @@ export type { IngestReport } from './digest/ingest-report.ts';
 export { thumbnailJpeg } from './digest/media/image-tools.ts';
 export { DEFAULT_MEDIA_LIMITS, type MediaLimits } from './digest/media/media-limits.ts';
 export { mediaRewrite } from './digest/media-rewrite.ts';
+export { finishRelationUpgrades, type RelationUpgradeReport } from './digest/update-relations.ts';
 export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type {

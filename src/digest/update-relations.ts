@@ -163,6 +163,59 @@ export async function compactRelations(
   return built;
 }
 
+export interface RelationUpgradeReport {
+  /** Contexts whose relations were rebuilt (their upgrade mark is gone). */
+  rebuilt: string[];
+  /**
+   * Contexts left marked: their semantic side is an embedding space and no `embedding` model was given, so a
+   * rebuild here would replace their semantic_knn edges with tfidf ones. Their next relation update through
+   * a configured archive (openGraphmemix with the model) rebuilds them.
+   */
+  deferred: string[];
+}
+
+/**
+ * Explicit maintenance after a store migration (`graphmemix migrate`): every context a migration marked
+ * for a relation upgrade (UPGRADE_META_PREFIX; e.g. SQLite 7 / Postgres 4 after a tokenizer change) gets
+ * its relation keys and relations rebuilt now (updateRelations' upgrade path: exact) instead of at its next
+ * write. Walks those contexts; a store with no marks costs one meta read.
+ */
+export async function finishRelationUpgrades(
+  store: ArchiveStore,
+  options: BuildRelationsOptions = {},
+): Promise<RelationUpgradeReport> {
+  const report: RelationUpgradeReport = { rebuilt: [], deferred: [] };
+  const marked = store.listMetaKeys
+    ? (await store.listMetaKeys(UPGRADE_META_PREFIX)).map((key) => key.slice(UPGRADE_META_PREFIX.length))
+    : await markedContexts(store);
+  if (marked.length === 0) return report;
+  const existing = new Set((await store.listContexts()).map((context) => context.id));
+  for (const contextId of marked) {
+    if (!existing.has(contextId)) {
+      // The context was deleted after it was marked: nothing left to rebuild.
+      await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+      continue;
+    }
+    const space = (await store.semantic.getSnapshot(contextId))?.space;
+    if (space !== undefined && space !== 'tfidf' && options.embedding === undefined) {
+      report.deferred.push(contextId);
+      continue;
+    }
+    await updateRelations(store, contextId, options);
+    report.rebuilt.push(contextId);
+  }
+  return report;
+}
+
+/** Marked contexts of a store without listMetaKeys (one meta read per context). */
+async function markedContexts(store: ArchiveStore): Promise<string[]> {
+  const marked: string[] = [];
+  for (const { id } of await store.listContexts()) {
+    if ((await store.getMeta(`${UPGRADE_META_PREFIX}${id}`)) !== undefined) marked.push(id);
+  }
+  return marked;
+}
+
 /** Who is applying an incremental update (the in-flight mark). */
 interface InflightMark {
   pid: number;

@@ -52,8 +52,11 @@ export interface CopyArchiveReport {
   seconds: number;
 }
 
-/** Meta kept per process run, never copied: an in-flight relation update belongs to its own archive. */
-const SKIPPED_META = /^relations-inflight:/;
+/**
+ * Meta never copied: an in-flight relation update belongs to its own archive, and the tokenizer version
+ * describes the store's own index (each store records its own, like its schema version).
+ */
+const SKIPPED_META = /^(?:relations-inflight:|tokenizer_version$)/;
 const CONTEXT_META = /^relations-upgrade:(.*)$/;
 
 /**

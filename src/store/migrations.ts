@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { scopeTags } from './memory-scope-tags.ts';
-import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL } from './sqlite-lexical-index.ts';
+import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL, reindexLexicalIndex } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
+import { TOKENIZER_VERSION_META } from './store-rules.ts';
 
 /**
  * Schema migrations of the SQLite store, applied in order inside one transaction each. The version lives in
@@ -243,19 +244,41 @@ export const MIGRATIONS: readonly {
     backfill: backfillScopeTags,
   },
   {
-    // Version 7: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
+    // Version 7: terms of TOKENIZER_VERSION 2 (plural folding; src/retrieval/tokenize.ts). Every stored term
+    // came from the tokenizer: the lexical index is rebuilt from the views here, and each context is marked
+    // for a relation upgrade (as in version 4), so its relation keys, semantic IDF snapshot, kNN lists and
+    // edges are rebuilt exactly by `graphmemix migrate` or by its next relation update. The version is a
+    // literal on purpose: test/store/tokenizer-migration.test.ts fails when TOKENIZER_VERSION moves without
+    // a new migration. Explicit maintenance: walks every view once.
+    version: 7,
+    sql: `
+      INSERT OR REPLACE INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts;
+      INSERT OR REPLACE INTO meta (key, value) VALUES ('${TOKENIZER_VERSION_META}', '2');
+    `,
+    backfill: reindexLexicalIndex,
+  },
+  {
+    // Version 8: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
     // list change rewrite the ratio of each posting of its memory; the default neighbourhood reverse search
     // never reads it, so ratios are computed from semantic_docs.threshold when the exact mode asks (the
     // ratio column stays, unmaintained). Each document's vector is also kept in one row (JSON [terms,
     // weights]), so reading a candidate's vector is one row, not one per term; NULL (older rows) reads the
     // postings as before.
-    version: 7,
-    sql: `
-      DROP INDEX semantic_postings_by_ratio;
-      ALTER TABLE semantic_docs ADD COLUMN vector TEXT;
-    `,
+    // Written to be re-runnable: a file whose version was set back by hand (tests of older migrations do)
+    // already has the column.
+    version: 8,
+    sql: 'DROP INDEX IF EXISTS semantic_postings_by_ratio;',
+    backfill: addSemanticVectorColumn,
   },
 ];
+
+/** Version 8: the vector column of semantic_docs, unless it is there already. */
+function addSemanticVectorColumn(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(semantic_docs)').all() as { name: string }[];
+  if (!columns.some((column) => column.name === 'vector')) {
+    db.exec('ALTER TABLE semantic_docs ADD COLUMN vector TEXT');
+  }
+}
 
 /** Tags of memories written before version 6 (metadata scalars; older records have no agent or run). */
 function backfillScopeTags(db: Database.Database): void {

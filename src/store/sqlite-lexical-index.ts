@@ -292,6 +292,22 @@ export function backfillLexicalIndex(db: Database.Database): void {
   }
 }
 
+/**
+ * Rebuilds the whole lexical index from the stored views with the current tokenizer (a migration after a
+ * TOKENIZER_VERSION change: every stored term may have changed). Field rows keep their ids and reference
+ * lengths (ids are cached by other connections; the reference length only places postings in buckets),
+ * their statistics restart from zero; the term dictionary keeps its old entries (ids are permanent).
+ */
+export function reindexLexicalIndex(db: Database.Database): void {
+  db.exec(`
+    DELETE FROM lex_term_stats;
+    DELETE FROM lex_docs;
+    UPDATE lex_fields SET docs = 0, total_length = 0;
+    INSERT INTO lex_fts (lex_fts) VALUES ('delete-all');
+  `);
+  backfillLexicalIndex(db);
+}
+
 function prepareLexicalStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {

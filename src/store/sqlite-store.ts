@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { Bm25Index } from '../retrieval/bm25-index.ts';
+import { TOKENIZER_VERSION } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
@@ -29,7 +30,7 @@ import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
-import { assertWrite, vectorDimensionError } from './store-rules.ts';
+import { assertWrite, TOKENIZER_VERSION_META, vectorDimensionError } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
 /** How many contexts keep a cached vector index per open store (least recently used is dropped). */
@@ -99,7 +100,9 @@ class SqliteStore implements ArchiveStore {
     this.filtered = new SqliteMemoryFilter(db);
     this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
     const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'lex_fts'").get();
-    this.lexical = indexed ? new SqliteLexicalIndex(db) : undefined;
+    // Postings made by another tokenizer (a read-only store opened before its migration 7) cannot answer
+    // queries tokenized by this one: such a store is searched from its views, like a schema-1 store.
+    this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
   }
 
   async listContexts(): Promise<ContextInfo[]> {
@@ -828,6 +831,14 @@ function prepareStatements(db: Database.Database) {
     listMetaKeys: p('SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key'),
     listVectorSpaces: p('SELECT DISTINCT space FROM vectors WHERE context_id = ? ORDER BY space'),
   };
+}
+
+/** Whether the stored terms were made by this tokenizer (one meta row, read once per connection). */
+function termsAreCurrent(db: Database.Database): boolean {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(TOKENIZER_VERSION_META) as
+    | { value: string }
+    | undefined;
+  return row !== undefined && Number(JSON.parse(row.value)) === TOKENIZER_VERSION;
 }
 
 function recordedAtOf(record: string): string | null {

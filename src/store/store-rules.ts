@@ -1,6 +1,12 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryWrite, VectorRow } from './archive-store-spec.ts';
 
+/**
+ * Meta key holding the TOKENIZER_VERSION the archive's stored terms were made with (lexical postings, the
+ * semantic IDF snapshot, relation keys); written by the store migrations that reindex (SQLite 7, Postgres 4).
+ */
+export const TOKENIZER_VERSION_META = 'tokenizer_version';
+
 /** Rejects writes that would break isolation or view ownership (every backend calls it first). */
 export function assertWrite(contextId: string, write: MemoryWrite): void {
   if (write.record.contextId !== contextId) {

@@ -23,7 +23,11 @@ describe('graphmemix migrate', () => {
     for (let run = 0; run < 2; run++) {
       const result = cli('migrate', '--db', db, '--json');
       expect(result.code, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout)).toEqual({ backend: 'sqlite', schemaVersion: SCHEMA_VERSION });
+      expect(JSON.parse(result.stdout)).toEqual({
+        backend: 'sqlite',
+        schemaVersion: SCHEMA_VERSION,
+        relations: { rebuilt: [], deferred: [] },
+      });
     }
   });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BM25_B, BM25_K1, Bm25Index } from '../../src/retrieval/bm25-index.ts';
-import { STOPWORDS, stem, tokenize } from '../../src/retrieval/tokenize.ts';
+import { INVARIANT_WORDS, STOPWORDS, stem, tokenize } from '../../src/retrieval/tokenize.ts';
 
 describe('tokenize', () => {
   it('lowercases, splits, drops stopwords, keeps numbers and stems plurals', () => {
@@ -13,15 +13,76 @@ describe('tokenize', () => {
       '06',
       '03',
       '3',
-      'buse',
+      'bus',
     ]);
     expect(tokenize("I don't know")).toEqual(['know']);
     expect(tokenize('Café MÜNCHEN')).toEqual(['café', 'münchen']);
     expect(tokenize('東京tower')).toEqual(['東', '京', 'tower']);
-    expect(stem('bus')).toBe('bus');
-    expect(stem('glass')).toBe('glass');
-    expect(stem('series')).toBe('sery');
     expect(STOPWORDS.has('the')).toBe(true);
+  });
+
+  it('folds a singular and its plural onto one term', () => {
+    const pairs = [
+      ['bus', 'buses'],
+      ['box', 'boxes'],
+      ['church', 'churches'],
+      ['city', 'cities'],
+      ['glass', 'glasses'],
+      ['dish', 'dishes'],
+      ['wish', 'wishes'],
+      ['party', 'parties'],
+      ['photo', 'photos'],
+      ['day', 'days'],
+      ['gas', 'gases'],
+      ['status', 'statuses'],
+      ['lens', 'lenses'],
+      ['bias', 'biases'],
+      ['house', 'houses'],
+      ['headache', 'headaches'],
+      ['size', 'sizes'],
+      ['movie', 'movies'],
+      ['cookie', 'cookies'],
+      ['tie', 'ties'],
+      ['potato', 'potatoes'],
+      ['hero', 'heroes'],
+      ['shoe', 'shoes'],
+      ['axe', 'axes'],
+      ['use', 'uses'],
+      ['fly', 'flies'],
+    ];
+    for (const [singular, plural] of pairs) {
+      expect([plural, tokenize(plural!)], plural).toEqual([plural, tokenize(singular!)]);
+      expect(tokenize(singular!)).toHaveLength(1);
+    }
+    // Exact terms (the postings of every backend hold them; changing one is a TOKENIZER_VERSION bump).
+    expect(['buses', 'cities', 'glasses', 'churches', 'houses', 'movies'].map(stem)).toEqual([
+      'bus',
+      'city',
+      'glass',
+      'church',
+      'hous',
+      'movy',
+    ]);
+  });
+
+  it('keeps invariant words, stopwords and short words, and does not merge unrelated words', () => {
+    for (const word of ['news', 'series', 'species', 'always', 'perhaps']) {
+      expect(INVARIANT_WORDS.has(word)).toBe(true);
+      expect(tokenize(word)).toEqual([word]);
+    }
+    expect(tokenize('news')).not.toEqual(tokenize('new'));
+    expect(tokenize('is this was')).toEqual([]);
+    expect(tokenize('gas bus us')).toEqual(['gas', 'bus', 'us']);
+    expect(stem('glass')).toBe('glass');
+    expect(stem('status')).toBe('status');
+    expect(stem('chess')).toBe('chess');
+    // -f/-fe plurals are left alone: folding "-ves" would merge life with live and leaf with leave.
+    expect(tokenize('life')).not.toEqual(tokenize('live'));
+    expect(tokenize('leaf')).not.toEqual(tokenize('leave'));
+    expect(tokenize('knife')).not.toEqual(tokenize('knives'));
+    // Non-letters are never stemmed; nor are non-English words without an English plural ending.
+    expect(stem('2024s')).toBe('2024s');
+    expect(tokenize('münchen')).toEqual(['münchen']);
   });
 
   it('never yields empty tokens or stopwords', () => {
@@ -77,6 +138,33 @@ describe('Bm25Index', () => {
     ]);
     // Two query terms add up: "apple cherry" scores a with apple only and b, c with cherry only.
     expect(index.search('apple cherry', { limit: 5 }).map((h) => h.memoryId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('matches plural forms: "bus" finds "buses", scored by hand', () => {
+    // Terms after folding: a = [bus, downtown] (len 2), b = [bus] (len 1), c = [box, box, church] (len 3);
+    // N = 3, average length 2, k1 = 1.2, b = 0.75.
+    // bus: df 2, idf = ln(1 + 1.5/2.5) = 0.4700036292;
+    //   view b: tf 1, len 1 -> 2.2 / (1 + 1.2 * 0.625) = 1.2571428571 -> 0.5908617053;
+    //   view a: tf 1, len 2 -> 2.2 / (1 + 1.2 * 1) = 1 -> 0.4700036292.
+    // box: df 1, idf = ln(1 + 2.5/1.5) = 0.9808292530; view c: tf 2, len 3 -> 1.2054794521 -> 1.1823695105.
+    // church: df 1; view c: tf 1, len 3 -> 2.2 / (1 + 1.2 * 1.375) = 0.8301886792 -> 0.8142733421.
+    const index = Bm25Index.build([
+      { memoryId: 'a', kind: 'text', key: 'main', text: 'Buses downtown' },
+      { memoryId: 'b', kind: 'text', key: 'main', text: 'the bus' },
+      { memoryId: 'c', kind: 'text', key: 'main', text: 'boxes, a box; churches' },
+    ]);
+    for (const query of ['bus', 'buses', 'BUSES?']) {
+      expect(index.search(query, { limit: 5 }).map((h) => [h.memoryId, h.rawScore])).toEqual([
+        ['b', expect.closeTo(0.5908617053374963, 12)],
+        ['a', expect.closeTo(0.47000362924573563, 12)],
+      ]);
+    }
+    expect(index.search('box', { limit: 5 }).map((h) => [h.memoryId, h.rawScore])).toEqual([
+      ['c', expect.closeTo(1.1823695104798895, 12)],
+    ]);
+    expect(index.search('church', { limit: 5 }).map((h) => [h.memoryId, h.rawScore])).toEqual([
+      ['c', expect.closeTo(0.8142733421229428, 12)],
+    ]);
   });
 
   it('keeps statistics per view kind and applies limit per kind', () => {

@@ -198,3 +198,43 @@ export class PostgresLexicalBatch {
     this.fields.set(kind, delta);
   }
 }
+
+/** Views read per batch by reindexPostgresLexical. */
+const REINDEX_PAGE = 5000;
+
+/**
+ * Rebuilds the lexical index of every context from its stored views with the current tokenizer (a migration
+ * after a TOKENIZER_VERSION change). Runs inside the migration's transaction: it empties the four lexical
+ * tables, then per context sets `graphmemix.context_id` (the row-level security check of the inserts) and
+ * indexes the views in pages through PostgresLexicalBatch, the path of every write. A field's reference
+ * length becomes the average of its first page (it only orders postings; scores never depend on it).
+ */
+export async function reindexPostgresLexical(client: Sql): Promise<void> {
+  await client.query('TRUNCATE lex_postings, lex_docs, lex_df, lex_fields');
+  await client.query("SELECT set_config('graphmemix.all_contexts', 'on', true)");
+  const contexts = await client.query<{ id: string }>('SELECT id FROM contexts ORDER BY id');
+  for (const { id: contextId } of contexts.rows) {
+    await client.query("SELECT set_config('graphmemix.context_id', $1, true)", [contextId]);
+    let after: [string, string, string] = ['', '', ''];
+    for (;;) {
+      const page = await client.query<{
+        memoryId: string;
+        kind: MemoryView['kind'];
+        key: string;
+        text: string;
+      }>(
+        `SELECT memory_id AS "memoryId", kind, key, text FROM views
+         WHERE context_id = $1 AND (memory_id, kind, key) > ($2, $3, $4) AND text <> ''
+         ORDER BY memory_id, kind, key LIMIT ${REINDEX_PAGE}`,
+        [contextId, ...after],
+      );
+      if (page.rows.length === 0) break;
+      const batch = new PostgresLexicalBatch(client, contextId);
+      batch.add(page.rows);
+      await batch.flush();
+      const last = page.rows[page.rows.length - 1]!;
+      after = [last.memoryId, last.kind, last.key];
+      if (page.rows.length < REINDEX_PAGE) break;
+    }
+  }
+}

@@ -71,6 +71,7 @@ export async function migrateClient(client: pg.PoolClient, where: string): Promi
       if (migration.version <= from) continue;
       await inTransaction(client, async () => {
         await client.query(migration.sql);
+        await migration.backfill?.(client);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
       });
     }

@@ -10,9 +10,15 @@
  * Ids, keys and terms are `COLLATE "C"`: ordering (sequence, id), key ranges and the a < b edge check must
  * follow code-unit order like the SQLite and in-memory backends, whatever the database's locale.
  */
+import type pg from 'pg';
+import { TOKENIZER_VERSION_META } from '../store-rules.ts';
+import { reindexPostgresLexical } from './postgres-lexical-index.ts';
+
 export interface PostgresMigration {
   version: number;
   sql: string;
+  /** Data work after the SQL, in the same transaction (e.g. reindexing rows written by older code). */
+  backfill?: (client: pg.PoolClient) => Promise<void>;
 }
 
 /** Tables that hold rows of one context (each gets FORCE ROW LEVEL SECURITY and the context policy). */
@@ -312,6 +318,21 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX lex_postings_by_impact ON lex_postings (context_id, kind, term, impact, doc)
         INCLUDE (tf, length, memory_id, key);
     `,
+  },
+  {
+    // Version 4: terms of TOKENIZER_VERSION 2 (plural folding; src/retrieval/tokenize.ts), as SQLite
+    // migration 7: the lexical index is rebuilt from the views (reindexPostgresLexical) and every context is
+    // marked for a relation upgrade (relation keys, semantic IDF snapshot, kNN lists, edges rebuilt by
+    // `graphmemix migrate` or its next relation update). The version is a literal on purpose (see SQLite 7).
+    version: 4,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      INSERT INTO meta (key, value) SELECT 'relations-upgrade:' || id, 'true' FROM contexts
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+      INSERT INTO meta (key, value) VALUES ('${TOKENIZER_VERSION_META}', '2')
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+    `,
+    backfill: reindexPostgresLexical,
   },
 ];
 

@@ -57,7 +57,7 @@ describe('TfidfSpace', () => {
       assets: [{ id: 'a', kind: 'image', derived: { captions: ['lighthouse'], ocr: 'ferry timetable' } }],
     };
     const built = buildTfidfSpace([record]);
-    expect([...built.vocabulary.keys()].sort()).toEqual(['ferry', 'lighthouse', 'timetable']);
+    expect([...built.vocabulary.keys()].sort()).toEqual(['ferry', 'lighthous', 'timetable']);
     expect(built.name).toBe('tfidf');
   });
 });
