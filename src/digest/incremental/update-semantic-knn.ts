@@ -83,11 +83,13 @@ export interface SemanticUpdateResult {
  * the neighbourhood of what changed (docs/semantic-knn.md):
  * 1. removed memories, and upserts whose vector changed, leave the index; every list that named them is
  *    refilled by an exact search;
- * 2. each new (or changed) memory, one at a time, gets its exact top-k, and enters the lists of the memories
- *    whose k-th entry it beats (found through the ratio index, then checked exactly);
+ * 2. new (or changed) memories, in chunks of INSERT_CHUNK (insertChunk), get their exact top-k over the
+ *    stored memories and the chunk, and enter the lists of the memories whose k-th entry they beat (among
+ *    their nearest REVERSE_POOL_FACTOR * k by default, every such list with `reverse: 'exact'`);
  * 3. mutual edges are recomputed only for memories whose list changed and written with changeEdges
  *    (adding/removing semantic_knn only; schema types are never touched).
- * Afterwards the lists equal an exact kNN over the current memories under the snapshot's IDF.
+ * With `reverse: 'exact'` the lists afterwards equal an exact kNN over the current memories under the
+ * snapshot's IDF; by default a newcomer's own list and mutual edges are exact (docs/semantic-knn.md).
  */
 export async function updateSemanticKnn(
   store: ArchiveStore,
