@@ -1,6 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
-import { DEFAULT_CONTEXT_ID, type IngestMedia, ingestItems, settleDigest } from './digest/ingest.ts';
+import {
+  DEFAULT_CONTEXT_ID,
+  type IngestMedia,
+  ingestItems,
+  settleDigest,
+  settleParts,
+} from './digest/ingest.ts';
 import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
 import { type BoundedOcr, createBoundedOcr } from './digest/media/bounded-ocr.ts';
 import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-record-media.ts';
@@ -159,9 +165,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
             )
               return;
             const settled = settleDigest(record, outcome, record.media!.sourceHash);
+            const parts = settleParts(settled, outcome, () => undefined);
             await ingestItems(
               store,
-              [{ type: 'record', record: settled, source: { file: 'media-digest', recordId: record.id } }],
+              [settled, ...parts].map((write) => ({
+                type: 'record' as const,
+                record: write,
+                source: { file: 'media-digest', recordId: write.id },
+              })),
               { contextId: record.contextId, ...(models.embedding ? { embedding: models.embedding } : {}) },
             );
           }),

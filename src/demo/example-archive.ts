@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { documentPartId } from '../types/document-parts.ts';
 import { EXAMPLE_CHAT_DAYS } from './example-chats.ts';
 import { formatEml } from './example-mail-writer.ts';
 import { EXAMPLE_EML_FILES, EXAMPLE_MBOX_MESSAGES, MAIL_IDS } from './example-mails.ts';
@@ -116,7 +117,10 @@ export async function writeExampleArchive(dir: string): Promise<ExampleArchive> 
   await mkdir(documentsDir, { recursive: true });
   const pdf = writePdf(EXAMPLE_PDF.spec);
   await writeFile(join(documentsDir, EXAMPLE_PDF.name), pdf);
-  mediaIds[EXAMPLE_PDF.name] = contentId('document', pdf);
+  const pdfId = contentId('document', pdf);
+  mediaIds[EXAMPLE_PDF.name] = pdfId;
+  // Each page is a memory of its own (src/types/document-parts.ts); both pages have a text layer.
+  mediaIds[`${EXAMPLE_PDF.name}#page-2`] = documentPartId(pdfId, 2);
 
   const resolveIds = (question: ExampleQuestion): ExampleQuestion =>
     question.expectMemoryIds === undefined
@@ -196,7 +200,7 @@ export const EXAMPLE_QUESTIONS: ExampleQuestion[] = [
   },
   {
     prompt: 'From what date can Maya collect her fired pottery from reception?',
-    expectMemoryIds: [fileRef(EXAMPLE_PDF.name)],
+    expectMemoryIds: [fileRef(`${EXAMPLE_PDF.name}#page-2`)],
     answer: 'From 28 April 2024, 10:00 to 18:00 (page 2 of the workshop handout PDF).',
   },
 ];

@@ -110,7 +110,12 @@ export async function ingestItems(
       trace.addStep('parse', parseStarted);
       const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
       parseStarted = trace.now();
-      if (digested !== undefined) batch.records.push(viewsStage(digested.record, digested.hash));
+      for (const part of digested) batch.records.push(viewsStage(part.record, part.hash));
+      if (item.type === 'record' && item.legacyIds !== undefined) {
+        for (const legacyId of item.legacyIds) {
+          if (legacyId !== record.id) batch.legacy.push({ legacyId, record });
+        }
+      }
     }
     if (batch.full(batchSize)) {
       trace.addStep('parse', parseStarted);
@@ -168,27 +173,55 @@ async function mediaStage(
   hash: string,
   options: IngestOptions,
   trace: IngestReportBuilder,
-): Promise<{ record: MemoryRecord; hash: string } | undefined> {
+): Promise<{ record: MemoryRecord; hash: string }[]> {
   const media = options.media;
-  if (media === undefined || record.media !== undefined || !hasLocalMedia(record)) return { record, hash };
+  if (media === undefined || record.media !== undefined || !hasLocalMedia(record)) return [{ record, hash }];
   const stored = await store.getMemory(record.contextId, record.id);
   // Same input as the stored record: unchanged (a failed digest is retried: a tool may be installed since).
   if (stored?.media?.sourceHash === hash && stored.media.status !== 'failed') {
     trace.report.unchanged++;
     trace.mediaCount('unchanged');
-    return undefined;
+    return [];
   }
   if (media.mode === 'background') {
     trace.mediaCount('pending');
     const pending: MemoryRecord = { ...record, media: { status: 'pending', sourceHash: hash } };
-    return { record: pending, hash: contentHash(pending) };
+    return [{ record: pending, hash: contentHash(pending) }];
   }
   const outcome = await media.digest(record);
   for (const warning of outcome.warnings) trace.warn(`record ${record.id}: ${warning}`);
   const digested = settleDigest(record, outcome, hash);
   trace.mediaCount(digested.media!.status === 'done' ? 'done' : 'failed');
   if (digested.media?.error) trace.warn(`record ${record.id}: media digest failed: ${digested.media.error}`);
-  return { record: digested, hash: contentHash(digested) };
+  const out = [{ record: digested, hash: contentHash(digested) }];
+  for (const part of settleParts(digested, outcome, (message) => trace.warn(message))) {
+    trace.report.assets += part.assets.length;
+    out.push({ record: part, hash: contentHash(part) });
+  }
+  return out;
+}
+
+/**
+ * The part memories a digest made (PDF pages), ready to write next to the settled record: checked by the
+ * one record path, stamped with the record's write time, and with `media.status: done` when they hold
+ * local media (a page image: already OCR'd, never digested again). None when the record's digest failed.
+ */
+export function settleParts(
+  settled: MemoryRecord,
+  outcome: MediaDigestOutcome,
+  warn: (message: string) => void,
+): MemoryRecord[] {
+  if (settled.media?.status !== 'done') return [];
+  const parts: MemoryRecord[] = [];
+  for (const part of outcome.parts ?? []) {
+    const candidate: MemoryRecord = { ...part, contextId: settled.contextId };
+    if (settled.recordedAt !== undefined) candidate.recordedAt = settled.recordedAt;
+    if (hasLocalMedia(candidate)) candidate.media = { status: 'done', sourceHash: settled.media.sourceHash };
+    const checked = toMemoryRecord(candidate, { contextId: settled.contextId, sequence: settled.sequence });
+    if (checked.ok) parts.push(checked.record);
+    else warn(`record ${settled.id}: part ${part.id} dropped: ${checked.message}`);
+  }
+  return parts;
 }
 
 /**
@@ -220,12 +253,22 @@ function viewsStage(record: MemoryRecord, hash: string): MemoryWrite {
 class WriteBatch {
   records: MemoryWrite[] = [];
   questions: EvalQuestion[] = [];
+  /** Memories under an importer's older id for a record of this batch (ImportItem `legacyIds`). */
+  legacy: { legacyId: string; record: MemoryRecord }[] = [];
 
   constructor(
     private readonly store: ArchiveStore,
     private readonly trace: IngestReportBuilder,
     private readonly options: IngestOptions,
   ) {}
+
+  private async replaceLegacy(legacyId: string, record: MemoryRecord): Promise<void> {
+    if (await replaceLegacyMemory(this.store, legacyId, record)) {
+      this.trace.warn(
+        `record ${record.id}: replaces ${legacyId}, the same file under its id from before content ids`,
+      );
+    }
+  }
 
   full(size: number): boolean {
     return this.records.length >= size || this.questions.length >= size;
@@ -250,10 +293,33 @@ class WriteBatch {
       if (pending.length > 0) this.options.media?.enqueue?.(contextId, pending);
     }
     if (this.questions.length > 0) report.questions += await this.store.putQuestions(this.questions);
+    for (const { legacyId, record } of this.legacy) await this.replaceLegacy(legacyId, record);
     this.records = [];
     this.questions = [];
+    this.legacy = [];
     this.trace.addStep('write', since);
   }
+}
+
+/**
+ * Deletes the memory an importer stored under an older id for `record`'s source, after `record` is written,
+ * when it is the same file: the same `sourceId` and the same non-empty set of asset sha256. Anything else
+ * under that id (another file that happens to have had that path) stays. The store journals the delete, so
+ * the relations stage drops its edges.
+ */
+async function replaceLegacyMemory(
+  store: ArchiveStore,
+  legacyId: string,
+  record: MemoryRecord,
+): Promise<boolean> {
+  const old = await store.getMemory(record.contextId, legacyId);
+  if (old === undefined || old.sourceId === undefined || old.sourceId !== record.sourceId) return false;
+  const hashes = (r: MemoryRecord) =>
+    [...new Set(r.assets.flatMap((asset) => (asset.sha256 === undefined ? [] : [asset.sha256])))].sort();
+  const before = hashes(old);
+  const after = hashes(record);
+  if (before.length === 0 || before.join() !== after.join()) return false;
+  return store.deleteMemory(record.contextId, legacyId);
 }
 
 /** Relations stage: the journal of this import's writes (and any left by a killed process) becomes edges. */

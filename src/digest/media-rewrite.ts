@@ -76,7 +76,8 @@ export function mediaRewrite(
   };
   const movesAsset = (asset: MediaAsset): boolean =>
     (asset.uri !== undefined && sourceOf(asset.uri, asset.sha256) !== undefined) ||
-    (asset.frames ?? []).some((uri) => sourceOf(uri) !== undefined);
+    (asset.frames ?? []).some((uri) => sourceOf(uri) !== undefined) ||
+    (asset.thumbnail !== undefined && sourceOf(asset.thumbnail) !== undefined);
   return {
     stats,
     record(record: MemoryRecord): MemoryRecord {
@@ -89,6 +90,7 @@ export function mediaRewrite(
                 ...asset,
                 ...(asset.uri === undefined ? {} : { uri: move(asset.uri, asset.sha256) }),
                 ...(asset.frames === undefined ? {} : { frames: asset.frames.map((uri) => move(uri)) }),
+                ...(asset.thumbnail === undefined ? {} : { thumbnail: move(asset.thumbnail) }),
               }
             : asset,
         ),

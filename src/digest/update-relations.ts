@@ -196,12 +196,14 @@ export async function finishRelationUpgrades(
       await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
       continue;
     }
-    const space = (await store.semantic.getSnapshot(contextId))?.space;
-    if (space !== undefined && space !== 'tfidf' && options.embedding === undefined) {
+    const snapshot = await store.semantic.getSnapshot(contextId);
+    if (snapshot !== undefined && snapshot.space !== 'tfidf' && options.embedding === undefined) {
       report.deferred.push(contextId);
       continue;
     }
-    await updateRelations(store, contextId, options);
+    // The context keeps its own k (the rebuild's default is 8).
+    const k = options.k ?? snapshot?.k;
+    await updateRelations(store, contextId, k === undefined ? options : { ...options, k });
     report.rebuilt.push(contextId);
   }
   return report;

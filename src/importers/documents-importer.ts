@@ -1,7 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, relative, resolve, sep } from 'node:path';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { documentPartId } from '../types/document-parts.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
+import { splitSections } from './document-sections.ts';
 import { compareCodePoints, findFiles, hasExtension } from './find-files.ts';
 import { rejectItem, warningItem } from './import-items.ts';
 import type { Importer, ImportItem, ImportOptions } from './importer-spec.ts';
@@ -14,15 +16,19 @@ export const DOCUMENT_EXTENSIONS: readonly string[] = ['.pdf', '.txt', '.md', '.
 export const DEFAULT_DOCUMENTS_CONTEXT_ID = 'default';
 
 /**
- * Imports a folder of documents (searched recursively) or one file, one record of kind 'document' each
- * (`--format documents`):
- * - PDF: a record with the PDF as its `document` asset; the media digest (src/digest/media/read-pdf.ts,
- *   poppler-utils) reads its pages into the text (pages split by form feeds, one `page:<n>` text view each),
- *   title/author/date into `metadata.document`, and renders + OCRs pages without a text layer as
- *   `page-<n>` image assets.
- * - Plain text and Markdown: the file's text (UTF-8), title from the first Markdown heading or the file name.
- * id: `document:<first 24 hex of the file's sha256>` (content identity, like media); `sourceId` the path
- * relative to the imported folder; sequence by path. No timestamp from file times (copy times).
+ * Imports a folder of documents (searched recursively) or one file (`--format documents`). Each document is
+ * one record of several memories of kind 'document' (src/types/document-parts.ts): the document memory
+ * (title, author, date, the file) and one part per page or section, joined by `same_record` in order.
+ * - PDF: the document memory with the PDF as its `document` asset; the media digest
+ *   (src/digest/media/digest-record-media.ts, poppler-utils) adds title/author/date, one part per page
+ *   (its text; pages without a text layer rendered and OCR'd as the part's `page` image).
+ * - Markdown: one part per heading section; plain text: paragraph blocks (src/importers/document-sections.ts);
+ *   the document memory's text is the title (first Markdown heading, else the file name).
+ * id: `document:<first 24 hex of the file's sha256>` (content identity, like media), parts `<id>:p0001`...;
+ * `sourceId` the path relative to the imported folder (parts: `<path> p.<n>` / `§<n>`); sequence by path,
+ * shared by the parts. No timestamp from file times (copy times). A document imported before parts existed
+ * (one memory holding the whole text) is replaced by a re-import: the document memory is updated in place
+ * (its input differs), the parts are new.
  * Bad input: a text file over the text limit or not valid UTF-8 is rejected naming the file.
  */
 export function createDocumentsImporter(): Importer {
@@ -72,6 +78,9 @@ async function* readDocuments(path: string, options: ImportOptions): AsyncGenera
     };
     if (hasExtension(file, ['.pdf'])) {
       base.assets = [{ id: 'document', kind: 'document', uri: file, mime: 'application/pdf', sha256 }];
+      // The mime makes this input differ from the one-memory PDF records of earlier versions, so a re-import
+      // re-digests them into parts instead of finding them unchanged.
+      base.metadata = { document: { mime: 'application/pdf' } };
       yield { type: 'record', record: base, source: { file, recordId } };
       continue;
     }
@@ -96,11 +105,30 @@ async function* readDocuments(path: string, options: ImportOptions): AsyncGenera
       continue;
     }
     const title = /^#\s+(.+)$/m.exec(text)?.[1]?.trim() ?? basename(file, extname(file));
-    const mime = hasExtension(file, ['.txt']) ? 'text/plain' : 'text/markdown';
+    const markdown = !hasExtension(file, ['.txt']);
+    const mime = markdown ? 'text/markdown' : 'text/plain';
+    const sections = splitSections(text, markdown ? 'markdown' : 'plain');
     yield {
       type: 'record',
-      record: { ...base, text, metadata: { document: { title, mime } } },
+      record: { ...base, text: title, metadata: { document: { title, mime, parts: sections.length } } },
       source: { file, recordId },
     };
+    for (const [i, section] of sections.entries()) {
+      const part = i + 1;
+      const id = documentPartId(recordId, part);
+      const document: Record<string, unknown> = { of: recordId, part, title };
+      if (section.heading !== undefined) document.section = section.heading;
+      yield {
+        type: 'record',
+        record: {
+          ...base,
+          id,
+          sourceId: `${relativePath} §${part}`,
+          text: section.text,
+          metadata: { document },
+        },
+        source: { file, recordId: id },
+      };
+    }
   }
 }

@@ -32,7 +32,17 @@ export const IMPORT_FORMATS: readonly ImportFormat[] = [
  * Importers never write: every item goes through the one ingest path (src/digest/ingest.ts).
  */
 export type ImportItem =
-  | { type: 'record'; record: MemoryRecord; source: SourcePosition }
+  | {
+      type: 'record';
+      record: MemoryRecord;
+      source: SourcePosition;
+      /**
+       * Ids an earlier version of the importer gave this same source (photos: `photo:<relative path>`).
+       * Ingest deletes such a memory once this record is written, only when it has the same `sourceId` and
+       * the same asset content (sha256), so a re-import replaces it instead of adding a duplicate.
+       */
+      legacyIds?: string[];
+    }
   | { type: 'question'; question: EvalQuestion; source: SourcePosition }
   /** A record or question that could not be read; ingest reports it and continues. */
   | { type: 'reject'; error: GraphmemixError; source: SourcePosition }

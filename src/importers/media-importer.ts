@@ -25,7 +25,8 @@ export const DEFAULT_PHOTOS_CONTEXT_ID = 'default';
  *   relative name, so two different `IMG_0001.jpg` in two folders are two memories and a re-import of the
  *   same file is unchanged. The path relative to the imported folder is kept as `sourceId`. The same bytes
  *   twice in one import are one memory (a warning names the second path). Archives imported before used
- *   `photo:<relative path>`; see docs/archive-format.md "Media identity" for what happens to them.
+ *   `photo:<relative path>`: such a memory is replaced when the same file is imported again from the same
+ *   folder (`legacyIds`, docs/archive-format.md "Identity").
  * - sequence: by capture time (EXIF wall-clock string order), then path; files without a time come last.
  * - timestamp / location: from EXIF for photos; for videos from the container metadata, read by the media
  *   digest. No time -> no timestamp (file mtimes are copy times, never used).
@@ -41,6 +42,11 @@ export function createMediaImporter(format: 'media' | 'photos' = 'media'): Impor
       return readMedia(path, options);
     },
   };
+}
+
+/** The id the photos importer gave a photo before content ids: `photo:<path relative to the import>`. */
+export function legacyPhotoId(relativePath: string): string {
+  return `photo:${relativePath}`;
 }
 
 /** Record id of a media file: kind and content hash (see createMediaImporter). */
@@ -97,6 +103,9 @@ async function* readMedia(path: string, options: ImportOptions): AsyncGenerator<
       type: 'record',
       record: toRecord(item, contextId, sequence),
       source: { file: item.file, recordId },
+      // Before content ids a photo was `photo:<relative path>`: ingest replaces that memory when it holds
+      // this same file (same sourceId and sha256), so re-importing an old archive's folder adds no duplicate.
+      ...(item.kind === 'photo' ? { legacyIds: [legacyPhotoId(item.relativePath)] } : {}),
     };
   }
 }

@@ -21,7 +21,9 @@ export async function resolveRecordMedia(
   if (record.assets.length === 0) return { record, problems: [] };
   const problems: MediaProblem[] = [];
   const assets: MediaAsset[] = [];
-  for (const [index, asset] of record.assets.entries()) {
+  for (const [index, source] of record.assets.entries()) {
+    // A stored thumbnail is the media digest's own file: one named by a source is dropped, never served.
+    const { thumbnail: _sourceThumbnail, ...asset } = source;
     let frames: string[] | undefined;
     if (asset.frames !== undefined) {
       frames = [];

@@ -77,6 +77,8 @@ export const mediaAssetInputSchema = z.strictObject({
   frameTimes: z.array(z.number().nonnegative()).optional(),
   frameText: z.array(z.string()).optional(),
   durationSeconds: z.number().nonnegative().optional(),
+  /** Written by the media digest (a file in the archive's media folder); sources' values are dropped. */
+  thumbnail: nonEmptyString.optional(),
 });
 
 /** Written by ingest's media digest (src/digest/media/); accepted so stored records round-trip. */

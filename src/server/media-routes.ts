@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { z } from 'zod';
@@ -25,7 +25,8 @@ const mediaQuerySchema = z.object({
 
 /**
  * GET /v1/media/:asset_id?user_id=&size=original|thumb: the bytes of one stored media file (an asset, a
- * video frame, a PDF page image) of one of the caller's memories. The id is looked up in the stored record
+ * video frame, a PDF page image) of one of the caller's memories. `size=thumb` serves the thumbnail the
+ * media digest stored (an image's, or a video's frame strip), else makes one from the image on request. The id is looked up in the stored record
  * (media-ref.ts), never read as a path; another user's asset, an unknown one and a remote-only asset all
  * answer the same 404. Sends the stored MIME type with `nosniff` and a sandbox CSP (an SVG cannot run
  * script), supports one `Range: bytes=a-b` (video seeking; several ranges or a range past the end: 416).
@@ -59,6 +60,15 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
     c.header('Content-Security-Policy', "default-src 'none'; sandbox");
     c.header('Cache-Control', 'private, max-age=300');
 
+    if (input.size === 'thumb' && ref.frame === undefined && file.asset.thumbnail !== undefined) {
+      // The thumbnail (image) or frame strip (video) the media digest stored; made once, read here.
+      const stored = await storedThumbnail(file.asset.thumbnail, graphmemix.mediaDir);
+      if (stored !== undefined) {
+        c.header('Content-Type', 'image/jpeg');
+        c.header('Content-Length', String(stored.size));
+        return c.body(Readable.toWeb(createReadStream(stored.path)) as ReadableStream<Uint8Array>);
+      }
+    }
     if (input.size === 'thumb' && mime.startsWith('image/') && size <= MAX_THUMB_SOURCE_BYTES) {
       const thumb = await thumbnailJpeg(await readFile(path), THUMB_EDGE, DEFAULT_MEDIA_LIMITS);
       if (thumb !== undefined) {
@@ -80,6 +90,27 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
     const stream = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream<Uint8Array>;
     return c.body(stream, range ? 206 : 200);
   });
+}
+
+/**
+ * A stored thumbnail's real path and size when it is a regular file inside the archive's media folder (the
+ * only place the digest writes them); undefined otherwise (an older archive, a removed file: the route then
+ * makes one on request).
+ */
+async function storedThumbnail(
+  thumbnail: string,
+  mediaDir: string | undefined,
+): Promise<{ path: string; size: number } | undefined> {
+  if (mediaDir === undefined || !isAbsolute(thumbnail) || thumbnail.includes('\0')) return undefined;
+  try {
+    const [path, root] = await Promise.all([realpath(thumbnail), realpath(mediaDir)]);
+    const rel = relative(root, path);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
+    const info = await stat(path);
+    return info.isFile() ? { path, size: info.size } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -32,7 +32,10 @@ export async function confineRecordMedia(
     if (!Array.isArray(assets)) continue;
     for (const [j, asset] of assets.entries()) {
       if (typeof asset !== 'object' || asset === null) continue;
-      const { uri, frames } = asset as { uri?: unknown; frames?: unknown };
+      const { uri, frames, thumbnail } = asset as { uri?: unknown; frames?: unknown; thumbnail?: unknown };
+      // Stored thumbnails are files the media digest writes; a client never names one.
+      if (thumbnail !== undefined)
+        throw refuse(`${base}[${i}].assets[${j}].thumbnail`, 'is set by the server');
       if (uri !== undefined) await checkUri(uri, `${base}[${i}].assets[${j}].uri`, userDir);
       if (Array.isArray(frames)) {
         for (const [k, frame] of frames.entries()) {

@@ -77,6 +77,13 @@ export interface ArchiveStore {
     options?: { limit?: number },
   ): Promise<MemoryRecord[]>;
   /**
+   * Memories whose media digest is pending (relation key MEDIA_PENDING_KEY) across every context, in
+   * (context, id) order strictly after `after`, at most `limit`: what the media queue recovers at open.
+   * Read from an index of the pending rows only (SQLite migration 8, Postgres version 5), never by listing
+   * contexts, so opening an archive costs nothing proportional to its size.
+   */
+  listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]>;
+  /**
    * The nearest record holding `key` strictly before / after `position` in (sequence, id) order; the position
    * need not be a stored record (a deleted one's old place works). Undefined when there is none.
    */
@@ -246,6 +253,15 @@ export interface MemoryWrite {
    * backfills keys); when absent an inserted or updated record has none and an unchanged one keeps its own.
    */
   keys?: readonly string[];
+}
+
+/** Relation key of a memory whose media digest is queued (src/digest/media/media-queue.ts). */
+export const MEDIA_PENDING_KEY = 'media-status:pending';
+
+/** A memory whose media digest is pending (ArchiveStore.listPendingMedia). */
+export interface PendingMediaRef {
+  contextId: string;
+  id: string;
 }
 
 /** One findKeyRange hit. */

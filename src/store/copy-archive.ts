@@ -5,6 +5,7 @@ import type { MemoryView } from '../types/view.ts';
 import type { ArchiveStore, EdgeChange, MemoryWrite, VectorRow } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
 import type { SemanticDoc, SemanticSnapshot } from './semantic-index-spec.ts';
+import { TOKENIZER_VERSION_META } from './store-rules.ts';
 
 export interface CopyArchiveOptions {
   /** Copy only this context (default: every context of the source). */
@@ -87,11 +88,21 @@ export async function copyArchive(
   }
   const total = chosen.reduce((sum, context) => sum + context.memories, 0);
   const warnings: string[] = [];
+  // A source whose terms are another tokenizer's (a read-only copy of an archive not yet migrated): its
+  // semantic state is not copied, and each copied context is marked for a relation upgrade in the target
+  // (relation keys, semantic state and edges rebuilt by `graphmemix migrate` or its next relation update).
+  const sourceTerms = await source.getMeta(TOKENIZER_VERSION_META);
+  const staleTerms = sourceTerms !== (await target.getMeta(TOKENIZER_VERSION_META));
+  if (staleTerms && chosen.length > 0) {
+    warnings.push(
+      `the source's terms are from tokenizer version ${sourceTerms ?? 1}: its semantic state is not copied; run graphmemix migrate on the target to rebuild its relations`,
+    );
+  }
   const reports: CopyContextReport[] = [];
   let done = 0;
   for (const context of chosen) {
     reports.push(
-      await copyContext(source, target, context.id, options, warnings, (n) => {
+      await copyContext(source, target, context.id, { ...options, staleTerms }, warnings, (n) => {
         done += n;
         options.onProgress?.({ done, total, contextId: context.id });
       }),
@@ -105,7 +116,7 @@ async function copyContext(
   source: ArchiveStore,
   target: ArchiveStore,
   contextId: string,
-  options: CopyArchiveOptions,
+  options: CopyArchiveOptions & { staleTerms: boolean },
   warnings: string[],
   advance: (memories: number) => void,
 ): Promise<CopyContextReport> {
@@ -146,8 +157,10 @@ async function copyContext(
     advance(page.length);
     if (page.length < pageSize) break;
   }
-  if (snapshot)
+  if (options.staleTerms) await target.setMeta(`relations-upgrade:${contextId}`, true);
+  else if (snapshot) {
     report.semantic = await copySemantic(source, target, contextId, snapshot, copiedIds, pageSize);
+  }
   report.questions = await copyQuestions(source, target, contextId);
   if (report.pendingRelationWork === 0) {
     const status = await target.relationWorkStatus(contextId);

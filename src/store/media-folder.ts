@@ -14,7 +14,7 @@ export interface MediaFolder {
   readonly dir: string;
   /** The absolute path of a uri (plain path or file: URL) when it lies inside the folder. */
   owned(uri: string): string | undefined;
-  /** Owned files referenced by these records (asset uris and video frames). */
+  /** Owned files referenced by these records (asset uris, video frames, stored thumbnails). */
   ownedPaths(records: Iterable<MemoryRecord>): Set<string>;
   /**
    * Deletes the given owned files that no memory of ANY context references (the same file may be imported
@@ -50,7 +50,7 @@ export function createMediaFolder(dir: string): MediaFolder {
     const paths = new Set<string>();
     for (const record of records) {
       for (const asset of record.assets) {
-        for (const uri of [asset.uri, ...(asset.frames ?? [])]) {
+        for (const uri of [asset.uri, ...(asset.frames ?? []), asset.thumbnail]) {
           const path = uri === undefined ? undefined : owned(uri);
           if (path !== undefined) paths.add(path);
         }

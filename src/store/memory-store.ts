@@ -1,29 +1,38 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { Bm25Index } from '../retrieval/bm25-index.ts';
+import { TOKENIZER_VERSION } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { MemoryView, ViewHit } from '../types/view.ts';
-import type {
-  ArchiveStore,
-  ContextInfo,
-  ContextStats,
-  EdgeChange,
-  KeyedRecord,
-  LexicalSearchOptions,
-  MemoryFilter,
-  MemoryVersion,
-  MemoryWrite,
-  RelationWork,
-  VectorRow,
-  VectorSearchOptions,
-  WriteOutcome,
+import {
+  type ArchiveStore,
+  type ContextInfo,
+  type ContextStats,
+  type EdgeChange,
+  type KeyedRecord,
+  type LexicalSearchOptions,
+  MEDIA_PENDING_KEY,
+  type MemoryFilter,
+  type MemoryVersion,
+  type MemoryWrite,
+  type PendingMediaRef,
+  type RelationWork,
+  type VectorRow,
+  type VectorSearchOptions,
+  type WriteOutcome,
 } from './archive-store-spec.ts';
 import { countEdgeTypes, diffEdgeChanges, diffEdgeReplacement, pairKey } from './edge-merge.ts';
 import { MemoryKeyIndex } from './memory-key-index.ts';
 import { recordMatches } from './memory-scope-tags.ts';
 import { MemorySemanticIndex } from './memory-semantic-index.ts';
-import { assertWrite, compareStrings, compareVectorRows, vectorDimensionError } from './store-rules.ts';
+import {
+  assertWrite,
+  compareStrings,
+  compareVectorRows,
+  TOKENIZER_VERSION_META,
+  vectorDimensionError,
+} from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
 interface StoredMemory {
@@ -66,7 +75,8 @@ class MemoryStore implements ArchiveStore {
   readonly vectorSupport = 'in-process';
   private readonly contexts = new Map<string, ContextData>();
   private readonly questions = new Map<string, EvalQuestion>();
-  private readonly meta = new Map<string, string>();
+  /** Its terms are always this tokenizer's (nothing outlives the process): recorded like a migrated store's. */
+  private readonly meta = new Map<string, string>([[TOKENIZER_VERSION_META, String(TOKENIZER_VERSION)]]);
   private closed = false;
   /** Journal sequence, shared by all contexts (like SQLite's AUTOINCREMENT). */
   private nextSeq = 1;
@@ -260,6 +270,29 @@ class MemoryStore implements ArchiveStore {
     if (!data) return [];
     const found = data.keys.find(keys, (id) => data.memories.get(id)?.record);
     return structuredClone(options.limit === undefined ? found : found.slice(0, options.limit));
+  }
+
+  /** In memory the whole archive is already held: the contexts are walked in id order (no I/O at open). */
+  async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
+    this.assertOpen();
+    const out: PendingMediaRef[] = [];
+    const after = options.after;
+    for (const contextId of [...this.contexts.keys()].sort(compareStrings)) {
+      if (out.length >= options.limit) break;
+      if (after !== undefined && compareStrings(contextId, after.contextId) < 0) continue;
+      const data = this.contexts.get(contextId)!;
+      const ids = data.keys
+        .find([MEDIA_PENDING_KEY], (id) => data.memories.get(id)?.record)
+        .map((record) => record.id)
+        .sort(compareStrings);
+      for (const id of ids) {
+        if (after !== undefined && contextId === after.contextId && compareStrings(id, after.id) <= 0)
+          continue;
+        if (out.length >= options.limit) break;
+        out.push({ contextId, id });
+      }
+    }
+    return out;
   }
 
   async adjacentByKey(

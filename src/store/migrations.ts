@@ -258,7 +258,17 @@ export const MIGRATIONS: readonly {
     backfill: reindexLexicalIndex,
   },
   {
-    // Version 8: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
+    // Version 8: the pending media digests of every context through one partial index, so the media queue
+    // finds left work at open without listing contexts (ArchiveStore.listPendingMedia). The key literal
+    // must match MEDIA_PENDING_KEY (test/digest/media/media-queue.test.ts checks the query plan).
+    version: 8,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_pending ON memory_keys (context_id, memory_id)
+        WHERE key = 'media-status:pending';
+    `,
+  },
+  {
+    // Version 9: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
     // list change rewrite the ratio of each posting of its memory; the default neighbourhood reverse search
     // never reads it, so ratios are computed from semantic_docs.threshold when the exact mode asks (the
     // ratio column stays, unmaintained). Each document's vector is also kept in one row (JSON [terms,
@@ -266,13 +276,13 @@ export const MIGRATIONS: readonly {
     // postings as before.
     // Written to be re-runnable: a file whose version was set back by hand (tests of older migrations do)
     // already has the column.
-    version: 8,
+    version: 9,
     sql: 'DROP INDEX IF EXISTS semantic_postings_by_ratio;',
     backfill: addSemanticVectorColumn,
   },
 ];
 
-/** Version 8: the vector column of semantic_docs, unless it is there already. */
+/** Version 9: the vector column of semantic_docs, unless it is there already. */
 function addSemanticVectorColumn(db: Database.Database): void {
   const columns = db.prepare('PRAGMA table_info(semantic_docs)').all() as { name: string }[];
   if (!columns.some((column) => column.name === 'vector')) {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import type { KeyedRecord } from './archive-store-spec.ts';
+import { type KeyedRecord, MEDIA_PENDING_KEY, type PendingMediaRef } from './archive-store-spec.ts';
 import { lazyStatement } from './lazy-statement.ts';
 
 /**
@@ -46,10 +46,19 @@ export class SqliteRelationKeys {
         JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
         WHERE k.context_id = ? AND k.key = ? AND (k.sequence, k.memory_id) > (?, ?)
         ORDER BY k.sequence, k.memory_id LIMIT 1`),
+      // The literal matches the partial index memory_keys_media_pending (a bound parameter would not).
+      pending: p(`SELECT context_id AS contextId, memory_id AS id FROM memory_keys
+        WHERE key = '${MEDIA_PENDING_KEY}' AND (context_id, memory_id) > (?, ?)
+        ORDER BY context_id, memory_id LIMIT ?`),
       range: p(`SELECT k.key AS key, m.record AS record FROM memory_keys k
         JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
         WHERE k.context_id = ? AND k.key >= ? AND k.key <= ? ORDER BY k.key, k.memory_id LIMIT ?`),
     };
+  }
+
+  /** ArchiveStore.listPendingMedia: one range read of the partial index of pending rows. */
+  pending(limit: number, after: PendingMediaRef | undefined): PendingMediaRef[] {
+    return this.s.pending.all(after?.contextId ?? '', after?.id ?? '', limit) as PendingMediaRef[];
   }
 
   /** Replaces the keys of one memory (none when `keys` is empty). */

@@ -62,7 +62,7 @@ export function createSqliteSemanticIndex(
     neighbours.forEach((n, rank) => {
       s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
     });
-    // Ratios are computed from the threshold when read (migration 8), so a list change writes one row.
+    // Ratios are computed from the threshold when read (migration 9), so a list change writes one row.
     s.setThreshold.run(listThreshold(neighbours, k), contextId, id);
   };
   const insertDoc = (contextId: string, doc: SemanticDoc, k: number): void => {
@@ -125,7 +125,7 @@ export function createSqliteSemanticIndex(
           string,
           { terms: string[]; weights: number[]; neighbours: SemanticNeighbour[] }
         >();
-        // Vectors come from the document row (migration 8); rows written before it read their postings.
+        // Vectors come from the document row (migration 9); rows written before it read their postings.
         const older: string[] = [];
         for (const [id, vector] of s.docsIn.all(contextId, wanted) as [string, string | null][]) {
           if (vector === null) {
@@ -204,7 +204,7 @@ export function createSqliteSemanticIndex(
         for (const term of terms) {
           const weight = s.maxWeight.get(contextId, term) as { value: number | null };
           if (weight.value === null) continue;
-          // The ratio bound reads the term's whole posting list (no ratio index since migration 8): only the
+          // The ratio bound reads the term's whole posting list (no ratio index since migration 9): only the
           // exact reverse search asks for it, and that mode grows with the context anyway.
           const ratio = options.ratio
             ? (s.maxRatio.get(contextId, term) as { value: number }).value
@@ -293,7 +293,7 @@ function prepare(db: Database.Database) {
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
-    // ratio: unmaintained since migration 8 (computed from semantic_docs.threshold when read).
+    // ratio: unmaintained since migration 9 (computed from semantic_docs.threshold when read).
     insertPosting: p(
       'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, 0)',
     ),

@@ -16,6 +16,7 @@ import type {
   MemoryFilter,
   MemoryVersion,
   MemoryWrite,
+  PendingMediaRef,
   RelationWork,
   VectorRow,
   VectorSearchOptions,
@@ -388,6 +389,10 @@ class SqliteStore implements ArchiveStore {
     options: { limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     return this.run(() => this.keys.find(contextId, keys, options.limit));
+  }
+
+  async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
+    return this.run(() => this.keys.pending(options.limit, options.after));
   }
 
   async adjacentByKey(

@@ -133,4 +133,10 @@ export interface MediaAsset {
   frameText?: string[];
   /** For video and audio: duration in seconds. */
   durationSeconds?: number;
+  /**
+   * A stored JPEG made by the media digest in the archive's media folder (never taken from a source): for
+   * an image its thumbnail (longest edge 320 px), for a video its frame strip (the sampled frames side by
+   * side). Served by `GET /v1/media/:id?size=thumb` and the viewer; removed with the memory.
+   */
+  thumbnail?: string;
 }

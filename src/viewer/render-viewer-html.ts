@@ -187,7 +187,10 @@ function recordOf(question: ViewerQuestion, id: string): MemoryRecord | undefine
     : (records as Readonly<Record<string, MemoryRecord>> | undefined)?.[id];
 }
 
-/** Thumbnails of a memory's images (at most 4) and its video frames as a strip with their times. */
+/**
+ * Thumbnails of a memory's images (at most 4) and its video frames with their times: the stored frame strip
+ * when the digest made one, else one thumbnail per frame (archives digested before strips were stored).
+ */
 function mediaStrip(record: MemoryRecord | undefined, url: NonNullable<ViewerOptions['mediaUrl']>): string {
   if (!record) return '';
   const cells: string[] = [];
@@ -197,6 +200,18 @@ function mediaStrip(record: MemoryRecord | undefined, url: NonNullable<ViewerOpt
       cells.push(
         `<img class="thumb" loading="lazy" alt="${escapeHtml(asset.id)}" src="${escapeHtml(url({ memoryId: record.id, assetId: asset.id }))}">`,
       );
+    }
+    const strip =
+      asset.kind === 'video' && asset.thumbnail !== undefined
+        ? url({ memoryId: record.id, assetId: asset.id })
+        : '';
+    if (strip !== '') {
+      // The frame strip the media digest stored: one image for the sampled frames, their times below it.
+      const times = (asset.frameTimes ?? []).map((time) => `${fmt(time, 1)} s`).join(' · ');
+      cells.push(
+        `<figure class="frame-strip" data-testid="frame-strip"><img class="strip" loading="lazy" alt="frames of ${escapeHtml(asset.id)}" src="${escapeHtml(strip)}"><figcaption>${escapeHtml(times)}</figcaption></figure>`,
+      );
+      continue;
     }
     for (const [i] of (asset.frames ?? []).entries()) {
       if (url({ memoryId: record.id, assetId: asset.id, frame: i }) === '') continue;

@@ -5,6 +5,7 @@ export const VIEWER_CSS = `
 * { box-sizing: border-box; }
 .media-strip { display:flex; flex-wrap:wrap; gap:6px; margin:4px 0; }
 .media-strip img.thumb { max-height:90px; max-width:160px; border:1px solid var(--line); }
+.media-strip img.strip { max-height:90px; max-width:100%; border:1px solid var(--line); }
 .media-strip figure.frame { margin:0; text-align:center; font-size:11px; color:var(--muted); }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--fg);
   margin: 0; background: #f6f8fa; }

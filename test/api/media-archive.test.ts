@@ -78,7 +78,8 @@ describe('one media digest path through the public API', () => {
     try {
       const media = await gm.ingest(join(root, 'media'), { format: 'media', contextId: 'alice' });
       const docs = await gm.ingest(join(root, 'docs'), { format: 'documents', contextId: 'alice' });
-      expect([media.media?.done, docs.media?.done, docs.imported]).toEqual([1, 1, 2]);
+      // lease.pdf: the document and its 2 pages; notes.md: the document and its one section.
+      expect([media.media?.done, docs.media?.done, docs.imported]).toEqual([1, 1, 5]);
 
       const video = await gm.retrieve('alice', 'Which gate was on the screen, B12?');
       const top = video.evidence[0]!;
@@ -90,13 +91,17 @@ describe('one media digest path through the public API', () => {
 
       const lease = await gm.retrieve('alice', 'What is the monthly rent in EUR?');
       const doc = lease.evidence[0]!;
-      expect(doc.memoryId).toMatch(/^document:/);
-      expect(lease.pool.find((c) => c.memoryId === doc.memoryId)?.origin).toMatchObject({
-        viewKey: 'page:2',
-      });
+      // Page 2 is a memory of its own: the evidence is that page, not the whole document.
+      expect(doc.memoryId).toMatch(/^document:[0-9a-f]{24}:p0002$/);
       expect(lease.packetText).toMatch(/950 EUR/);
       const record = await gm.getMemory('alice', doc.memoryId);
-      expect(record?.metadata?.document).toMatchObject({ title: 'Lease agreement', pages: 2 });
+      expect(record?.metadata?.document).toMatchObject({ title: 'Lease agreement', page: 2, part: 2 });
+      const documentId = doc.memoryId.replace(/:p0002$/, '');
+      expect((await gm.getMemory('alice', documentId))?.metadata?.document).toMatchObject({
+        title: 'Lease agreement',
+        pages: 2,
+        parts: 2,
+      });
     } finally {
       await gm.close();
     }

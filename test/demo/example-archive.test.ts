@@ -21,6 +21,7 @@ import { collect, recordsOf } from '../fixtures/import-items.ts';
 
 let first: string;
 let second: string;
+let derived: string;
 let archive: ExampleArchive;
 let items: { unified: ImportItem[]; mail: ImportItem[]; photos: ImportItem[]; documents: ImportItem[] };
 let records: MemoryRecord[];
@@ -40,23 +41,31 @@ beforeAll(async () => {
     photos: await collect(createMediaImporter().read(archive.photosDir, options)),
     documents: await collect(createDocumentsImporter().read(archive.documentsDir, options)),
   };
-  // The media digest every ingest runs (real OCR of the photos; the video and PDF are digested by the demo).
+  // The media digest every ingest runs (real OCR of the photos, the PDF's pages as memories; the video is
+  // digested by the demo). Derived files go outside the two archive folders compared byte for byte.
   const ocr = createBoundedOcr(() => createTesseractOcr(), 60_000);
   const photos: MemoryRecord[] = [];
+  const documents: MemoryRecord[] = [];
+  derived = await mkdtemp(join(tmpdir(), 'gmx-example-derived-'));
   try {
-    const deps = { ocr, derivedDir: join(first, 'derived'), limits: DEFAULT_MEDIA_LIMITS };
+    const deps = { ocr, derivedDir: derived, limits: DEFAULT_MEDIA_LIMITS };
     for (const record of recordsOf(items.photos)) {
       photos.push(record.kind === 'photo' ? (await digestRecordMedia(record, deps)).record : record);
+    }
+    for (const record of recordsOf(items.documents)) {
+      const digested = await digestRecordMedia(record, deps);
+      documents.push(digested.record, ...(digested.parts ?? []));
     }
   } finally {
     await ocr.terminate();
   }
-  records = [...recordsOf(items.unified), ...recordsOf(items.mail), ...photos, ...recordsOf(items.documents)];
+  records = [...recordsOf(items.unified), ...recordsOf(items.mail), ...photos, ...documents];
 }, 60_000);
 
 afterAll(async () => {
   await rm(first, { recursive: true, force: true });
   await rm(second, { recursive: true, force: true });
+  await rm(derived, { recursive: true, force: true });
 });
 
 async function filesUnder(root: string): Promise<string[]> {
@@ -88,7 +97,7 @@ describe('writeExampleArchive', () => {
     expect(byKind('email')).toBe(8);
     expect(byKind('photo')).toBe(6);
     expect(byKind('video')).toBe(archive.hasVideo ? 1 : 0);
-    expect(byKind('document')).toBe(1);
+    expect(byKind('document')).toBe(3); // the handout and its two pages
     expect(new Set(records.map((record) => record.contextId))).toEqual(new Set([archive.contextId]));
     expect(new Set(records.map((record) => record.id)).size).toBe(records.length);
   });

@@ -75,7 +75,8 @@ const backends: (() => Backend)[] = [
 /** Zipfian word sampler over a small vocabulary (many shared terms, many exact ties). */
 function corpus(seed: number, vocabulary: number) {
   const random = mulberry32(seed);
-  const words = Array.from({ length: vocabulary }, (_, i) => `w${i.toString(36)}x`);
+  // Letters only (base 26), so the plural folding applies: "wbcx", "wbcxs" and "wbcxes" are one term.
+  const words = Array.from({ length: vocabulary }, (_, i) => `w${letters(i)}x`);
   const weights = words.map((_, i) => 1 / (i + 1));
   const total = weights.reduce((x, y) => x + y, 0);
   const cumulative: number[] = [];
@@ -101,11 +102,24 @@ function corpus(seed: number, vocabulary: number) {
         ? `${words[lo]!.toUpperCase()}`
         : r2 < 0.16
           ? `${words[lo]}s`
-          : words[lo]!;
+          : r2 < 0.19
+            ? `${words[lo]}es`
+            : words[lo]!;
   };
   const text = (min: number, max: number) =>
     Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, word).join(' ');
   return { random, word, text };
+}
+
+/** i in base 26 with the digits a..z. */
+function letters(i: number): string {
+  let out = '';
+  let n = i;
+  do {
+    out = String.fromCharCode(97 + (n % 26)) + out;
+    n = Math.floor(n / 26);
+  } while (n > 0);
+  return out;
 }
 
 function makeWrite(contextId: string, id: string, views: MemoryView[], version: number): MemoryWrite {
@@ -180,7 +194,7 @@ describe.each(backends)('searchLexical differential', (makeBackend) => {
       const captions = Math.floor(random() * 3);
       for (let c = 0; c < captions; c++) {
         // Some captions repeat a text exactly: tied scores must break by memory id then key.
-        const caption = random() < 0.3 ? 'w1x w2x' : text(0, 6);
+        const caption = random() < 0.3 ? 'wbx wcxes' : text(0, 6);
         views.push({ memoryId: id, kind: 'caption', key: `a${c}`, text: caption });
       }
       return views;
@@ -262,7 +276,7 @@ describe.each(backends)('searchLexical after deletes', (makeBackend) => {
           }
           // Deleting everything leaves nothing to find.
           for (const write of a) await churned.deleteMemory('ctx', write.record.id);
-          expect(await churned.searchLexical('ctx', 'w0x w1x w2x', { limit: 5 })).toEqual([]);
+          expect(await churned.searchLexical('ctx', 'wax wbxs wcx', { limit: 5 })).toEqual([]);
           await churned.close();
           await fresh.close();
         },

@@ -19,8 +19,8 @@ const TEXTS = [
   'the dog at dawn again',
 ];
 
-describe('SQLite semantic documents (migration 8)', () => {
-  it('reads a vector from its row, and from its postings when the row predates migration 8', async () => {
+describe('SQLite semantic documents (migration 9)', () => {
+  it('reads a vector from its row, and from its postings when the row predates migration 9', async () => {
     const file = join(dir, 'semvec.db');
     const store = await openStore(file);
     await store.writeMemories(
@@ -33,7 +33,7 @@ describe('SQLite semantic documents (migration 8)', () => {
     expect(fromRows.length).toBe(TEXTS.length);
     await store.close();
 
-    // A document written before migration 8 has no vector row: getDocs must read the same vector back.
+    // A document written before migration 9 has no vector row: getDocs must read the same vector back.
     const raw = new Database(file);
     const nulls = raw.prepare("UPDATE semantic_docs SET vector = NULL WHERE context_id = 'ctx'").run();
     expect(nulls.changes).toBe(TEXTS.length);

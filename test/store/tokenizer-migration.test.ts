@@ -1,16 +1,20 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { finishRelationUpgrades, UPGRADE_META_PREFIX } from '../../src/digest/update-relations.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { copyArchive } from '../../src/store/copy-archive.ts';
 import { dictionaryKey } from '../../src/store/lexical-dictionary-key.ts';
 import { migrateArchive } from '../../src/store/migrate-archive.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres/postgres-schema.ts';
 import { TOKENIZER_VERSION_META } from '../../src/store/store-rules.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 
@@ -20,7 +24,8 @@ import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-
  * answers exactly like an archive built fresh with the current tokenizer.
  *
  * The old archive is made by the real write path with the tokenizer module switched to the version-1 rule
- * (every importer of tokenize sees the mock), then marked as the schema before the migration.
+ * (every importer of tokenize sees the mock), then marked as the schema before the migration (SQLite 6,
+ * Postgres 3): migrations after those run again on it, so they must be re-runnable (IF NOT EXISTS).
  */
 const legacy = vi.hoisted(() => ({ on: false }));
 vi.mock('../../src/retrieval/tokenize.ts', async (importOriginal) => {
@@ -106,6 +111,27 @@ async function termState(store: ArchiveStore) {
   };
 }
 
+/** A SQLite archive as schema 6 with TOKENIZER_VERSION 1 wrote it: same tables, no tokenizer version. */
+async function oldSqliteArchive(name: string): Promise<string> {
+  const file = join(dir, name);
+  const old = await openStore(file);
+  await build(old, 1);
+  await old.close();
+  const raw = new Database(file);
+  raw.prepare('UPDATE schema_version SET version = 6').run();
+  raw.prepare('DELETE FROM meta WHERE key = ?').run(TOKENIZER_VERSION_META);
+  raw.close();
+  return file;
+}
+
+async function freshState(name: string) {
+  const fresh = await openStore(join(dir, name));
+  await build(fresh, 'current');
+  const state = await termState(fresh);
+  await fresh.close();
+  return state;
+}
+
 describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
   it('SQLite: migration 7 reindexes postings, `migrate` rebuilds the semantic state; equal to a fresh build', async () => {
     const fresh = await openStore(join(dir, 'fresh.db'));
@@ -172,6 +198,65 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
     expect(docs()).toEqual(settled);
   });
 
+  it('SQLite: `graphmemix migrate` (the CLI, current tokenizer) does both steps', async () => {
+    const expected = await freshState('fresh-cli.db');
+    const file = await oldSqliteArchive('old-cli.db');
+
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'graphmemix.js');
+    const run = spawnSync(process.execPath, [bin, 'migrate', '--db', file, '--json'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      schemaVersion: SCHEMA_VERSION,
+      relations: { rebuilt: [CONTEXT] },
+    });
+    const migrated = await openStore(file);
+    expect(await termState(migrated)).toEqual(expected);
+    await migrated.close();
+  });
+
+  it('copying from a read-only, not yet migrated archive marks the target instead of copying stale terms', async () => {
+    const expected = await freshState('fresh-copy.db');
+    const source = await openStore(await oldSqliteArchive('old-copy.db'), { readonly: true });
+    const target = await openStore(join(dir, 'copy-target.db'));
+    const report = await copyArchive(source, target);
+    await source.close();
+    expect(report.contexts[0]!.semantic).toBe(false);
+    expect(report.warnings.join(' ')).toMatch(/tokenizer version 1/);
+    expect(await target.getMeta(`${UPGRADE_META_PREFIX}${CONTEXT}`)).toBe(true);
+    expect(await finishRelationUpgrades(target)).toEqual({ rebuilt: [CONTEXT], deferred: [] });
+    expect(await termState(target)).toEqual(expected);
+    await target.close();
+  });
+
+  it("the relation upgrade keeps a context's k, defers an embedding context, drops a deleted context's mark", async () => {
+    const store = await openStore(join(dir, 'marks.db'));
+    await build(store, 'current');
+    await compactSemantic(store, CONTEXT, { k: 3 });
+    await store.writeMemories('dense', [
+      {
+        record: { id: 'd1', contextId: 'dense', kind: 'message', sequence: 1, text: 'x', assets: [] },
+        views: [],
+        contentHash: 'd1',
+      },
+    ]);
+    await store.semantic.replaceAll(
+      'dense',
+      { space: 'embedding:test', documents: 1, k: 8, createdAt: '2024-01-01', df: new Map() },
+      [],
+    );
+    for (const context of [CONTEXT, 'dense', 'gone']) {
+      await store.setMeta(`${UPGRADE_META_PREFIX}${context}`, true);
+    }
+    expect(await finishRelationUpgrades(store)).toEqual({ rebuilt: [CONTEXT], deferred: ['dense'] });
+    expect((await store.semantic.getSnapshot(CONTEXT))?.k).toBe(3);
+    expect(await store.getMeta(`${UPGRADE_META_PREFIX}dense`)).toBe(true);
+    expect(await store.getMeta(`${UPGRADE_META_PREFIX}gone`)).toBeUndefined();
+    await store.close();
+  });
+
   it.skipIf(PG_SKIP !== undefined)(
     'PostgreSQL: migration 4 reindexes postings, `migrate` rebuilds the semantic state; equal to a fresh build and to SQLite',
     async () => {
@@ -196,7 +281,7 @@ describe('tokenizer migration (TOKENIZER_VERSION 1 -> 2)', () => {
       }
 
       const result = await migrateArchive(url);
-      expect(result).toMatchObject({ from: 3, schemaVersion: 4 });
+      expect(result).toMatchObject({ from: 3, schemaVersion: POSTGRES_SCHEMA_VERSION });
       const migrated = await openStore(url);
       try {
         expect(await migrated.getMeta(TOKENIZER_VERSION_META)).toBe(2);

@@ -1,4 +1,6 @@
+import { MEDIA_PENDING_KEY } from '../../store/archive-store-spec.ts';
 import { mediaReferenceKey } from '../../store/media-folder.ts';
+import { documentPartOf } from '../../types/document-parts.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { turnSession } from '../relations/consecutive-turn.ts';
 import { type EmailFacts, emailFacts } from '../relations/email-facts.ts';
@@ -27,6 +29,8 @@ export const KEY = {
   statedDate: 'date:',
   /** same_record rule 4: normalised subject + NUL + sent time (range lookups over the 14-day window). */
   subject: 'subj:',
+  /** same_record rule 5: a document part's place, `<document id> NUL <part number>` (0: the document). */
+  documentPart: 'docpart:',
   /** record_grounding: the capture day of a (non-email) media memory. */
   captureDay: 'day:',
   /** event_bridge: capture time of media with coordinates (range lookups over 1-hour gaps). */
@@ -41,13 +45,15 @@ export function relationKeys(record: MemoryRecord): string[] {
   const session = turnSession(record);
   if (session !== undefined) keys.push(KEY.turn + session);
   if (record.kind === 'email') keys.push(...emailKeys(emailFacts(record)));
+  const part = documentPartOf(record);
+  if (part !== undefined) keys.push(documentPartKey(part.documentId, part.part));
   const day = groundingCapture(record)?.day;
   if (day !== undefined) keys.push(KEY.captureDay + day);
   const bridge = bridgeCapture(record);
   if (bridge) keys.push(KEY.bridgeTime + encodeTime(bridge.timeMs));
   // Not a relation: which memories reference a local media file (forget removes unreferenced uploads).
   for (const asset of record.assets) {
-    for (const uri of [asset.uri, ...(asset.frames ?? [])]) {
+    for (const uri of [asset.uri, ...(asset.frames ?? []), asset.thumbnail]) {
       const key = uri === undefined ? undefined : mediaReferenceKey(uri);
       if (key !== undefined) keys.push(key);
     }
@@ -57,8 +63,12 @@ export function relationKeys(record: MemoryRecord): string[] {
   return [...new Set(keys)];
 }
 
+export function documentPartKey(documentId: string, part: number): string {
+  return `${KEY.documentPart}${documentId}\u0000${part}`;
+}
+
 /** Key of every record whose media digest is pending (src/digest/media/media-queue.ts). */
-export const MEDIA_PENDING_KEY = 'media-status:pending';
+export { MEDIA_PENDING_KEY };
 
 /** The keys of an email's facts (see KEY). */
 export function emailKeys(facts: EmailFacts): string[] {

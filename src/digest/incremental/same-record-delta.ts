@@ -1,3 +1,4 @@
+import { documentPartOf } from '../../types/document-parts.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { type EmailFacts, emailFacts } from '../relations/email-facts.ts';
 import {
@@ -7,7 +8,7 @@ import {
   subjectEligible,
 } from '../relations/same-record.ts';
 import type { KeyLookup } from './key-lookup.ts';
-import { encodeTime, KEY } from './relation-keys.ts';
+import { documentPartKey, encodeTime, KEY } from './relation-keys.ts';
 import type { RecordChange, TypeDelta } from './type-delta.ts';
 
 const WINDOW_MS = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
@@ -46,6 +47,22 @@ export async function sameRecordDelta(
     sizes.set(key, complete ? records.length : Number.POSITIVE_INFINITY);
     return records;
   };
+
+  // Rule 5: a changed document part is linked to the parts before and after it, found by their place keys.
+  for (const { after } of changes) {
+    const place = after === undefined ? undefined : documentPartOf(after);
+    if (after === undefined || place === undefined) continue;
+    delta.dirty.add(after.id);
+    for (const step of [-1, 1]) {
+      if (place.part + step < 0) continue;
+      for (const other of await lookup.all(documentPartKey(place.documentId, place.part + step))) {
+        const otherPlace = documentPartOf(other);
+        if (other.id !== after.id && otherPlace?.documentId === place.documentId) {
+          delta.pairs.add(after.id, other.id);
+        }
+      }
+    }
+  }
 
   const dirty = new Map<string, MemoryRecord>();
   for (const { after } of changes) if (after && after.kind === 'email') dirty.set(after.id, after);

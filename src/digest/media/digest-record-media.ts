@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { readExif } from '../../importers/exif/read-exif.ts';
 import type { ChatModel } from '../../providers/model-spec.ts';
 import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
+import { documentPartId } from '../../types/document-parts.ts';
 import type { MediaAsset, MemoryRecord } from '../../types/memory-record.ts';
 import type { BoundedOcr } from './bounded-ocr.ts';
-import { loadSharp, ocrReadyPng } from './image-tools.ts';
+import { loadSharp, ocrReadyPng, storeFrameStrip, storeThumbnail } from './image-tools.ts';
 import type { MediaLimits } from './media-limits.ts';
 import { readPdf, renderPdfPage } from './read-pdf.ts';
 import { extractFrames, frameTimes, probeVideo } from './read-video.ts';
@@ -32,6 +33,11 @@ export interface MediaDigestOutcome {
   warnings: string[];
   /** Set when the media itself could not be read (malformed, too large, tool missing): status `failed`. */
   error?: string;
+  /**
+   * New memories the digest made from the record: the pages of a PDF, one memory each, in order
+   * (src/types/document-parts.ts). Ingest writes them with the record, in the same batch.
+   */
+  parts?: MemoryRecord[];
 }
 
 /** True when the record has a local media file (absolute path) the digest can read. */
@@ -46,8 +52,8 @@ export function hasLocalMedia(record: MemoryRecord): boolean {
  *   vision model is configured;
  * - video (ffprobe/ffmpeg): duration, creation time, location, `limits.videoFrames` uniformly sampled frames
  *   (times kept) with OCR per frame;
- * - PDF (poppler-utils): page text (record text, pages split by form feeds), title/author/date in
- *   `metadata.document`, pages without a text layer rendered and OCR'd as `page-<n>` image assets.
+ * - PDF (poppler-utils): title/author/date in `metadata.document`, one part memory per page (`parts`):
+ *   its text, or for a page without a text layer the rendered page image with OCR.
  * Fields a source already gave (OCR, captions, frames, EXIF) are kept, never recomputed. Bounded by
  * MediaLimits. Never throws: what fails is a warning, or `error` when the media cannot be read at all.
  */
@@ -58,23 +64,25 @@ export async function digestRecordMedia(
   const record: MemoryRecord = structuredClone(input);
   const warnings: string[] = [];
   const errors: string[] = [];
-  const added: MediaAsset[] = [];
+  const parts: MemoryRecord[] = [];
   for (const asset of record.assets) {
+    // Thumbnails are the digest's own files: whatever a source wrote there is never served.
+    delete asset.thumbnail;
     const kind = digestKind(asset);
     if (kind === undefined || !isLocal(asset.uri)) continue;
     try {
       if (kind === 'image') await digestImage(record, asset, deps, warnings);
       else if (kind === 'video') await digestVideo(record, asset, deps, warnings);
-      else added.push(...(await digestPdf(record, asset, deps, warnings)));
+      else if (parts.length === 0)
+        for (const part of await digestPdf(record, asset, deps, warnings)) parts.push(part);
+      else warnings.push(`asset ${asset.id}: a second PDF in one record is not split into pages`);
     } catch (error) {
       // The file's folder stays on the server: clients read media.error (GET /v1/memories/:id).
       errors.push(`asset ${asset.id}: ${messageOf(error).split(asset.uri).join(basename(asset.uri))}`);
     }
   }
-  const room = RECORD_LIMITS.maxAssets - record.assets.length;
-  if (added.length > room) warnings.push(`${added.length - room} page images dropped (asset limit)`);
-  record.assets.push(...added.slice(0, Math.max(0, room)));
   const outcome: MediaDigestOutcome = { record, warnings };
+  if (parts.length > 0) outcome.parts = parts;
   if (errors.length > 0) outcome.error = errors.join('; ').slice(0, 2000);
   return outcome;
 }
@@ -129,6 +137,14 @@ async function digestImage(
       warnings.push(`asset ${asset.id}: OCR failed: ${messageOf(error)}`);
     }
   }
+  try {
+    const sha256 = asset.sha256 ?? createHash('sha256').update(bytes).digest('hex');
+    const dir = await derivedFolder(deps.derivedDir, record.contextId, path, sha256);
+    const thumbnail = await storeThumbnail(async () => bytes, join(dir, 'thumb.jpg'), deps.limits);
+    if (thumbnail !== undefined) asset.thumbnail = thumbnail;
+  } catch (error) {
+    warnings.push(`asset ${asset.id}: thumbnail failed: ${messageOf(error)}`);
+  }
   if (deps.vision && (asset.derived?.captions ?? []).length === 0) {
     try {
       const reply = await deps.vision.chat({
@@ -167,11 +183,31 @@ async function digestVideo(
   if (record.location === undefined && facts.lat !== undefined && facts.lon !== undefined) {
     record.location = { lat: facts.lat, lon: facts.lon };
   }
-  if (asset.frames !== undefined) return; // frames the source extracted are kept as given
   const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
+  if (asset.frames === undefined) await sampleFrames(asset, facts.durationSeconds, dir, deps, warnings);
+  // frames the source extracted are kept as given; the strip is made from whichever frames the asset has
+  const local = (asset.frames ?? []).filter((frame) => isLocal(frame));
+  if (local.length === 0) return;
+  try {
+    const strip = await storeFrameStrip(local, join(dir, 'strip.jpg'), deps.limits);
+    if (strip !== undefined) asset.thumbnail = strip;
+  } catch (error) {
+    warnings.push(`asset ${asset.id}: frame strip failed: ${messageOf(error)}`);
+  }
+}
+
+/** `limits.videoFrames` uniformly sampled frames (times kept) with OCR per frame and the video's OCR view. */
+async function sampleFrames(
+  asset: MediaAsset,
+  durationSeconds: number | undefined,
+  dir: string,
+  deps: MediaDigestDeps,
+  warnings: string[],
+): Promise<void> {
+  const path = asset.uri!;
   const frames = await extractFrames(
     path,
-    frameTimes(facts.durationSeconds, deps.limits.videoFrames),
+    frameTimes(durationSeconds, deps.limits.videoFrames),
     dir,
     deps.limits,
   );
@@ -196,52 +232,88 @@ async function digestVideo(
   }
 }
 
+/**
+ * A PDF: title/author/date and the page count on the record (`metadata.document`, the date as `timestamp`,
+ * the title as its text when it has none), and one part per page (src/types/document-parts.ts): the page's
+ * text, or for a page without a text layer its rendered image (`page` asset, OCR'd, thumbnail stored).
+ * A text-less page past limits.maxPdfImagePages is left out (warned); the parts stay numbered in order.
+ */
 async function digestPdf(
   record: MemoryRecord,
   asset: MediaAsset,
   deps: MediaDigestDeps,
   warnings: string[],
-): Promise<MediaAsset[]> {
+): Promise<MemoryRecord[]> {
   const path = asset.uri!;
   await checkedSize(path, deps.limits.maxFileBytes);
   const pdf = await readPdf(path, deps.limits);
   if (pdf.truncatedPages > 0)
     warnings.push(`asset ${asset.id}: ${pdf.truncatedPages} pages past the limit not read`);
-  const document: Record<string, unknown> = { pages: pdf.pages };
+  const previous = record.metadata?.document;
+  const document: Record<string, unknown> = {
+    ...(typeof previous === 'object' && previous !== null ? previous : {}),
+    pages: pdf.pages,
+  };
   if (pdf.title) document.title = pdf.title;
   if (pdf.author) document.author = pdf.author;
   if (pdf.createdAt) document.createdAt = pdf.createdAt;
-  record.metadata = { ...record.metadata, document };
   if (record.timestamp === undefined && pdf.createdAt !== undefined) record.timestamp = pdf.createdAt;
   if (record.text.trim() === '') {
-    const header = pdf.title ? `${pdf.title}\n\n` : '';
-    record.text = fitBytes(header + pdf.pageText.join('\f'), RECORD_LIMITS.maxTextBytes, warnings);
+    record.text = [pdf.title, pdf.author ? `by ${pdf.author}` : undefined].filter(Boolean).join('\n');
   }
-  const pages: MediaAsset[] = [];
   const blank = pdf.pageText.flatMap((text, i) => (text.trim() === '' ? [i + 1] : []));
   if (blank.length > deps.limits.maxPdfImagePages) {
     warnings.push(
       `asset ${asset.id}: ${blank.length - deps.limits.maxPdfImagePages} pages without text not rendered`,
     );
   }
+  const rendered = new Set(blank.slice(0, deps.limits.maxPdfImagePages));
   const dir = await derivedFolder(deps.derivedDir, record.contextId, path, asset.sha256);
-  for (const page of blank.slice(0, deps.limits.maxPdfImagePages)) {
-    const id = `page-${page}`;
-    if (record.assets.some((existing) => existing.id === id)) continue;
-    try {
-      const image = await renderPdfPage(path, page, dir, deps.limits);
-      if (image === undefined) continue;
-      const pageAsset: MediaAsset = { id, kind: 'image', uri: image, mime: 'image/png' };
-      if (deps.ocr) {
-        const text = await deps.ocr.recognize(await ocrReadyPng(await readFile(image), deps.limits));
-        if (text !== '') pageAsset.derived = { ocr: text };
+  const parts: MemoryRecord[] = [];
+  for (const [i, pageText] of pdf.pageText.entries()) {
+    const page = i + 1;
+    const assets: MediaAsset[] = [];
+    if (pageText.trim() === '') {
+      if (!rendered.has(page)) continue;
+      try {
+        const image = await renderPdfPage(path, page, dir, deps.limits);
+        if (image === undefined) continue;
+        const pageAsset: MediaAsset = { id: 'page', kind: 'image', uri: image, mime: 'image/png' };
+        const bytes = await readFile(image);
+        if (deps.ocr) {
+          const text = await deps.ocr.recognize(await ocrReadyPng(bytes, deps.limits));
+          if (text !== '') pageAsset.derived = { ocr: text };
+        }
+        const thumb = join(dirname(image), `page-${page}.thumb.jpg`);
+        const thumbnail = await storeThumbnail(async () => bytes, thumb, deps.limits);
+        if (thumbnail !== undefined) pageAsset.thumbnail = thumbnail;
+        assets.push(pageAsset);
+      } catch (error) {
+        warnings.push(`asset ${asset.id}: page ${page} could not be rendered or read: ${messageOf(error)}`);
+        continue;
       }
-      pages.push(pageAsset);
-    } catch (error) {
-      warnings.push(`asset ${asset.id}: page ${page} could not be rendered or read: ${messageOf(error)}`);
     }
+    const number = parts.length + 1;
+    const meta: Record<string, unknown> = { of: record.id, part: number, page };
+    if (pdf.title) meta.title = pdf.title;
+    const part: MemoryRecord = {
+      id: documentPartId(record.id, number),
+      contextId: record.contextId,
+      kind: 'document',
+      sequence: record.sequence,
+      sourceId: `${record.sourceId ?? record.id} p.${page}`,
+      text: fitBytes(pageText, RECORD_LIMITS.maxTextBytes, warnings),
+      assets,
+      metadata: { document: meta },
+    };
+    for (const field of ['timestamp', 'sessionId', 'agentId', 'runId'] as const) {
+      if (record[field] !== undefined) part[field] = record[field];
+    }
+    parts.push(part);
   }
-  return pages;
+  document.parts = parts.length;
+  record.metadata = { ...record.metadata, document };
+  return parts;
 }
 
 /** Cuts text to `max` UTF-8 bytes on a character boundary (warns when it cuts). */

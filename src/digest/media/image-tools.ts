@@ -1,3 +1,5 @@
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { loadOptionalPackage } from '../../importers/optional-package.ts';
 import type { MediaLimits } from './media-limits.ts';
 
@@ -44,4 +46,77 @@ export async function thumbnailJpeg(
   } catch {
     return undefined;
   }
+}
+
+/** Longest edge of a stored thumbnail and the height of a video's frame strip (px). */
+export const THUMBNAIL_EDGE = 320;
+export const STRIP_HEIGHT = 120;
+
+/**
+ * Writes a thumbnail JPEG of `bytes` to `path` unless one is already there (stored once: a re-digest of
+ * the same content in the same context reuses it). Written to a temporary name and renamed, so a reader
+ * never sees half a file. Returns the path, or undefined when the bytes are not a readable image.
+ */
+export async function storeThumbnail(
+  bytes: () => Promise<Buffer>,
+  path: string,
+  limits: MediaLimits,
+): Promise<string | undefined> {
+  if (await isFile(path)) return path;
+  const jpeg = await thumbnailJpeg(await bytes(), THUMBNAIL_EDGE, limits);
+  if (jpeg === undefined) return undefined;
+  await writeAtomically(path, jpeg);
+  return path;
+}
+
+/**
+ * Writes a video's frame strip to `path` unless it is there: each frame scaled to STRIP_HEIGHT px high,
+ * side by side in time order (at most `limits.videoFrames` frames, so the strip is bounded). Returns the
+ * path, or undefined when no frame could be read.
+ */
+export async function storeFrameStrip(
+  frames: readonly string[],
+  path: string,
+  limits: MediaLimits,
+): Promise<string | undefined> {
+  if (await isFile(path)) return path;
+  const sharp = await loadSharp();
+  const tiles: { input: Buffer; left: number; top: number }[] = [];
+  let width = 0;
+  for (const frame of frames.slice(0, limits.videoFrames)) {
+    try {
+      const { data, info } = await sharp(await readFile(frame), { limitInputPixels: limits.maxImagePixels })
+        .resize({ height: STRIP_HEIGHT, width: STRIP_HEIGHT * 4, fit: 'inside' })
+        .jpeg()
+        .toBuffer({ resolveWithObject: true });
+      tiles.push({ input: data, left: width, top: 0 });
+      width += info.width;
+    } catch {
+      // An unreadable frame is left out of the strip; the frame itself stays listed on the asset.
+    }
+  }
+  if (tiles.length === 0) return undefined;
+  const strip = await sharp({
+    create: { width, height: STRIP_HEIGHT, channels: 3, background: { r: 0, g: 0, b: 0 } },
+  })
+    .composite(tiles)
+    .jpeg({ quality: 80 })
+    .toBuffer();
+  await writeAtomically(path, strip);
+  return path;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function writeAtomically(path: string, bytes: Buffer): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temporary, bytes);
+  await rename(temporary, path);
 }

@@ -1,6 +1,5 @@
-import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { ArchiveStore, PendingMediaRef } from '../../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { MEDIA_PENDING_KEY } from '../incremental/relation-keys.ts';
 import type { MediaDigestOutcome } from './digest-record-media.ts';
 
 export interface MediaQueueDeps {
@@ -20,10 +19,17 @@ export interface MediaQueueDeps {
  * `media.status: pending`; this queue digests those records one at a time (OCR and ffmpeg are CPU-bound;
  * one at a time keeps a server responsive) and writes each result back. Crash-safe: pending records carry
  * the `media-status:pending` relation key in the same transaction as the memory, so `recover()` finds them
- * after a restart with one index lookup per context.
+ * after a restart through `ArchiveStore.listPendingMedia` (a partial index of the pending rows): a page of
+ * RECOVER_PAGE at a time, the next page read when the queue runs dry. Opening an archive never lists its
+ * contexts and reads nothing proportional to its size.
  */
 export class MediaQueue {
+  /** Pending records read per recovery page. */
+  static readonly RECOVER_PAGE = 256;
   readonly #deps: MediaQueueDeps;
+  /** Where the next recovery page starts; undefined when recovery is not running or has read everything. */
+  #cursor: { after?: PendingMediaRef } | undefined;
+  #fetching: Promise<number> | undefined;
   readonly #jobs: { contextId: string; id: string }[] = [];
   readonly #queued = new Set<string>();
   #running: Promise<void> | undefined;
@@ -35,7 +41,7 @@ export class MediaQueue {
   }
 
   get size(): number {
-    return this.#jobs.length + (this.#running ? 1 : 0);
+    return this.#jobs.length + (this.#running ? 1 : 0) + (this.#fetching || this.#cursor ? 1 : 0);
   }
 
   enqueue(contextId: string, ids: readonly string[]): void {
@@ -49,18 +55,42 @@ export class MediaQueue {
     this.#pump();
   }
 
-  /** Queues every pending record of the archive (work left by a stopped or crashed process). */
+  /**
+   * Starts queueing every pending record of the archive (work left by a stopped or crashed process): reads
+   * the first page now and the next ones as the queue drains. Returns how many the first page held.
+   */
   async recover(): Promise<number> {
-    let found = 0;
-    for (const context of await this.#deps.store.listContexts()) {
-      const pending = await this.#deps.store.findByKeys(context.id, [MEDIA_PENDING_KEY]);
-      found += pending.length;
-      this.enqueue(
-        context.id,
-        pending.map((record) => record.id),
-      );
-    }
-    return found;
+    if (this.#closed) return 0;
+    this.#cursor = {};
+    return this.#fetchPage();
+  }
+
+  #fetchPage(): Promise<number> {
+    if (this.#fetching) return this.#fetching;
+    const cursor = this.#cursor;
+    if (cursor === undefined || this.#closed) return Promise.resolve(0);
+    const limit = MediaQueue.RECOVER_PAGE;
+    this.#fetching = this.#deps.store
+      .listPendingMedia(cursor.after === undefined ? { limit } : { limit, after: cursor.after })
+      .then(
+        (page) => {
+          this.#cursor = page.length < limit ? undefined : { after: page[page.length - 1]! };
+          return page;
+        },
+        (error: unknown) => {
+          this.#cursor = undefined;
+          throw error;
+        },
+      )
+      .then((page) => {
+        for (const ref of page) this.enqueue(ref.contextId, [ref.id]);
+        return page.length;
+      })
+      .finally(() => {
+        this.#fetching = undefined;
+        this.#pump();
+      });
+    return this.#fetching;
   }
 
   /** Resolves when nothing is queued or running. */
@@ -73,6 +103,8 @@ export class MediaQueue {
   async close(): Promise<void> {
     this.#closed = true;
     this.#jobs.length = 0;
+    this.#cursor = undefined;
+    await this.#fetching?.catch(() => 0);
     await this.#running;
     this.#wakeIdle();
   }
@@ -81,6 +113,11 @@ export class MediaQueue {
     if (this.#running || this.#closed) return;
     const job = this.#jobs.shift();
     if (job === undefined) {
+      if (this.#cursor !== undefined) {
+        // The next recovery page; a failing store read ends recovery (the records stay pending).
+        this.#fetchPage().catch((error: unknown) => this.#deps.onError?.('', '', error));
+        return;
+      }
       this.#wakeIdle();
       return;
     }

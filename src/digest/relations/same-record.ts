@@ -1,3 +1,4 @@
+import { documentPartOf } from '../../types/document-parts.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { type EmailFacts, emailFacts } from './email-facts.ts';
 import { PairSet, type RecordPair } from './record-pair.ts';
@@ -21,6 +22,8 @@ export const SAME_RECORD_RULE = {
  * 4. Subject in time: identical normalised subjects with >= 2 content tokens, sent <= 14 days apart, unless
  *    both state event dates and no date is shared (a weekly "Team dinner" on different days is two records).
  * Groups for rules 2 and 3 with more than 50 emails are skipped (templates, not records).
+ * 5. Documents (src/types/document-parts.ts): a document memory and its first part, and each
+ *    part and the next one of the same document (a chain in reading order: consecutive pages or sections).
  */
 export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const emails = records.filter((record) => record.kind === 'email').map(emailFacts);
@@ -33,6 +36,7 @@ export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] 
   // Candidate pairs come from the groups the rules read; `sameRecordLinked` decides every pair, so the
   // incremental path (src/digest/incremental/same-record-delta.ts) applies exactly the same rules.
   const out = new PairSet();
+  for (const [a, b] of documentPartPairs(records)) out.add(a, b);
   const consider = (x: EmailFacts, y: EmailFacts): void => {
     if (x.id !== y.id && !out.has(x.id, y.id) && sameRecordLinked(x, y, groups)) out.add(x.id, y.id);
   };
@@ -138,4 +142,22 @@ function groupBy(
     }
   }
   return groups;
+}
+
+/** Rule 5: each document part with the one before it (part 1 with the document memory itself). */
+export function documentPartPairs(records: readonly MemoryRecord[]): [string, string][] {
+  const byPlace = new Map<string, string>();
+  const parts: { id: string; documentId: string; part: number }[] = [];
+  for (const record of records) {
+    const place = documentPartOf(record);
+    if (place === undefined) continue;
+    byPlace.set(`${place.documentId}\u0000${place.part}`, record.id);
+    parts.push({ id: record.id, ...place });
+  }
+  const pairs: [string, string][] = [];
+  for (const { id, documentId, part } of parts) {
+    const previous = byPlace.get(`${documentId}\u0000${part - 1}`);
+    if (previous !== undefined && previous !== id) pairs.push([previous, id]);
+  }
+  return pairs;
 }

@@ -334,6 +334,15 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     `,
     backfill: reindexPostgresLexical,
   },
+  {
+    // Version 5: pending media digests across contexts through one partial index (the same as SQLite
+    // migration 8; ArchiveStore.listPendingMedia), so opening an archive never lists its contexts.
+    version: 5,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_pending ON memory_keys (context_id, memory_id)
+        WHERE key = 'media-status:pending';
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

@@ -13,11 +13,13 @@ import type {
   MemoryFilter,
   MemoryVersion,
   MemoryWrite,
+  PendingMediaRef,
   RelationWork,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
 } from '../archive-store-spec.ts';
+import { MEDIA_PENDING_KEY } from '../archive-store-spec.ts';
 import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
 import type { SemanticIndexStore } from '../semantic-index-spec.ts';
 import { assertWrite } from '../store-rules.ts';
@@ -327,6 +329,20 @@ class PostgresStore implements PostgresArchiveStore {
     const byId = new Map(rows.rows.map((row) => [row.id, row.content_hash]));
     for (const id of ids) if (byId.has(id)) hashes.set(id, byId.get(id)!);
     return hashes;
+  }
+
+  /** Cross-context on purpose (the media queue's recovery at open): the explicit allContexts path. */
+  async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
+    return this.session.allContexts(async (sql) => {
+      // The literal matches the partial index memory_keys_media_pending (version 5).
+      const rows = await sql.query<PendingMediaRef>(
+        `SELECT context_id AS "contextId", memory_id AS id FROM memory_keys
+         WHERE key = '${MEDIA_PENDING_KEY}' AND (context_id, memory_id) > ($1, $2)
+         ORDER BY context_id, memory_id LIMIT $3`,
+        [options.after?.contextId ?? '', options.after?.id ?? '', options.limit],
+      );
+      return rows.rows.map((row) => ({ contextId: row.contextId, id: row.id }));
+    });
   }
 
   async findByKeys(

@@ -67,7 +67,7 @@ describe('digestRecordMedia', () => {
     expect(frameViews[3]!.text).toMatch(/GATE B12/);
   });
 
-  it('PDF: page text with form feeds, title/author/date, the page without a text layer rendered and OCRd', async () => {
+  it('PDF: title/author/date on the document, one part per page, the page without a text layer rendered and OCRd', async () => {
     const file = await writeTestPdf(join(dir, 'lease.pdf'), {
       title: 'Lease agreement',
       author: 'Ana Costa',
@@ -87,19 +87,32 @@ describe('digestRecordMedia', () => {
     expect(out.error).toBeUndefined();
     expect(out.record.metadata?.document).toEqual({
       pages: 2,
+      parts: 2,
       title: 'Lease agreement',
       author: 'Ana Costa',
       createdAt: '2024-03-01T09:00:00Z',
     });
     expect(out.record.timestamp).toBe('2024-03-01T09:00:00Z');
-    expect(out.record.text).toMatch(/^Lease agreement\n\nLease for the flat/);
-    expect(out.record.text).toContain('\f');
-    const page = out.record.assets.find((asset) => asset.id === 'page-2');
-    expect(page).toMatchObject({ kind: 'image', mime: 'image/png' });
+    expect(out.record.text).toBe('Lease agreement\nby Ana Costa');
+    expect(out.record.assets.map((asset) => asset.id)).toEqual(['document']);
+    const [first, second] = out.parts ?? [];
+    expect(out.parts).toHaveLength(2);
+    expect(first).toMatchObject({
+      id: `${input.id}:p0001`,
+      kind: 'document',
+      sequence: input.sequence,
+      timestamp: '2024-03-01T09:00:00Z',
+      metadata: { document: { of: input.id, part: 1, page: 1, title: 'Lease agreement' } },
+      assets: [],
+    });
+    expect(first?.text).toMatch(/Lease for the flat[\s\S]*950 EUR/);
+    expect(second?.text).toBe('');
+    const page = second?.assets[0];
+    expect(page).toMatchObject({ id: 'page', kind: 'image', mime: 'image/png' });
     expect(page?.derived?.ocr).toMatch(/INVOICE 4471/);
-    const views = buildViews(out.record);
-    expect(views.filter((v) => v.kind === 'text').map((v) => v.key)).toEqual(['main', 'page:1']);
-    expect(views.find((v) => v.kind === 'ocr' && v.key === 'page-2')?.text).toMatch(/INVOICE 4471/);
+    const views = buildViews(second!);
+    expect(views.find((v) => v.kind === 'ocr' && v.key === 'page')?.text).toMatch(/INVOICE 4471/);
+    expect(views.some((v) => v.kind === 'image')).toBe(true);
   });
 
   it('image: EXIF-less PNG gets OCR; a caption from the vision model with the one prompt', async () => {
