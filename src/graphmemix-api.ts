@@ -57,8 +57,11 @@ export interface Graphmemix {
     messages: readonly ConversationMessage[],
     scope?: ConversationScope,
   ): Promise<AddMessagesReport>;
-  /** Every user (context) with its kept memory count. */
-  listUsers(): Promise<UserSummary[]>;
+  /**
+   * Users (contexts) in id order with their kept memory counts, in keyset pages: pass `nextCursor` back as
+   * `cursor` (absent on the last page). Cost follows the page, never the number of users.
+   */
+  listUsers(options?: ListUsersOptions): Promise<UserPage>;
   /** Kept counts of one user (by kind, edges by type) and its last write; undefined when unknown. */
   userStats(userId: string): Promise<UserStats | undefined>;
   /**
@@ -144,6 +147,19 @@ export interface ListMemoriesOptions {
   limit?: number;
   /** The `nextCursor` of the previous page (opaque; keyset position, so pages stay stable under writes). */
   cursor?: string;
+}
+
+export interface ListUsersOptions {
+  /** Page size, 1..MAX_PAGE_SIZE (200); default 50. */
+  limit?: number;
+  /** The `nextCursor` of the previous page (opaque). */
+  cursor?: string;
+}
+
+/** One page of `listUsers`. */
+export interface UserPage {
+  users: UserSummary[];
+  nextCursor?: string;
 }
 
 export interface UpdateReport {

@@ -4,9 +4,11 @@ import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type {
   AddMessagesReport,
   ListMemoriesOptions,
+  ListUsersOptions,
   MemoryPage,
   MemoryRecordInput,
   UpdateReport,
+  UserPage,
   UserStats,
 } from './graphmemix-api.ts';
 import {
@@ -50,6 +52,51 @@ export async function listMemoryPage(
   const memories = page.slice(0, limit);
   const last = memories[memories.length - 1];
   return page.length > limit && last ? { memories, nextCursor: encodeCursor(last) } : { memories };
+}
+
+/** listUsers: keyset pages over user (context) ids; the cursor is the last id of the page. */
+export async function listUserPage(store: ArchiveStore, options: ListUsersOptions = {}): Promise<UserPage> {
+  const limit = pageLimit(options.limit);
+  const afterId = options.cursor === undefined ? undefined : decodeUserCursor(options.cursor);
+  const page = await store.listContexts({ limit: limit + 1, ...(afterId === undefined ? {} : { afterId }) });
+  const users = page.slice(0, limit).map((context) => ({ userId: context.id, memories: context.memories }));
+  const last = users[users.length - 1];
+  return page.length > limit && last ? { users, nextCursor: encodeUserCursor(last.userId) } : { users };
+}
+
+/** A page size from 1 to MAX_PAGE_SIZE (default DEFAULT_PAGE_SIZE); anything else names `limit`. */
+export function pageLimit(limit: number | undefined): number {
+  const value = limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
+    throw new GraphmemixError('INVALID_INPUT', `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
+      location: { field: 'limit' },
+    });
+  }
+  return value;
+}
+
+/** A user cursor: ["u", last user id] in base64url (tagged, so a memory cursor is not taken for one). */
+export function encodeUserCursor(userId: string): string {
+  return Buffer.from(JSON.stringify(['u', userId])).toString('base64url');
+}
+
+export function decodeUserCursor(cursor: string): string {
+  const invalid = () =>
+    new GraphmemixError('INVALID_INPUT', 'cursor is not a user cursor this archive gave out', {
+      location: { field: 'cursor' },
+    });
+  if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(value) || value.length !== 2 || value[0] !== 'u' || typeof value[1] !== 'string') {
+    throw invalid();
+  }
+  if (value[1].length === 0 || value[1].length > 256) throw invalid();
+  return value[1];
 }
 
 export function encodeCursor(record: Pick<MemoryRecord, 'sequence' | 'id'>): string {

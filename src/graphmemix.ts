@@ -24,6 +24,7 @@ import {
   addConversation,
   historyOf,
   listMemoryPage,
+  listUserPage,
   statsOf,
   updateStoredMemory,
 } from './graphmemix-memory-verbs.ts';
@@ -317,12 +318,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     addMessages(contextId, messages, scope) {
       return addConversation((ctx, records) => api.addMemories(ctx, records), contextId, messages, scope);
     },
-    async listUsers() {
-      return (await store.listContexts()).map((context) => ({
-        userId: context.id,
-        memories: context.memories,
-      }));
-    },
+    listUsers: (listOptions) => listUserPage(store, listOptions),
     userStats: (userId) => statsOf(store, userId),
     deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
     forgetContext: (contextId: string) => exclusive(() => forgetContext(contextId)),

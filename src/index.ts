@@ -19,10 +19,12 @@ export type {
   AddMessagesReport,
   Graphmemix,
   ListMemoriesOptions,
+  ListUsersOptions,
   MemoryPage,
   MemoryRecordInput,
   SearchHit,
   UpdateReport,
+  UserPage,
   UserStats,
   UserSummary,
 } from './graphmemix-api.ts';

@@ -78,6 +78,12 @@ export const listMemoriesSchema = z.strictObject({
   filters: filtersSchema.optional(),
 });
 
+/** GET /v1/users (query parameters), MCP list_users: keyset pages of the users the key may see. */
+export const listUsersSchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('Page size (default 50).'),
+  cursor: z.string().min(1).max(MAX_CURSOR_CHARS).optional().describe('next_cursor of the previous page.'),
+});
+
 /** DELETE /v1/users/:user_id, MCP delete_user, CLI forget: a whole user archive. */
 export const userRefSchema = z.strictObject({ user_id: userIdSchema });
 

@@ -3,6 +3,7 @@ export { fitListwise, type ListwiseFit, type ListwiseGroup } from './fit-listwis
 export { fitLogistic, type LogisticFit, type LogisticRow, solveLinear } from './fit-logistic.ts';
 export { compareNodeRank, comparePosition } from './indexed-graph.ts';
 export { forestObjective, type KruskalResult, kruskalForest, nodeSetObjective } from './kruskal-forest.ts';
+export { orderVersions, type VersionLink } from './order-versions.ts';
 export { type FixedKProposal, proposeFixedK } from './propose-fixed-k.ts';
 export { MAX_ENUMERATION_SIZE, type RefineMethod, type Refinement, refineExact } from './refine-exact.ts';
 export { type SerializedForest, serializeForest } from './serialize-forest.ts';

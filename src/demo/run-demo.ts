@@ -77,6 +77,7 @@ export async function runDemo(
       });
     }
     await showUpdateAndHistory(graphmemix, archive.contextId, write);
+    await showSupersession(graphmemix, archive.contextId, write);
   } finally {
     await graphmemix.close();
   }
@@ -161,6 +162,50 @@ async function showUpdateAndHistory(
   const result = await graphmemix.retrieve(contextId, question, { k: 4, filter: { agentId: 'calendar' } });
   write(`  Q. ${question} (filters: agent_id calendar)`);
   for (const item of result.evidence) write(`    ${item.rank}. [${item.date ?? 'undated'}] ${item.text}`);
+}
+
+/**
+ * Two clocks and supersession: a later note corrects an earlier one (detected offline: same stream, a
+ * revision cue, a changed date), so the question about it gets both versions, oldest first with both dates,
+ * and the current value is marked; the demo answers with the current value first, then its history.
+ */
+async function showSupersession(
+  graphmemix: Graphmemix,
+  contextId: string,
+  write: (line: string) => void,
+): Promise<void> {
+  write('');
+  write('Supersession (two clocks):');
+  await graphmemix.addMemories(contextId, [
+    {
+      id: 'recital',
+      kind: 'note',
+      text: "Lea's piano recital is on Friday June 14 at 18:00 in the music school hall",
+      timestamp: '2024-06-01T09:00:00Z',
+    },
+  ]);
+  await graphmemix.addMemories(contextId, [
+    {
+      id: 'recital-moved',
+      kind: 'note',
+      text: "Update: Lea's piano recital moved to Saturday June 15 at 17:00",
+      timestamp: '2024-06-10T19:15:00Z',
+    },
+  ]);
+  const question = "When is Lea's piano recital now?";
+  const result = await graphmemix.retrieve(contextId, question, { k: 4 });
+  write(`  Q. ${question}`);
+  for (const item of result.evidence) {
+    const status = item.version ? ` ${item.version.status.toUpperCase()}` : '';
+    write(
+      `    ${item.rank}.${status} [event ${item.date ?? 'undated'} | recorded ${item.recordedAt ?? '-'}] ${item.text}`,
+    );
+  }
+  const current = result.evidence.filter((item) => item.version?.status === 'current');
+  const history = result.evidence.filter((item) => item.version?.status === 'superseded');
+  for (const item of current) write(`  answer (current value): ${item.text}`);
+  for (const item of history) write(`    was (superseded): ${item.text}`);
+  if (current.length === 0) write('  answer: no current version found (unexpected)');
 }
 
 function indent(text: string, prefix: string): string {

@@ -14,6 +14,7 @@ import { recordGroundingPairs } from './relations/record-grounding.ts';
 import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
 import { sameRoundPairs } from './relations/same-round.ts';
+import { supersedesPairs } from './relations/supersedes.ts';
 
 export interface BuildRelationsOptions {
   /** Dense embeddings for semantic_knn; without one (or when it fails) the offline tfidf space is used. */
@@ -46,6 +47,7 @@ const SCHEMA_RELATIONS: ReadonlyArray<
   ['event_bridge', eventBridgePairs],
   ['same_record', sameRecordPairs],
   ['record_grounding', recordGroundingPairs],
+  ['supersedes', supersedesPairs],
 ];
 
 /**

@@ -27,6 +27,16 @@ export const UPGRADE_META_PREFIX = 'relations-upgrade:';
  */
 export const INFLIGHT_META_PREFIX = 'relations-inflight:';
 
+/**
+ * Version of the relation lookup keys (relationKeys) a context's stored records carry, kept in meta
+ * `relation-keys-version:<context>`. Version 2 added the supersedes keys (`sup:`, `sre:`). A context whose
+ * stored records predate the current version gets its keys backfilled and its relations rebuilt once (the
+ * same one-time walk as UPGRADE_META_PREFIX); a context whose every record arrives in the pending batch (a
+ * new one) is keyed by its writes and only gets the mark.
+ */
+export const RELATION_KEYS_VERSION = 2;
+export const KEYS_VERSION_META_PREFIX = 'relation-keys-version:';
+
 export interface RelationUpdateReport {
   /** 'none' (nothing pending), 'incremental', or 'rebuild' (full, exact). */
   mode: 'none' | 'incremental' | 'rebuild';
@@ -60,13 +70,18 @@ export async function updateRelations(
   if (status.pending === 0 && !upgrade) return report;
 
   const size = await store.countMemories(contextId);
+  const keysMeta = `${KEYS_VERSION_META_PREFIX}${contextId}`;
+  const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
+  // Stored records older than this batch may lack current keys: the incremental path would miss them.
+  const keysStale = !keysCurrent && size > status.pending;
   const bulk =
     status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
-  if (bulk || upgrade) {
-    if (upgrade) await backfillRelationKeys(store, contextId);
+  if (bulk || upgrade || keysStale) {
+    if (upgrade || keysStale) await backfillRelationKeys(store, contextId);
     const built = await buildRelations(store, contextId, options);
     if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
     if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+    if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
     // The exact rebuild also repairs whatever an interrupted update left.
     await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
     report.mode = 'rebuild';
@@ -78,6 +93,7 @@ export async function updateRelations(
   }
 
   report.mode = 'incremental';
+  if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
   const inflightKey = `${INFLIGHT_META_PREFIX}${contextId}`;
   if (interrupted(await store.getMeta<InflightMark>(inflightKey))) {
     // A previous update died half-way: rebuild the semantic side exactly, then continue incrementally.
@@ -156,8 +172,12 @@ export async function compactRelations(
   options: BuildRelationsOptions = {},
 ): Promise<BuildRelationsResult> {
   const status = await store.relationWorkStatus(contextId);
+  const keysMeta = `${KEYS_VERSION_META_PREFIX}${contextId}`;
+  const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
+  if (!keysCurrent) await backfillRelationKeys(store, contextId);
   const built = await buildRelations(store, contextId, options);
   if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
+  if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
   await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
   await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
   return built;

@@ -2,6 +2,7 @@ import type { RetrievalResult, StageName } from '../pipeline/retrieval-result.ts
 import type { EvalQuestion } from '../types/question.ts';
 import { exactMatch, tokenF1 } from './answer-metrics.ts';
 import { aggregateMetrics, type MetricAggregate, type QuestionMetrics } from './evidence-metrics.ts';
+import type { QuestionRecallGap } from './recall-gap.ts';
 import { isDevQuestion } from './splits.ts';
 
 export interface SelectorSummary extends MetricAggregate {
@@ -62,6 +63,13 @@ export class EvalTally {
 
   recordPacketSize(size: number): void {
     this.packetSizes[String(size)] = (this.packetSizes[String(size)] ?? 0) + 1;
+  }
+
+  /** Where the full system lost each question's gold, kept apart for the dev fold and folds 1-4. */
+  readonly recallGaps: { dev: QuestionRecallGap[]; heldout: QuestionRecallGap[] } = { dev: [], heldout: [] };
+
+  recordRecallGap(questionId: string, gap: QuestionRecallGap): void {
+    (isDevQuestion(questionId) ? this.recallGaps.dev : this.recallGaps.heldout).push(gap);
   }
 
   score(

@@ -19,6 +19,7 @@ import { evidenceMetrics } from './evidence-metrics.ts';
 import { frozenPoolFromResult } from './frozen-pool-from-result.ts';
 import { judgeAnswer } from './judge.ts';
 import { percentile } from './percentile.ts';
+import { questionRecallGap, type RecallGapSummary, summarizeRecallGap } from './recall-gap.ts';
 import { poolSelector, type SelectorName } from './selectors/selector-registry.ts';
 import { nodeTopK } from './selectors/similarity-selectors.ts';
 import { type QuestionSplit, selectSplit } from './splits.ts';
@@ -69,6 +70,11 @@ export interface EvalReport {
   answers?: { judged: number; accuracy: number; exact_match: number; token_f1: number; failed: number };
   /** How many memories the full system returned, over the questions with gold: size -> questions. */
   packet_sizes: Record<string, number>;
+  /**
+   * Where the full system loses recall, in points, on the dev fold and on folds 1-4: gold outside the
+   * M-pool, in the pool but not in the fixed-K proposal, dropped by the refinement; with the packet's recall.
+   */
+  recall_gap: { dev: RecallGapSummary; heldout: RecallGapSummary };
   flags: Record<string, number>;
   unresolved: { question_id: string; memory_ids: string[] }[];
   /** Full results of the first questions, for the viewer (not part of --json unless asked). */
@@ -208,6 +214,8 @@ async function scoreQuestion(
   const input = toQuestionInput(question);
   const pool = frozenPoolFromResult(result, baselines.space, baselines.indexOf);
   tally.recordPacketSize(result.evidence.length);
+  const gap = questionRecallGap(result, gold);
+  if (gap) tally.recordRecallGap(question.id, gap);
   const flat = flatTopK(baselines.flat, searchText(input), options.k);
   for (const name of options.selectors) {
     const selected =
@@ -281,6 +289,10 @@ function evalReport(
         }
       : {}),
     packet_sizes: tally.packetSizes,
+    recall_gap: {
+      dev: summarizeRecallGap(tally.recallGaps.dev, options.k),
+      heldout: summarizeRecallGap(tally.recallGaps.heldout, options.k),
+    },
     flags: tally.flags,
     unresolved: tally.unresolved,
     examples: tally.examples,

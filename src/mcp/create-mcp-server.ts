@@ -196,7 +196,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     );
   }
 
-  registerMemoryVerbTools(server, graphmemix, allow);
+  registerMemoryVerbTools(server, graphmemix, allow, scope);
 
   async function forgetUser(userId: string): Promise<Record<string, unknown>> {
     const report = await graphmemix.deleteUser(userId);

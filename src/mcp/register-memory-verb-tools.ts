@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   listMemoriesSchema,
+  listUsersSchema,
   memoryRefSchema,
   updateMemorySchema,
   userRefSchema,
@@ -8,19 +9,49 @@ import {
 import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
+import {
+  toApiHistory,
+  toApiMemoryPage,
+  toApiUpdate,
+  toApiUserPage,
+  toApiUserStats,
+} from '../shell-kit/api-serializers.ts';
+import { listUsersInScope } from '../shell-kit/list-users-in-scope.ts';
+import { ALL_USERS, type UserScope } from '../shell-kit/user-scope.ts';
 import { runTool } from './run-tool.ts';
 
 /**
- * list_memories, get_memory, update_memory, memory_history, user_stats: the HTTP memory verbs as tools,
+ * list_users, list_memories, get_memory, update_memory, memory_history, user_stats: the HTTP memory verbs as tools,
  * with the same schemas and answers. `allow` is the server's scope check (NOT_FOUND outside the caller's users).
  */
 export function registerMemoryVerbTools(
   server: McpServer,
   graphmemix: Graphmemix,
   allow: (userId: string, notFound?: string) => void,
+  scope: UserScope = ALL_USERS,
 ): void {
   const notFound = (id: string) => `memory ${id} not found for this user`;
+
+  server.registerTool(
+    'list_users',
+    {
+      title: 'List users',
+      description:
+        'Page through the users (archives) this server may touch, in id order, each with its memory count. ' +
+        'Pass `next_cursor` back as `cursor` for the next page (null on the last page).',
+      inputSchema: listUsersSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (input) =>
+      runTool(async () =>
+        toApiUserPage(
+          await listUsersInScope(graphmemix, scope, {
+            ...(input.limit === undefined ? {} : { limit: input.limit }),
+            ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+          }),
+        ),
+      ),
+  );
 
   server.registerTool(
     'list_memories',

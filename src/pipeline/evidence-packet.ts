@@ -84,13 +84,31 @@ export function itemHeader(item: EvidenceItem): string {
   return `[Evidence ${item.rank}] memory ${item.memoryId} | source ${item.sourceId ?? '-'} | modality ${modality}`;
 }
 
-/** When/who/where of an item, one line ("Date: 2024-06-17 | Speaker: Maya"), or '' when none is known. */
+/**
+ * When/who/where of an item, one line ("Date: 2024-06-17 | Speaker: Maya"), or '' when none is known;
+ * versions of a fact also show when they were recorded ("Recorded: 2024-05-28T16:30:00Z").
+ */
 export function itemContextLine(item: EvidenceItem): string {
   const parts: string[] = [];
   if (item.date) parts.push(`Date: ${item.date}`);
+  // The second clock, for versions of a fact: the event date alone cannot say which statement came later.
+  if (item.recordedAt) parts.push(`Recorded: ${item.recordedAt}`);
   if (item.speaker) parts.push(`Speaker: ${item.speaker}`);
   if (item.location?.name) parts.push(`Location: ${item.location.name}`);
   return parts.join(' | ');
+}
+
+/**
+ * Where a version stands, one line, or '' for a memory without supersedes links:
+ * "Version: CURRENT (supersedes memory a)" / "Version: SUPERSEDED by memory c (older value, not current)".
+ */
+export function itemVersionLine(item: EvidenceItem): string {
+  const version = item.version;
+  if (!version) return '';
+  const memories = (ids: readonly string[]) => `memor${ids.length === 1 ? 'y' : 'ies'} ${ids.join(', ')}`;
+  return version.status === 'current'
+    ? `Version: CURRENT (newest value; supersedes ${memories(version.supersedes)})`
+    : `Version: SUPERSEDED by ${memories(version.supersededBy)} (older value, not current)`;
 }
 
 /** Plain-text rendering of the packet for prompts and terminals; media shown as references. */
@@ -100,6 +118,8 @@ export function renderPacketText(items: readonly EvidenceItem[]): string {
       const lines = [itemHeader(item)];
       const context = itemContextLine(item);
       if (context !== '') lines.push(context);
+      const version = itemVersionLine(item);
+      if (version !== '') lines.push(version);
       if (item.text !== '') lines.push(item.text);
       for (const media of item.media) lines.push(`<${media.kind}: ${media.uri}>`);
       return lines.join('\n');

@@ -1,6 +1,7 @@
 import { fitListwise, type ListwiseGroup } from '../core/fit-listwise.ts';
 import { fitLogistic } from '../core/fit-logistic.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { type EdgeReliability, type EdgeReliabilityRow, fitEdgeReliability } from './edge-reliability.ts';
 import shipped from './offline-ranker.json' with { type: 'json' };
 import { sigmoid } from './prize-calibration.ts';
 import { RANKER_FEATURES } from './ranker-features.ts';
@@ -38,6 +39,11 @@ export interface OfflineRanker {
   features: string[];
   weights: number[];
   calibration: Record<PoolShape, ScoreCalibration>;
+  /**
+   * Reliability w of the offline ECV's cross-unit edges per shape (src/pipeline/edge-reliability.ts); absent
+   * in an artifact fitted without edges, where the paper's w = 0.99 s_inc / 5 stays.
+   */
+  edgeReliability?: EdgeReliability;
   /** Provenance: the command, the data (dev fold only), sample counts and the fit's losses. */
   fittedOn?: Record<string, unknown>;
 }
@@ -65,7 +71,12 @@ export function isUsableRanker(artifact: Partial<OfflineRanker>, key: string): b
     artifact.weights.every(finite) &&
     (['units', 'turns'] as const).every(
       (shape) => finite(calibration?.[shape]?.a) && finite(calibration?.[shape]?.c),
-    )
+    ) &&
+    (artifact.edgeReliability === undefined ||
+      (['units', 'turns'] as const).every(
+        (shape) =>
+          finite(artifact.edgeReliability?.[shape]?.a) && finite(artifact.edgeReliability?.[shape]?.c),
+      ))
   );
 }
 
@@ -97,6 +108,7 @@ export function fitOfflineRanker(
   groups: readonly RankerGroup[],
   key: string,
   fittedOn: Record<string, unknown>,
+  edgeRows: readonly EdgeReliabilityRow[] = [],
 ): OfflineRanker & { logLoss: Record<PoolShape, number> } {
   const rows = groups.flatMap((g) => g.rows.map((x, i) => ({ x, y: g.gold[i] === true, shape: g.shape })));
   if (rows.length === 0 || !rows.some((r) => r.y) || rows.every((r) => r.y)) {
@@ -123,6 +135,7 @@ export function fitOfflineRanker(
     turns: (turns ?? fallback).calibration,
   };
   const logLoss = { units: (units ?? fallback).logLoss, turns: (turns ?? fallback).logLoss };
+  const edges = fitEdgeReliability(edgeRows);
   return {
     name: OFFLINE_RANKER_NAME,
     version: OFFLINE_RANKER_VERSION,
@@ -130,8 +143,10 @@ export function fitOfflineRanker(
     features: [...RANKER_FEATURES],
     weights: order.weights,
     calibration,
+    ...(edges ? { edgeReliability: { units: edges.units, turns: edges.turns } } : {}),
     fittedOn: {
       ...fittedOn,
+      ...(edges ? { edgeSamples: edges.samples } : {}),
       samples: rows.length,
       positives: rows.filter((r) => r.y).length,
       pools: {

@@ -134,7 +134,13 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
   return raw;
 }
 
-/** The pool's shape for the prize calibration: does any unit relation (same_round / same_record) join members? */
+/**
+ * The pool's shape for the prize calibration: does a round or record relation (same_round / same_record) join
+ * members? supersedes, though read as a unit, does not change the shape: the shipped calibrations were fitted
+ * on the data's round/record structure, and a correction inside a dialogue does not make it mail-like.
+ */
 export function poolShape(relations: readonly PoolRelation[]): 'units' | 'turns' {
-  return relations.some((r) => r.types.some((t) => UNIT_RELATIONS.has(t))) ? 'units' : 'turns';
+  return relations.some((r) => r.types.some((t) => UNIT_RELATIONS.has(t) && t !== 'supersedes'))
+    ? 'units'
+    : 'turns';
 }

@@ -93,6 +93,25 @@ export interface EvidenceItem {
   prize: number;
   retrievalScore: number;
   verifierScore: number;
+  /**
+   * When the memory entered the archive (the second clock, next to the event `date`). Set for memories with
+   * a supersedes link, so the reader sees both dates of every version (version-marks.ts).
+   */
+  recordedAt?: string;
+  /** Set when the memory supersedes or is superseded by another (relation `supersedes`). */
+  version?: EvidenceVersion;
+}
+
+/**
+ * Where a memory stands among the versions of one fact: `current` when nothing supersedes it. Ids name
+ * memories of the question's scope, in the packet or not.
+ */
+export interface EvidenceVersion {
+  status: 'current' | 'superseded';
+  /** Older versions this one replaces. */
+  supersedes: string[];
+  /** Newer versions that replace this one. */
+  supersededBy: string[];
 }
 
 export type StageName = 'retrieve' | 'expand' | 'verify' | 'solve' | 'packet' | 'read';

@@ -4,6 +4,8 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import type { VerifierQuestion } from '../verify/verifier-input.ts';
+import { withCalibratedEdges } from './edge-reliability.ts';
+import { renderPacketText } from './evidence-packet.ts';
 import {
   buildPacket,
   type ExpandedPool,
@@ -27,6 +29,7 @@ import { poolShape } from './ranker-features.ts';
 import type { QuestionInput, RetrievalResult, RetrieveOptions } from './retrieval-result.ts';
 import { selectVerifiers, type VerifierPair } from './select-verifiers.ts';
 import { type Clock, systemClock, TraceBuilder } from './trace-builder.ts';
+import { applyVersionMarks, packetVersionLinks } from './version-marks.ts';
 
 export { sumUsage } from './trace-builder.ts';
 
@@ -81,6 +84,7 @@ export async function retrieveEvidence(
       : undefined;
   // Unfitted: the paper's values on another score scale. Only flagged where (a, b, c) make the prizes.
   trace.flag('calibration_unfitted', ranker === undefined && calibration.source === 'paper');
+  const shape = poolShape(verified.relations);
   const prized = prizePool(expanded, retrieved.search.ranked, nodeResult, {
     calibration,
     ...(ranker
@@ -88,19 +92,33 @@ export async function retrieveEvidence(
           rankerPrizes: rankerPrizes(
             ranker,
             poolFeatureRows(retrieved, expanded, verified.question, nodeResult, verified.relations),
-            poolShape(verified.relations),
+            shape,
           ),
         }
       : {}),
   });
-  const verifiedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
+  const judgedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
+  // With the ranker's prizes, the offline ECV's cross-unit edges get the reliability fitted with it.
+  const verifiedEdges = ranker?.edgeReliability
+    ? withCalibratedEdges(judgedEdges, ranker.edgeReliability[shape])
+    : judgedEdges;
   const pool = ranker ? withoutRepeatPrizes(prized, verifiedEdges) : prized;
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
   trace.flag('pool_smaller_than_k', pool.length < k && pool.length > 0);
   trace.flag('deadline_exceeded', deadline.exceeded());
   trace.lap('solve');
 
-  const { evidence, packetText } = buildPacket(forest, expanded.records, pool, retrieved.queryText);
+  const packet = buildPacket(forest, expanded.records, pool, retrieved.queryText);
+  // Versions of one fact (supersedes): both dates, which one is current, oldest first.
+  const versions = await packetVersionLinks(
+    deps.store,
+    contextId,
+    packet.evidence,
+    expanded.records,
+    options.filter,
+  );
+  const evidence = applyVersionMarks(packet.evidence, versions.links, versions.records);
+  const packetText = versions.links.length === 0 ? packet.packetText : renderPacketText(evidence);
   trace.lap('packet');
 
   return {

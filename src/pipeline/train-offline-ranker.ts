@@ -2,7 +2,8 @@ import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import { toQuestionInput } from './calibrate-prizes.ts';
-import { poolFeatureRows } from './evidence-stages.ts';
+import { type EdgeReliabilityRow, edgeReliabilityRows } from './edge-reliability.ts';
+import { poolFeatureRows, verifiedEdgesOf } from './evidence-stages.ts';
 import { fitOfflineRanker, type OfflineRanker, type PoolShape, type RankerGroup } from './offline-ranker.ts';
 import { calibrationKey } from './prize-calibration.ts';
 import { poolShape } from './ranker-features.ts';
@@ -36,6 +37,7 @@ export async function trainOfflineRanker(
     edgeVerifier: verifiers.edge?.name ?? 'none',
   });
   const groups: RankerGroup[] = [];
+  const edgeRows: EdgeReliabilityRow[] = [];
   let questions = 0;
   for (const store of stores) {
     const contexts = (await store.listContexts()).map((c) => c.id);
@@ -63,13 +65,13 @@ export async function trainOfflineRanker(
         pool.nodeResult,
         pool.relations,
       );
-      groups.push({
-        rows: features,
-        gold: pool.expanded.candidates.map((c) => gold.has(c.memoryId)),
-        shape: poolShape(pool.relations),
-      });
+      const shape = poolShape(pool.relations);
+      groups.push({ rows: features, gold: pool.expanded.candidates.map((c) => gold.has(c.memoryId)), shape });
+      edgeRows.push(
+        ...edgeReliabilityRows(verifiedEdgesOf(pool.edgeResult, pool.expanded.eligible), gold, shape),
+      );
     }
   }
-  const ranker = fitOfflineRanker(groups, key, { ...options.provenance, questions });
+  const ranker = fitOfflineRanker(groups, key, { ...options.provenance, questions }, edgeRows);
   return { ...ranker, questions };
 }

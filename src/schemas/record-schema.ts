@@ -107,7 +107,13 @@ export const memoryRecordInputSchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
   agentId: scopeIdSchema.optional(),
   runId: scopeIdSchema.optional(),
-  supersedes: z.array(nonEmptyString.max(256)).max(64).optional(),
+  supersedes: z
+    .array(nonEmptyString.max(256))
+    .max(64)
+    .optional()
+    .describe(
+      'Ids of memories of the same user this one replaces (relation supersedes; also detected for corrections, docs/supersession.md).',
+    ),
   /** The write clock; set by the archive when absent (a restored backup keeps its own). */
   recordedAt: isoTimestampSchema.optional(),
   media: mediaDigestStateSchema.optional(),

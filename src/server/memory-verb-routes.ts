@@ -2,15 +2,23 @@ import type { Hono } from 'hono';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import {
   listMemoriesSchema,
+  listUsersSchema,
   memoryRefSchema,
   updateMemorySchema,
   userRefSchema,
 } from '../api-schemas/route-schemas.ts';
 import { toMemoryFilter } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { toApiHistory, toApiMemoryPage, toApiUpdate, toApiUserStats } from '../shell-kit/api-serializers.ts';
+import {
+  toApiHistory,
+  toApiMemoryPage,
+  toApiUpdate,
+  toApiUserPage,
+  toApiUserStats,
+} from '../shell-kit/api-serializers.ts';
 import { httpError } from '../shell-kit/error-response.ts';
-import { requireUser, scopeAllows } from '../shell-kit/user-scope.ts';
+import { listUsersInScope } from '../shell-kit/list-users-in-scope.ts';
+import { requireUser } from '../shell-kit/user-scope.ts';
 import { queryObject } from './query-params.ts';
 import { readJson } from './read-body.ts';
 
@@ -51,10 +59,12 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
 
   // The users this key may see (others are not listed: their existence is not the caller's business).
   app.get('/v1/users', async (c) => {
-    parseInput(userListSchema, queryObject(c));
-    const scope = c.get('userScope');
-    const users = (await graphmemix.listUsers()).filter((user) => scopeAllows(scope, user.userId));
-    return c.json({ users: users.map((user) => ({ user_id: user.userId, memories: user.memories })) });
+    const input = parseInput(listUsersSchema, queryObject(c));
+    const page = await listUsersInScope(graphmemix, c.get('userScope'), {
+      ...(input.limit === undefined ? {} : { limit: input.limit }),
+      ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+    });
+    return c.json(toApiUserPage(page));
   });
 
   app.get('/v1/users/:user_id', async (c) => {
@@ -65,6 +75,3 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
     return c.json(toApiUserStats(stats));
   });
 }
-
-/** GET /v1/users takes no parameters. */
-const userListSchema = userRefSchema.omit({ user_id: true });

@@ -5,6 +5,7 @@ import {
   filtersSchema,
   importSchema,
   listMemoriesSchema,
+  listUsersSchema,
   memoryRefSchema,
   retrieveSchema,
   searchSchema,
@@ -13,6 +14,15 @@ import {
 } from '../api-schemas/route-schemas.ts';
 
 type JsonObject = Record<string, unknown>;
+
+/** The responses with an example body on the 200 answer. */
+function withExample(responses: JsonObject, example: unknown): JsonObject {
+  const ok = responses[200] as { content: { 'application/json': JsonObject } };
+  return {
+    ...responses,
+    200: { ...ok, content: { 'application/json': { ...ok.content['application/json'], example } } },
+  };
+}
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes validate with (z.toJSONSchema),
@@ -159,8 +169,16 @@ export function buildOpenApiDocument(version: string): JsonObject {
       },
       '/v1/users': {
         get: {
-          summary: 'The users this key may read, with their memory counts',
-          responses: json('{"users":[{"user_id","memories"}]}'),
+          summary:
+            'The users this key may read, with their memory counts, in keyset pages by user id (pass next_cursor back as cursor; null on the last page)',
+          parameters: query(listUsersSchema),
+          responses: withExample(json('{"users":[{"user_id","memories"}],"next_cursor"}'), {
+            users: [
+              { user_id: 'ann', memories: 120 },
+              { user_id: 'bob', memories: 7 },
+            ],
+            next_cursor: 'WyJ1IiwiYm9iIl0',
+          }),
         },
       },
       '/v1/users/{user_id}': {
@@ -181,9 +199,33 @@ export function buildOpenApiDocument(version: string): JsonObject {
       },
       '/v1/retrieve': {
         post: {
-          summary: 'Evidence forest and packet for a question',
+          summary:
+            'Evidence forest and packet for a question. Versions of one fact (relation supersedes) are read oldest first; each carries recorded_at next to its event date and version {status: current | superseded, supersedes, superseded_by}',
           requestBody: body(retrieveSchema),
-          responses: json('Evidence, forest, pool, verified edges, trace'),
+          responses: withExample(json('Evidence, forest, pool, verified edges, trace'), {
+            user_id: 'ann',
+            question: 'When is the dentist appointment now?',
+            evidence: [
+              {
+                rank: 1,
+                memory_id: 'appt',
+                kind: 'note',
+                date: '2024-05-20T10:00:00Z',
+                text: 'Dentist appointment with Dr. Ruiz on Monday June 3 at 9:00',
+                recorded_at: '2024-05-20T10:00:03.120Z',
+                version: { status: 'superseded', supersedes: [], superseded_by: ['moved'] },
+              },
+              {
+                rank: 2,
+                memory_id: 'moved',
+                kind: 'note',
+                date: '2024-05-28T16:30:00Z',
+                text: 'Update: the dentist appointment moved to Thursday June 6 at 11:00',
+                recorded_at: '2024-05-28T16:30:01.004Z',
+                version: { status: 'current', supersedes: ['appt'], superseded_by: [] },
+              },
+            ],
+          }),
         },
       },
       '/v1/answer': {

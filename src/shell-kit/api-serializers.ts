@@ -1,5 +1,5 @@
 import type { IngestReport } from '../digest/ingest-report.ts';
-import type { MemoryPage, SearchHit, UpdateReport, UserStats } from '../graphmemix-api.ts';
+import type { MemoryPage, SearchHit, UpdateReport, UserPage, UserStats } from '../graphmemix-api.ts';
 import type { AnswerResult, EvidenceItem, RetrievalResult } from '../pipeline/retrieval-result.ts';
 import type { MemoryVersion } from '../store/archive-store-spec.ts';
 import { redact } from './redact.ts';
@@ -34,6 +34,16 @@ export function toApiEvidence(item: EvidenceItem): Record<string, unknown> {
     prize: item.prize,
     retrieval_score: item.retrievalScore,
     verifier_score: item.verifierScore,
+    ...(item.recordedAt === undefined ? {} : { recorded_at: item.recordedAt }),
+    ...(item.version === undefined
+      ? {}
+      : {
+          version: {
+            status: item.version.status,
+            supersedes: item.version.supersedes,
+            superseded_by: item.version.supersededBy,
+          },
+        }),
   };
 }
 
@@ -81,6 +91,14 @@ export function allRejected(report: IngestReport): boolean {
 
 export function toApiMemoryPage(userId: string, page: MemoryPage): Record<string, unknown> {
   return { user_id: userId, memories: page.memories, next_cursor: page.nextCursor ?? null };
+}
+
+/** GET /v1/users, MCP list_users: `next_cursor` null on the last page. */
+export function toApiUserPage(page: UserPage): Record<string, unknown> {
+  return {
+    users: page.users.map((user) => ({ user_id: user.userId, memories: user.memories })),
+    next_cursor: page.nextCursor ?? null,
+  };
 }
 
 export function toApiUpdate(userId: string, report: UpdateReport): Record<string, unknown> {

@@ -23,7 +23,11 @@ export interface ArchiveStore {
    */
   readonly vectorSupport?: string;
 
-  listContexts(): Promise<ContextInfo[]>;
+  /**
+   * Contexts in id order. With `afterId` / `limit`: keyset pages (ids after `afterId`, at most `limit`), cost
+   * following the page, never the number of contexts (GET /v1/users).
+   */
+  listContexts(options?: { afterId?: string; limit?: number }): Promise<ContextInfo[]>;
 
   /**
    * Upserts records with their views in ONE transaction: either all land or none.

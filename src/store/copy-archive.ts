@@ -58,7 +58,8 @@ export interface CopyArchiveReport {
  * describes the store's own index (each store records its own, like its schema version).
  */
 const SKIPPED_META = /^(?:relations-inflight:|tokenizer_version$)/;
-const CONTEXT_META = /^relations-upgrade:(.*)$/;
+// Per-context marks travel with their context: the keys version says what the copied relation keys hold.
+const CONTEXT_META = /^(?:relations-upgrade|relation-keys-version):(.*)$/;
 
 /**
  * Copies a whole archive, or one context, from one store into another through the ArchiveStore port only, so

@@ -74,6 +74,8 @@ class MemoryStore implements ArchiveStore {
   readonly backend = 'memory';
   readonly vectorSupport = 'in-process';
   private readonly contexts = new Map<string, ContextData>();
+  /** The context ids in listContexts order. */
+  private readonly contextOrder: string[] = [];
   private readonly questions = new Map<string, EvalQuestion>();
   /** Its terms are always this tokenizer's (nothing outlives the process): recorded like a migrated store's. */
   private readonly meta = new Map<string, string>([[TOKENIZER_VERSION_META, String(TOKENIZER_VERSION)]]);
@@ -84,11 +86,25 @@ class MemoryStore implements ArchiveStore {
     (contextId, id) => this.contexts.get(contextId)?.memories.has(id) ?? false,
   );
 
-  async listContexts(): Promise<ContextInfo[]> {
+  async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
     this.assertOpen();
-    return [...this.contexts.entries()]
-      .sort(([x], [y]) => compareStrings(x, y))
-      .map(([id, data]) => contextInfo(id, data));
+    // contextOrder is kept sorted: a page is a binary search and a slice, whatever the number of contexts.
+    const start = options.afterId === undefined ? 0 : this.contextSlot(options.afterId, true);
+    const end = options.limit === undefined ? undefined : start + options.limit;
+    return this.contextOrder.slice(start, end).map((id) => contextInfo(id, this.contexts.get(id)!));
+  }
+
+  /** Index in contextOrder of the first id >= `id` (> `id` when `after`). */
+  private contextSlot(id: string, after = false): number {
+    let low = 0;
+    let high = this.contextOrder.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const order = compareStrings(this.contextOrder[mid]!, id);
+      if (order < 0 || (after && order === 0)) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
@@ -326,6 +342,7 @@ class MemoryStore implements ArchiveStore {
   async deleteContext(contextId: string): Promise<boolean> {
     this.assertOpen();
     const existed = this.contexts.delete(contextId);
+    if (existed) this.contextOrder.splice(this.contextSlot(contextId), 1);
     this.semantic.dropContext(contextId);
     let questions = false;
     for (const [key, question] of this.questions) {
@@ -556,7 +573,10 @@ class MemoryStore implements ArchiveStore {
         keys: new MemoryKeyIndex(),
         versions: new Map(),
       };
-      if (create) this.contexts.set(contextId, data);
+      if (create) {
+        this.contexts.set(contextId, data);
+        this.contextOrder.splice(this.contextSlot(contextId), 0, contextId);
+      }
     }
     return data;
   }

@@ -106,8 +106,17 @@ class SqliteStore implements ArchiveStore {
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
   }
 
-  async listContexts(): Promise<ContextInfo[]> {
-    const rows = this.run(() => this.statements.listContexts.all()) as {
+  async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
+    const paged = options.afterId !== undefined || options.limit !== undefined;
+    const rows = this.run(() =>
+      paged
+        ? this.statements.listContextPage.all(
+            options.afterId ?? null,
+            options.afterId ?? null,
+            options.limit ?? -1,
+          )
+        : this.statements.listContexts.all(),
+    ) as {
       id: string;
       memories: number;
       maxSequence: number | null;
@@ -745,6 +754,10 @@ function prepareStatements(db: Database.Database) {
     listContexts: p(`SELECT c.id AS id, ${memoryCount} AS memories,
       (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
       FROM contexts c ORDER BY c.id`),
+    // Keyset page over the contexts primary key (LIMIT -1: no limit).
+    listContextPage: p(`SELECT c.id AS id, ${memoryCount} AS memories,
+      (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
+      FROM contexts c WHERE (? IS NULL OR c.id > ?) ORDER BY c.id LIMIT ?`),
     addCount: p('UPDATE contexts SET memories = memories + ? WHERE id = ?'),
     maxSequence: p('SELECT MAX(sequence) AS n FROM memories WHERE context_id = ?'),
     ensureContext: p('INSERT OR IGNORE INTO contexts (id) VALUES (?)'),

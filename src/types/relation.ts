@@ -4,7 +4,8 @@ export type SchemaRelationType =
   | 'consecutive_turn'
   | 'event_bridge'
   | 'same_record'
-  | 'record_grounding';
+  | 'record_grounding'
+  | 'supersedes';
 export type RelationType = SchemaRelationType | 'semantic_knn';
 
 export const SCHEMA_RELATION_TYPES: readonly SchemaRelationType[] = [
@@ -13,6 +14,7 @@ export const SCHEMA_RELATION_TYPES: readonly SchemaRelationType[] = [
   'event_bridge',
   'same_record',
   'record_grounding',
+  'supersedes',
 ];
 export const RELATION_TYPES: readonly RelationType[] = [...SCHEMA_RELATION_TYPES, 'semantic_knn'];
 

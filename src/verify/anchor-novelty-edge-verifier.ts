@@ -28,7 +28,12 @@ export const CROSS_UNIT_EXPONENT = 2;
  * photos it talks about): the candidate completes the anchor's fact, so it inherits the anchor unit's relevance.
  * Across units (adjacent turns of different rounds, nearby photos) a candidate must be relevant on its own.
  */
-const SAME_UNIT: ReadonlySet<SchemaRelationType> = new Set(['same_round', 'same_record', 'record_grounding']);
+const SAME_UNIT: ReadonlySet<SchemaRelationType> = new Set([
+  'same_round',
+  'same_record',
+  'record_grounding',
+  'supersedes',
+]);
 /**
  * Relations that make two memories ONE exchange (a message and its reply in one round): they state different
  * things by design, so differing values between them are never a conflict. Separate records of one thread
@@ -45,6 +50,10 @@ const UPDATE_CUES =
  * support of the question (prompt, options, question-image captions) the way the offline node verifier does
  * (BM25-style, src/verify/context-lexical-node-verifier.ts), relative to the best unit: rel(u) in [0, 1].
  * For each candidate and each eligible anchor:
+ * - versions of one fact (supersedes: one replaces the other): an update, never redundant nor a conflict ->
+ *   clarification with support 5 when the unit supports the question (rel > 0), else irrelevant. Both versions
+ *   can then enter the forest (method notes 5: clarification "updates, corrects"); the packet marks which one
+ *   is current;
  * - near-duplicate of the anchor (token Jaccard >= 0.8) -> redundant;
  * - not one exchange (anything but same_round): both state dates or numbers, the values differ, the texts
  *   share a topic, and the candidate carries no update cue -> conflict; with an update cue -> clarification
@@ -102,6 +111,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
             terms,
             {
               sameUnit: relation.relationTypes.some((t) => SAME_UNIT.has(t)),
+              versions: relation.relationTypes.includes('supersedes'),
               oneExchange: relation.relationTypes.some((t) => ONE_EXCHANGE.has(t)),
               relevance: relation.relationTypes.some((t) => SAME_UNIT.has(t))
                 ? relevance(relation.anchorId)
@@ -145,8 +155,13 @@ export function judgePair(
   candidate: PairSide,
   anchor: PairSide,
   terms: readonly string[],
-  link: { sameUnit: boolean; oneExchange: boolean; relevance: number },
+  link: { sameUnit: boolean; oneExchange: boolean; relevance: number; versions?: boolean },
 ): { score: number; role: EdgeRole } {
+  if (link.versions) {
+    // An older and a newer version differ in one value by design and may share every other word: the pair is
+    // an update (clarification), judged before the near-duplicate and conflict checks that would drop it.
+    return link.relevance > 0 ? { score: 5, role: 'clarification' } : { score: 0, role: 'irrelevant' };
+  }
   if (candidate.tokens.size === 0) return { score: 0, role: 'irrelevant' };
   let shared = 0;
   for (const token of candidate.tokens) if (anchor.tokens.has(token)) shared++;

@@ -13,10 +13,15 @@ import type {
 } from './node-verifier-spec.ts';
 
 /**
- * Relations that make two memories one unit of evidence: the two halves of a dialogue round, one email thread.
- * A unit is read as a whole (a reply is judged with the message it answers).
+ * Relations that make two memories one unit of evidence: the two halves of a dialogue round, one email thread,
+ * the versions of one fact (supersedes: the old statement names what the update changes). A unit is read as a
+ * whole (a reply is judged with the message it answers).
  */
-export const UNIT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set(['same_round', 'same_record']);
+export const UNIT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set([
+  'same_round',
+  'same_record',
+  'supersedes',
+]);
 /** Relations that place a unit in its immediate context: the neighbouring turns of a session, a photo burst. */
 export const CONTEXT_RELATIONS: ReadonlySet<SchemaRelationType> = new Set([
   'consecutive_turn',

@@ -1,8 +1,9 @@
 import { type EdgeRole, POSITIVE_ROLES } from '../core/candidate-graph.ts';
 import type { ChatMessage } from '../providers/model-spec.ts';
 import { type ParseResult, parseJsonObject } from '../providers/structured-call.ts';
+import { supersessionOrder } from '../types/supersession.ts';
 import { candidateSnippet, locationText } from './candidate-snippet.ts';
-import type { EdgeJudgement, EdgeVerifierInput } from './edge-verifier-spec.ts';
+import type { EdgeJudgement, EdgeVerifierInput, EligibleRelation } from './edge-verifier-spec.ts';
 import { candidatePayload, questionPayload, questionText } from './node-verifier-protocol.ts';
 
 export const EDGE_ROLES: readonly EdgeRole[] = [
@@ -21,6 +22,7 @@ For EVERY candidate, pick the linked anchor it best complements (best_anchor_id,
 - role: "new_fact" (adds a needed fact), "clarification" (updates, corrects or makes the anchor precise),
   "corroboration" (independently confirms it), "redundant" (repeats it), "conflict" (contradicts it without
   resolving the question), or "irrelevant".
+A "supersedes" relation means candidate and anchor are two versions of one fact (candidate_version says whether the candidate is the newer or the older one): judge it as an update, "clarification" when the fact matters for the question (the newer value is current, the older one is its history), never "redundant".
 Question image captions are noisy automatic descriptions. Set direct_support to 0.
 Reply with one JSON object and nothing else:
 {"candidates": [{"id": "C03", "direct_support": 0, "best_anchor_id": "C00", "incremental_support": 4, "role": "new_fact"}, ...]}
@@ -29,6 +31,7 @@ with exactly one row per candidate id.`;
 export function ecvMessages(input: EdgeVerifierInput): ChatMessage[] {
   const text = questionText(input.question);
   const aliasOf = new Map(input.anchors.map((a) => [a.memoryId, a.alias]));
+  const anchorRecord = new Map(input.anchors.map((a) => [a.memoryId, a.record]));
   for (const { candidate } of input.candidates) aliasOf.set(candidate.memoryId, candidate.alias);
   const payload = {
     ...questionPayload(input.question),
@@ -41,10 +44,21 @@ export function ecvMessages(input: EdgeVerifierInput): ChatMessage[] {
     candidates: input.candidates.map(({ candidate, relations }) => ({
       ...candidatePayload(candidate, text),
       is_atomic_anchor: candidate.isAnchor,
-      eligible_anchor_relations: relations.map((r) => ({
-        anchor_id: aliasOf.get(r.anchorId) ?? r.anchorId,
-        relation_types: r.relationTypes,
-      })),
+      eligible_anchor_relations: relations.map((r) => {
+        const anchor = anchorRecord.get(r.anchorId);
+        return {
+          anchor_id: aliasOf.get(r.anchorId) ?? r.anchorId,
+          relation_types: r.relationTypes,
+          ...(r.relationTypes.includes('supersedes') && anchor
+            ? {
+                candidate_version:
+                  supersessionOrder(candidate.record, anchor).newer.id === candidate.memoryId
+                    ? 'newer'
+                    : 'older',
+              }
+            : {}),
+        };
+      }),
     })),
   };
   return [
@@ -116,6 +130,17 @@ export function parseEcvVerdict(text: string, input: EdgeVerifierInput): ParseRe
     };
   }
   return { ok: true, value: input.candidates.map(({ candidate }) => out.get(candidate.memoryId)!) };
+}
+
+/**
+ * A "redundant" verdict on a supersedes pair (two versions of one fact) becomes "clarification" with the
+ * model's own score: versions differ in the value that matters, and dropping one as a repeat would hide
+ * either the current value or its history. A score of 0 then still ends irrelevant (rule 3 below).
+ */
+export function versionRole(raw: RawEdgeJudgement, relations: readonly EligibleRelation[]): RawEdgeJudgement {
+  if (raw.role !== 'redundant' || raw.anchorId === null) return raw;
+  const relation = relations.find((r) => r.anchorId === raw.anchorId);
+  return relation?.relationTypes.includes('supersedes') ? { ...raw, role: 'clarification' } : raw;
 }
 
 /**

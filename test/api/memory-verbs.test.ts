@@ -51,7 +51,7 @@ describe.each(['memory', 'sqlite', 'sqlite+worker'])('library memory verbs (%s)'
       filter: { metadata: { parity: 'odd' }, from: '2024-05-03', to: '2024-05-06' },
     });
     expect(window.memories.map((m) => m.id)).toEqual(['m3', 'm5']);
-    expect(await gm.listUsers()).toEqual([{ userId: 'ann', memories: 7 }]);
+    expect(await gm.listUsers()).toEqual({ users: [{ userId: 'ann', memories: 7 }] });
     const stats = await gm.userStats('ann');
     expect(stats).toMatchObject({ userId: 'ann', memories: 7, byKind: { note: 7 } });
     expect(typeof stats?.lastWrite).toBe('string');

@@ -59,3 +59,25 @@ describe('graphmemix forget', () => {
     expect(existsSync(join(dir, 'none.db'))).toBe(false);
   });
 });
+
+describe('graphmemix users', () => {
+  it('pages users with a cursor, as JSON in the HTTP field names; exit 2 for a missing archive', async () => {
+    const db = join(dir, 'users.db');
+    const file = join(dir, 'one.jsonl');
+    writeFileSync(file, `${JSON.stringify({ id: 'm1', text: 'a note' })}\n`);
+    for (const user of ['cy', 'al', 'bo']) {
+      expect(cli('ingest', file, '--format', 'unified', '--db', db, '--context', user).code).toBe(0);
+    }
+    const first = cli('users', '--db', db, '--limit', '2', '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const page = JSON.parse(first.stdout);
+    expect(page.users).toEqual([
+      { user_id: 'al', memories: 1 },
+      { user_id: 'bo', memories: 1 },
+    ]);
+    const second = cli('users', '--db', db, '--limit', '2', '--cursor', page.next_cursor);
+    expect(second.stdout).toBe('cy\t1 memories\n');
+    expect(cli('users', '--db', db, '--limit', 'x').code).not.toBe(0);
+    expect(cli('users', '--db', join(dir, 'missing.db')).code).toBe(2);
+  });
+});

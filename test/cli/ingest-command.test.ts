@@ -64,6 +64,7 @@ describe('graphmemix ingest', () => {
       'event_bridge',
       'same_record',
       'record_grounding',
+      'supersedes',
       'semantic_knn',
     ]);
     expect(summary).toMatchObject({

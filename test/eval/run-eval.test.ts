@@ -116,6 +116,15 @@ describe('runEval', () => {
     const sizes = Object.entries(report.packet_sizes).map(([size, count]) => [Number(size), count] as const);
     expect(sizes.reduce((n, [, count]) => n + count, 0)).toBe(2);
     expect(sizes.reduce((sum, [size, count]) => sum + size * count, 0) / 2).toBe(graphmemix.mean_selected);
+    // The recall gap adds up: outside pool + not proposed + dropped + packet recall = 100 points per fold.
+    const gap = report.recall_gap.heldout;
+    expect(gap.questions).toBe(2);
+    expect(report.recall_gap.dev.questions).toBe(0);
+    expect(gap.packet_recall).toBeCloseTo(100 * graphmemix.recall, 9);
+    expect(
+      gap.outside_pool + gap.in_pool_not_proposed + gap.dropped_by_refinement + gap.packet_recall,
+    ).toBeCloseTo(100, 9);
+    expect(gap.mean_packet_size).toBe(graphmemix.mean_selected);
     expect(report.ablation?.map((s) => s.name)).toHaveLength(5);
     expect(report.memories).toBe(36);
     expect(report.digest_seconds).toBeGreaterThan(0);

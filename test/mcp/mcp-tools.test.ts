@@ -16,6 +16,7 @@ const TOOLS = [
   'forget_user',
   'get_memory',
   'list_memories',
+  'list_users',
   'memory_history',
   'retrieve_evidence',
   'search_memories',
@@ -49,7 +50,9 @@ describe('MCP server', () => {
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
     for (const tool of tools) {
       expect(tool.description?.length ?? 0).toBeGreaterThan(80);
-      expect((tool.inputSchema.required ?? []) as string[]).toContain('user_id');
+      // list_users lists the users the server may touch; every other tool acts on one user.
+      if (tool.name !== 'list_users')
+        expect((tool.inputSchema.required ?? []) as string[]).toContain('user_id');
     }
 
     const retrieved = await client.callTool({

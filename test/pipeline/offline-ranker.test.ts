@@ -102,6 +102,15 @@ describe('offline ranker artifact', () => {
     expect(isUsableRanker({ ...ranker, version: OFFLINE_RANKER_VERSION - 1 }, KEY)).toBe(false);
     expect(isUsableRanker({ ...ranker, features: [...RANKER_FEATURES].reverse() }, KEY)).toBe(false);
     expect(isUsableRanker({ ...ranker, weights: [...weights.slice(1), Number.NaN] }, KEY)).toBe(false);
+    // An edge reliability is optional, but when present it must be finite for both shapes.
+    const edgeReliability = { units: { a: 1, c: -2 }, turns: { a: 1, c: 0 } };
+    expect(isUsableRanker({ ...ranker, edgeReliability }, KEY)).toBe(true);
+    expect(
+      isUsableRanker(
+        { ...ranker, edgeReliability: { ...edgeReliability, turns: { a: Number.NaN, c: 0 } } },
+        KEY,
+      ),
+    ).toBe(false);
     // The shipped artifact is a usable ranker for the offline configuration.
     expect(resolveRanker(KEY)?.name).toBe(OFFLINE_RANKER_NAME);
   });
@@ -120,6 +129,17 @@ describe('offline ranker artifact', () => {
     expect(fit.calibration.turns.a).toBeCloseTo(0, 6);
     expect(fit.calibration.turns.c).toBeCloseTo(0, 6);
     expect(fit.calibration.units.a).toBeGreaterThan(1);
+    expect(fit.edgeReliability).toBeUndefined(); // fitted without edges: the paper's w = 0.99 s_inc / 5 stays
+    const edgeRows = [true, true, true, false].map((candidateGold) => ({
+      shape: 'turns' as const,
+      incrementalSupport: 1,
+      candidateGold,
+    }));
+    const withEdges = fitOfflineRanker(groups, KEY, { command: 'test' }, edgeRows);
+    expect(withEdges.weights).toEqual(fit.weights);
+    const w = 1 / (1 + Math.exp(-(withEdges.edgeReliability!.turns.a + withEdges.edgeReliability!.turns.c)));
+    expect(w).toBeCloseTo(0.75, 4);
+    expect(withEdges.fittedOn?.edgeSamples).toEqual({ units: 0, turns: 4 });
     expect(() => fitOfflineRanker([{ rows: [row(1)], gold: [false], shape: 'units' }], KEY, {})).toThrow();
   });
 
@@ -139,6 +159,41 @@ describe('offline ranker artifact', () => {
         { verifiers: 'none' },
       );
       expect(none.trace.components.prizes).toBe('calibration sigmoid(a s + b v + c)');
+    } finally {
+      await gm.close();
+    }
+  });
+});
+
+describe('shipped edge reliability', () => {
+  it('re-weights the offline ECV cross-unit edges of a chat without rounds with the turns calibration', async () => {
+    const gm = await openGraphmemix({ db: ':memory:' });
+    try {
+      const turn = (id: string, text: string, speaker: string, minute: number) => ({
+        id,
+        text,
+        sessionId: 's1',
+        speaker,
+        timestamp: `2024-04-03T10:0${minute}:00Z`,
+      });
+      await gm.addMemories('alice', [
+        turn('t1', 'Where did you put the red kayak paddle?', 'Ann', 0),
+        turn('t2', 'The kayak paddle is in the garage behind the bikes', 'Bo', 1),
+        turn('t3', 'Thanks, I will take the kayak out on Sunday', 'Ann', 2),
+      ]);
+      const result = await gm.retrieve('alice', { prompt: 'Where is the kayak paddle?' });
+      const shipped = resolveRanker(KEY)!.edgeReliability!.turns;
+      const kept = result.verifiedEdges.filter((e) => e.kept);
+      expect(kept.length).toBeGreaterThan(0);
+      for (const e of kept) {
+        expect(e.relationTypes).toEqual(['consecutive_turn']);
+        const w = Math.min(0.99, 1 / (1 + Math.exp(-(shipped.a * e.incrementalSupport! + shipped.c))));
+        expect(e.weight).toBeCloseTo(w, 12);
+        expect(e.cost).toBeCloseTo(-Math.log(w), 12);
+      }
+      // Not the paper's linear mapping: a weak neighbour (s_inc 1) is worth far more than 0.99 / 5.
+      const weak = kept.find((e) => e.incrementalSupport! <= 1.5);
+      expect(weak?.weight).toBeGreaterThan(0.5);
     } finally {
       await gm.close();
     }

@@ -106,7 +106,7 @@ describe('HTTP memory verbs over a real archive', () => {
     expect(retrieved.body.evidence.map((e: { memory_id: string }) => e.memory_id)).toEqual(['m1']);
 
     const users = await call('GET', '/v1/users');
-    expect(users.body.users).toEqual([{ user_id: 'zoe', memories: 4 }]);
+    expect(users.body).toEqual({ users: [{ user_id: 'zoe', memories: 4 }], next_cursor: null });
     const stats = await call('GET', '/v1/users/zoe');
     expect(stats.body).toMatchObject({ user_id: 'zoe', memories: 4, by_kind: { note: 2, message: 2 } });
     expect(typeof stats.body.last_write).toBe('string');

@@ -171,6 +171,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
         event_bridge: 0,
         same_record: 0,
         record_grounding: 0,
+        supersedes: 0,
         semantic_knn: 2,
       });
       // Rebuild consecutive_turn only: b-c goes, a-b keeps its other types.
@@ -254,6 +255,23 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
         ['one', 3],
         ['two', 4],
       ]);
+    });
+
+    it('listContexts pages by id (afterId, limit); deleted contexts leave the pages', async () => {
+      for (const [index, id] of ['d', 'b', 'e', 'a', 'c'].entries()) {
+        await store.writeMemories(id, [write(id, `m${index}`, 'note', index)]);
+      }
+      const ids = async (options: { afterId?: string; limit?: number }) =>
+        (await store.listContexts(options)).map((c) => c.id);
+      expect(await ids({ limit: 2 })).toEqual(['a', 'b']);
+      expect(await ids({ afterId: 'b', limit: 2 })).toEqual(['c', 'd']);
+      expect(await ids({ afterId: 'd', limit: 2 })).toEqual(['e']);
+      expect(await ids({ afterId: 'bb' })).toEqual(['c', 'd', 'e']);
+      expect(await ids({ afterId: 'e', limit: 2 })).toEqual([]);
+      expect((await store.listContexts({ limit: 1 }))[0]).toEqual({ id: 'a', memories: 1, maxSequence: 3 });
+      await store.deleteContext('c');
+      expect(await ids({ afterId: 'b', limit: 2 })).toEqual(['d', 'e']);
+      expect(await ids({})).toEqual(['a', 'b', 'd', 'e']);
     });
 
     it('searchLexical ranks by BM25, one hit per (memory, view), with a kind filter and per-kind limit', async () => {

@@ -143,7 +143,9 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       return { ...(await addMemories(contextId, inputs)), memoryIds: inputs.map((r) => r.id) };
     },
     async listUsers() {
-      return [...contexts.entries()].map(([userId, memories]) => ({ userId, memories: memories.size }));
+      return {
+        users: [...contexts.entries()].map(([userId, memories]) => ({ userId, memories: memories.size })),
+      };
     },
     async userStats(userId) {
       const memories = contexts.get(userId)?.size;
@@ -341,6 +343,7 @@ function report(
       event_bridge: 0,
       same_record: 0,
       record_grounding: 0,
+      supersedes: 0,
       semantic_knn: 0,
     },
     seconds: 0,

@@ -144,6 +144,10 @@ function formatTable(report: EvalReport, reportDir: string | undefined): string 
       .sort((a, b) => Number(a[0]) - Number(b[0]))
       .map(([size, count]) => `${size}: ${count}`)
       .join(', ')}`,
+    ...(['dev', 'heldout'] as const).map((fold) => {
+      const g = report.recall_gap[fold];
+      return `recall gap ${fold === 'dev' ? 'fold 0' : 'folds 1-4'} (points of gold): outside pool ${g.outside_pool.toFixed(2)}, in pool not proposed ${g.in_pool_not_proposed.toFixed(2)}, dropped by refinement ${g.dropped_by_refinement.toFixed(2)}; packet ${g.packet_recall.toFixed(2)}, mean size ${g.mean_packet_size.toFixed(2)}, below K ${(100 * g.below_k).toFixed(1)}%`;
+    }),
     `model calls/question ${report.model_calls_per_question.toFixed(2)}, tokens/question ${report.tokens_per_question.toFixed(0)}, lifecycle ${report.lifecycle.total_seconds.toFixed(1)} s`,
   );
   if (report.answers) {

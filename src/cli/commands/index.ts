@@ -85,6 +85,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./forget-command.ts')).registerForgetCommand,
   },
   {
+    name: 'users',
+    term: '[options]',
+    description:
+      "List the archive's users (contexts) with their memory counts, one keyset page at a time (like GET /v1/users).",
+    load: async () => (await import('./users-command.ts')).registerUsersCommand,
+  },
+  {
     name: 'compact',
     term: '[options]',
     description:

@@ -8,6 +8,7 @@ import { bridgeCapture } from '../relations/event-bridge.ts';
 import { groundingCapture } from '../relations/record-grounding.ts';
 import { subjectEligible } from '../relations/same-record.ts';
 import { roundOf } from '../relations/same-round.ts';
+import { explicitSupersedes, supersessionThread } from '../relations/supersedes.ts';
 
 /**
  * Relation lookup keys: stored with each memory (MemoryWrite.keys) so the incremental path can find every
@@ -35,6 +36,10 @@ export const KEY = {
   captureDay: 'day:',
   /** event_bridge: capture time of media with coordinates (range lookups over 1-hour gaps). */
   bridgeTime: 'ebt:',
+  /** supersedes detection: the thread a memory's revisions are looked for in (adjacency by (sequence, id)). */
+  supersedesThread: 'sup:',
+  /** supersedes, explicit: each id the memory lists, so the listed memory finds its lister when it changes. */
+  supersedesTarget: 'sre:',
 } as const;
 
 /** Every relation lookup key of a record (deduplicated); empty for records no schema relation can touch. */
@@ -51,6 +56,9 @@ export function relationKeys(record: MemoryRecord): string[] {
   if (day !== undefined) keys.push(KEY.captureDay + day);
   const bridge = bridgeCapture(record);
   if (bridge) keys.push(KEY.bridgeTime + encodeTime(bridge.timeMs));
+  const thread = supersessionThread(record);
+  if (thread !== undefined) keys.push(KEY.supersedesThread + thread);
+  for (const id of explicitSupersedes(record)) keys.push(KEY.supersedesTarget + id);
   // Not a relation: which memories reference a local media file (forget removes unreferenced uploads).
   for (const asset of record.assets) {
     for (const uri of [asset.uri, ...(asset.frames ?? []), asset.thumbnail]) {

@@ -7,6 +7,7 @@ import { KeyLookup } from './key-lookup.ts';
 import { recordGroundingDelta } from './record-grounding-delta.ts';
 import { sameRecordDelta } from './same-record-delta.ts';
 import { consecutiveTurnDelta, sameRoundDelta } from './sequence-relations-delta.ts';
+import { supersedesDelta } from './supersedes-delta.ts';
 import { type RecordChange, TypeDelta } from './type-delta.ts';
 
 /**
@@ -35,10 +36,11 @@ const STEPS: ReadonlyArray<[SchemaRelationType, DeltaStep]> = [
   ['event_bridge', eventBridgeDelta],
   ['same_record', sameRecordDelta],
   ['record_grounding', recordGroundingDelta],
+  ['supersedes', supersedesDelta],
 ];
 
 /**
- * The incremental counterpart of the schema part of buildRelations: brings the five schema relation types
+ * The incremental counterpart of the schema part of buildRelations: brings the schema relation types
  * of one context from the state before `delta` to the state after it, exactly (the same rules decide every
  * pair), with ONE changeEdges call. Each type names its dirty records (whose edges of the type may change)
  * and their pairs after the write; the stored edges of the type touching dirty records are diffed against
@@ -49,7 +51,8 @@ const STEPS: ReadonlyArray<[SchemaRelationType, DeltaStep]> = [
  * - event_bridge: the capture chains (gaps <= 1 h) within 1 h of the old/new capture time, read whole;
  * - same_record: per dirty email its thread groups (uncapped, like the rebuild), <= 51 per code or date
  *   group and its subject's mails within 14 days; a code/date group crossing 50 makes its members dirty;
- * - record_grounding: the mails stating the changed media's days, and the media of their stated days.
+ * - record_grounding: the mails stating the changed media's days, and the media of their stated days;
+ * - supersedes: its thread from 8 memories before to 16 after each old/new place, plus the explicit lists.
  * Plus one neighbors read for the dirty records and one changeEdges write.
  */
 export async function updateSchemaRelations(

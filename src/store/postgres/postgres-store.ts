@@ -123,11 +123,13 @@ class PostgresStore implements PostgresArchiveStore {
     this.vectors = new PostgresVectors(session, pgvectorOn, approximateAbove);
   }
 
-  async listContexts(): Promise<ContextInfo[]> {
+  async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
     return this.session.allContexts(async (sql) => {
+      // Keyset page over the contexts primary key (NULL: from the start / no limit).
       const rows = await sql.query<{ id: string; memories: number; max: number | null }>(
         `SELECT c.id, c.memories, (SELECT max(m.sequence) FROM memories m WHERE m.context_id = c.id) AS max
-         FROM contexts c ORDER BY c.id`,
+         FROM contexts c WHERE ($1::text IS NULL OR c.id > $1) ORDER BY c.id LIMIT $2`,
+        [options.afterId ?? null, options.limit ?? null],
       );
       return rows.rows.map((row) =>
         row.max === null

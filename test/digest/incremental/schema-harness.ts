@@ -10,6 +10,7 @@ import { recordGroundingPairs } from '../../../src/digest/relations/record-groun
 import type { RecordPair } from '../../../src/digest/relations/record-pair.ts';
 import { sameRecordPairs } from '../../../src/digest/relations/same-record.ts';
 import { sameRoundPairs } from '../../../src/digest/relations/same-round.ts';
+import { supersedesPairs } from '../../../src/digest/relations/supersedes.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
 import { RELATION_TYPES, type RelationType, type SchemaRelationType } from '../../../src/types/relation.ts';
@@ -22,6 +23,7 @@ const FULL: ReadonlyArray<[SchemaRelationType, (records: readonly MemoryRecord[]
   ['event_bridge', eventBridgePairs],
   ['same_record', sameRecordPairs],
   ['record_grounding', recordGroundingPairs],
+  ['supersedes', supersedesPairs],
 ];
 
 /** Writes records (with their relation keys) and updates the schema relations incrementally. */

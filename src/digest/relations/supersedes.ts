@@ -1,0 +1,215 @@
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import { explicitSupersedes } from '../../types/supersession.ts';
+import { timestampMs } from '../date-extraction.ts';
+import { contentTokens } from './email-facts.ts';
+import { compareBySequence, PairSet, type RecordPair } from './record-pair.ts';
+
+/** Constants of the `supersedes` rule (documented on `supersedesPairs`; docs/supersession.md). */
+export const SUPERSEDES_RULE = {
+  /** A newer memory is compared with at most this many memories right before it in its thread. */
+  window: 8,
+  /** Shared topic tokens needed after a strong cue ("update:", "moved to") and after a weak one ("now"). */
+  minSharedStrong: 1,
+  minSharedWeak: 2,
+} as const;
+
+/**
+ * Cues that a memory revises an earlier statement. Strong cues say so outright; weak ones ("now", "instead",
+ * "no longer") are common words, so they need a wider topic overlap.
+ */
+const STRONG_CUE =
+  /\b(?:update[ds]?\s*:|updated?|correction|corrected|actually|chang(?:e|ed|es)\s+to|moved(?:\s+to)?|rescheduled|postponed|brought\s+forward|pushed\s+(?:back|to)|new\s+(?:date|time|deadline|address|number))\b/i;
+const WEAK_CUE = /\b(?:now|instead|no\s+longer|not\s+any\s*more)\b/i;
+/** A negation cue revises a statement without stating a new value ("I no longer work at Acme"). */
+const NEGATION_CUE = /\b(?:no\s+longer|not\s+any\s*more)\b/i;
+/** Cue words are not topic: "update" shared by two unrelated updates says nothing about the slot. */
+const CUE_WORDS = new Set(
+  'update updated updates correction corrected actually change changed changes moved rescheduled postponed brought forward pushed back new now instead longer anymore any more'.split(
+    ' ',
+  ),
+);
+
+const MONTH = '(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\\.?';
+/** Full weekday names only: "sat", "sun", "wed" are ordinary words. */
+const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
+/** Slot values: dates, weekdays, clock times, amounts, quantities with a unit, e-mail addresses. */
+const VALUE_PATTERNS: ReadonlyArray<RegExp> = [
+  /\b\d{4}-\d{2}-\d{2}\b/g,
+  new RegExp(`\\b\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}(?![a-z])`, 'gi'),
+  new RegExp(`\\b${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?\\b`, 'gi'),
+  new RegExp(`\\b${WEEKDAY}\\b`, 'gi'),
+  /\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])/gi,
+  /\b\d{1,2}:\d{2}\b(?!\s?(?:am|pm|a\.m\.|p\.m\.))/gi,
+  /[$€£]\s?\d+(?:[.,]\d+)?/g,
+  /\b\d+(?:[.,]\d+)?\s?(?:%|percent|eur|euros?|usd|dollars?|pounds?|kg|km|miles?|minutes?|hours?|days?|weeks?|months?|years?)\b/gi,
+  /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g,
+];
+
+/** What the rule reads from one memory. */
+export interface SupersessionFacts {
+  id: string;
+  sequence: number;
+  timeMs?: number;
+  /** Explicit `supersedes` ids (trimmed, deduplicated, never the record itself). */
+  explicit: string[];
+  /** The thread the memory is compared within; undefined: never detected (photos, videos). */
+  thread?: string;
+  /** Strong / weak / negation cue present (only read on the newer side). */
+  cue: 'strong' | 'weak' | 'negation' | undefined;
+  values: Set<string>;
+  topic: Set<string>;
+  question: boolean;
+}
+
+export function supersessionFacts(record: MemoryRecord): SupersessionFacts {
+  const text = record.text;
+  const timeMs = record.timestamp === undefined ? undefined : timestampMs(record.timestamp);
+  const topic = new Set<string>();
+  for (const token of contentTokens(text)) if (!CUE_WORDS.has(token)) topic.add(token);
+  const thread = supersessionThread(record);
+  return {
+    id: record.id,
+    sequence: record.sequence,
+    ...(timeMs === undefined ? {} : { timeMs }),
+    explicit: explicitSupersedes(record),
+    ...(thread === undefined ? {} : { thread }),
+    cue: NEGATION_CUE.test(text)
+      ? 'negation'
+      : STRONG_CUE.test(text)
+        ? 'strong'
+        : WEAK_CUE.test(text)
+          ? 'weak'
+          : undefined,
+    values: slotValues(text),
+    topic,
+    question: /\?\s*$/.test(text.trim()),
+  };
+}
+
+/**
+ * The thread a memory's revisions are looked for in: its session / conversation (`sessionId`), else for an
+ * email its mail thread (the first References id, the In-Reply-To, or its own Message-ID), else its run
+ * (`runId`), else the context's stream of unthreaded memories. Photos and videos have none: a caption is not a
+ * statement that can be corrected.
+ */
+export function supersessionThread(record: MemoryRecord): string | undefined {
+  if (record.kind === 'photo' || record.kind === 'video') return undefined;
+  if (record.sessionId !== undefined && record.sessionId !== '') return `s:${record.sessionId}`;
+  if (record.kind === 'email') {
+    const email = record.metadata?.email as Record<string, unknown> | undefined;
+    const references = email?.references;
+    const first = Array.isArray(references)
+      ? references.find((item): item is string => typeof item === 'string' && item.trim() !== '')
+      : typeof references === 'string'
+        ? references.split(/\s+/).find((item) => item !== '')
+        : undefined;
+    const root = first ?? stringField(email?.inReplyTo) ?? stringField(email?.messageId);
+    if (root !== undefined)
+      return `m:${root
+        .trim()
+        .replace(/^<+|>+$/g, '')
+        .toLowerCase()}`;
+  }
+  if (record.runId !== undefined && record.runId !== '') return `r:${record.runId}`;
+  return 'u:';
+}
+
+/**
+ * Whether `newer` (later in its thread) revises `older` by the detection rule, on plain facts:
+ * 1. `newer` carries a revision cue and is not a question; `older` is not a question;
+ * 2. when both have event times, `newer`'s is not earlier;
+ * 3. value change: both state slot values (dates, weekdays, times, amounts, quantities, e-mail addresses)
+ *    and `newer` states one `older` does not; or, for a negation cue ("no longer"), `older` does not negate;
+ * 4. same slot: they share topic tokens (content tokens minus cue words): at least 1 after a strong cue,
+ *    2 after a weak or negation cue.
+ */
+export function revises(newer: SupersessionFacts, older: SupersessionFacts): boolean {
+  if (newer.cue === undefined || newer.question || older.question) return false;
+  if (newer.timeMs !== undefined && older.timeMs !== undefined && newer.timeMs < older.timeMs) return false;
+  if (newer.cue === 'negation') {
+    if (older.cue === 'negation') return false;
+  } else {
+    if (newer.values.size === 0 || older.values.size === 0) return false;
+    let added = false;
+    for (const value of newer.values) if (!older.values.has(value)) added = true;
+    if (!added) return false;
+  }
+  let shared = 0;
+  for (const token of newer.topic) if (older.topic.has(token)) shared++;
+  const needed = newer.cue === 'strong' ? SUPERSEDES_RULE.minSharedStrong : SUPERSEDES_RULE.minSharedWeak;
+  return shared >= needed;
+}
+
+/**
+ * The memory `newer` supersedes by detection, among `before` (the memories right before it in its thread,
+ * NEAREST FIRST, at most SUPERSEDES_RULE.window read): the nearest one it revises. A memory with an explicit
+ * `supersedes` list is never detected (its writer said what it replaces).
+ */
+export function detectedTarget(
+  newer: SupersessionFacts,
+  before: readonly SupersessionFacts[],
+): string | undefined {
+  if (newer.thread === undefined || newer.explicit.length > 0) return undefined;
+  for (const older of before.slice(0, SUPERSEDES_RULE.window)) {
+    if (older.thread === newer.thread && revises(newer, older)) return older.id;
+  }
+  return undefined;
+}
+
+/**
+ * `supersedes`: a newer memory replaces an older one of the same context (a changed appointment, a
+ * corrected amount). A pair is linked when
+ * - explicit: one lists the other in `supersedes` (any thread), or
+ * - detected: the older is the NEAREST of the 8 memories right before the newer in its thread, in
+ *   (sequence, id) order, that the newer revises (`revises`), and the newer has no explicit list.
+ * The edge is stored undirected like every relation; `supersessionOrder` (src/types/supersession.ts) says
+ * which end is newer.
+ */
+export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] {
+  const out = new PairSet();
+  const ids = new Set(records.map((record) => record.id));
+  const threads = new Map<string, SupersessionFacts[]>();
+  for (const record of [...records].sort(compareBySequence)) {
+    const facts = supersessionFacts(record);
+    for (const id of facts.explicit) if (ids.has(id)) out.add(record.id, id);
+    if (facts.thread === undefined) continue;
+    const thread = threads.get(facts.thread);
+    if (thread) thread.push(facts);
+    else threads.set(facts.thread, [facts]);
+  }
+  for (const thread of threads.values()) {
+    for (let i = 1; i < thread.length; i++) {
+      const before = thread.slice(Math.max(0, i - SUPERSEDES_RULE.window), i).reverse();
+      const target = detectedTarget(thread[i]!, before);
+      if (target !== undefined) out.add(thread[i]!.id, target);
+    }
+  }
+  return out.pairs;
+}
+
+/** Slot values stated in a text, normalised ("June 3" and "3rd of June" -> "3 jun", "Tues" -> "tue"). */
+export function slotValues(text: string): Set<string> {
+  const values = new Set<string>();
+  for (const pattern of VALUE_PATTERNS) {
+    for (const match of text.matchAll(pattern)) values.add(normalizeValue(match[0]));
+  }
+  return values;
+}
+
+function normalizeValue(value: string): string {
+  const lower = value.toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '').trim();
+  const dayMonth = /^(\d{1,2})(?:st|nd|rd|th)? (?:of )?([a-z]{3})/.exec(lower);
+  if (dayMonth) return `${Number(dayMonth[1])} ${dayMonth[2]}`;
+  const monthDay = /^([a-z]{3})[a-z]*\.? (\d{1,2})/.exec(lower);
+  if (monthDay) return `${Number(monthDay[2])} ${monthDay[1]}`;
+  const weekday = new RegExp(`^${WEEKDAY}$`).exec(lower);
+  if (weekday) return `wd:${lower.slice(0, 3)}`;
+  // "9:00 am" and "9am" are one time.
+  return lower.replace(/\s|\./g, '').replace(/:00(?=am|pm)/, '');
+}
+
+function stringField(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+export { explicitSupersedes, supersessionOrder } from '../../types/supersession.ts';
