@@ -36,7 +36,7 @@ interface ScenarioResult {
   peakRssMiB: number;
   /** cpuMs: mean CPU time of this process per call (user + system): less sensitive to a busy machine. */
   add1: { p50: number; p99: number; n: number; cpuMs: number };
-  add100: { p50: number; n: number };
+  add100: { p50: number; n: number; cpuMs: number };
   firstRetrieveMs: number;
   warmRetrieve: { p50: number; p95: number; p99: number; n: number; cpuMs: number };
   compactionSeconds: number | null;
@@ -170,13 +170,16 @@ async function runScenario(
     add1Cpu += cpuMs(process.cpuUsage(cpu));
   }
   const add100: number[] = [];
+  let add100Cpu = 0;
   for (let i = 0; i < 10; i++) {
     const contextId = contextFor(i);
     const records = [...chatRecords({ contextId, count: 100, seed: 1900 + i, start: next })];
     next += 100;
     const started = performance.now();
+    const cpu = process.cpuUsage();
     await gm.addMemories(contextId, records);
     add100.push(performance.now() - started);
+    add100Cpu += cpuMs(process.cpuUsage(cpu));
   }
   const edges = await gm.store.countEdges(contextIds[0]!);
   const contextSize = await gm.store.countMemories(contextIds[0]!);
@@ -204,7 +207,11 @@ async function runScenario(
       n: add1.length,
       cpuMs: round(add1Cpu / Math.max(1, add1.length)),
     },
-    add100: { p50: round(quantile(add100, 0.5)), n: add100.length },
+    add100: {
+      p50: round(quantile(add100, 0.5)),
+      n: add100.length,
+      cpuMs: round(add100Cpu / Math.max(1, add100.length)),
+    },
     firstRetrieveMs: round(firstRetrieveMs),
     warmRetrieve: {
       p50: round(quantile(retrieveTimes, 0.5)),
@@ -238,7 +245,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     'MB/1k',
     'peak RSS MB',
     'add-1 p50/p99 ms (cpu)',
-    'add-100 p50 ms',
+    'add-100 p50 ms (cpu)',
     'first retrieve ms',
     'warm retrieve p50/p95/p99 ms (cpu)',
     'compaction s',
@@ -252,7 +259,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     String(r.dbMiBPer1k),
     String(r.peakRssMiB),
     `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs})`,
-    String(r.add100.p50),
+    `${r.add100.p50} (${r.add100.cpuMs})`,
     String(r.firstRetrieveMs),
     `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs})`,
     r.compactionSeconds === null ? 'n/a' : String(r.compactionSeconds),

@@ -136,15 +136,20 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     index.snapshot.changes += (change.put?.length ?? 0) + (change.remove?.length ?? 0);
   }
 
-  async termBounds(contextId: string, terms: readonly string[]): Promise<Map<string, SemanticTermBound>> {
+  async termBounds(
+    contextId: string,
+    terms: readonly string[],
+    options: { ratio?: boolean } = {},
+  ): Promise<Map<string, SemanticTermBound>> {
     const index = this.contexts.get(contextId);
     const out = new Map<string, SemanticTermBound>();
     if (!index) return out;
     for (const term of terms) {
       const list = index.postings.get(term);
       if (!list || list.length === 0) continue;
-      let maxRatio = 0;
-      for (const posting of list) if (posting.ratio > maxRatio) maxRatio = posting.ratio;
+      // maxRatio scans the whole list: only the exact reverse search asks for it (Infinity bounds any ratio).
+      let maxRatio = options.ratio ? 0 : Number.POSITIVE_INFINITY;
+      if (options.ratio) for (const posting of list) if (posting.ratio > maxRatio) maxRatio = posting.ratio;
       out.set(term, { maxWeight: list[0]!.weight, maxRatio });
     }
     return out;

@@ -267,7 +267,28 @@ export const MIGRATIONS: readonly {
         WHERE key = 'media-status:pending';
     `,
   },
+  {
+    // Version 9: cheaper kNN writes (docs/semantic-knn.md, "Storage"). The reverse-kNN ratio index made every
+    // list change rewrite the ratio of each posting of its memory; the default neighbourhood reverse search
+    // never reads it, so ratios are computed from semantic_docs.threshold when the exact mode asks (the
+    // ratio column stays, unmaintained). Each document's vector is also kept in one row (JSON [terms,
+    // weights]), so reading a candidate's vector is one row, not one per term; NULL (older rows) reads the
+    // postings as before.
+    // Written to be re-runnable: a file whose version was set back by hand (tests of older migrations do)
+    // already has the column.
+    version: 9,
+    sql: 'DROP INDEX IF EXISTS semantic_postings_by_ratio;',
+    backfill: addSemanticVectorColumn,
+  },
 ];
+
+/** Version 9: the vector column of semantic_docs, unless it is there already. */
+function addSemanticVectorColumn(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(semantic_docs)').all() as { name: string }[];
+  if (!columns.some((column) => column.name === 'vector')) {
+    db.exec('ALTER TABLE semantic_docs ADD COLUMN vector TEXT');
+  }
+}
 
 /** Tags of memories written before version 6 (metadata scalars; older records have no agent or run). */
 function backfillScopeTags(db: Database.Database): void {

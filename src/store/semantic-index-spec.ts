@@ -26,8 +26,16 @@ export interface SemanticIndexStore {
    * unknown memory ids are INVALID_INPUT.
    */
   writeDocs(contextId: string, change: SemanticDocChange): Promise<void>;
-  /** Upper bounds per term over its current postings (terms without postings are left out). */
-  termBounds(contextId: string, terms: readonly string[]): Promise<Map<string, SemanticTermBound>>;
+  /**
+   * Upper bounds per term over its current postings (terms without postings are left out). maxRatio is
+   * computed only with `{ ratio: true }` (the exact reverse search); otherwise it may be Infinity, which
+   * bounds every ratio (a backend may skip the work).
+   */
+  termBounds(
+    contextId: string,
+    terms: readonly string[],
+    options?: { ratio?: boolean },
+  ): Promise<Map<string, SemanticTermBound>>;
   /**
    * Postings of one term, by weight desc then memory id: `top` = the first n; `minWeight` = every posting with
    * minWeight <= weight < below; `minRatio` = every posting with weight / listThreshold(its memory's list) in [minRatio,

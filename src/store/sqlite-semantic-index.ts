@@ -62,25 +62,15 @@ export function createSqliteSemanticIndex(
     neighbours.forEach((n, rank) => {
       s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
     });
-    const threshold = listThreshold(neighbours, k);
-    const before = s.getDoc.get(contextId, id) as { threshold: number };
-    if (before.threshold === threshold) return;
-    s.setThreshold.run(threshold, contextId, id);
-    s.setRatios.run(threshold, threshold, OPEN_RATIO, contextId, id);
+    // Ratios are computed from the threshold when read (migration 9), so a list change writes one row.
+    s.setThreshold.run(listThreshold(neighbours, k), contextId, id);
   };
   const insertDoc = (contextId: string, doc: SemanticDoc, k: number): void => {
     const s = statements();
     const threshold = listThreshold(doc.neighbours, k);
-    s.insertDoc.run(contextId, doc.memoryId, threshold);
+    s.insertDoc.run(contextId, doc.memoryId, threshold, JSON.stringify([doc.terms, doc.weights]));
     doc.terms.forEach((term, at) => {
-      const weight = doc.weights[at]!;
-      s.insertPosting.run(
-        contextId,
-        doc.memoryId,
-        term,
-        weight,
-        threshold > 0 ? weight / threshold : OPEN_RATIO,
-      );
+      s.insertPosting.run(contextId, doc.memoryId, term, doc.weights[at]!);
     });
     doc.neighbours.forEach((n, rank) => {
       s.insertNeighbour.run(contextId, doc.memoryId, rank, n.memoryId, n.score);
@@ -135,11 +125,22 @@ export function createSqliteSemanticIndex(
           string,
           { terms: string[]; weights: number[]; neighbours: SemanticNeighbour[] }
         >();
-        for (const id of s.docsIn.all(contextId, wanted) as string[]) {
-          docs.set(id, { terms: [], weights: [], neighbours: [] });
+        // Vectors come from the document row (migration 9); rows written before it read their postings.
+        const older: string[] = [];
+        for (const [id, vector] of s.docsIn.all(contextId, wanted) as [string, string | null][]) {
+          if (vector === null) {
+            older.push(id);
+            docs.set(id, { terms: [], weights: [], neighbours: [] });
+            continue;
+          }
+          const [terms, weights] = JSON.parse(vector) as [string[], number[]];
+          docs.set(id, { terms, weights, neighbours: [] });
         }
         if (docs.size === 0) return [];
-        const postings = s.postingsIn.all(contextId, wanted) as [string, string, number][];
+        const postings =
+          older.length === 0
+            ? []
+            : (s.postingsIn.all(contextId, JSON.stringify(older)) as [string, string, number][]);
         const byDoc = new Map<string, Array<[string, number]>>();
         for (const [id, term, weight] of postings) {
           const list = byDoc.get(id);
@@ -196,14 +197,18 @@ export function createSqliteSemanticIndex(
       );
     },
 
-    async termBounds(contextId, terms) {
+    async termBounds(contextId, terms, options = {}) {
       return run(() => {
         const s = statements();
         const out = new Map<string, SemanticTermBound>();
         for (const term of terms) {
           const weight = s.maxWeight.get(contextId, term) as { value: number | null };
           if (weight.value === null) continue;
-          const ratio = (s.maxRatio.get(contextId, term) as { value: number }).value;
+          // The ratio bound reads the term's whole posting list (no ratio index since migration 9): only the
+          // exact reverse search asks for it, and that mode grows with the context anyway.
+          const ratio = options.ratio
+            ? (s.maxRatio.get(contextId, term) as { value: number }).value
+            : OPEN_RATIO;
           out.set(term, {
             maxWeight: weight.value,
             maxRatio: ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : ratio,
@@ -258,6 +263,9 @@ export function createSqliteSemanticIndex(
   };
 }
 
+/** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
+const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO} END`;
+
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
@@ -276,20 +284,19 @@ function prepare(db: Database.Database) {
     clearPostings: p('DELETE FROM semantic_postings WHERE context_id = ?'),
     clearNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ?'),
     getDoc: p('SELECT threshold FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold) VALUES (?, ?, ?)'),
+    insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold, vector) VALUES (?, ?, ?, ?)'),
     setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
     deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    docsIn: p(`SELECT memory_id FROM semantic_docs WHERE context_id = ?
-      AND memory_id IN (SELECT value FROM json_each(?))`).pluck(),
+    docsIn: p(`SELECT memory_id, vector FROM semantic_docs WHERE context_id = ?
+      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
+    // ratio: unmaintained since migration 9 (computed from semantic_docs.threshold when read).
     insertPosting: p(
-      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, ?)',
+      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, 0)',
     ),
-    setRatios: p(`UPDATE semantic_postings SET ratio = CASE WHEN ? > 0 THEN weight / ? ELSE ? END
-      WHERE context_id = ? AND memory_id = ?`),
     deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
     insertNeighbour: p(
       'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
@@ -297,13 +304,15 @@ function prepare(db: Database.Database) {
     deleteNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?'),
     referrers: p('SELECT memory_id FROM semantic_neighbours WHERE context_id = ? AND neighbour_id = ?'),
     maxWeight: p('SELECT MAX(weight) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
-    maxRatio: p('SELECT MAX(ratio) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
+    maxRatio: p(`SELECT MAX(${RATIO}) AS value FROM semantic_postings p JOIN semantic_docs d
+      ON d.context_id = p.context_id AND d.memory_id = p.memory_id WHERE p.context_id = ? AND p.term = ?`),
     topPostings: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
       ORDER BY weight DESC, memory_id LIMIT ?`),
     postingsAboveWeight: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
       AND weight >= ? AND weight < ? ORDER BY weight DESC, memory_id`),
     postingsAboveRatio:
-      p(`SELECT memory_id, weight, ratio FROM semantic_postings WHERE context_id = ? AND term = ?
-      AND ratio >= ? AND ratio < ?`),
+      p(`SELECT memory_id, weight, ratio FROM (SELECT p.memory_id, p.weight, ${RATIO} AS ratio
+      FROM semantic_postings p JOIN semantic_docs d ON d.context_id = p.context_id AND d.memory_id = p.memory_id
+      WHERE p.context_id = ? AND p.term = ?) WHERE ratio >= ? AND ratio < ?`),
   };
 }

@@ -101,11 +101,15 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect(ids(await store.semantic.postings('ctx', 'apple', { minRatio: 3 }))).toEqual(['c']);
     expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 3.1 })).sort()).toEqual(['a', 'b']);
     expect(ids(await store.semantic.postings('ctx', 'pear', { minRatio: 2, below: 3.1 }))).toEqual(['c']);
-    const bounds = await store.semantic.termBounds('ctx', ['apple', 'pear', 'kiwi']);
+    const bounds = await store.semantic.termBounds('ctx', ['apple', 'pear', 'kiwi'], { ratio: true });
     expect([...bounds.keys()].sort()).toEqual(['apple', 'pear']);
     expect(bounds.get('apple')!.maxWeight).toBeCloseTo(0.8, 6);
     expect(bounds.get('apple')!.maxRatio).toBeCloseTo(4, 6);
     expect(bounds.get('pear')!.maxRatio).toBe(Number.POSITIVE_INFINITY);
+    // Without { ratio: true } maxRatio may be skipped, but never below the true bound.
+    const plain = await store.semantic.termBounds('ctx', ['apple']);
+    expect(plain.get('apple')!.maxWeight).toBeCloseTo(0.8, 6);
+    expect(plain.get('apple')!.maxRatio).toBeGreaterThanOrEqual(4 - 1e-6);
   });
 
   it('semantic: writeDocs puts, relists and removes in one go; deleteMemory drops the own document', async () => {

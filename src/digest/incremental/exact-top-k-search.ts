@@ -10,7 +10,11 @@ import type { SparseDoc } from './frozen-tfidf.ts';
 
 /** What the exact searches read: the store's semantic port bound to one context, or a compaction scratch. */
 export interface KnnSource {
-  termBounds(terms: readonly string[]): Promise<Map<string, SemanticTermBound>>;
+  /** maxRatio only with `{ ratio: true }` (Infinity otherwise: SemanticIndexStore.termBounds). */
+  termBounds(
+    terms: readonly string[],
+    options?: { ratio?: boolean },
+  ): Promise<Map<string, SemanticTermBound>>;
   postings(term: string, filter: SemanticPostingFilter): Promise<readonly SemanticPosting[]>;
   /** `postings(term, { top: n })` of several terms at once, when the source can (one round trip). */
   topPostings?(terms: readonly string[], n: number): Promise<ReadonlyMap<string, readonly SemanticPosting[]>>;
@@ -131,7 +135,7 @@ export async function reverseCandidates(
   df: ReadonlyMap<string, number>,
 ): Promise<string[]> {
   if (query.terms.length === 0) return [];
-  const terms = termsWithBounds(query, await source.termBounds(query.terms));
+  const terms = termsWithBounds(query, await source.termBounds(query.terms, { ratio: true }));
   const caps = new Map(terms.map((entry) => [entry.term, entry.bound.maxRatio]));
   const rows = new Map<string, readonly SemanticPosting[]>();
   let out: string[] = [];
@@ -260,29 +264,50 @@ function boundView(
 ): BoundView {
   let capSum = 0;
   for (const { term, weight } of terms) capSum += weight * capOf(term);
-  const partial = new Map<string, { sum: number; seenCap: number }>();
+  // Partial sums in typed arrays by slot (first-seen order), not an object per document: this runs once per
+  // round over every posting read so far (thousands for common terms). Same summation order as per term
+  // and posting, so the same values.
+  const slots = new Map<string, number>();
+  const ids: string[] = [];
+  let sums = new Float64Array(256);
+  let seenCaps = new Float64Array(256);
   for (const { term, weight } of terms) {
     const cap = weight * capOf(term);
     for (const posting of prefixes.get(term)!) {
       if (posting.memoryId === self) continue;
-      const entry = partial.get(posting.memoryId) ?? { sum: 0, seenCap: 0 };
-      entry.sum += weight * posting.weight;
-      entry.seenCap += cap;
-      partial.set(posting.memoryId, entry);
+      let slot = slots.get(posting.memoryId);
+      if (slot === undefined) {
+        slot = ids.length;
+        slots.set(posting.memoryId, slot);
+        ids.push(posting.memoryId);
+        if (slot === sums.length) {
+          sums = grow(sums);
+          seenCaps = grow(seenCaps);
+        }
+      }
+      sums[slot]! += weight * posting.weight;
+      seenCaps[slot]! += cap;
     }
   }
   const lower = new Map<string, number>();
-  for (const [id, entry] of partial) lower.set(id, entry.sum);
+  for (let slot = 0; slot < ids.length; slot++) lower.set(ids[slot]!, sums[slot]!);
   for (const [id, score] of exact) lower.set(id, score);
   const theta = kthLargest(lower.values(), k) - SLACK;
   const pending: Array<{ id: string; upper: number }> = [];
-  for (const [id, entry] of partial) {
+  for (let slot = 0; slot < ids.length; slot++) {
+    const id = ids[slot]!;
     if (exact.has(id)) continue;
-    const upper = entry.sum + capSum - entry.seenCap;
+    const upper = sums[slot]! + capSum - seenCaps[slot]!;
     if (upper >= theta) pending.push({ id, upper });
   }
   pending.sort((x, y) => y.upper - x.upper);
   return { theta, pending, lower };
+}
+
+function grow(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(values.length * 2);
+  out.set(values);
+  return out;
 }
 
 /** Scores the pending documents exactly, best upper bound first, while their bound reaches the threshold. */

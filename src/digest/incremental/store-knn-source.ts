@@ -5,7 +5,7 @@ import type { SparseDoc } from './frozen-tfidf.ts';
 /** The store's semantic port bound to one context, as a KnnSource (reads only; writes go through the port). */
 export function storeKnnSource(index: SemanticIndexStore, contextId: string): KnnSource {
   return {
-    termBounds: (terms) => index.termBounds(contextId, terms),
+    termBounds: (terms, options) => index.termBounds(contextId, terms, options),
     postings: (term, filter) => index.postings(contextId, term, filter),
     ...(index.topPostings === undefined
       ? {}

@@ -5,8 +5,10 @@ import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { semanticText } from '../semantic/semantic-text.ts';
 import { compactSemantic } from './compact-semantic.ts';
-import { entersList, exactTopK, insertIntoList, pairScore, reverseCandidates } from './exact-top-k-search.ts';
+import { exactTopK, reverseCandidates } from './exact-top-k-search.ts';
 import { distinctTerms, frozenVector, type SparseDoc, sameVector } from './frozen-tfidf.ts';
+import { insertChunk } from './insert-chunk.ts';
+import { memoKnnSource } from './memo-knn-source.ts';
 import { compactionLimit, semanticNeedsCompaction } from './semantic-needs-compaction.ts';
 import { storeKnnSource } from './store-knn-source.ts';
 
@@ -46,6 +48,13 @@ export interface SemanticUpdateOptions {
  */
 export const MAX_POSTINGS_PER_TERM = 1024;
 
+/**
+ * Newcomers searched against one cached view of the index and written in one writeDocs: large enough that a
+ * chunk shares its reads of common terms, small enough that the in-memory pairs among the chunk (n^2 / 2
+ * sparse dot products) stay negligible.
+ */
+export const INSERT_CHUNK = 256;
+
 /** Lists checked per newcomer in 'neighbourhood' mode: its nearest max(k, REVERSE_POOL_FACTOR * k). */
 export const REVERSE_POOL_FACTOR = 4;
 
@@ -74,11 +83,13 @@ export interface SemanticUpdateResult {
  * the neighbourhood of what changed (docs/semantic-knn.md):
  * 1. removed memories, and upserts whose vector changed, leave the index; every list that named them is
  *    refilled by an exact search;
- * 2. each new (or changed) memory, one at a time, gets its exact top-k, and enters the lists of the memories
- *    whose k-th entry it beats (found through the ratio index, then checked exactly);
+ * 2. new (or changed) memories, in chunks of INSERT_CHUNK (insertChunk), get their exact top-k over the
+ *    stored memories and the chunk, and enter the lists of the memories whose k-th entry they beat (among
+ *    their nearest REVERSE_POOL_FACTOR * k by default, every such list with `reverse: 'exact'`);
  * 3. mutual edges are recomputed only for memories whose list changed and written with changeEdges
  *    (adding/removing semantic_knn only; schema types are never touched).
- * Afterwards the lists equal an exact kNN over the current memories under the snapshot's IDF.
+ * With `reverse: 'exact'` the lists afterwards equal an exact kNN over the current memories under the
+ * snapshot's IDF; by default a newcomer's own list and mutual edges are exact (docs/semantic-knn.md).
  */
 export async function updateSemanticKnn(
   store: ArchiveStore,
@@ -182,28 +193,34 @@ export async function updateSemanticKnn(
     result.listsChanged += lists.length;
   }
 
-  // 2. Add one at a time, so each newcomer sees the ones before it.
-  for (const doc of toAdd) {
-    const nearest = await exactTopK(source, doc, pool, df, [], search);
-    const neighbours = nearest.slice(0, k);
-    // Scores are symmetric: the forward search already scored its pool.
-    const scores = new Map(nearest.map((n) => [n.memoryId, n.score]));
-    const candidates = exactReverse ? await reverseCandidates(source, doc, df) : [...scores.keys()];
-    const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
-    for (const other of await index.getDocs(contextId, candidates)) {
-      const score = scores.get(other.memoryId) ?? pairScore(doc, other);
-      if (!entersList(other.neighbours, k, doc.memoryId, score)) continue;
-      lists.push({
-        memoryId: other.memoryId,
-        neighbours: insertIntoList(other.neighbours, k, doc.memoryId, score),
-      });
-      touched.add(other.memoryId);
+  // 2. Add in chunks: each newcomer's pool is searched in the index as it stands before the chunk (one
+  //    cache of term bounds, postings and documents serves the whole chunk) and among the chunk's other
+  //    newcomers in memory; the lists it enters are updated in memory; one writeDocs per chunk.
+  const known = new Map<string, SemanticDoc>();
+  for (let at = 0; at < toAdd.length; at += INSERT_CHUNK) {
+    const chunk = toAdd.slice(at, at + INSERT_CHUNK);
+    const cached = memoKnnSource({
+      termBounds: source.termBounds,
+      postings: source.postings,
+      getDocs: (ids) => index.getDocs(contextId, ids),
+    });
+    const inserted = await insertChunk(cached, chunk, {
+      k,
+      pool,
+      df,
+      search,
+      reverse: exactReverse ? (doc) => reverseCandidates(cached, doc, df) : undefined,
+    });
+    await index.writeDocs(contextId, { put: inserted.put, lists: inserted.lists });
+    result.listsChanged += inserted.lists.length;
+    for (const doc of inserted.put) known.set(doc.memoryId, doc);
+    for (const list of inserted.lists) {
+      touched.add(list.memoryId);
+      known.set(list.memoryId, { ...inserted.stored.get(list.memoryId)!, neighbours: list.neighbours });
     }
-    await index.writeDocs(contextId, { put: [{ ...doc, neighbours }], lists });
-    result.listsChanged += lists.length;
   }
 
-  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched]);
+  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched], known);
   result.needsCompaction = (await semanticNeedsCompaction(store, contextId, options.rule)).needed;
   return result;
 }
@@ -216,10 +233,17 @@ export async function syncSemanticEdges(
   store: ArchiveStore,
   contextId: string,
   ids: readonly string[],
+  known: ReadonlyMap<string, SemanticDoc> = new Map(),
 ): Promise<number> {
   if (ids.length === 0) return 0;
+  // `known`: documents the caller has just written (their stored state), not read again.
   const lists = new Map<string, SemanticDoc>();
-  for (const doc of await store.semantic.getDocs(contextId, ids)) lists.set(doc.memoryId, doc);
+  for (const id of ids) {
+    const doc = known.get(id);
+    if (doc) lists.set(id, doc);
+  }
+  const unknown = ids.filter((id) => !lists.has(id));
+  for (const doc of await store.semantic.getDocs(contextId, unknown)) lists.set(doc.memoryId, doc);
   const missing = new Set<string>();
   for (const doc of lists.values())
     for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);

@@ -226,6 +226,62 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
     }
   });
 
+  it('a batch of newcomers (one chunk): each list is exact over the stored memories and the batch', async () => {
+    for (let seed = 300; seed < 303; seed++) {
+      const random = mulberry32(seed);
+      const k = 2 + (seed % 3);
+      const store = await open();
+      const live: MemoryRecord[] = Array.from({ length: 60 }, (_, i) =>
+        record(`r${String(i).padStart(3, '0')}`, randomText(random), i),
+      );
+      await put(store, live);
+      await compactSemantic(store, 'ctx', { k });
+      // Newcomers share words with each other, so some of their nearest are in the same batch.
+      const batch = Array.from({ length: 12 }, (_, i) =>
+        record(`n${String(i).padStart(3, '0')}`, `${randomText(random)} lantern harbour`, 100 + i),
+      );
+      live.push(...batch);
+      await put(store, batch);
+      const result = await updateSemanticKnn(
+        store,
+        'ctx',
+        { upserted: batch.map((after) => ({ after })), removed: [] },
+        { compactBulk: false },
+      );
+      expect(result.mode).toBe('incremental');
+      expect(result.added).toBe(batch.length);
+      const stored = await store.semantic.getDocs(
+        'ctx',
+        live.map((m) => m.id),
+      );
+      const byId = new Map(stored.map((d) => [d.memoryId, d]));
+      const brute = bruteLists(stored, k);
+      const batchIds = batch.map((r) => r.id);
+      for (const id of batchIds) expect(byId.get(id)!.neighbours).toEqual(brute.get(id));
+      for (const doc of stored) {
+        for (const n of doc.neighbours) expect(n.score).toBe(pairScore(doc, byId.get(n.memoryId)!));
+      }
+      const edges = await semanticEdges(store, batchIds);
+      const mine = mutualKeys(brute).filter((key) =>
+        key
+          .split('|')
+          .slice(0, 2)
+          .some((id) => batchIds.includes(id)),
+      );
+      expect(
+        mine.some((key) =>
+          key
+            .split('|')
+            .slice(0, 2)
+            .every((id) => batchIds.includes(id)),
+        ),
+      ).toBe(true);
+      for (const key of mine) expect(edges).toContain(key);
+      expect((await store.integrityCheck()).ok).toBe(true);
+      await store.close();
+    }
+  });
+
   it('recovers from an update interrupted after a removal: stale list entries are refilled', async () => {
     const store = await open();
     const random = mulberry32(7);
