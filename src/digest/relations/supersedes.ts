@@ -42,7 +42,7 @@ const VALUE_PATTERNS: ReadonlyArray<RegExp> = [
   /\b\d{1,2}:\d{2}\b(?!\s?(?:am|pm|a\.m\.|p\.m\.))/gi,
   /[$€£]\s?\d+(?:[.,]\d+)?/g,
   /\b\d+(?:[.,]\d+)?\s?(?:%|percent|eur|euros?|usd|dollars?|pounds?|kg|km|miles?|minutes?|hours?|days?|weeks?|months?|years?)\b/gi,
-  /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g,
+  /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}\b/g,
 ];
 
 /** What the rule reads from one memory. */
