@@ -22,6 +22,23 @@ const STRONG_CUE =
 const WEAK_CUE = /\b(?:now|instead|no\s+longer|not\s+any\s*more)\b/i;
 /** A negation cue revises a statement without stating a new value ("I no longer work at Acme"). */
 const NEGATION_CUE = /\b(?:no\s+longer|not\s+any\s*more)\b/i;
+/** How many words after a negation cue it governs ("no longer | works at Acme Robotics"). */
+const NEGATED_WORDS = 4;
+
+/** Topic tokens of the NEGATED_WORDS words after the first negation cue (bounded: reads one short slice). */
+function negatedTokens(text: string): Set<string> {
+  const match = NEGATION_CUE.exec(text);
+  const tokens = new Set<string>();
+  if (match === null) return tokens;
+  const after = text.slice(match.index + match[0].length, match.index + match[0].length + 200);
+  const words = after
+    .split(/[^\p{L}\p{N}'-]+/u)
+    .filter((word) => word !== '')
+    .slice(0, NEGATED_WORDS);
+  for (const token of contentTokens(words.join(' '))) if (!CUE_WORDS.has(token)) tokens.add(token);
+  return tokens;
+}
+
 /** Cue words are not topic: "update" shared by two unrelated updates says nothing about the slot. */
 const CUE_WORDS = new Set(
   'update updated updates correction corrected actually change changed changes moved rescheduled postponed brought forward pushed back new now instead longer anymore any more'.split(
@@ -58,6 +75,8 @@ export interface SupersessionFacts {
   cue: 'strong' | 'weak' | 'negation' | undefined;
   values: Set<string>;
   topic: Set<string>;
+  /** Topic tokens of the few words a negation cue governs ("no longer WORKS AT ACME"); empty without one. */
+  negated: Set<string>;
   question: boolean;
 }
 
@@ -82,6 +101,7 @@ export function supersessionFacts(record: MemoryRecord): SupersessionFacts {
           : undefined,
     values: slotValues(text),
     topic,
+    negated: negatedTokens(text),
     question: /\?\s*$/.test(text.trim()),
   };
 }
@@ -119,7 +139,8 @@ export function supersessionThread(record: MemoryRecord): string | undefined {
  * 1. `newer` carries a revision cue and is not a question; `older` is not a question;
  * 2. when both have event times, `newer`'s is not earlier;
  * 3. value change: both state slot values (dates, weekdays, times, amounts, quantities, e-mail addresses)
- *    and `newer` states one `older` does not; or, for a negation cue ("no longer"), `older` does not negate;
+ *    and `newer` states one `older` does not; or, for a negation cue ("no longer"), `older` does not negate
+ *    and states a topic token of the words the cue governs (`NEGATED_WORDS` words after it);
  * 4. same slot: they share topic tokens (content tokens minus cue words): at least 1 after a strong cue,
  *    2 after a weak or negation cue.
  */
@@ -128,6 +149,12 @@ export function revises(newer: SupersessionFacts, older: SupersessionFacts): boo
   if (newer.timeMs !== undefined && older.timeMs !== undefined && newer.timeMs < older.timeMs) return false;
   if (newer.cue === 'negation') {
     if (older.cue === 'negation') return false;
+    // What is negated must be something the older memory states: "no longer works at Acme" revises "works at
+    // Acme", while "it's no longer just about reliability" revises nothing (found as false positives in
+    // conversational dev text, where the cue is common).
+    let stated = false;
+    for (const token of newer.negated) if (older.topic.has(token)) stated = true;
+    if (!stated) return false;
   } else {
     if (newer.values.size === 0 || older.values.size === 0) return false;
     let added = false;

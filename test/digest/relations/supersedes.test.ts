@@ -53,6 +53,12 @@ describe('supersedes: detection rule', () => {
       'I need a dentist appointment',
     ],
     ['weak cue, one shared word', 'Now the meeting is on Friday', 'Dentist meeting on Monday'],
+    [
+      // Found in the Mem-Gallery dev dialogs: the negated words ("in use") are nothing the older turn states.
+      'a negation of something the older memory never said',
+      "Responsibility extends to a robot's whole lifecycle, to what happens when it's no longer in use.",
+      'A tiered approach to robot regulation: responsibility for risky applications first.',
+    ],
   ])('ignores %s', (_case, newer, older) => {
     const records = [note('old', 1, older), note('new', 2, newer)];
     expect(supersedesPairs(records)).toEqual([]);
