@@ -81,22 +81,11 @@ export function encodeUserCursor(userId: string): string {
 }
 
 export function decodeUserCursor(cursor: string): string {
-  const invalid = () =>
-    new GraphmemixError('INVALID_INPUT', 'cursor is not a user cursor this archive gave out', {
-      location: { field: 'cursor' },
-    });
-  if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
+  const [tag, userId] = decodeCursorPair(cursor, 'cursor is not a user cursor this archive gave out');
+  if (tag !== 'u' || typeof userId !== 'string' || userId.length === 0 || userId.length > 256) {
+    throw invalidCursor('cursor is not a user cursor this archive gave out');
   }
-  if (!Array.isArray(value) || value.length !== 2 || value[0] !== 'u' || typeof value[1] !== 'string') {
-    throw invalid();
-  }
-  if (value[1].length === 0 || value[1].length > 256) throw invalid();
-  return value[1];
+  return userId;
 }
 
 export function encodeCursor(record: Pick<MemoryRecord, 'sequence' | 'id'>): string {
@@ -104,27 +93,28 @@ export function encodeCursor(record: Pick<MemoryRecord, 'sequence' | 'id'>): str
 }
 
 export function decodeCursor(cursor: string): { sequence: number; id: string } {
-  const invalid = () =>
-    new GraphmemixError('INVALID_INPUT', 'cursor is not a cursor this archive gave out', {
-      location: { field: 'cursor' },
-    });
-  if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  const [sequence, id] = decodeCursorPair(cursor, 'cursor is not a cursor this archive gave out');
+  if (!Number.isSafeInteger(sequence) || typeof id !== 'string' || id.length > 256) {
+    throw invalidCursor('cursor is not a cursor this archive gave out');
+  }
+  return { sequence: sequence as number, id };
+}
+
+/** The two-element JSON array inside a base64url cursor; anything else is INVALID_INPUT naming `cursor`. */
+function decodeCursorPair(cursor: string, message: string): [unknown, unknown] {
+  if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor(message);
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    throw invalidCursor(message);
   }
-  if (
-    !Array.isArray(value) ||
-    value.length !== 2 ||
-    !Number.isSafeInteger(value[0]) ||
-    typeof value[1] !== 'string' ||
-    value[1].length > 256
-  ) {
-    throw invalid();
-  }
-  return { sequence: value[0] as number, id: value[1] as string };
+  if (!Array.isArray(value) || value.length !== 2) throw invalidCursor(message);
+  return [value[0], value[1]];
+}
+
+function invalidCursor(message: string): GraphmemixError {
+  return new GraphmemixError('INVALID_INPUT', message, { location: { field: 'cursor' } });
 }
 
 /**
