@@ -110,7 +110,7 @@ export async function buildRelations(
       warnings.push(embedded.warning);
     }
   }
-  if (semanticSpace === 'tfidf') await compactSemantic(store, contextId, { k });
+  if (semanticSpace === 'tfidf') await compactSemantic(store, contextId, { k, records });
   lap('semantic_knn');
   seconds.total = (performance.now() - started) / 1000;
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };

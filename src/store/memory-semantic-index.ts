@@ -72,8 +72,10 @@ export class MemorySemanticIndex implements SemanticIndexStore {
   async replaceAll(
     contextId: string,
     snapshot: SemanticSnapshotInput,
-    docs: readonly SemanticDoc[],
+    given: Iterable<SemanticDoc>,
   ): Promise<void> {
+    // Iterated twice (every id checked before anything changes): the port promises a single pass.
+    const docs = [...given];
     for (const doc of docs) this.assertMemory(contextId, doc.memoryId);
     const index: ContextIndex = {
       snapshot: {

@@ -15,9 +15,10 @@ export interface SemanticIndexStore {
   documentFrequencies(contextId: string, terms: readonly string[]): Promise<Map<string, number>>;
   /**
    * Compaction: replaces the context's snapshot, every document and every list in ONE transaction
-   * (`changes` starts at 0). Unknown memory ids are INVALID_INPUT.
+   * (`changes` starts at 0). Unknown memory ids are INVALID_INPUT. `docs` is iterated once, in order, so a
+   * compaction can build documents while they are written (no whole-context array at 1M memories).
    */
-  replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: readonly SemanticDoc[]): Promise<void>;
+  replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>): Promise<void>;
   /** Documents in the order of `ids`; ids without a document are skipped. */
   getDocs(contextId: string, ids: readonly string[]): Promise<SemanticDoc[]>;
   /**

@@ -94,7 +94,7 @@ export function createSqliteSemanticIndex(
       });
     },
 
-    async replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: readonly SemanticDoc[]) {
+    async replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>) {
       run(() =>
         db
           .transaction(() => {

@@ -2,6 +2,7 @@ import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
 import { compareStrings } from '../../store/store-rules.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
@@ -28,7 +29,7 @@ export const DEFAULT_K = 8;
 export async function compactSemantic(
   store: ArchiveStore,
   contextId: string,
-  options: { k?: number } = {},
+  options: { k?: number; records?: readonly MemoryRecord[] } = {},
 ): Promise<CompactionResult> {
   const started = performance.now();
   const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? DEFAULT_K;
@@ -37,24 +38,47 @@ export async function compactSemantic(
       location: { field: 'k' },
     });
   }
-  const records = (await loadRecords(store, contextId)).sort((x, y) => compareStrings(x.id, y.id));
-  const space = buildTfidfSpace(records);
+  // A caller that already holds every record (buildRelations) passes them: at 1M memories a second copy
+  // would double the peak memory. Sorted by id here (the rebuild's order), not in the caller's array.
+  const loaded = options.records ?? (await loadRecords(store, contextId));
+  const space = buildTfidfSpace(sortedById(loaded));
   const lists = exactKnnLists(space, k);
   const names: string[] = new Array(space.df.length);
   for (const [term, id] of space.vocabulary) names[id] = term;
   const df = new Map(names.map((term, id) => [term, space.df[id]!]));
-  const docs: SemanticDoc[] = space.ids.map((memoryId, d) => {
-    const entries: Array<[string, number]> = [];
-    for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
-      entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
-    }
-    entries.sort((x, y) => compareStrings(x[0], y[0]));
-    const neighbours: SemanticNeighbour[] = lists
-      .neighbours(d)
-      .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
-    return { memoryId, terms: entries.map((e) => e[0]), weights: entries.map((e) => e[1]), neighbours };
+  // Documents are built while the store writes them (a re-iterable view over the space and the lists), so
+  // no whole-context array of documents exists: at 1M memories it would be ~1 GB of small objects.
+  const docs: Iterable<SemanticDoc> = {
+    *[Symbol.iterator]() {
+      for (let d = 0; d < space.size; d++) {
+        const entries: Array<[string, number]> = [];
+        for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
+          entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
+        }
+        entries.sort((x, y) => compareStrings(x[0], y[0]));
+        const neighbours: SemanticNeighbour[] = lists
+          .neighbours(d)
+          .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
+        yield {
+          memoryId: space.ids[d]!,
+          terms: entries.map((e) => e[0]),
+          weights: entries.map((e) => e[1]),
+          neighbours,
+        };
+      }
+    },
+  };
+  const edges = lists.mutualPairs().map(({ a, b, similarity }): MemoryEdge => {
+    const [x, y] = [space.ids[a]!, space.ids[b]!];
+    return {
+      contextId,
+      a: x < y ? x : y,
+      b: x < y ? y : x,
+      types: ['semantic_knn'],
+      strength: similarity,
+      similarity,
+    };
   });
-  const edges = mutualEdges(contextId, docs);
   await store.semantic.replaceAll(
     contextId,
     { space: 'tfidf', documents: space.size, k, createdAt: new Date().toISOString(), df },
@@ -67,6 +91,10 @@ export async function compactSemantic(
     edges: edges.length,
     seconds: (performance.now() - started) / 1000,
   };
+}
+
+function sortedById(records: readonly MemoryRecord[]): MemoryRecord[] {
+  return [...records].sort((x, y) => compareStrings(x.id, y.id));
 }
 
 /** Mutual pairs of the lists as semantic_knn edges (strength = similarity = mean of both scores). */

@@ -62,7 +62,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
             [contextId, [...snapshot.df.keys()], [...snapshot.df.values()]],
           );
         }
-        await insertDocs(sql, contextId, docs, snapshot.k);
+        await insertDocs(sql, contextId, [...docs], snapshot.k);
       });
     },
 
