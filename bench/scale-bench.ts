@@ -35,6 +35,8 @@ interface ScenarioResult {
   memories: number;
   ingestSeconds: number;
   ingestPerSecond: number;
+  /** CPU seconds of this process for the import (user + system): the figure to compare on a busy machine. */
+  ingestCpuSeconds: number;
   dbMiBPer1k: number;
   peakRssMiB: number;
   /** cpuMs: mean CPU time of this process per call (user + system): less sensitive to a busy machine. */
@@ -45,6 +47,8 @@ interface ScenarioResult {
   compactionSeconds: number | null;
   /** Which run the compaction figure is: a separate `gm.compact` after the import, or the import's own. */
   compactionFrom: 'compact' | 'bulk-import';
+  /** CPU seconds of the separate compaction (null when it was not run). */
+  compactionCpuSeconds: number | null;
   /** Seconds of the bulk import: records written, schema relations, exact semantic rebuild (kNN). */
   ingestSplit: { records: number; schema: number; semantic: number };
   edgesPerMemory: Record<string, number>;
@@ -144,6 +148,7 @@ async function runScenario(
 
   const gm = await openGraphmemix({ db: file });
   const ingestStarted = performance.now();
+  const ingestCpu = process.cpuUsage();
   const split = { records: 0, schema: 0, semantic: 0 };
   let firstSemantic = 0;
   for (const [c, contextId] of contextIds.entries()) {
@@ -155,10 +160,13 @@ async function runScenario(
     split.schema += (steps.relations ?? 0) - semantic;
   }
   const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+  const ingestCpuSeconds = cpuMs(process.cpuUsage(ingestCpu)) / 1000;
   split.records = ingestSeconds - split.schema - split.semantic;
   const memories = contextCount * perContext;
 
+  const compactionCpu = process.cpuUsage();
   const compactionSeconds = recompact ? await timeCompaction(gm, contextIds[0]!) : firstSemantic;
+  const compactionCpuSeconds = recompact ? cpuMs(process.cpuUsage(compactionCpu)) / 1000 : null;
 
   const questions = chatQuestions(queries + 10, 5, archive(contextIds[0]!, 0));
   const contextFor = (i: number) => contextIds[(i * 7919) % contextIds.length]!;
@@ -216,6 +224,7 @@ async function runScenario(
     memories,
     ingestSeconds: round(ingestSeconds),
     ingestPerSecond: Math.round(memories / ingestSeconds),
+    ingestCpuSeconds: round(ingestCpuSeconds),
     dbMiBPer1k: round(fileBytes(file) / 1024 / 1024 / (memories / 1000)),
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     add1: {
@@ -239,7 +248,12 @@ async function runScenario(
     },
     compactionSeconds: compactionSeconds === null ? null : round(compactionSeconds),
     compactionFrom: recompact ? 'compact' : 'bulk-import',
-    ingestSplit: { records: round(split.records), schema: round(split.schema), semantic: round(split.semantic) },
+    compactionCpuSeconds: compactionCpuSeconds === null ? null : round(compactionCpuSeconds),
+    ingestSplit: {
+      records: round(split.records),
+      schema: round(split.schema),
+      semantic: round(split.semantic),
+    },
     edgesPerMemory: Object.fromEntries(
       Object.entries(edges).map(([type, count]) => [type, round((2 * count) / contextSize)]),
     ),
@@ -274,7 +288,7 @@ function printTable(results: readonly ScenarioResult[]): void {
   const rows = results.map((r) => [
     r.scenario,
     String(r.memories),
-    `${r.ingestPerSecond} (${r.ingestSplit.records}, ${r.ingestSplit.schema}, ${r.ingestSplit.semantic})`,
+    `${r.ingestPerSecond} (${r.ingestSplit.records}, ${r.ingestSplit.schema}, ${r.ingestSplit.semantic}; cpu ${r.ingestCpuSeconds})`,
     String(r.dbMiBPer1k),
     String(r.peakRssMiB),
     `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs})`,
@@ -283,7 +297,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs})`,
     r.compactionSeconds === null
       ? 'n/a'
-      : `${r.compactionSeconds}${r.compactionFrom === 'bulk-import' ? ' (import)' : ''}`,
+      : `${r.compactionSeconds}${r.compactionFrom === 'bulk-import' ? ' (import)' : ` (cpu ${r.compactionCpuSeconds})`}`,
     `${r.edgesPerMemory.semantic_knn ?? 0}, ${round(
       Object.entries(r.edgesPerMemory)
         .filter(([type]) => type !== 'semantic_knn')
