@@ -195,22 +195,27 @@ export function detectedTarget(
 export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const out = new PairSet();
   const ids = new Set(records.map((record) => record.id));
-  const threads = new Map<string, SupersessionFacts[]>();
+  // Per thread only the last `window` facts are kept (a newer memory is compared with no more), so a
+  // 1M-memory rebuild does not hold the facts of every memory at once (~1 GB there). Detections are kept
+  // per thread and added after the explicit pairs, in thread order: the same pairs in the same order.
+  const threads = new Map<string, { recent: SupersessionFacts[]; detected: Array<[string, string]> }>();
   for (const record of [...records].sort(compareBySequence)) {
     const facts = supersessionFacts(record);
     for (const id of facts.explicit) if (ids.has(id)) out.add(record.id, id);
     if (facts.thread === undefined) continue;
-    const thread = threads.get(facts.thread);
-    if (thread) thread.push(facts);
-    else threads.set(facts.thread, [facts]);
-  }
-  for (const thread of threads.values()) {
-    for (let i = 1; i < thread.length; i++) {
-      const before = thread.slice(Math.max(0, i - SUPERSEDES_RULE.window), i).reverse();
-      const target = detectedTarget(thread[i]!, before);
-      if (target !== undefined) out.add(thread[i]!.id, target);
+    let thread = threads.get(facts.thread);
+    if (!thread) {
+      thread = { recent: [], detected: [] };
+      threads.set(facts.thread, thread);
     }
+    if (thread.recent.length > 0) {
+      const target = detectedTarget(facts, [...thread.recent].reverse());
+      if (target !== undefined) thread.detected.push([facts.id, target]);
+    }
+    thread.recent.push(facts);
+    if (thread.recent.length > SUPERSEDES_RULE.window) thread.recent.shift();
   }
+  for (const { detected } of threads.values()) for (const [x, y] of detected) out.add(x, y);
   return out.pairs;
 }
 
