@@ -261,8 +261,13 @@ function temporalOrder(
     return Number.isFinite(t) ? [{ id: c.memoryId, t }] : [];
   });
   if (dated.length === 0) return out;
-  const min = Math.min(...dated.map((d) => d.t));
-  const max = Math.max(...dated.map((d) => d.t));
+  // A loop, not Math.min(...): a library caller may ask for a pool far larger than M = 48.
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const { t } of dated) {
+    min = Math.min(min, t);
+    max = Math.max(max, t);
+  }
   for (const { id, t } of dated) {
     const recency = max === min ? 1 : (t - min) / (max - min);
     out.set(id, latest ? recency : 1 - recency);
