@@ -69,11 +69,11 @@ export async function compactSemantic(
     },
   };
   const edges = lists.mutualPairs().map(({ a, b, similarity }): MemoryEdge => {
-    const [x, y] = [space.ids[a]!, space.ids[b]!];
+    // Documents are in id order (compareStrings), so index a < b means id a < id b: the edge's order.
     return {
       contextId,
-      a: x < y ? x : y,
-      b: x < y ? y : x,
+      a: space.ids[a]!,
+      b: space.ids[b]!,
       types: ['semantic_knn'],
       strength: similarity,
       similarity,
