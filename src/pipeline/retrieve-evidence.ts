@@ -192,7 +192,7 @@ export async function verifiedPool(
     ...(options.filter ? { filter: options.filter } : {}),
   };
 
-  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize });
+  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize }, options.expansion);
   trace.lap('retrieve');
 
   const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
