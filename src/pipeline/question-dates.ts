@@ -36,7 +36,19 @@ export const TEMPORAL_EXPANSION_WEIGHT = 1;
 
 /** True when resolving the question needs the context's dates (a relative expression or a bare month). */
 export function needsDateReference(text: string): boolean {
-  return RELATIVE_HINT.test(text.slice(0, EXPANSION_INPUT_CHARS));
+  return RELATIVE_HINT.test(askedText(text));
+}
+
+/**
+ * The part of the query that asks: option lines ("(A) 2023-09-12", "B. ...") are candidate answers, not the
+ * time of the asked events, so their dates are left out.
+ */
+function askedText(text: string): string {
+  return text
+    .slice(0, EXPANSION_INPUT_CHARS)
+    .split('\n')
+    .filter((line) => !OPTION_LINE.test(line))
+    .join('\n');
 }
 
 /** The date terms of a question (index form, not already in the question), or undefined when none. */
@@ -45,7 +57,7 @@ export function temporalExpansion(
   reference: DateReference = {},
   weight = TEMPORAL_EXPANSION_WEIGHT,
 ): QueryExpansion | undefined {
-  const input = text.slice(0, EXPANSION_INPUT_CHARS);
+  const input = askedText(text);
   const latest = reference.latest === undefined ? undefined : calendarDay(reference.latest);
   const days: string[] = [];
   const months: string[] = [];
@@ -177,7 +189,10 @@ const LAST_PATTERN = /\b(?:last|past|previous)\s+(week|month|year)\b/gi;
 // A month name without a day after it ("in June", "during March 2023" is left to the stated forms).
 const BARE_MONTH_PATTERN =
   /\b(?:in|during|of|since|early|late|mid)[\s-]+(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b(?!\s*\d)/gi;
-const SESSION_PATTERN = /\b(first|last|latest|most recent)\s+(?:session|conversation|chat)\b/gi;
+// "the first conversation ABOUT x" is the first on a topic, not the first session: only a bare session counts.
+const SESSION_PATTERN =
+  /\b(first|last|latest|most recent)\s+(?:session|conversation|chat)\b(?!\s+(?:about|on|regarding|where|when|in which|that|which|with|before|after|of|between|from)\b)/gi;
+const OPTION_LINE = /^\s*(?:\(?[A-Ha-h]\)|[A-H][.:])\s/;
 const RELATIVE_HINT = new RegExp(
   [
     WEEKDAY_PATTERN.source,

@@ -86,9 +86,9 @@ export async function multiViewSearch(
   const restriction = await restrictionOf(store, contextId, options.filter);
   if (restriction.kind === 'ids' && restriction.ids.length === 0)
     return { ranked: [], viewScores, denseFailed: false, expansions: [] };
-  const lexical = (text: string) =>
+  const lexical = (text: string, kinds?: readonly ViewKind[]) =>
     restrictedSearch(store, contextId, restriction, options.limit, (search) =>
-      store.searchLexical(contextId, text, search),
+      store.searchLexical(contextId, text, kinds ? { ...search, kinds } : search),
     );
   const expansions = (options.expansions ?? []).filter((e) => e.terms.length > 0 && e.weight > 0);
   if (query.text.trim() !== '') {
@@ -99,13 +99,19 @@ export async function multiViewSearch(
     } else {
       const weighted = new WeightedHits();
       weighted.add(hits, 1);
-      for (const expansion of expansions)
-        weighted.add(await lexical(expansion.terms.join(' ')), expansion.weight);
+      const search = async (expansion: QueryExpansion) =>
+        weighted.add(await lexical(expansion.terms.join(' '), expansion.kinds), expansion.weight);
+      for (const expansion of expansions) await search(expansion);
       if (options.feedback) {
-        const feedback = await feedbackExpansion(store, contextId, query.text, weighted, options.feedback);
-        if (feedback) {
+        for (const feedback of await feedbackExpansions(
+          store,
+          contextId,
+          query.text,
+          weighted,
+          options.feedback,
+        )) {
           expansions.push(feedback);
-          weighted.add(await lexical(feedback.terms.join(' ')), feedback.weight);
+          await search(feedback);
         }
       }
       for (const hit of weighted.hits()) offer(hit, lexicalScore(hit.kind, hit.rawScore));
@@ -152,18 +158,52 @@ export async function multiViewSearch(
   return { ranked, viewScores, denseFailed, expansions, ...(embeddingCall ? { embeddingCall } : {}) };
 }
 
+const MESSAGE_PREFIX = /^\[[^\]\n]{1,40}\]\s*(?:[^:\n]{1,80}:\s)?/;
+const PREFIX_DAY = /^\[(\d{1,2}) ([A-Z][a-z]+) (\d{4})\]/;
+const MONTH_INDEX = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const WEEKDAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+
+/** "[17 June 2024] ..." -> "17 monday" (the day number and weekday of a message's text view), else undefined. */
+function messageDay(text: string): string | undefined {
+  const match = PREFIX_DAY.exec(text);
+  if (!match) return undefined;
+  const month = MONTH_INDEX.indexOf(match[2]!);
+  if (month < 0) return undefined;
+  const date = new Date(Date.UTC(Number(match[3]), month, Number(match[1])));
+  return Number.isNaN(date.getTime()) ? undefined : `${Number(match[1])} ${WEEKDAY_NAMES[date.getUTCDay()]}`;
+}
+
 /**
- * Pseudo-relevance feedback: the terms shared by the text views of the top `docs` memories (by the weighted
- * lexical score so far), not in the question, at most `terms`. Reads `docs` views: no cost that grows with
- * the context. BM25's own idf then weighs the common ones down in the second query.
+ * Pseudo-relevance feedback from the text views of the top `docs` memories (by the weighted lexical score so
+ * far), two expansions at `weight`:
+ * - the day they share (at least `minDocs` of them; at most two days), as its day number and weekday,
+ *   searched in the metadata view only: memories of the same day, usually the same session, come closer.
+ *   These are the metadata view's rarest date terms (month and year are in every memory of a month and cost
+ *   the longest postings of the context), and one view kind keeps the search cheap;
+ * - up to `terms` words they share (in at least `minDocs`), not in the question, the "[day] speaker:" prefix
+ *   left out; BM25's own idf weighs the common ones down.
+ * Reads `docs` memories' views: no cost that grows with the context.
  */
-async function feedbackExpansion(
+async function feedbackExpansions(
   store: ArchiveStore,
   contextId: string,
   queryText: string,
   weighted: WeightedHits,
   options: FeedbackOptions,
-): Promise<QueryExpansion | undefined> {
+): Promise<QueryExpansion[]> {
   const best = new Map<string, number>();
   for (const hit of weighted.hits()) {
     const score = lexicalScore(hit.kind, hit.rawScore);
@@ -173,13 +213,18 @@ async function feedbackExpansion(
     .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
     .slice(0, options.docs)
     .map(([id]) => id);
-  if (top.length < options.minDocs) return undefined;
+  if (top.length < options.minDocs) return [];
   const views = (await store.getViews(contextId, top)).filter((view) => view.kind === 'text');
   const asked = new Set(tokenize(queryText.slice(0, 4_000)));
   const stats = new Map<string, { docs: number; count: number }>();
+  const days = new Map<string, number>();
   for (const view of views) {
+    const day = messageDay(view.text);
+    if (day !== undefined) days.set(day, (days.get(day) ?? 0) + 1);
     const seen = new Set<string>();
-    for (const term of tokenize(view.text.slice(0, 4_000))) {
+    // The "[day] speaker:" prefix of a message's text view (build-views.ts `searchableText`) is in every
+    // message of that day and speaker: searching those terms again costs the longest postings of the context.
+    for (const term of tokenize(view.text.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
       if (asked.has(term)) continue;
       const stat = stats.get(term) ?? { docs: 0, count: 0 };
       stat.count += 1;
@@ -193,5 +238,18 @@ async function feedbackExpansion(
     .sort((x, y) => y[1].docs - x[1].docs || y[1].count - x[1].count || (x[0] < y[0] ? -1 : 1))
     .slice(0, options.terms)
     .map(([term]) => term);
-  return terms.length === 0 ? undefined : { source: 'feedback', terms, weight: options.weight };
+  const shared = [...days.entries()]
+    .filter(([, count]) => count >= options.minDocs)
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, 2);
+  const dayTerms: string[] = [];
+  for (const [day] of shared) {
+    for (const term of tokenize(day)) if (!asked.has(term) && !dayTerms.includes(term)) dayTerms.push(term);
+  }
+  const out: QueryExpansion[] = [];
+  if (dayTerms.length > 0) {
+    out.push({ source: 'feedback', terms: dayTerms, weight: options.weight, kinds: ['text', 'metadata'] });
+  }
+  if (terms.length > 0) out.push({ source: 'feedback', terms, weight: options.weight });
+  return out;
 }

@@ -1,4 +1,4 @@
-import type { ViewHit } from '../types/view.ts';
+import type { ViewHit, ViewKind } from '../types/view.ts';
 import { STOPWORDS, tokenize } from './tokenize.ts';
 import type { SynonymLexicon } from './wordnet-synonyms.ts';
 
@@ -15,6 +15,8 @@ export interface QueryExpansion {
   /** Terms in index form (tokenizer output), deduplicated, none of them in the question already. */
   terms: string[];
   weight: number;
+  /** Search only these view kinds (all when absent). */
+  kinds?: readonly ViewKind[];
 }
 
 /** Only this much of a question is read for expansions (a 100k-character question costs no more). */

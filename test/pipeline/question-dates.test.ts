@@ -81,3 +81,12 @@ describe('temporalExpansion (question dates resolved against a fixed reference)'
     expect(expansion!.weight).toBe(1);
   });
 });
+
+describe('temporalExpansion leaves alone', () => {
+  it('dates in answer options and "the first conversation about" a topic', () => {
+    const question = 'When did Alex see the snake?\n(A) 2023-10-29\n(B) 2023-10-19\nC. 2023-11-02';
+    expect(temporalExpansion(question, reference)).toBeUndefined();
+    expect(terms('How many days separate the first conversation about cats from the wrap-up?')).toEqual([]);
+    expect(terms('When did Alex have his last conversation before the summary?')).toEqual([]);
+  });
+});

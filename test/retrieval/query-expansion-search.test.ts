@@ -112,6 +112,46 @@ describe('weighted lexical search (expansions above the store port)', () => {
     expect(result.ranked.map((m) => m.memoryId)).not.toContain('n5');
   });
 
+  it('feedback brings the day the top memories share (text and metadata views)', async () => {
+    const store = createMemoryStore();
+    const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
+      id,
+      contextId: 'c',
+      kind: 'message',
+      sequence: i,
+      speaker: 'Ana',
+      timestamp: `${day}T09:00:00Z`,
+      text,
+      assets: [],
+    });
+    await ingestItems(
+      store,
+      records([
+        message('m1', '2024-06-17', 'the greenhouse tomatoes are ripe', 1),
+        message('m2', '2024-06-17', 'picked tomatoes for the sauce', 2),
+        message('m3', '2024-06-17', 'the sauce simmered all afternoon', 3),
+        message('m4', '2024-06-21', 'the sauce recipe from grandma', 4),
+        message('m5', '2024-06-21', 'bought flour and yeast', 5),
+      ]),
+    );
+    const query = { text: 'tomatoes', imageUris: [] };
+    const plain = await multiViewSearch(store, 'c', query, { limit: 10 });
+    expect(plain.ranked.map((m) => m.memoryId).sort()).toEqual(['m1', 'm2']);
+    const result = await multiViewSearch(store, 'c', query, {
+      limit: 10,
+      feedback: { docs: 2, terms: 0, minDocs: 2, weight: 0.5 },
+    });
+    // 17 June 2024 was a Monday: its day number and weekday, searched in the text and metadata views.
+    expect(result.expansions).toEqual([
+      { source: 'feedback', terms: ['17', 'monday'], weight: 0.5, kinds: ['text', 'metadata'] },
+    ]);
+    const ranked = result.ranked.map((m) => m.memoryId);
+    // m3 (same day, no question word) enters; m4 and m5 (another day) do not.
+    expect(ranked).toContain('m3');
+    expect(ranked).not.toContain('m4');
+    expect(ranked).not.toContain('m5');
+  });
+
   it('WeightedHits sums raw BM25 per view', () => {
     const hits = new WeightedHits();
     hits.add([{ memoryId: 'm', kind: 'text', key: 'main', rawScore: 2 }], 1);
@@ -126,5 +166,20 @@ describe('weighted lexical search (expansions above the store port)', () => {
       { memoryId: 'm', kind: 'text', key: 'main', rawScore: 3 },
       { memoryId: 'm', kind: 'metadata', key: 'main', rawScore: 0.25 },
     ]);
+  });
+});
+
+describe('query expansion in the trace', () => {
+  it('names the expansions and their terms', async () => {
+    const gm = await openGraphmemix({ db: ':memory:' });
+    try {
+      await ingestItems(gm.store, records(shoppingNotes()));
+      const result = await gm.retrieve('alice', { prompt: 'shopping last Tuesday?', asOf: '2024-06-20' });
+      expect(result.trace.components.queryExpansion).toBe('temporal@1: 2024 06 18 june');
+      const plain = await gm.retrieve('alice', 'shopping lamp');
+      expect(plain.trace.components.queryExpansion).toBeUndefined();
+    } finally {
+      await gm.close();
+    }
   });
 });
