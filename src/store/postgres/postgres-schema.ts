@@ -343,6 +343,37 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         WHERE key = 'media-status:pending';
     `,
   },
+  {
+    // Version 6: cheaper kNN updates (issue #11, add-1 into a 10k context; the same choice as SQLite
+    // migration 9). Each document keeps its vector and its list in its own row (JSON [terms, weights] and
+    // [neighbour ids, scores]), so reading a candidate is one row, not one per term and entry (getDocs was the
+    // largest statement of an add). Ratios are computed from semantic_docs.threshold when the exact reverse
+    // search asks, so a list change writes its document row, not the ratio of every posting of its memory
+    // (the ratio column stays, unmaintained; its index goes). The owner is subject to FORCE ROW LEVEL
+    // SECURITY: the backfill reads every context and lifts FORCE on the table it updates; every migrate run
+    // re-applies the policies afterwards (rlsSql). Re-runnable (IF EXISTS / IF NOT EXISTS, the backfill only
+    // fills NULLs).
+    version: 6,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      ALTER TABLE semantic_docs NO FORCE ROW LEVEL SECURITY;
+      DROP INDEX IF EXISTS semantic_postings_by_ratio;
+      ALTER TABLE semantic_docs ADD COLUMN IF NOT EXISTS vector text, ADD COLUMN IF NOT EXISTS list text;
+      UPDATE semantic_docs d SET
+        vector = json_build_array(
+          coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
+                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
+          coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
+                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
+        list = json_build_array(
+          coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
+                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
+          coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
+                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
+        WHERE d.vector IS NULL OR d.list IS NULL;
+      ALTER TABLE semantic_docs ALTER COLUMN vector SET NOT NULL, ALTER COLUMN list SET NOT NULL;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

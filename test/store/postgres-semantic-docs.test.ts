@@ -1,0 +1,176 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
+import { updateSemanticKnn } from '../../src/digest/incremental/update-semantic-knn.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { write } from './store-conformance.ts';
+
+/**
+ * PostgreSQL migration 6 (docs/postgres.md, "Semantic kNN state"): documents keep their vector and list in
+ * their own row, ratios are computed from the thresholds, and weight-ordered posting reads issued together
+ * run as one statement. A database taken back to the schema-5 shape is backfilled and reads the same
+ * documents; the exact reverse search (ratio reads) and the default one give SQLite's lists.
+ */
+afterAll(dropTestDatabases);
+if (PG_SKIP) console.warn(`[postgres semantic documents skipped] ${PG_SKIP}`);
+
+const TEXTS = [
+  'sunset over the harbour',
+  'harbour photos at sunset, sunset again',
+  'grocery list milk eggs',
+  'milk and eggs for the harbour picnic',
+  'a long walk along the harbour wall at dawn with the dog',
+  'the dog at dawn again',
+  'picnic by the harbour wall with milk',
+  'dawn photos of the dog by the sunset wall',
+];
+
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration 6)', () => {
+  it('backfills vectors and lists when migrating a schema-5 database, and reads them back the same', async () => {
+    const url = await createTestDatabase();
+    const store = await openPostgresStore({ url });
+    const ids = TEXTS.map((_, i) => `m${i}`);
+    try {
+      await store.writeMemories(
+        'ctx',
+        TEXTS.map((text, i) => write('ctx', `m${i}`, text, i)),
+      );
+      await compactSemantic(store, 'ctx', { k: 2 });
+    } finally {
+      await store.close();
+    }
+    const before = await readDocs(url, ids);
+    expect(before.length).toBe(TEXTS.length);
+    expect(before.every((doc) => doc.terms.length > 0 && doc.neighbours.length > 0)).toBe(true);
+
+    // Back to the schema-5 shape: no document columns, ratios maintained per posting with their index.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`
+        ALTER TABLE semantic_docs DROP COLUMN vector, DROP COLUMN list;
+        UPDATE semantic_postings p SET ratio = CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE 1e308 END
+          FROM semantic_docs d WHERE d.context_id = p.context_id AND d.memory_id = p.memory_id;
+        CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio, weight);
+        DELETE FROM schema_migrations WHERE version > 5;`);
+    } finally {
+      await admin.end();
+    }
+    expect(await readDocs(url, ids)).toEqual(before);
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      const shape = await check.query(
+        `SELECT (SELECT count(*) FROM semantic_docs WHERE vector IS NULL OR list IS NULL)::int AS nulls,
+           (SELECT count(*) FROM pg_indexes WHERE indexname = 'semantic_postings_by_ratio')::int AS ratio_index,
+           (SELECT max(version) FROM schema_migrations) AS version`,
+      );
+      expect(shape.rows[0]).toEqual({ nulls: 0, ratio_index: 0, version: 6 });
+      // The policies are back after the migration lifted FORCE on semantic_docs.
+      const forced = await check.query(
+        "SELECT relforcerowsecurity AS forced FROM pg_class WHERE relname = 'semantic_docs'",
+      );
+      expect(forced.rows[0]).toEqual({ forced: true });
+    } finally {
+      await check.end();
+    }
+  });
+
+  it('incremental adds give the lists of SQLite, by both reverse searches', async () => {
+    for (const reverse of ['neighbourhood', 'exact'] as const) {
+      const lists: unknown[] = [];
+      for (const open of [
+        async () => openStore(':memory:'),
+        async () => openPostgresStore({ url: await createTestDatabase() }),
+      ]) {
+        const store = await open();
+        try {
+          const first = TEXTS.slice(0, 5).map((text, i) => write('ctx', `m${i}`, text, i));
+          await store.writeMemories('ctx', first);
+          await compactSemantic(store, 'ctx', { k: 2 });
+          for (let i = 5; i < TEXTS.length; i++) {
+            const added = write('ctx', `m${i}`, TEXTS[i]!, i);
+            await store.writeMemories('ctx', [added]);
+            await updateSemanticKnn(
+              store,
+              'ctx',
+              { upserted: [{ after: added.record }], removed: [] },
+              { reverse, compactBulk: false },
+            );
+          }
+          const docs = await store.semantic.getDocs(
+            'ctx',
+            TEXTS.map((_, i) => `m${i}`),
+          );
+          lists.push(docs.map((doc) => [doc.memoryId, doc.neighbours]));
+          expect((await store.integrityCheck()).ok).toBe(true);
+        } finally {
+          await store.close();
+        }
+      }
+      expect(lists[1], reverse).toEqual(lists[0]);
+    }
+  });
+
+  it('posting reads issued together are one statement with the answers of separate ones', async () => {
+    const url = await createTestDatabase();
+    // Before the store opens: its pooled clients bind pg.Client.prototype.query when first used.
+    const statements = countStatements();
+    const store = await openPostgresStore({ url });
+    try {
+      await store.writeMemories(
+        'ctx',
+        TEXTS.map((text, i) => write('ctx', `m${i}`, text, i)),
+      );
+      await compactSemantic(store, 'ctx', { k: 2 });
+      const requests = [
+        { term: 'harbour', filter: { top: 2 } },
+        { term: 'harbour', filter: { minWeight: 0 } },
+        { term: 'dog', filter: { minWeight: 0.1, below: 0.9 } },
+        { term: 'nosuchterm', filter: { top: 3 } },
+        { term: 'sunset', filter: { minWeight: 0 } },
+      ] as const;
+      const separate = [];
+      for (const r of requests) separate.push(await store.semantic.postings('ctx', r.term, r.filter));
+      expect(separate[0]!.length).toBe(2);
+      expect(separate[1]!.length).toBeGreaterThan(2);
+      expect(separate[3]).toEqual([]);
+      const sent = statements.count();
+      const together = await Promise.all(
+        requests.map((r) => store.semantic.postings('ctx', r.term, r.filter)),
+      );
+      expect(statements.count() - sent).toBe(3); // BEGIN (with the context), the reads, COMMIT
+      expect(together).toEqual(separate);
+    } finally {
+      statements.stop();
+      await store.close();
+    }
+  });
+});
+
+async function readDocs(url: string, ids: string[]) {
+  const store = await openPostgresStore({ url });
+  try {
+    return await store.semantic.getDocs('ctx', ids);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Statements sent by the pg clients of this process from now until stop(). */
+function countStatements(): { count(): number; stop(): void } {
+  const original = pg.Client.prototype.query;
+  let n = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    n++;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  return {
+    count: () => n,
+    stop() {
+      pg.Client.prototype.query = original;
+    },
+  };
+}
