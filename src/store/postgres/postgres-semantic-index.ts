@@ -453,7 +453,9 @@ class PostingWindows {
           const out = reads.map((): SemanticPosting[] => []);
           for (const row of result.rows)
             out[row.n - 1]!.push({ memoryId: row.memory_id, weight: row.weight });
-          settle.forEach(({ resolve }, at) => resolve(out[at]!));
+          settle.forEach(({ resolve }, at) => {
+            resolve(out[at]!);
+          });
         },
         (error: unknown) => {
           for (const { reject } of settle) reject(error);
