@@ -150,6 +150,73 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration
   });
 });
 
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL key chain walks', () => {
+  it('adjacentRunByKey equals adjacentByKey stepped on SQLite, and runs issued together are one statement', async () => {
+    const writes = Array.from({ length: 12 }, (_, i) => {
+      const w = write('ctx', `r${String(i).padStart(2, '0')}`, `text ${i}`, Math.floor(i / 2));
+      // Pairs share a sequence (ties broken by id); every third record is off the chain.
+      return { ...w, keys: i % 3 === 2 ? ['other'] : ['chain', `solo${i}`] };
+    });
+    const sqlite = await openStore(':memory:');
+    const statements = countStatements();
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await sqlite.writeMemories('ctx', writes);
+      await store.writeMemories('ctx', writes);
+      const step = async (
+        position: { sequence: number; id: string },
+        direction: 'before' | 'after',
+        n: number,
+      ) => {
+        const out: string[] = [];
+        let cursor = position;
+        while (out.length < n) {
+          const next = await sqlite.adjacentByKey('ctx', 'chain', cursor, direction);
+          if (!next) break;
+          out.push(next.id);
+          cursor = { sequence: next.sequence, id: next.id };
+        }
+        return out;
+      };
+      const places = [
+        { sequence: -1, id: '' },
+        { sequence: 2, id: 'r04' },
+        { sequence: 2, id: 'r045' }, // not a stored record
+        { sequence: 9, id: 'z' },
+      ];
+      for (const place of places) {
+        for (const direction of ['before', 'after'] as const) {
+          for (const n of [1, 3, 20]) {
+            const run = await store.adjacentRunByKey('ctx', 'chain', place, direction, n);
+            expect(
+              run.map((r) => r.id),
+              `${place.id} ${direction} ${n}`,
+            ).toEqual(await step(place, direction, n));
+          }
+        }
+      }
+      expect(await store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 0)).toEqual([]);
+      await expect(store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 1.5)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      const sent = statements.count();
+      const [back, forward, one] = await Promise.all([
+        store.adjacentRunByKey('ctx', 'chain', places[1]!, 'before', 3),
+        store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 3),
+        store.adjacentByKey('ctx', 'chain', places[1]!, 'after'),
+      ]);
+      expect(statements.count() - sent).toBe(3);
+      expect(back.map((r) => r.id)).toEqual(await step(places[1]!, 'before', 3));
+      expect(forward.map((r) => r.id)).toEqual(await step(places[1]!, 'after', 3));
+      expect(one?.id).toBe(forward[0]!.id);
+    } finally {
+      statements.stop();
+      await store.close();
+      await sqlite.close();
+    }
+  });
+});
+
 async function readDocs(url: string, ids: string[]) {
   const store = await openPostgresStore({ url });
   try {

@@ -59,8 +59,10 @@ export async function supersedesDelta(
 
   for (const { thread, position, record } of places.values()) {
     const key = KEY.supersedesThread + thread;
-    const back = await walk(lookup, key, position, 'before', WINDOW);
-    const forward = await walk(lookup, key, position, 'after', 2 * WINDOW);
+    const [back, forward] = await Promise.all([
+      lookup.walk(key, position, 'before', WINDOW),
+      lookup.walk(key, position, 'after', 2 * WINDOW),
+    ]);
     for (const memory of forward.slice(0, WINDOW)) dirty.set(memory.id, memory);
     const ordered = [...back.reverse(), ...(record ? [record] : []), ...forward];
     const startComplete = back.length < WINDOW;
@@ -91,23 +93,4 @@ export async function supersedesDelta(
       if (explicitSupersedes(lister).includes(memory.id)) delta.pairs.add(lister.id, memory.id);
     }
   }
-}
-
-/** Up to `count` records holding `key` next to `position`, nearest first. */
-async function walk(
-  lookup: KeyLookup,
-  key: string,
-  position: ChainPosition,
-  direction: 'before' | 'after',
-  count: number,
-): Promise<MemoryRecord[]> {
-  const found: MemoryRecord[] = [];
-  let cursor: ChainPosition = position;
-  while (found.length < count) {
-    const next = await lookup.adjacent(key, cursor, direction);
-    if (!next) break;
-    found.push(next);
-    cursor = { sequence: next.sequence, id: next.id };
-  }
-  return found;
 }

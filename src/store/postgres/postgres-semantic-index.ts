@@ -10,6 +10,7 @@ import {
   type SemanticTermBound,
 } from '../semantic-index-spec.ts';
 import { compareStrings } from '../store-rules.ts';
+import { BatchedReads } from './postgres-batched-reads.ts';
 import type { PostgresSession, Sql } from './postgres-session.ts';
 
 /** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
@@ -27,7 +28,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     session.scoped(contextId, 'read', work);
   const write = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
     session.scoped(contextId, 'write', work);
-  const windows = new PostingWindows(session);
+  const windows = postingWindows(session);
 
   return {
     async getSnapshot(contextId) {
@@ -157,10 +158,14 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
       if (!('minRatio' in filter)) {
         return windows.read(
           contextId,
-          term,
           'top' in filter
-            ? { min: Number.NEGATIVE_INFINITY, below: Number.POSITIVE_INFINITY, top: Math.max(0, filter.top) }
-            : { min: filter.minWeight, below: filter.below ?? Number.POSITIVE_INFINITY, top: null },
+            ? {
+                term,
+                min: Number.NEGATIVE_INFINITY,
+                below: Number.POSITIVE_INFINITY,
+                top: Math.max(0, filter.top),
+              }
+            : { term, min: filter.minWeight, below: filter.below ?? Number.POSITIVE_INFINITY, top: null },
         );
       }
       return read(contextId, async (sql) => {
@@ -377,89 +382,36 @@ async function writeLists(
 
 /** One weight-ordered read of a term's postings: min <= weight < below, the first `top` (null: all). */
 interface WindowRead {
+  term: string;
   min: number;
   below: number;
   top: number | null;
 }
 
-interface PendingWindows {
-  contextId: string;
-  reads: Array<WindowRead & { term: string }>;
-  settle: Array<{ resolve: (rows: SemanticPosting[]) => void; reject: (error: unknown) => void }>;
-}
-
 /**
- * Weight-ordered posting reads issued together (in the same tick, from the same transaction) run as ONE
- * statement: a kNN search deepens several terms per round, and each read alone was a round trip (Node's pg
- * client runs a connection's statements one after another). Each read is the same index range scan as
- * before, in a LATERAL per request; the rows come back grouped by request in weight desc, memory id order.
+ * Weight-ordered posting reads issued together as one statement (BatchedReads): a kNN search deepens several
+ * terms per round. Each read is the same index range scan as alone, in a LATERAL per request; rows come back
+ * grouped by request in weight desc, memory id order.
  */
-class PostingWindows {
-  private readonly pending = new Map<object, PendingWindows>();
-  /** Batches outside any unit of work, per context (each flushes in its own read transaction). */
-  private readonly loose = new Map<string, object>();
-
-  constructor(private readonly session: PostgresSession) {}
-
-  read(contextId: string, term: string, window: WindowRead): Promise<SemanticPosting[]> {
-    const key = this.session.unitToken(contextId) ?? this.looseKey(contextId);
-    let batch = this.pending.get(key);
-    if (!batch) {
-      const fresh: PendingWindows = { contextId, reads: [], settle: [] };
-      batch = fresh;
-      this.pending.set(key, fresh);
-      // Runs in the first caller's async context (so inside its unit of work, if any).
-      queueMicrotask(() => {
-        this.pending.delete(key);
-        if (this.loose.get(contextId) === key) this.loose.delete(contextId);
-        this.flush(fresh);
-      });
-    }
-    batch.reads.push({ term, ...window });
-    return new Promise((resolve, reject) => batch.settle.push({ resolve, reject }));
-  }
-
-  private looseKey(contextId: string): object {
-    let key = this.loose.get(contextId);
-    if (!key) {
-      key = {};
-      this.loose.set(contextId, key);
-    }
-    return key;
-  }
-
-  private flush(batch: PendingWindows): void {
-    const { contextId, reads, settle } = batch;
-    this.session
-      .scoped(contextId, 'read', (sql) =>
-        sql.query<{ n: number; memory_id: string; weight: number }>(
-          `SELECT r.n, p.memory_id, p.weight
-           FROM unnest($2::text[], $3::float8[], $4::float8[], $5::bigint[]) WITH ORDINALITY AS r(term, lo, hi, top, n)
-           CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
-             WHERE s.context_id = $1 AND s.term = r.term AND s.weight >= r.lo AND s.weight < r.hi
-             ORDER BY s.weight DESC, s.memory_id LIMIT r.top) p
-           ORDER BY r.n, p.weight DESC, p.memory_id`,
-          [
-            contextId,
-            reads.map((r) => r.term),
-            reads.map((r) => r.min),
-            reads.map((r) => r.below),
-            reads.map((r) => r.top),
-          ],
-        ),
-      )
-      .then(
-        (result) => {
-          const out = reads.map((): SemanticPosting[] => []);
-          for (const row of result.rows)
-            out[row.n - 1]!.push({ memoryId: row.memory_id, weight: row.weight });
-          settle.forEach(({ resolve }, at) => {
-            resolve(out[at]!);
-          });
-        },
-        (error: unknown) => {
-          for (const { reject } of settle) reject(error);
-        },
-      );
-  }
+function postingWindows(session: PostgresSession): BatchedReads<WindowRead, SemanticPosting[]> {
+  return new BatchedReads(session, async (sql, contextId, reads) => {
+    const result = await sql.query<{ n: number; memory_id: string; weight: number }>(
+      `SELECT r.n, p.memory_id, p.weight
+       FROM unnest($2::text[], $3::float8[], $4::float8[], $5::bigint[]) WITH ORDINALITY AS r(term, lo, hi, top, n)
+       CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
+         WHERE s.context_id = $1 AND s.term = r.term AND s.weight >= r.lo AND s.weight < r.hi
+         ORDER BY s.weight DESC, s.memory_id LIMIT r.top) p
+       ORDER BY r.n, p.weight DESC, p.memory_id`,
+      [
+        contextId,
+        reads.map((r) => r.term),
+        reads.map((r) => r.min),
+        reads.map((r) => r.below),
+        reads.map((r) => r.top),
+      ],
+    );
+    const out = reads.map((): SemanticPosting[] => []);
+    for (const row of result.rows) out[row.n - 1]!.push({ memoryId: row.memory_id, weight: row.weight });
+    return out;
+  });
 }
