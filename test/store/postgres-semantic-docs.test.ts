@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { updateSemanticKnn } from '../../src/digest/incremental/update-semantic-knn.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres/postgres-schema.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
@@ -54,11 +55,43 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration
         UPDATE semantic_postings p SET ratio = CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE 1e308 END
           FROM semantic_docs d WHERE d.context_id = p.context_id AND d.memory_id = p.memory_id;
         CREATE INDEX semantic_postings_by_ratio ON semantic_postings (context_id, term, ratio, weight);
+        DROP TRIGGER edges_count_insert ON edges;
+        DROP TRIGGER edges_count_delete ON edges;
+        DROP TRIGGER edges_count_update ON edges;
+        CREATE FUNCTION graphmemix_edge_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            UPDATE edge_counts SET n = n - 1 WHERE context_id = OLD.context_id AND type = ANY (OLD.types);
+          END IF;
+          IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO edge_counts (context_id, type, n)
+              SELECT NEW.context_id, t, 1 FROM unnest(NEW.types) AS t ORDER BY t
+              ON CONFLICT (context_id, type) DO UPDATE SET n = edge_counts.n + 1;
+          END IF;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER edges_count AFTER INSERT OR DELETE OR UPDATE OF types ON edges
+          FOR EACH ROW EXECUTE FUNCTION graphmemix_edge_counts();
         DELETE FROM schema_migrations WHERE version > 5;`);
     } finally {
       await admin.end();
     }
     expect(await readDocs(url, ids)).toEqual(before);
+    // Edge counts by statement triggers (migration 7): adds, changes and cascaded deletes stay exact.
+    const migrated = await openPostgresStore({ url });
+    try {
+      const counted = await migrated.countEdges('ctx');
+      await migrated.changeEdges('ctx', [
+        { a: 'm0', b: 'm2', add: ['consecutive_turn', 'same_round'] },
+        { a: 'm1', b: 'm3', add: ['same_round'] },
+      ]);
+      await migrated.changeEdges('ctx', [{ a: 'm0', b: 'm2', remove: ['consecutive_turn'] }]);
+      await migrated.deleteMemory('ctx', 'm3');
+      expect((await migrated.integrityCheck()).ok).toBe(true);
+      expect((await migrated.countEdges('ctx')).same_round).toBe(counted.same_round + 1);
+    } finally {
+      await migrated.close();
+    }
     const check = new pg.Client({ connectionString: url });
     await check.connect();
     try {
@@ -67,7 +100,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration
            (SELECT count(*) FROM pg_indexes WHERE indexname = 'semantic_postings_by_ratio')::int AS ratio_index,
            (SELECT max(version) FROM schema_migrations) AS version`,
       );
-      expect(shape.rows[0]).toEqual({ nulls: 0, ratio_index: 0, version: 6 });
+      expect(shape.rows[0]).toEqual({ nulls: 0, ratio_index: 0, version: POSTGRES_SCHEMA_VERSION });
       // The policies are back after the migration lifted FORCE on semantic_docs.
       const forced = await check.query(
         "SELECT relforcerowsecurity AS forced FROM pg_class WHERE relname = 'semantic_docs'",
@@ -187,7 +220,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL key chain walks', () => {
       for (const place of places) {
         for (const direction of ['before', 'after'] as const) {
           for (const n of [1, 3, 20]) {
-            const run = await store.adjacentRunByKey('ctx', 'chain', place, direction, n);
+            const run = await store.adjacentRunByKey!('ctx', 'chain', place, direction, n);
             expect(
               run.map((r) => r.id),
               `${place.id} ${direction} ${n}`,
@@ -195,14 +228,14 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL key chain walks', () => {
           }
         }
       }
-      expect(await store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 0)).toEqual([]);
-      await expect(store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 1.5)).rejects.toMatchObject({
+      expect(await store.adjacentRunByKey!('ctx', 'chain', places[1]!, 'after', 0)).toEqual([]);
+      await expect(store.adjacentRunByKey!('ctx', 'chain', places[1]!, 'after', 1.5)).rejects.toMatchObject({
         code: 'INVALID_INPUT',
       });
       const sent = statements.count();
       const [back, forward, one] = await Promise.all([
-        store.adjacentRunByKey('ctx', 'chain', places[1]!, 'before', 3),
-        store.adjacentRunByKey('ctx', 'chain', places[1]!, 'after', 3),
+        store.adjacentRunByKey!('ctx', 'chain', places[1]!, 'before', 3),
+        store.adjacentRunByKey!('ctx', 'chain', places[1]!, 'after', 3),
         store.adjacentByKey('ctx', 'chain', places[1]!, 'after'),
       ]);
       expect(statements.count() - sent).toBe(3);

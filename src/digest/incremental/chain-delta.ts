@@ -37,6 +37,14 @@ export async function chainDelta(
     if (before && !next.has(before.id)) next.set(before.id, record);
     if (after && !prev.has(after.id)) prev.set(after.id, record);
   };
+  // Every place's neighbours read together first (KeyLookup caches them): the loops below then apply them in
+  // order. A bulk import's chain had one round trip per record on a networked store.
+  await Promise.all(
+    [...current, ...oldPlaces].flatMap((place) => [
+      lookup.adjacent(key, place, 'before'),
+      lookup.adjacent(key, place, 'after'),
+    ]),
+  );
   for (const record of current) {
     dirty.set(record.id, record);
     await around(record, record);

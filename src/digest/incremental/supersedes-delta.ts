@@ -57,12 +57,18 @@ export async function supersedesDelta(
     }
   }
 
-  for (const { thread, position, record } of places.values()) {
-    const key = KEY.supersedesThread + thread;
-    const [back, forward] = await Promise.all([
-      lookup.walk(key, position, 'before', WINDOW),
-      lookup.walk(key, position, 'after', 2 * WINDOW),
-    ]);
+  // Every place's walks are read together (a networked store answers them in one round trip; a bulk
+  // import of a thousand memories made two round trips per memory here).
+  const slices = await Promise.all(
+    [...places.values()].map(({ thread, position }) =>
+      Promise.all([
+        lookup.walk(KEY.supersedesThread + thread, position, 'before', WINDOW),
+        lookup.walk(KEY.supersedesThread + thread, position, 'after', 2 * WINDOW),
+      ]),
+    ),
+  );
+  for (const [at, { record }] of [...places.values()].entries()) {
+    const [back, forward] = slices[at]!;
     for (const memory of forward.slice(0, WINDOW)) dirty.set(memory.id, memory);
     const ordered = [...back.reverse(), ...(record ? [record] : []), ...forward];
     const startComplete = back.length < WINDOW;
@@ -86,6 +92,8 @@ export async function supersedesDelta(
   const present = new Set(
     (await lookup.store.getMemories(lookup.contextId, [...listed])).map((memory) => memory.id),
   );
+  // The listers of every dirty memory, read together (KeyLookup caches them for the loop below).
+  await Promise.all([...dirty.values()].map((memory) => lookup.all(KEY.supersedesTarget + memory.id)));
   for (const memory of dirty.values()) {
     delta.dirty.add(memory.id);
     for (const id of explicitSupersedes(memory)) if (present.has(id)) delta.pairs.add(memory.id, id);

@@ -115,6 +115,8 @@ class PostgresStore implements PostgresArchiveStore {
   private readonly edges = new PostgresEdges();
   /** adjacentByKey reads issued together run as one statement (a key chain's update asks several). */
   private readonly adjacent: BatchedReads<AdjacentRead, MemoryRecord[]>;
+  /** findByKeys of one key, issued together: one statement (the supersedes listers of every dirty memory). */
+  private readonly keyGroups: BatchedReads<{ key: string; limit: number | null }, MemoryRecord[]>;
 
   constructor(
     private readonly session: PostgresSession,
@@ -125,6 +127,7 @@ class PostgresStore implements PostgresArchiveStore {
     this.semantic = createPostgresSemanticIndex(session);
     this.vectors = new PostgresVectors(session, pgvectorOn, approximateAbove);
     this.adjacent = new BatchedReads(session, adjacentRecords);
+    this.keyGroups = new BatchedReads(session, keyGroupRecords);
   }
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
@@ -358,8 +361,13 @@ class PostgresStore implements PostgresArchiveStore {
     options: { limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     if (keys.length === 0) return [];
+    const unique = [...new Set(keys)];
+    // One key (what the relation updates ask, often many at once): batched with the others issued together.
+    if (unique.length === 1) {
+      return this.keyGroups.read(contextId, { key: unique[0]!, limit: options.limit ?? null });
+    }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
-      sql.query<{ record: string }>(FIND_BY_KEYS_SQL, [contextId, [...new Set(keys)], options.limit ?? null]),
+      sql.query<{ record: string }>(FIND_BY_KEYS_SQL, [contextId, unique, options.limit ?? null]),
     );
     return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
@@ -812,6 +820,31 @@ async function adjacentRecords(
       reads.map((r) => r.direction === 'before'),
       reads.map((r) => r.limit),
     ],
+  );
+  const out: MemoryRecord[][] = reads.map(() => []);
+  for (const row of rows.rows) out[row.n - 1]!.push(JSON.parse(row.record) as MemoryRecord);
+  return out;
+}
+
+/**
+ * findByKeys of one key per request, one statement for all: each request is the key index's range scan in
+ * (sequence, memory id) order with its LIMIT (one key: no duplicates to remove), then each record by primary
+ * key; rows come back grouped by request in (sequence, id) order, as FIND_BY_KEYS_SQL returns them.
+ */
+async function keyGroupRecords(
+  sql: Sql,
+  contextId: string,
+  reads: ReadonlyArray<{ key: string; limit: number | null }>,
+): Promise<MemoryRecord[][]> {
+  const rows = await sql.query<{ n: number; record: string }>(
+    `SELECT r.n, m.record
+     FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS r(key, lim, n)
+     CROSS JOIN LATERAL (SELECT k.memory_id FROM memory_keys k WHERE k.context_id = $1 AND k.key = r.key
+       ORDER BY k.sequence, k.memory_id LIMIT r.lim) hit
+     CROSS JOIN LATERAL (SELECT record, sequence, id FROM memories WHERE context_id = $1 AND id = hit.memory_id
+       LIMIT 1) m
+     ORDER BY r.n, m.sequence, m.id`,
+    [contextId, reads.map((r) => r.key), reads.map((r) => r.limit)],
   );
   const out: MemoryRecord[][] = reads.map(() => []);
   for (const row of rows.rows) out[row.n - 1]!.push(JSON.parse(row.record) as MemoryRecord);
