@@ -13,7 +13,7 @@ import pg from 'pg';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
-import { localPostmasterPid, postgresCpuSeconds } from './support/process-cpu.ts';
+import { processCpuSeconds } from './support/process-cpu.ts';
 import { chatArchive, chatRecords } from './support/realistic-chat.ts';
 
 const [mode, admin, nText, addsText] = process.argv.slice(2);
@@ -78,7 +78,13 @@ if (mode === 'build') {
   const gm = await openGraphmemix({ db: dbUrl(work) });
   const probe = new pg.Client({ connectionString: dbUrl(work) });
   await probe.connect();
-  const postmaster = await localPostmasterPid(probe);
+  // The server's CPU for this database only (its backends: the store's pool), not the whole cluster's.
+  const backendCpu = async (): Promise<Map<number, number>> => {
+    const { rows } = await probe.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    return new Map(rows.map((row) => [row.pid, processCpuSeconds(row.pid) ?? 0]));
+  };
   const size = await gm.store.countMemories('big');
   const phases: Record<string, number> = {};
   const times: number[] = [];
@@ -90,13 +96,13 @@ if (mode === 'build') {
     (_, i) => [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: size + i })][0]!,
   );
   let cpu0 = process.cpuUsage();
-  let pg0 = postgresCpuSeconds(postmaster) ?? 0;
+  let pg0 = new Map<number, number>();
   let s0 = statements;
   let b0 = begins;
   for (let i = 0; i < warm + adds; i++) {
     if (i === warm) {
       cpu0 = process.cpuUsage();
-      pg0 = postgresCpuSeconds(postmaster) ?? 0;
+      pg0 = await backendCpu();
       s0 = statements;
       b0 = begins;
     }
@@ -111,7 +117,8 @@ if (mode === 'build') {
     }
   }
   const cpu = process.cpuUsage(cpu0);
-  const pgCpu = (postgresCpuSeconds(postmaster) ?? 0) - pg0;
+  let pgCpu = 0;
+  for (const [pid, seconds] of await backendCpu()) pgCpu += seconds - (pg0.get(pid) ?? 0);
   const s = [...times].sort((a, b) => a - b);
   console.log(
     `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms`,
