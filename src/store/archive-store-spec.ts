@@ -150,6 +150,12 @@ export interface ArchiveStore {
   changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void>;
   /** Every edge touching any of the ids (both directions), each pair once. */
   neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
+  /**
+   * Every edge whose BOTH ends are among the ids, each pair once, sorted as `neighbors` sorts (by a, then b).
+   * Optional: the question path reads a pool's inner relations with it (primary-key probes, not every edge
+   * of the pool) and falls back to `neighbors` filtered to the ids where a backend lacks it.
+   */
+  edgesAmong?(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
   countEdges(contextId: string): Promise<Record<RelationType, number>>;
 
   /** Upserts evaluation questions by (contextId, id). */

@@ -75,6 +75,7 @@ export function searchLexicalIndex(
   contextId: string,
   query: string,
   options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  learn?: (term: string, id: number) => void,
 ): ViewHit[] {
   const terms = queryTerms(query);
   if (terms.length === 0 || options.limit <= 0) return [];
@@ -86,13 +87,15 @@ export function searchLexicalIndex(
   const statements = s;
   const subset = options.memoryIds;
   if (subset !== undefined) {
-    return db.transaction(() => searchSubset(statements, termIds, contextId, terms, subset, options))();
+    return db.transaction(() =>
+      searchSubset(statements, termIds, contextId, terms, subset, options, learn),
+    )();
   }
   return db.transaction(() => {
     const fields = (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
     if (fields.length === 0) return [];
     const wanted = options.kinds ? new Set(options.kinds) : undefined;
-    const ids = resolveTermIds(statements, termIds, terms);
+    const ids = resolveTermIds(statements, termIds, terms, learn);
     if (ids.length === 0) return [];
     const hits: ViewHit[] = [];
     for (const field of fields) {
@@ -115,11 +118,12 @@ function searchSubset(
   terms: readonly string[],
   memoryIds: readonly string[],
   options: { limit: number; kinds?: readonly ViewKind[] },
+  learn: ((term: string, id: number) => void) | undefined,
 ): ViewHit[] {
   if (memoryIds.length === 0) return [];
   const fields = (s.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
   const wanted = options.kinds ? new Set(options.kinds) : undefined;
-  const ids = resolveTermIds(s, known, terms);
+  const ids = resolveTermIds(s, known, terms, learn);
   if (ids.length === 0) return [];
   const position = new Map(ids.map((term, i) => [term, i]));
   const hits: ViewHit[] = [];
@@ -156,11 +160,15 @@ function searchSubset(
   return hits.sort(compareHits);
 }
 
-/** Query term ids in query order; terms the dictionary has never seen cannot match and are dropped. */
+/**
+ * Query term ids in query order; terms the dictionary has never seen cannot match and are dropped (and are
+ * not remembered: another writer may add them). Ids found are passed to `learn` (they never change).
+ */
 function resolveTermIds(
   s: ReturnType<typeof prepareSearchStatements>,
   known: ReadonlyMap<string, number>,
   terms: readonly string[],
+  learn: ((term: string, id: number) => void) | undefined,
 ): number[] {
   const found = new Map<string, number>();
   const missing = new Map(
@@ -169,6 +177,7 @@ function resolveTermIds(
   if (missing.size > 0) {
     for (const row of s.termIds.all(JSON.stringify([...missing.keys()])) as { term: string; id: number }[]) {
       found.set(missing.get(row.term)!, row.id);
+      learn?.(missing.get(row.term)!, row.id);
     }
   }
   return terms.flatMap((term) => {

@@ -208,7 +208,12 @@ export class SqliteLexicalIndex {
     query: string,
     options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
   ): ViewHit[] {
-    return searchLexicalIndex(this.db, this.termIds, contextId, query, options);
+    // Ids a search reads are committed and permanent: cached like those a write learns, so a warm process
+    // hashes and looks up each query term once (dictionaryKey is a sha256).
+    return searchLexicalIndex(this.db, this.termIds, contextId, query, options, (term, id) => {
+      if (this.termIds.size >= TERM_CACHE_LIMIT) this.termIds.clear();
+      this.termIds.set(term, id);
+    });
   }
 
   private termId(term: string): number | undefined {

@@ -534,6 +534,16 @@ class SqliteStore implements ArchiveStore {
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
+  async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    if (memoryIds.length < 2) return [];
+    const ids = JSON.stringify([...new Set(memoryIds)]);
+    const rows = this.run(() => this.statements.edgesAmong.all(contextId, ids, ids)) as EdgeRow[];
+    // The primary key (context_id, a, b) yields each pair once; sorted like neighbors (pairKey order).
+    return rows
+      .map((row) => toEdge(contextId, row))
+      .sort((x, y) => compareKeys(pairKey(x.a, x.b), pairKey(y.a, y.b)));
+  }
+
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     const rows = this.run(() => this.statements.countEdgeTypes.all(contextId)) as {
       type: RelationType;
@@ -814,6 +824,9 @@ function prepareStatements(db: Database.Database) {
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
       UNION ALL SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND b IN (SELECT value FROM json_each(?))`),
+    // a IN ids probes the primary key (context_id, a, b) once per id; b is checked against the same list.
+    edgesAmong: p(`SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
@@ -879,12 +892,32 @@ function toView(memoryId: string, row: ViewRow): MemoryView {
   return view;
 }
 
+/**
+ * Parsed `types` columns by their JSON text: a context has a handful of distinct type lists, and a question
+ * reads hundreds of edges. Each edge gets its own copy (callers may mutate what they receive).
+ */
+const parsedTypes = new Map<string, readonly RelationType[]>();
+
+function edgeTypes(json: string): RelationType[] {
+  let types = parsedTypes.get(json);
+  if (types === undefined) {
+    types = JSON.parse(json) as RelationType[];
+    // Bounded: a pathological store cannot grow it past a few hundred lists.
+    if (parsedTypes.size < 512) parsedTypes.set(json, types);
+  }
+  return [...types];
+}
+
+function compareKeys(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
   const edge: MemoryEdge = {
     contextId,
     a: row.a,
     b: row.b,
-    types: JSON.parse(row.types) as RelationType[],
+    types: edgeTypes(row.types),
     strength: row.strength,
   };
   if (row.similarity !== null) edge.similarity = row.similarity;
