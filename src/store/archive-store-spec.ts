@@ -17,9 +17,11 @@ export interface ArchiveStore {
   /** Backend name for traces and errors ('sqlite', 'memory', 'postgres'). */
   readonly backend: string;
   /**
-   * How searchVectors runs, reported by `/v1/health` and `graphmemix --version`: 'in-process' (SQLite and
-   * memory: exact scan, an IVF index above APPROXIMATE_VECTOR_THRESHOLD rows, src/store/vector-index.ts),
-   * 'pgvector' (Postgres with the extension: HNSW) or 'exact' (Postgres without it). Absent: 'in-process'.
+   * How searchVectors runs, reported by `/v1/health` and `graphmemix --version`: 'usearch' (SQLite with the
+   * optional package: persistent HNSW files above APPROXIMATE_VECTOR_THRESHOLD rows per space,
+   * src/store/usearch-vector-index.ts), 'in-process' (SQLite without it: exact; memory: exact scan, an IVF
+   * index above the threshold, src/store/vector-index.ts), 'pgvector' (Postgres with the extension: HNSW)
+   * or 'exact' (Postgres without it). Absent: 'in-process'.
    */
   readonly vectorSupport?: string;
 
