@@ -3,7 +3,12 @@ import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
-import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-index.ts';
+import {
+  bucketToken,
+  impactBucket,
+  lexicalIndexWritten,
+  searchLexicalIndex,
+} from './search-lexical-index.ts';
 
 /**
  * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,
@@ -195,6 +200,8 @@ export class SqliteLexicalIndex {
 
   /** The batch's transaction committed: what it learnt is now true for good. */
   commit(): void {
+    // Cached postings pages and statistics of this connection's searches are out of date now.
+    lexicalIndexWritten(this.db);
     if (this.termIds.size + this.pendingTerms.size > TERM_CACHE_LIMIT) this.termIds.clear();
     for (const [term, id] of this.pendingTerms) this.termIds.set(term, id);
     for (const [key, field] of this.pendingFields) this.fields.set(key, field);
