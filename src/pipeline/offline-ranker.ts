@@ -10,7 +10,7 @@ import type { JudgedEdge, PoolCandidate } from './retrieval-result.ts';
 /** Name the ranker goes by in traces and docs: what it is, a listwise logistic model over offline features. */
 export const OFFLINE_RANKER_NAME = 'listwise-logistic-offline-ranker';
 /** Bump when the features, their normalisation or the artifact change: another version is never applied. */
-export const OFFLINE_RANKER_VERSION = 2;
+export const OFFLINE_RANKER_VERSION = 3;
 /** L2 penalty of the listwise fit (dev fold; not tuned: a light penalty that keeps collinear features finite). */
 export const RANKER_L2 = 0.01;
 

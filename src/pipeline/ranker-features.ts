@@ -48,6 +48,23 @@ export const RANKER_FEATURES = [
   'date_named',
   /** A profile / persona record. */
   'profile',
+  /** Best retrieval score s and best verifier score v / 5 of the pool members it is related to (round partner, adjacent turns). */
+  'neighbour_retrieval',
+  'neighbour_verifier',
+  /** 1 / (1 + turns between it and its session's best-supported pool member): a topic runs over nearby turns. */
+  'session_proximity',
+  /** How many pool members share its session (a session the retrieval keeps hitting). */
+  'session_hits',
+  /** The question asks for the latest / earliest (last, recent, first, originally...) and the memory is it. */
+  'temporal_order',
+  /** Share of the question's proper nouns (capitalised inside a sentence) that the memory states. */
+  'entity_overlap',
+  /**
+   * The user's own message (role user) rather than the assistant's reply; 0 for named participants. One
+   * feature, not two: with rounds every member is one or the other, and a shift shared by a whole pool says
+   * nothing to a listwise model.
+   */
+  'role_user',
 ] as const;
 
 export type RankerFeature = (typeof RANKER_FEATURES)[number];
@@ -63,6 +80,8 @@ const RELATIVE: ReadonlySet<RankerFeature> = new Set([
   'unit_support',
   'context_support',
   'best_adjacent_support',
+  'neighbour_retrieval',
+  'session_hits',
 ]);
 
 export interface RankerFeatureInput {
@@ -90,6 +109,12 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
   const documents = input.candidates.map((c) => ({ id: c.memoryId, text: verifierDocumentText(c.record) }));
   const alone = contextSupportParts(queryText, documents, []);
   const inContext = contextSupportParts(queryText, documents, input.relations);
+  const neighbours = poolNeighbours(input.relations);
+  const retrievalOf = new Map(input.candidates.map((c) => [c.memoryId, c.retrievalScore]));
+  const verifierOf = (id: string) => (input.verifierScores.get(id) ?? 0) / 5;
+  const sessions = sessionStats(input.candidates, verifierOf);
+  const temporal = temporalOrder(input.question, input.candidates);
+  const entities = properNouns(input.question);
   const raw = input.candidates.map((candidate, index) => {
     const id = candidate.memoryId;
     const record = candidate.record;
@@ -121,6 +146,14 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
           : queryNumbers.filter((t) => tokens.has(t)).length / queryNumbers.length,
       date_named: dayTokens.some((t) => queryTokens.has(t) && !/^\d{1,2}$/.test(t)) ? 1 : 0,
       profile: record.kind === 'profile' ? 1 : 0,
+      neighbour_retrieval: maxOver(neighbours.get(id), (n) => retrievalOf.get(n) ?? 0),
+      neighbour_verifier: maxOver(neighbours.get(id), (n) => (retrievalOf.has(n) ? verifierOf(n) : 0)),
+      session_proximity: sessions.proximity(candidate),
+      session_hits: sessions.hits(candidate),
+      temporal_order: temporal.get(id) ?? 0,
+      entity_overlap:
+        entities.length === 0 ? 0 : entities.filter((t) => tokens.has(t)).length / entities.length,
+      role_user: record.role === 'user' ? 1 : 0,
     };
     return RANKER_FEATURES.map((name) => values[name]);
   });
@@ -132,6 +165,132 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
     for (const row of raw) row[j] = max > 0 ? row[j]! / max : 0;
   });
   return raw;
+}
+
+/** Pool members joined to each member by any schema relation (round partner, adjacent turn, thread). */
+function poolNeighbours(relations: readonly PoolRelation[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const link = (a: string, b: string) => {
+    const list = out.get(a);
+    if (list) list.push(b);
+    else out.set(a, [b]);
+  };
+  for (const r of relations) {
+    link(r.a, r.b);
+    link(r.b, r.a);
+  }
+  return out;
+}
+
+function maxOver(ids: readonly string[] | undefined, value: (id: string) => number): number {
+  let best = 0;
+  for (const id of ids ?? []) best = Math.max(best, value(id));
+  return best;
+}
+
+/**
+ * Session facts of each pool member: the distance (in ingestion order) to the best-supported member of its
+ * session (highest v, then s, then earliest), and how many pool members its session holds. A memory without
+ * a session counts as one session of its own (nothing to be near).
+ */
+function sessionStats(candidates: readonly VerifierCandidate[], verifierOf: (id: string) => number) {
+  const best = new Map<string, VerifierCandidate>();
+  const count = new Map<string, number>();
+  for (const c of candidates) {
+    const session = c.record.sessionId;
+    if (session === undefined) continue;
+    count.set(session, (count.get(session) ?? 0) + 1);
+    const current = best.get(session);
+    const better =
+      current === undefined ||
+      verifierOf(c.memoryId) > verifierOf(current.memoryId) ||
+      (verifierOf(c.memoryId) === verifierOf(current.memoryId) && c.retrievalScore > current.retrievalScore);
+    if (better) best.set(session, c);
+  }
+  return {
+    proximity(c: VerifierCandidate): number {
+      const top = c.record.sessionId === undefined ? undefined : best.get(c.record.sessionId);
+      return top === undefined ? 0 : 1 / (1 + Math.abs(c.record.sequence - top.record.sequence));
+    },
+    hits(c: VerifierCandidate): number {
+      return c.record.sessionId === undefined ? 1 : (count.get(c.record.sessionId) ?? 1);
+    },
+  };
+}
+
+/** Words by which a question asks for the most recent or the earliest of several memories. */
+const LATEST_WORDS: ReadonlySet<string> = new Set([
+  'latest',
+  'last',
+  'recent',
+  'recently',
+  'lately',
+  'newest',
+  'current',
+  'currently',
+  'now',
+  'today',
+]);
+const EARLIEST_WORDS: ReadonlySet<string> = new Set([
+  'first',
+  'earliest',
+  'initially',
+  'originally',
+  'oldest',
+  'initial',
+  'original',
+  'began',
+]);
+
+/**
+ * When the question asks for the latest (earliest) of something, each dated pool member's rank in time over
+ * the pool's dated members: 1 for the newest (oldest), 0 for the other end. Undated memories and questions
+ * without such a word get 0. Ties on the date (a day with several turns) share a value.
+ */
+function temporalOrder(
+  question: VerifierQuestion,
+  candidates: readonly VerifierCandidate[],
+): Map<string, number> {
+  const words = question.prompt.toLowerCase().split(/[^a-z]+/);
+  const latest = words.some((w) => LATEST_WORDS.has(w));
+  const earliest = words.some((w) => EARLIEST_WORDS.has(w));
+  const out = new Map<string, number>();
+  if (latest === earliest) return out; // neither, or both (no direction)
+  const dated = candidates.flatMap((c) => {
+    const t = c.record.timestamp === undefined ? Number.NaN : Date.parse(c.record.timestamp);
+    return Number.isFinite(t) ? [{ id: c.memoryId, t }] : [];
+  });
+  if (dated.length === 0) return out;
+  // A loop, not Math.min(...): a library caller may ask for a pool far larger than M = 48.
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const { t } of dated) {
+    min = Math.min(min, t);
+    max = Math.max(max, t);
+  }
+  for (const { id, t } of dated) {
+    const recency = max === min ? 1 : (t - min) / (max - min);
+    out.set(id, latest ? recency : 1 - recency);
+  }
+  return out;
+}
+
+/**
+ * Proper nouns of the question (prompt and options): capitalised words that do not open a sentence, as terms
+ * of the shared tokenizer ("Did Caroline go to Paris?" -> caroline, paris). "I" and sentence openers are
+ * skipped because their capital says nothing.
+ */
+export function properNouns(question: VerifierQuestion): string[] {
+  const text = [question.prompt, ...(question.choices ?? []).map((c) => c.text)].join('\n');
+  const out = new Set<string>();
+  for (const sentence of text.split(/[.!?\n:;]+/)) {
+    const words = sentence.trim().split(/\s+/).slice(1);
+    for (const word of words) {
+      if (!/^[A-Z][\p{L}'’-]*[\p{Ll}]/u.test(word)) continue;
+      for (const term of tokenize(word)) out.add(term);
+    }
+  }
+  return [...out];
 }
 
 /**

@@ -22,8 +22,8 @@ export interface TrainRankerOptions {
 /**
  * Fits the `listwise-logistic-offline-ranker` (offline verifiers, no model): every included question with stored gold
  * runs the pipeline's stages 1-3 (the same code as retrieve), each pool member gives one row (its
- * pool-relative features, is gold), and a pointwise logistic regression is fitted over all rows of all
- * stores. Several stores let one artifact learn from several archive shapes (e.g. the same dev data with and
+ * pool-relative features, is gold), and `fitOfflineRanker` fits the listwise weights over all pools of all
+ * stores, then one calibration per pool shape. Several stores let one artifact learn from several archive shapes (e.g. the same dev data with and
  * without rounds), so its prizes mean the same on both.
  */
 export async function trainOfflineRanker(
