@@ -5,7 +5,7 @@
  * Recall@10 of the store's approximate vector search against the exact scan, and its query latency.
  * - `--index usearch` (default): the SQLite store's persistent HNSW index (src/store/usearch-vector-index.ts,
  *   used above APPROXIMATE_VECTOR_THRESHOLD vectors per context and space) through the store API
- *   (`putVectors` in batches of 10k, `searchVectors`), then a fresh store on the same file (first search:
+ *   (memories in batches of 10k, one `putVectors`: one build; `searchVectors`), then a fresh store on the same file (first search:
  *   open + checksum + memory-map). Needs the optional package usearch (scripts/install-usearch.sh).
  * - `--index ivf`: the in-memory IVF of VectorIndex (the memory store's approximate path).
  * No embedding model can be downloaded here, so vectors are generated (seeded):
@@ -99,8 +99,10 @@ async function fill(store: ArchiveStore, rows: readonly VectorRow[]): Promise<nu
         }),
       ),
     );
-    await store.putVectors('ctx', 'space', batch);
   }
+  // One putVectors: one HNSW build (in steps of 10k every step past the threshold would rebuild the file,
+  // ANN_INCREMENTAL_RATIO).
+  await store.putVectors('ctx', 'space', rows);
   return (performance.now() - started) / 1000;
 }
 

@@ -135,6 +135,26 @@ describe.skipIf(!usable)('usearch vector index (SQLite)', () => {
     await store.close();
   });
 
+  it('refreshes its file incrementally when the new rows reach the rule (256 here, under 10% of the file)', async () => {
+    const file = archive();
+    const store = await filled(file, 3000);
+    const before = annRow(file)!;
+    await store.writeMemories(
+      'ctx',
+      Array.from({ length: 280 }, (_, i) => write('ctx', `m${3000 + i}`, `late ${i}`, 3000 + i)),
+    );
+    const added = vectors(280, 321, 3000);
+    await store.putVectors('ctx', 'space', added);
+    const after = annRow(file)!;
+    expect(after.file).not.toBe(before.file);
+    expect(after.size).toBe(3280);
+    expect(after.version).toBeGreaterThan(before.version);
+    // The added rows are now in the file (no delta left), and they answer.
+    const hit = await store.searchVectors('ctx', 'space', added[17]!.vector, { limit: 1 });
+    expect(hit[0]!.memoryId).toBe('m3017');
+    await store.close();
+  });
+
   it('without the package: exact search, nothing written, health says in-process', async () => {
     const file = archive();
     const store = await filled(file, 500, { load: missing });
