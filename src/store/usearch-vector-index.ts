@@ -90,6 +90,8 @@ export class UsearchVectorIndexes {
   private library: Promise<Usearch | undefined> | undefined;
   private failure: string | undefined;
   private readonly loaded = new Map<string, Loaded>();
+  /** Files whose checksum this process has checked (or written). */
+  private readonly verified = new Set<string>();
   private readonly deltas = new Map<string, { version: number; watermark: number; rows: VectorRow[] }>();
   private readonly s: ReturnType<typeof prepare>;
   readonly folder: string | undefined;
@@ -223,10 +225,16 @@ export class UsearchVectorIndexes {
     return rows;
   }
 
+  /**
+   * Whether the recorded file is there with its checksum. Checked once per file and process (file names are
+   * unique per build and never rewritten): a write must not hash the whole file again.
+   */
   private fileMatches(row: AnnRow): boolean {
-    if (this.loaded.get(`${row.context_id}\u0000${row.space}`)?.file === row.file) return true;
+    if (this.verified.has(row.file)) return true;
     const path = join(this.folder!, row.file);
-    return existsSync(path) && sha256(path) === row.checksum;
+    const ok = existsSync(path) && sha256(path) === row.checksum;
+    if (ok) this.verified.add(row.file);
+    return ok;
   }
 
   /** The recorded file, memory-mapped, after checking its checksum once per process; undefined if damaged. */
@@ -234,10 +242,9 @@ export class UsearchVectorIndexes {
     const key = `${row.context_id}\u0000${row.space}`;
     const cached = this.loaded.get(key);
     if (cached && cached.file === row.file) return cached;
-    const path = join(this.folder!, row.file);
-    if (!existsSync(path) || sha256(path) !== row.checksum) return undefined;
+    if (!this.fileMatches(row)) return undefined;
     const index = newIndex(library, row.dims);
-    index.view(path);
+    index.view(join(this.folder!, row.file));
     const loaded = { file: row.file, index, row };
     this.loaded.set(key, loaded);
     return loaded;
@@ -297,6 +304,7 @@ export class UsearchVectorIndexes {
     closeSync(fd);
     const checksum = sha256(temporary);
     renameSync(temporary, join(folder, name));
+    this.verified.add(name);
     const next: AnnRow = {
       context_id: contextId,
       space,
