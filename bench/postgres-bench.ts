@@ -101,8 +101,14 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
 
     const questions = chatQuestions(queries + 10, 5, { contextId: 'u0', count: perContext, seed: 11 });
     const retrieveRandom = await timeRetrieves(gm, questions, (i) => ids[(i * 7919) % ids.length]!);
-    const bigQuestions = chatQuestions(queries + 10, 6, { contextId: 'big', count: big, seed: 7 });
-    const retrieveBig = big > 0 ? await timeRetrieves(gm, bigQuestions, () => 'big') : [];
+    const retrieveBig =
+      big > 0
+        ? await timeRetrieves(
+            gm,
+            chatQuestions(queries + 10, 6, { contextId: 'big', count: big, seed: 7 }),
+            () => 'big',
+          )
+        : [];
     const add1: number[] = [];
     for (let i = 0; big > 0 && i < adds; i++) {
       const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: big + i })];

@@ -24,6 +24,7 @@ import { buildEvidence, renderPacketText } from './evidence-packet.ts';
 import { edgesAmongIds, type SeedEdges } from './pool-edges.ts';
 import { nodePrize, type ResolvedCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
+import { type ExpansionSwitches, questionExpansions } from './question-expansions.ts';
 import { rankerFeatures } from './ranker-features.ts';
 import type {
   EvidenceItem,
@@ -67,6 +68,7 @@ export async function retrieveViews(
   ctx: StageContext,
   question: QuestionInput,
   sizes: { seeds: number; poolSize: number },
+  expansion: ExpansionSwitches = {},
 ): Promise<RetrievedViews> {
   const captions = await questionImageCaptions(question.images ?? [], ctx.models.vision, ctx.signal);
   for (const call of captions.calls) ctx.trace.call(call);
@@ -76,6 +78,13 @@ export async function retrieveViews(
     ...(question.choices ?? []).map((c) => c.text),
     ...captions.captions,
   ].join('\n');
+  const { expansions, feedback } = await questionExpansions(
+    ctx.store,
+    ctx.contextId,
+    queryText,
+    expansion,
+    question.asOf,
+  );
   const search = await multiViewSearch(
     ctx.store,
     ctx.contextId,
@@ -88,6 +97,8 @@ export async function retrieveViews(
       ...(ctx.models.embedding ? { embedding: ctx.models.embedding } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.filter ? { filter: ctx.filter } : {}),
+      expansions,
+      ...(feedback ? { feedback } : {}),
     },
   );
   const embedding = search.embeddingCall;

@@ -6,6 +6,7 @@ import type { QuestionChoice, QuestionImage } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
 import type { ViewKind } from '../types/view.ts';
 import type { VerifierCall } from '../verify/verifier-input.ts';
+import type { ExpansionSwitches } from './question-expansions.ts';
 
 /** A question as the pipeline receives it (the CLI/HTTP/MCP shells validate into this). */
 export interface QuestionInput {
@@ -16,6 +17,11 @@ export interface QuestionInput {
   images?: QuestionImage[];
   /** Question type when known (benchmarks); passed to the verifiers as a hint only. */
   type?: string;
+  /**
+   * The question's own time (ISO), when known: "last Tuesday" and "three days ago" are resolved against it.
+   * Without it they are resolved against the context's latest memory (src/pipeline/question-dates.ts).
+   */
+  asOf?: string;
 }
 
 export interface RetrieveOptions {
@@ -41,6 +47,8 @@ export interface RetrieveOptions {
    * retrieval: seeds, expansion and the packet hold matching memories only (src/retrieval/filtered-candidates.ts).
    */
   filter?: MemoryFilter;
+  /** Query expansions (temporal terms, synonyms, feedback); defaults: DEFAULT_EXPANSIONS. */
+  expansion?: ExpansionSwitches;
 }
 
 /** How a candidate entered the pool. */

@@ -136,6 +136,14 @@ export async function retrieveEvidence(
         prizes: ranker ? `${ranker.name} v${ranker.version}` : 'calibration sigmoid(a s + b v + c)',
         solver: 'forest: 1-swap proposal + exact refinement',
         store: deps.store.backend,
+        // Which query expansions the lexical search used, with their terms (src/retrieval/query-expansion.ts).
+        ...(retrieved.search.expansions.length === 0
+          ? {}
+          : {
+              queryExpansion: retrieved.search.expansions
+                .map((e) => `${e.source}@${e.weight}: ${e.terms.join(' ')}`)
+                .join('; '),
+            }),
       },
       // With the ranker, (a, b, c) made no prize: the key names the shipped ranker artifact instead.
       calibration: ranker
@@ -193,7 +201,7 @@ export async function verifiedPool(
     ...(options.filter ? { filter: options.filter } : {}),
   };
 
-  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize });
+  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize }, options.expansion);
   trace.lap('retrieve');
 
   const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });

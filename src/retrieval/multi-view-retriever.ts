@@ -3,6 +3,8 @@ import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts'
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { ScoredMemory } from './expand-candidates.ts';
 import { restrictedSearch, restrictionOf } from './filtered-candidates.ts';
+import { type QueryExpansion, WeightedHits } from './query-expansion.ts';
+import { tokenize } from './tokenize.ts';
 import { denseScore, lexicalScore, SCORE_SCALE_VERSION } from './view-score-scale.ts';
 
 export interface RetrievalQuery {
@@ -19,6 +21,20 @@ export interface MultiViewSearchOptions {
   signal?: AbortSignal;
   /** Only memories passing this filter are searched (restricted before ranking: filtered-candidates.ts). */
   filter?: MemoryFilter;
+  /** Weighted extra lexical queries (temporal terms, synonyms, names): src/retrieval/query-expansion.ts. */
+  expansions?: readonly QueryExpansion[];
+  /** Pseudo-relevance feedback inside the context: a second query from the top memories' text views. */
+  feedback?: FeedbackOptions;
+}
+
+export interface FeedbackOptions {
+  /** Top memories (by s after the first queries) whose text views give the feedback terms. */
+  docs: number;
+  /** At most this many terms, the ones in most feedback documents (ties: most occurrences, then term). */
+  terms: number;
+  /** A term must occur in at least this many feedback documents. */
+  minDocs: number;
+  weight: number;
 }
 
 export interface MultiViewSearchResult {
@@ -27,6 +43,8 @@ export interface MultiViewSearchResult {
   /** Per memory, the best score of each view kind that reached it (common scale; dense hits under 'dense'). */
   viewScores: Map<string, Partial<Record<ViewKind | 'dense', number>>>;
   denseFailed: boolean;
+  /** The expansions that were searched (feedback included), for the trace. */
+  expansions: QueryExpansion[];
   embeddingCall?: { model: string; latencyMs: number; usage: TokenUsage; cached: boolean; error?: string };
 }
 
@@ -67,12 +85,37 @@ export async function multiViewSearch(
   };
   const restriction = await restrictionOf(store, contextId, options.filter);
   if (restriction.kind === 'ids' && restriction.ids.length === 0)
-    return { ranked: [], viewScores, denseFailed: false };
-  if (query.text.trim() !== '') {
-    const hits = await restrictedSearch(store, contextId, restriction, options.limit, (search) =>
-      store.searchLexical(contextId, query.text, search),
+    return { ranked: [], viewScores, denseFailed: false, expansions: [] };
+  const lexical = (text: string, kinds?: readonly ViewKind[]) =>
+    restrictedSearch(store, contextId, restriction, options.limit, (search) =>
+      store.searchLexical(contextId, text, kinds ? { ...search, kinds } : search),
     );
-    for (const hit of hits) offer(hit, lexicalScore(hit.kind, hit.rawScore));
+  const expansions = (options.expansions ?? []).filter((e) => e.terms.length > 0 && e.weight > 0);
+  if (query.text.trim() !== '') {
+    const hits = await lexical(query.text);
+    if (expansions.length === 0 && options.feedback === undefined) {
+      // The unexpanded path: one query, scores exactly as before expansion existed.
+      for (const hit of hits) offer(hit, lexicalScore(hit.kind, hit.rawScore));
+    } else {
+      const weighted = new WeightedHits();
+      weighted.add(hits, 1);
+      const search = async (expansion: QueryExpansion) =>
+        weighted.add(await lexical(expansion.terms.join(' '), expansion.kinds), expansion.weight);
+      for (const expansion of expansions) await search(expansion);
+      if (options.feedback) {
+        for (const feedback of await feedbackExpansions(
+          store,
+          contextId,
+          query.text,
+          weighted,
+          options.feedback,
+        )) {
+          expansions.push(feedback);
+          await search(feedback);
+        }
+      }
+      for (const hit of weighted.hits()) offer(hit, lexicalScore(hit.kind, hit.rawScore));
+    }
   }
   let denseFailed = false;
   let embeddingCall: MultiViewSearchResult['embeddingCall'];
@@ -112,5 +155,101 @@ export async function multiViewSearch(
   const ranked = [...best.values()].sort(
     (x, y) => y.score - x.score || (x.memoryId < y.memoryId ? -1 : x.memoryId > y.memoryId ? 1 : 0),
   );
-  return { ranked, viewScores, denseFailed, ...(embeddingCall ? { embeddingCall } : {}) };
+  return { ranked, viewScores, denseFailed, expansions, ...(embeddingCall ? { embeddingCall } : {}) };
+}
+
+const MESSAGE_PREFIX = /^\[[^\]\n]{1,40}\]\s*(?:[^:\n]{1,80}:\s)?/;
+const PREFIX_DAY = /^\[(\d{1,2}) ([A-Z][a-z]+) (\d{4})\]/;
+const MONTH_INDEX = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const WEEKDAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+
+/** "[17 June 2024] ..." -> "17 monday" (the day number and weekday of a message's text view), else undefined. */
+function messageDay(text: string): string | undefined {
+  const match = PREFIX_DAY.exec(text);
+  if (!match) return undefined;
+  const month = MONTH_INDEX.indexOf(match[2]!);
+  if (month < 0) return undefined;
+  const date = new Date(Date.UTC(Number(match[3]), month, Number(match[1])));
+  return Number.isNaN(date.getTime()) ? undefined : `${Number(match[1])} ${WEEKDAY_NAMES[date.getUTCDay()]}`;
+}
+
+/**
+ * Pseudo-relevance feedback from the text views of the top `docs` memories (by the weighted lexical score so
+ * far), two expansions at `weight`:
+ * - the day they share (at least `minDocs` of them; at most two days), as its day number and weekday,
+ *   searched in the metadata view only: memories of the same day, usually the same session, come closer.
+ *   These are the metadata view's rarest date terms (month and year are in every memory of a month and cost
+ *   the longest postings of the context), and one view kind keeps the search cheap;
+ * - up to `terms` words they share (in at least `minDocs`), not in the question, the "[day] speaker:" prefix
+ *   left out; BM25's own idf weighs the common ones down.
+ * Reads `docs` memories' views: no cost that grows with the context.
+ */
+async function feedbackExpansions(
+  store: ArchiveStore,
+  contextId: string,
+  queryText: string,
+  weighted: WeightedHits,
+  options: FeedbackOptions,
+): Promise<QueryExpansion[]> {
+  const best = new Map<string, number>();
+  for (const hit of weighted.hits()) {
+    const score = lexicalScore(hit.kind, hit.rawScore);
+    if (score > (best.get(hit.memoryId) ?? 0)) best.set(hit.memoryId, score);
+  }
+  const top = [...best.entries()]
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, options.docs)
+    .map(([id]) => id);
+  if (top.length < options.minDocs) return [];
+  const views = (await store.getViews(contextId, top)).filter((view) => view.kind === 'text');
+  const asked = new Set(tokenize(queryText.slice(0, 4_000)));
+  const stats = new Map<string, { docs: number; count: number }>();
+  const days = new Map<string, number>();
+  for (const view of views) {
+    const day = messageDay(view.text);
+    if (day !== undefined) days.set(day, (days.get(day) ?? 0) + 1);
+    const seen = new Set<string>();
+    // The "[day] speaker:" prefix of a message's text view (build-views.ts `searchableText`) is in every
+    // message of that day and speaker: searching those terms again costs the longest postings of the context.
+    for (const term of tokenize(view.text.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
+      if (asked.has(term)) continue;
+      const stat = stats.get(term) ?? { docs: 0, count: 0 };
+      stat.count += 1;
+      if (!seen.has(term)) stat.docs += 1;
+      seen.add(term);
+      stats.set(term, stat);
+    }
+  }
+  const terms = [...stats.entries()]
+    .filter(([, stat]) => stat.docs >= options.minDocs)
+    .sort((x, y) => y[1].docs - x[1].docs || y[1].count - x[1].count || (x[0] < y[0] ? -1 : 1))
+    .slice(0, options.terms)
+    .map(([term]) => term);
+  const shared = [...days.entries()]
+    .filter(([, count]) => count >= options.minDocs)
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, 2);
+  const dayTerms: string[] = [];
+  for (const [day] of shared) {
+    for (const term of tokenize(day)) if (!asked.has(term) && !dayTerms.includes(term)) dayTerms.push(term);
+  }
+  const out: QueryExpansion[] = [];
+  if (dayTerms.length > 0) {
+    out.push({ source: 'feedback', terms: dayTerms, weight: options.weight, kinds: ['text', 'metadata'] });
+  }
+  if (terms.length > 0) out.push({ source: 'feedback', terms, weight: options.weight });
+  return out;
 }

@@ -37,6 +37,13 @@ export const questionImageSchema = z.strictObject({
   caption: z.string().max(4000).optional(),
 });
 
+/** The question's own time: "last Tuesday" is resolved against it (src/pipeline/question-dates.ts). */
+export const questionAsOfSchema = z
+  .string()
+  .max(64)
+  .regex(/^\d{4}-\d{2}-\d{2}/, 'an ISO date or time, e.g. 2024-06-20 or 2024-06-20T18:00:00Z')
+  .describe('When the question is asked (ISO date or time); relative dates in it are resolved against it.');
+
 export const questionInputSchema = z
   .strictObject({
     prompt: questionPromptSchema,
@@ -44,6 +51,7 @@ export const questionInputSchema = z
     choices: questionChoicesSchema.optional(),
     images: z.array(questionImageSchema).max(16).optional(),
     type: z.string().max(64).optional(),
+    asOf: questionAsOfSchema.optional(),
   })
   .refine((q) => q.prompt.trim() !== '' || (q.images ?? []).length > 0, {
     message: 'a question needs a non-empty prompt or an image',

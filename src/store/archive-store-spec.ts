@@ -99,6 +99,18 @@ export interface ArchiveStore {
     position: { sequence: number; id: string },
     direction: 'before' | 'after',
   ): Promise<MemoryRecord | undefined>;
+  /**
+   * Up to `limit` records holding `key` strictly before / after `position`, nearest first: adjacentByKey
+   * repeated from each record found, in one call. Optional: a networked backend saves a round trip per step
+   * (walks of a supersedes thread); callers fall back to adjacentByKey.
+   */
+  adjacentRunByKey?(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+    limit: number,
+  ): Promise<MemoryRecord[]>;
   /** Every (key, record) with `from` <= key <= `to` (string order), ordered by (key, record id), at most `limit`. */
   findKeyRange(
     contextId: string,

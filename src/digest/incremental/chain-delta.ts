@@ -24,8 +24,11 @@ export async function chainDelta(
   const next = new Map<string, MemoryRecord | null>();
   const dirty = new Map<string, MemoryRecord>();
   const around = async (place: ChainPosition, record?: MemoryRecord): Promise<void> => {
-    const before = await lookup.adjacent(key, place, 'before');
-    const after = await lookup.adjacent(key, place, 'after');
+    // Issued together: a networked store answers both in one round trip.
+    const [before, after] = await Promise.all([
+      lookup.adjacent(key, place, 'before'),
+      lookup.adjacent(key, place, 'after'),
+    ]);
     for (const found of [before, after]) if (found) dirty.set(found.id, found);
     if (!record) return;
     prev.set(record.id, before ?? null);
@@ -34,12 +37,28 @@ export async function chainDelta(
     if (before && !next.has(before.id)) next.set(before.id, record);
     if (after && !prev.has(after.id)) prev.set(after.id, record);
   };
+  // Every place's neighbours read together first (KeyLookup caches them): the loops below then apply them in
+  // order. A bulk import's chain had one round trip per record on a networked store.
+  await Promise.all(
+    [...current, ...oldPlaces].flatMap((place) => [
+      lookup.adjacent(key, place, 'before'),
+      lookup.adjacent(key, place, 'after'),
+    ]),
+  );
   for (const record of current) {
     dirty.set(record.id, record);
     await around(record, record);
   }
   for (const place of oldPlaces) await around(place);
-  for (const record of [...dirty.values()].sort(compareBySequence)) {
+  const ordered = [...dirty.values()].sort(compareBySequence);
+  // The missing links of every dirty record, read together (KeyLookup caches them for the loop below).
+  await Promise.all(
+    ordered.flatMap((record) => [
+      ...(prev.has(record.id) ? [] : [lookup.adjacent(key, record, 'before')]),
+      ...(next.has(record.id) ? [] : [lookup.adjacent(key, record, 'after')]),
+    ]),
+  );
+  for (const record of ordered) {
     if (!prev.has(record.id)) prev.set(record.id, (await lookup.adjacent(key, record, 'before')) ?? null);
     if (!next.has(record.id)) next.set(record.id, (await lookup.adjacent(key, record, 'after')) ?? null);
     const p = prev.get(record.id);

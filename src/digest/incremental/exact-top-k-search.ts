@@ -91,23 +91,37 @@ export async function exactTopK(
       view.theta > 0
         ? splitBudget(terms, (b) => b.maxWeight, gamma * view.theta, df)
         : terms.map((entry) => ({ ...entry, cutoff: 0 }));
+    // The round's reads do not depend on each other (one per term): issued together, so a networked store
+    // can answer them in one round trip, then applied in plan order.
+    const reads: Array<{ term: string; minWeight?: number; below?: number | undefined }> = [];
+    const pending: Array<Promise<readonly SemanticPosting[]>> = [];
     for (const { term, weight, cutoff } of plan) {
       const minWeight = cutoff / weight;
       if (minWeight >= capOf(term)) continue;
       if ((df.get(term) ?? 1) > limit) {
         if (truncated.has(term)) continue;
         truncated.add(term);
-        prefixes.set(term, await source.postings(term, { top: limit }));
-        caps.set(term, 0);
+        reads.push({ term });
+        pending.push(source.postings(term, { top: limit }));
         continue;
       }
       // After a minWeight read only the window below its cutoff is new (a top-k read may have cut a tie).
       const below = windows.get(term);
-      const rows = await source.postings(term, below === undefined ? { minWeight } : { minWeight, below });
+      reads.push({ term, minWeight, below });
+      pending.push(source.postings(term, below === undefined ? { minWeight } : { minWeight, below }));
+    }
+    const fetched = await Promise.all(pending);
+    reads.forEach(({ term, minWeight, below }, at) => {
+      const rows = fetched[at]!;
+      if (minWeight === undefined) {
+        prefixes.set(term, rows);
+        caps.set(term, 0);
+        return;
+      }
       prefixes.set(term, below === undefined ? rows : [...prefixes.get(term)!, ...rows]);
       windows.set(term, minWeight);
       caps.set(term, Math.max(0, minWeight));
-    }
+    });
     view = boundView(terms, prefixes, capOf, query.memoryId, exact, k);
     if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
   }

@@ -51,6 +51,30 @@ export class KeyLookup {
     return found;
   }
 
+  /**
+   * Up to `count` records holding `key` next to `position`, nearest first (one store call when the store
+   * can walk a run; adjacent steps otherwise).
+   */
+  async walk(
+    key: string,
+    position: ChainPosition,
+    direction: 'before' | 'after',
+    count: number,
+  ): Promise<MemoryRecord[]> {
+    if (this.store.adjacentRunByKey) {
+      return this.store.adjacentRunByKey(this.contextId, key, position, direction, count);
+    }
+    const found: MemoryRecord[] = [];
+    let cursor: ChainPosition = position;
+    while (found.length < count) {
+      const next = await this.adjacent(key, cursor, direction);
+      if (!next) break;
+      found.push(next);
+      cursor = { sequence: next.sequence, id: next.id };
+    }
+    return found;
+  }
+
   async range(from: string, to: string): Promise<MemoryRecord[]> {
     return (await this.store.findKeyRange(this.contextId, from, to)).map((hit) => hit.record);
   }

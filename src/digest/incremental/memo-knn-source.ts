@@ -15,6 +15,8 @@ export interface MemoKnnSource extends KnnSource {
 export function memoKnnSource(read: {
   termBounds: KnnSource['termBounds'];
   postings: KnnSource['postings'];
+  /** Passed through (memoised with `postings`' top reads) when the source has it. */
+  topPostings?: KnnSource['topPostings'];
   getDocs(ids: readonly string[]): Promise<SemanticDoc[]>;
 }): MemoKnnSource {
   // Keyed by whether maxRatio was asked for (without it, a backend may give Infinity).
@@ -34,7 +36,28 @@ export function memoKnnSource(read: {
     }
     return out;
   };
+  const topKey = (term: string, n: number) => `${term}\u0000${JSON.stringify({ top: n })}`;
+  const topPostings = read.topPostings;
   return {
+    ...(topPostings === undefined
+      ? {}
+      : {
+          // The same cache entries as postings(term, { top: n }): one read per term whichever asks.
+          async topPostings(terms: readonly string[], n: number) {
+            const missing = [...new Set(terms)].filter((term) => !postings.has(topKey(term, n)));
+            if (missing.length > 0) {
+              const fresh = topPostings(missing, n);
+              for (const term of missing) {
+                postings.set(
+                  topKey(term, n),
+                  fresh.then((rows) => rows.get(term) ?? []),
+                );
+              }
+            }
+            const rows = await Promise.all(terms.map((term) => postings.get(topKey(term, n))!));
+            return new Map(terms.map((term, at) => [term, rows[at]!]));
+          },
+        }),
     async termBounds(terms, options) {
       const known = bounds[options?.ratio ? 1 : 0]!;
       const missing = terms.filter((term) => !known.has(term));

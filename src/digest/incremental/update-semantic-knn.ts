@@ -202,6 +202,7 @@ export async function updateSemanticKnn(
     const cached = memoKnnSource({
       termBounds: source.termBounds,
       postings: source.postings,
+      topPostings: source.topPostings,
       getDocs: (ids) => index.getDocs(contextId, ids),
     });
     const inserted = await insertChunk(cached, chunk, {

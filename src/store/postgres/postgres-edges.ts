@@ -31,10 +31,6 @@ export class PostgresEdges {
     changes: readonly EdgeChange[],
   ): Promise<{ memories: Set<string>; stored: Map<string, MemoryEdge> }> {
     const ids = [...new Set(changes.flatMap((change) => [change.a, change.b]))];
-    const memories = await sql.query<{ id: string }>(
-      'SELECT id FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
-      [contextId, ids],
-    );
     const as: string[] = [];
     const bs: string[] = [];
     for (const change of changes) {
@@ -42,53 +38,60 @@ export class PostgresEdges {
       as.push(a);
       bs.push(b);
     }
-    const rows = await sql.query<EdgeRow>(
-      `SELECT e.a, e.b, e.types, e.strength, e.similarity FROM edges e
-       JOIN unnest($2::text[], $3::text[]) AS p(a, b) ON e.a = p.a AND e.b = p.b WHERE e.context_id = $1`,
-      [contextId, as, bs],
+    // One round trip: the endpoints that are memories (rows with b NULL), then the stored edges.
+    const rows = await sql.query<EdgeRow & { memory: boolean }>(
+      `SELECT true AS memory, m.id AS a, NULL AS b, NULL::text[] AS types, NULL::float8 AS strength,
+         NULL::float8 AS similarity
+       FROM memories m WHERE m.context_id = $1 AND m.id = ANY($2::text[])
+       UNION ALL
+       SELECT false, e.a, e.b, e.types, e.strength, e.similarity FROM edges e
+       JOIN unnest($3::text[], $4::text[]) AS p(a, b) ON e.a = p.a AND e.b = p.b WHERE e.context_id = $1`,
+      [contextId, ids, as, bs],
     );
-    return {
-      memories: new Set(memories.rows.map((row) => row.id)),
-      stored: new Map(rows.rows.map((row) => [pairKey(row.a, row.b), toEdge(contextId, row)])),
-    };
+    const memories = new Set<string>();
+    const stored = new Map<string, MemoryEdge>();
+    for (const row of rows.rows) {
+      if (row.memory) memories.add(row.a);
+      else stored.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    }
+    return { memories, stored };
   }
 
-  /** Applies a diff: deletes, then upserts (one statement each). */
+  /**
+   * Applies a diff in one statement: the deletes (a CTE) and the upserts touch different pairs (a diff names
+   * a pair once), so their order does not matter.
+   */
   async write(
     sql: Sql,
     contextId: string,
     diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
   ): Promise<void> {
-    if (diff.deletes.length > 0) {
-      await sql.query(
-        `DELETE FROM edges e USING unnest($2::text[], $3::text[]) AS p(a, b)
-         WHERE e.context_id = $1 AND e.a = p.a AND e.b = p.b`,
-        [contextId, diff.deletes.map((edge) => edge.a), diff.deletes.map((edge) => edge.b)],
-      );
-    }
-    if (diff.upserts.length > 0) {
-      // Types travel as JSON arrays (a text[][] parameter cannot hold rows of different lengths).
-      await sql.query(
-        `INSERT INTO edges (context_id, a, b, types, strength, similarity)
-         SELECT $1, e.a, e.b, ARRAY(SELECT jsonb_array_elements_text(e.types)), e.strength, e.similarity
-         FROM jsonb_to_recordset($2::jsonb) AS e(a text, b text, types jsonb, strength float8, similarity float8)
-         ORDER BY e.a, e.b
-         ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
-           similarity = excluded.similarity`,
-        [
-          contextId,
-          JSON.stringify(
-            diff.upserts.map((edge) => ({
-              a: edge.a,
-              b: edge.b,
-              types: edge.types,
-              strength: edge.strength,
-              similarity: edge.similarity ?? null,
-            })),
-          ),
-        ],
-      );
-    }
+    if (diff.deletes.length === 0 && diff.upserts.length === 0) return;
+    // Types travel as JSON arrays (a text[][] parameter cannot hold rows of different lengths).
+    await sql.query(
+      `WITH gone AS (DELETE FROM edges e USING unnest($3::text[], $4::text[]) AS p(a, b)
+         WHERE e.context_id = $1 AND e.a = p.a AND e.b = p.b)
+       INSERT INTO edges (context_id, a, b, types, strength, similarity)
+       SELECT $1, e.a, e.b, ARRAY(SELECT jsonb_array_elements_text(e.types)), e.strength, e.similarity
+       FROM jsonb_to_recordset($2::jsonb) AS e(a text, b text, types jsonb, strength float8, similarity float8)
+       ORDER BY e.a, e.b
+       ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
+         similarity = excluded.similarity`,
+      [
+        contextId,
+        JSON.stringify(
+          diff.upserts.map((edge) => ({
+            a: edge.a,
+            b: edge.b,
+            types: edge.types,
+            strength: edge.strength,
+            similarity: edge.similarity ?? null,
+          })),
+        ),
+        diff.deletes.map((edge) => edge.a),
+        diff.deletes.map((edge) => edge.b),
+      ],
+    );
   }
 
   /** Every edge touching any of the ids, each pair once, ordered by pair. */

@@ -343,6 +343,81 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         WHERE key = 'media-status:pending';
     `,
   },
+  {
+    // Version 6: cheaper kNN updates (issue #11, add-1 into a 10k context; the same choice as SQLite
+    // migration 9). Each document keeps its vector and its list in its own row (JSON [terms, weights] and
+    // [neighbour ids, scores]), so reading a candidate is one row, not one per term and entry (getDocs was the
+    // largest statement of an add). Ratios are computed from semantic_docs.threshold when the exact reverse
+    // search asks, so a list change writes its document row, not the ratio of every posting of its memory
+    // (the ratio column stays, unmaintained; its index goes). The owner is subject to FORCE ROW LEVEL
+    // SECURITY: the backfill reads every context and lifts FORCE on the table it updates; every migrate run
+    // re-applies the policies afterwards (rlsSql). Re-runnable (IF EXISTS / IF NOT EXISTS, the backfill only
+    // fills NULLs).
+    version: 6,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      ALTER TABLE semantic_docs NO FORCE ROW LEVEL SECURITY;
+      DROP INDEX IF EXISTS semantic_postings_by_ratio;
+      ALTER TABLE semantic_docs ADD COLUMN IF NOT EXISTS vector text, ADD COLUMN IF NOT EXISTS list text;
+      UPDATE semantic_docs d SET
+        vector = json_build_array(
+          coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
+                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
+          coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
+                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
+        list = json_build_array(
+          coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
+                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
+          coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
+                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
+        WHERE d.vector IS NULL OR d.list IS NULL;
+      ALTER TABLE semantic_docs ALTER COLUMN vector SET NOT NULL, ALTER COLUMN list SET NOT NULL;
+    `,
+  },
+  {
+    // Version 7: edge counts per statement (issue #11, ingest): the row trigger ran an upsert per edge (a
+    // context's relation build writes thousands in one statement). Statement triggers with transition
+    // tables add each statement's net delta per (context, type) in one upsert; one trigger per event (a
+    // trigger with transition tables takes one event). Cascaded deletes are statements too. Re-runnable.
+    version: 7,
+    sql: `
+      CREATE OR REPLACE FUNCTION graphmemix_edge_counts_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO edge_counts (context_id, type, n)
+          SELECT context_id, t, count(*) FROM added, unnest(types) AS t GROUP BY 1, 2 ORDER BY 1, 2
+          ON CONFLICT (context_id, type) DO UPDATE SET n = edge_counts.n + excluded.n;
+        RETURN NULL;
+      END $$;
+      CREATE OR REPLACE FUNCTION graphmemix_edge_counts_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE edge_counts c SET n = c.n - d.n
+          FROM (SELECT context_id, t AS type, count(*) AS n FROM removed, unnest(types) AS t GROUP BY 1, 2) d
+          WHERE c.context_id = d.context_id AND c.type = d.type;
+        RETURN NULL;
+      END $$;
+      CREATE OR REPLACE FUNCTION graphmemix_edge_counts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO edge_counts (context_id, type, n)
+          SELECT context_id, t, sum(d) FROM (
+            SELECT context_id, t, 1 AS d FROM added, unnest(types) AS t
+            UNION ALL SELECT context_id, t, -1 FROM removed, unnest(types) AS t) x
+          GROUP BY 1, 2 HAVING sum(d) <> 0 ORDER BY 1, 2
+          ON CONFLICT (context_id, type) DO UPDATE SET n = edge_counts.n + excluded.n;
+        RETURN NULL;
+      END $$;
+      DROP TRIGGER IF EXISTS edges_count ON edges;
+      DROP TRIGGER IF EXISTS edges_count_insert ON edges;
+      DROP TRIGGER IF EXISTS edges_count_delete ON edges;
+      DROP TRIGGER IF EXISTS edges_count_update ON edges;
+      CREATE TRIGGER edges_count_insert AFTER INSERT ON edges REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_edge_counts_added();
+      CREATE TRIGGER edges_count_delete AFTER DELETE ON edges REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_edge_counts_removed();
+      CREATE TRIGGER edges_count_update AFTER UPDATE ON edges REFERENCING OLD TABLE AS removed NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_edge_counts_changed();
+      DROP FUNCTION IF EXISTS graphmemix_edge_counts();
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

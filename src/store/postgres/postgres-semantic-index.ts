@@ -10,10 +10,13 @@ import {
   type SemanticTermBound,
 } from '../semantic-index-spec.ts';
 import { compareStrings } from '../store-rules.ts';
+import { BatchedReads } from './postgres-batched-reads.ts';
 import type { PostgresSession, Sql } from './postgres-session.ts';
 
-/** The ratio stored for an open list (threshold 0), as in SQLite: read back as Infinity. */
+/** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
 const OPEN_RATIO = 1e308;
+/** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
+const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO}::float8 END`;
 
 /**
  * The PostgreSQL semantic index: the tables and queries of the SQLite one (src/store/sqlite-semantic-index.ts)
@@ -25,6 +28,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     session.scoped(contextId, 'read', work);
   const write = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
     session.scoped(contextId, 'write', work);
+  const windows = postingWindows(session);
 
   return {
     async getSnapshot(contextId) {
@@ -69,40 +73,22 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     async getDocs(contextId, ids) {
       if (ids.length === 0) return [];
       return read(contextId, async (sql) => {
-        // One statement (vectors and lists as arrays per document): the kNN update reads documents often.
-        const rows = await sql.query<{
-          memory_id: string;
-          terms: string[];
-          weights: number[];
-          neighbour_ids: string[];
-          scores: number[];
-        }>(
-          `SELECT d.memory_id,
-             ARRAY(SELECT p.term FROM semantic_postings p
-                   WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id ORDER BY p.term) AS terms,
-             ARRAY(SELECT p.weight FROM semantic_postings p
-                   WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id ORDER BY p.term) AS weights,
-             ARRAY(SELECT n.neighbour_id FROM semantic_neighbours n
-                   WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id ORDER BY n.rank) AS neighbour_ids,
-             ARRAY(SELECT n.score FROM semantic_neighbours n
-                   WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id ORDER BY n.rank) AS scores
-           FROM semantic_docs d WHERE d.context_id = $1 AND d.memory_id = ANY($2::text[])`,
+        // One row per document (migration 6): its vector and list as JSON, not a row per term and entry.
+        const rows = await sql.query<{ memory_id: string; vector: string; list: string }>(
+          'SELECT memory_id, vector, list FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])',
           [contextId, [...new Set(ids)]],
         );
         const byId = new Map(rows.rows.map((row) => [row.memory_id, row]));
         return ids.flatMap((memoryId): SemanticDoc[] => {
           const row = byId.get(memoryId);
           if (!row) return [];
-          // Code-unit order, as the other backends (the "C" collation orders UTF-8 bytes).
-          const order = row.terms
-            .map((_, i) => i)
-            .sort((x, y) => compareStrings(row.terms[x]!, row.terms[y]!));
+          const [terms, weights] = JSON.parse(row.vector) as [string[], number[]];
+          const [neighbourIds, scores] = JSON.parse(row.list) as [string[], number[]];
           return [
             {
               memoryId,
-              terms: order.map((i) => row.terms[i]!),
-              weights: order.map((i) => row.weights[i]!),
-              neighbours: row.neighbour_ids.map((id, i) => ({ memoryId: id, score: row.scores[i]! })),
+              ...codeUnitOrder(terms, weights),
+              neighbours: neighbourIds.map((id, i) => ({ memoryId: id, score: scores[i]! })),
             },
           ];
         });
@@ -111,44 +97,57 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
 
     async writeDocs(contextId, change) {
       await write(contextId, async (sql) => {
-        // The change count moves first: the same statement reads the snapshot's k and proves it exists.
+        // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
+        // drops the removed and replaced documents.
         const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+        const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
         const snapshot = await sql.query<{ k: number }>(
-          'UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k',
-          [contextId, changed],
+          `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k),
+           d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[])),
+           p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($3::text[])),
+           n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($3::text[]))
+           SELECT k FROM s`,
+          [contextId, changed, dropped],
         );
         const k = snapshot.rows[0]?.k;
         if (k === undefined) throw noSnapshot(contextId);
-        const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
-        if (dropped.length > 0) {
-          await sql.query(
-            `WITH d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])),
-             p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($2::text[]))
-             DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
-            [contextId, dropped],
-          );
-        }
         await insertDocs(sql, contextId, change.put ?? [], k);
         await writeLists(sql, contextId, change.lists ?? [], k);
       });
     },
 
-    async termBounds(contextId, terms) {
+    async termBounds(contextId, terms, options) {
       if (terms.length === 0) return new Map();
       return read(contextId, async (sql) => {
-        const rows = await sql.query<{ term: string; w: number; r: number }>(
-          `SELECT term, max(weight) AS w, max(ratio) AS r FROM semantic_postings
-           WHERE context_id = $1 AND term = ANY($2::text[]) GROUP BY term`,
+        // The first entry of each term's (weight desc) index: one probe per term (a max() over the term's
+        // postings read all of them, a common term's thousands, at every add). The ratio bound reads the
+        // whole list (ratios are computed from the thresholds since migration 6): only the exact reverse
+        // search asks for it, and that mode grows with the context anyway. Without `ratio`, maxRatio is
+        // Infinity (allowed by the port: it bounds every ratio).
+        const rows = await sql.query<{ term: string; w: number | null; r: number | null }>(
+          options?.ratio
+            ? `SELECT t.term,
+                 (SELECT p.weight FROM semantic_postings p WHERE p.context_id = $1 AND p.term = t.term
+                  ORDER BY p.weight DESC LIMIT 1) AS w,
+                 (SELECT max(${RATIO}) FROM semantic_postings p JOIN semantic_docs d
+                  ON d.context_id = p.context_id AND d.memory_id = p.memory_id
+                  WHERE p.context_id = $1 AND p.term = t.term) AS r
+               FROM unnest($2::text[]) AS t(term)`
+            : `SELECT t.term,
+                 (SELECT p.weight FROM semantic_postings p WHERE p.context_id = $1 AND p.term = t.term
+                  ORDER BY p.weight DESC LIMIT 1) AS w
+               FROM unnest($2::text[]) AS t(term)`,
           [contextId, [...new Set(terms)]],
         );
         const found = new Map(rows.rows.map((row) => [row.term, row]));
         const out = new Map<string, SemanticTermBound>();
         for (const term of terms) {
           const row = found.get(term);
-          if (!row) continue;
+          if (row?.w === null || row?.w === undefined) continue;
           out.set(term, {
             maxWeight: row.w,
-            maxRatio: row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
+            maxRatio:
+              row.r === undefined || row.r === null || row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
           });
         }
         return out;
@@ -156,39 +155,39 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     },
 
     async postings(contextId, term, filter) {
-      return read(contextId, async (sql) => {
-        const rows =
+      if (!('minRatio' in filter)) {
+        return windows.read(
+          contextId,
           'top' in filter
-            ? await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
-                `SELECT memory_id, weight FROM semantic_postings WHERE context_id = $1 AND term = $2
-                 ORDER BY weight DESC, memory_id LIMIT $3`,
-                [contextId, term, Math.max(0, filter.top)],
-              )
-            : 'minWeight' in filter
-              ? await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
-                  `SELECT memory_id, weight FROM semantic_postings WHERE context_id = $1 AND term = $2
-                   AND weight >= $3 AND weight < $4 ORDER BY weight DESC, memory_id`,
-                  [contextId, term, filter.minWeight, filter.below ?? Number.POSITIVE_INFINITY],
-                )
-              : await sql.query<{ memory_id: string; weight: number; ratio?: number }>(
-                  `SELECT memory_id, weight, ratio FROM semantic_postings WHERE context_id = $1 AND term = $2
-                   AND ratio >= $3 AND ratio < $4`,
-                  [
-                    contextId,
-                    term,
-                    Math.min(filter.minRatio, OPEN_RATIO),
-                    filter.below === undefined || filter.below > OPEN_RATIO
-                      ? Number.POSITIVE_INFINITY
-                      : filter.below,
-                  ],
-                );
-        return rows.rows.map((row): SemanticPosting => {
-          const posting: SemanticPosting = { memoryId: row.memory_id, weight: row.weight };
-          if (row.ratio !== undefined) {
-            posting.ratio = row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio;
-          }
-          return posting;
-        });
+            ? {
+                term,
+                min: Number.NEGATIVE_INFINITY,
+                below: Number.POSITIVE_INFINITY,
+                top: Math.max(0, filter.top),
+              }
+            : { term, min: filter.minWeight, below: filter.below ?? Number.POSITIVE_INFINITY, top: null },
+        );
+      }
+      return read(contextId, async (sql) => {
+        // Ratios from the documents' thresholds (migration 6), as SQLite since its migration 9.
+        const rows = await sql.query<{ memory_id: string; weight: number; ratio: number }>(
+          `SELECT memory_id, weight, ratio FROM (SELECT p.memory_id, p.weight, ${RATIO} AS ratio
+           FROM semantic_postings p JOIN semantic_docs d ON d.context_id = p.context_id AND d.memory_id = p.memory_id
+           WHERE p.context_id = $1 AND p.term = $2) r WHERE ratio >= $3 AND ratio < $4`,
+          [
+            contextId,
+            term,
+            Math.min(filter.minRatio, OPEN_RATIO),
+            filter.below === undefined || filter.below > OPEN_RATIO ? Number.POSITIVE_INFINITY : filter.below,
+          ],
+        );
+        return rows.rows.map(
+          (row): SemanticPosting => ({
+            memoryId: row.memory_id,
+            weight: row.weight,
+            ratio: row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio,
+          }),
+        );
       });
     },
 
@@ -262,27 +261,18 @@ async function insertDocs(
   k: number,
 ): Promise<void> {
   if (docs.length === 0) return;
-  const thresholds = docs.map((doc) => listThreshold(doc.neighbours, k));
-  const posting = {
-    ids: [] as string[],
-    terms: [] as string[],
-    weights: [] as number[],
-    ratios: [] as number[],
-  };
+  const posting = { ids: [] as string[], terms: [] as string[], weights: [] as number[] };
   const list = {
     ids: [] as string[],
     ranks: [] as number[],
     neighbours: [] as string[],
     scores: [] as number[],
   };
-  docs.forEach((doc, at) => {
-    const threshold = thresholds[at]!;
+  for (const doc of docs) {
     doc.terms.forEach((term, i) => {
-      const weight = doc.weights[i]!;
       posting.ids.push(doc.memoryId);
       posting.terms.push(term);
-      posting.weights.push(weight);
-      posting.ratios.push(threshold > 0 ? weight / threshold : OPEN_RATIO);
+      posting.weights.push(doc.weights[i]!);
     });
     doc.neighbours.forEach((n, rank) => {
       list.ids.push(doc.memoryId);
@@ -290,23 +280,25 @@ async function insertDocs(
       list.neighbours.push(n.memoryId);
       list.scores.push(n.score);
     });
-  });
-  // One statement for the three tables (foreign keys to memories are checked at its end).
+  }
+  // One statement for the three tables (foreign keys to memories are checked at its end). The posting
+  // ratio column is unmaintained since migration 6 (computed from the threshold when read).
   await sql.query(
-    `WITH d AS (INSERT INTO semantic_docs (context_id, memory_id, threshold)
-       SELECT $1, * FROM unnest($2::text[], $3::float8[])),
+    `WITH d AS (INSERT INTO semantic_docs (context_id, memory_id, threshold, vector, list)
+       SELECT $1, * FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[])),
      p AS (INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)
-       SELECT $1, * FROM unnest($4::text[], $5::text[], $6::float8[], $7::float8[]))
+       SELECT $1, m, t, w, 0 FROM unnest($6::text[], $7::text[], $8::float8[]) AS x(m, t, w))
      INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
-     SELECT $1, * FROM unnest($8::text[], $9::integer[], $10::text[], $11::float8[])`,
+     SELECT $1, * FROM unnest($9::text[], $10::integer[], $11::text[], $12::float8[])`,
     [
       contextId,
       docs.map((doc) => doc.memoryId),
-      thresholds,
+      docs.map((doc) => listThreshold(doc.neighbours, k)),
+      docs.map((doc) => JSON.stringify([doc.terms, doc.weights])),
+      docs.map((doc) => listJson(doc.neighbours)),
       posting.ids,
       posting.terms,
       posting.weights,
-      posting.ratios,
       list.ids,
       list.ranks,
       list.neighbours,
@@ -315,23 +307,25 @@ async function insertDocs(
   );
 }
 
-async function insertNeighbours(
-  sql: Sql,
-  contextId: string,
-  list: { ids: string[]; ranks: number[]; neighbours: string[]; scores: number[] },
-): Promise<void> {
-  if (list.ids.length === 0) return;
-  await sql.query(
-    `INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
-     SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::text[], $5::float8[])`,
-    [contextId, list.ids, list.ranks, list.neighbours, list.scores],
-  );
+/** A list as stored in semantic_docs.list: [neighbour ids, scores]. */
+function listJson(neighbours: readonly SemanticNeighbour[]): string {
+  return JSON.stringify([neighbours.map((n) => n.memoryId), neighbours.map((n) => n.score)]);
+}
+
+/** Terms in code-unit order with their weights (stored in that order; kept whatever the writer gave). */
+function codeUnitOrder(terms: string[], weights: number[]): { terms: string[]; weights: number[] } {
+  let sorted = true;
+  for (let i = 1; i < terms.length && sorted; i++) sorted = compareStrings(terms[i - 1]!, terms[i]!) < 0;
+  if (sorted) return { terms, weights };
+  const order = terms.map((_, i) => i).sort((x, y) => compareStrings(terms[x]!, terms[y]!));
+  return { terms: order.map((i) => terms[i]!), weights: order.map((i) => weights[i]!) };
 }
 
 /**
- * Replaces whole lists (the last one given per memory wins) in four statements whatever their number: the
- * documents must exist, their neighbours are rewritten, and where a list's entry bound moved, its threshold
- * and the ratios of its postings follow.
+ * Replaces whole lists (the last one given per memory wins) in ONE statement whatever their number: each
+ * document's row takes the list and its entry bound (ratios follow from it when read), the reverse index
+ * rows are upserted by rank and the ranks beyond the new length dropped (disjoint rows, so one statement).
+ * A list for a memory without a document is INVALID_INPUT (the caller's transaction rolls back).
  */
 async function writeLists(
   sql: Sql,
@@ -342,26 +336,12 @@ async function writeLists(
   if (lists.length === 0) return;
   const last = new Map(lists.map((list) => [list.memoryId, list.neighbours]));
   const ids = [...last.keys()];
-  const docs = await sql.query<{ memory_id: string; threshold: number }>(
-    'SELECT memory_id, threshold FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])',
-    [contextId, ids],
-  );
-  const before = new Map(docs.rows.map((row) => [row.memory_id, row.threshold]));
-  const missing = ids.find((id) => !before.has(id));
-  if (missing !== undefined) {
-    throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${missing}"`);
-  }
-  await sql.query('DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($2::text[])', [
-    contextId,
-    ids,
-  ]);
   const list = {
     ids: [] as string[],
     ranks: [] as number[],
     neighbours: [] as string[],
     scores: [] as number[],
   };
-  const moved = { ids: [] as string[], thresholds: [] as number[] };
   for (const [memoryId, neighbours] of last) {
     neighbours.forEach((n, rank) => {
       list.ids.push(memoryId);
@@ -369,21 +349,69 @@ async function writeLists(
       list.neighbours.push(n.memoryId);
       list.scores.push(n.score);
     });
-    const threshold = listThreshold(neighbours, k);
-    if (before.get(memoryId) !== threshold) {
-      moved.ids.push(memoryId);
-      moved.thresholds.push(threshold);
-    }
   }
-  await insertNeighbours(sql, contextId, list);
-  if (moved.ids.length === 0) return;
-  await sql.query(
-    `WITH moved AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS m(memory_id, threshold)),
-     docs AS (UPDATE semantic_docs d SET threshold = m.threshold FROM moved m
-              WHERE d.context_id = $1 AND d.memory_id = m.memory_id)
-     UPDATE semantic_postings p
-     SET ratio = CASE WHEN m.threshold > 0 THEN p.weight / m.threshold ELSE $4::float8 END
-     FROM moved m WHERE p.context_id = $1 AND p.memory_id = m.memory_id`,
-    [contextId, moved.ids, moved.thresholds, OPEN_RATIO],
+  const updated = await sql.query<{ memory_id: string }>(
+    `WITH docs AS (UPDATE semantic_docs d SET threshold = x.threshold, list = x.list
+       FROM unnest($2::text[], $3::float8[], $4::text[]) AS x(memory_id, threshold, list)
+       WHERE d.context_id = $1 AND d.memory_id = x.memory_id RETURNING d.memory_id),
+     upsert AS (INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
+       SELECT $1, * FROM unnest($6::text[], $7::integer[], $8::text[], $9::float8[])
+       ON CONFLICT (context_id, memory_id, rank)
+       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score),
+     surplus AS (DELETE FROM semantic_neighbours n USING unnest($2::text[], $5::integer[]) AS c(memory_id, length)
+       WHERE n.context_id = $1 AND n.memory_id = c.memory_id AND n.rank >= c.length)
+     SELECT memory_id FROM docs`,
+    [
+      contextId,
+      ids,
+      ids.map((id) => listThreshold(last.get(id)!, k)),
+      ids.map((id) => listJson(last.get(id)!)),
+      ids.map((id) => last.get(id)!.length),
+      list.ids,
+      list.ranks,
+      list.neighbours,
+      list.scores,
+    ],
   );
+  if (updated.rows.length < ids.length) {
+    const found = new Set(updated.rows.map((row) => row.memory_id));
+    const missing = ids.find((id) => !found.has(id));
+    throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${missing}"`);
+  }
+}
+
+/** One weight-ordered read of a term's postings: min <= weight < below, the first `top` (null: all). */
+interface WindowRead {
+  term: string;
+  min: number;
+  below: number;
+  top: number | null;
+}
+
+/**
+ * Weight-ordered posting reads issued together as one statement (BatchedReads): a kNN search deepens several
+ * terms per round. Each read is the same index range scan as alone, in a LATERAL per request; rows come back
+ * grouped by request in weight desc, memory id order.
+ */
+function postingWindows(session: PostgresSession): BatchedReads<WindowRead, SemanticPosting[]> {
+  return new BatchedReads(session, async (sql, contextId, reads) => {
+    const result = await sql.query<{ n: number; memory_id: string; weight: number }>(
+      `SELECT r.n, p.memory_id, p.weight
+       FROM unnest($2::text[], $3::float8[], $4::float8[], $5::bigint[]) WITH ORDINALITY AS r(term, lo, hi, top, n)
+       CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
+         WHERE s.context_id = $1 AND s.term = r.term AND s.weight >= r.lo AND s.weight < r.hi
+         ORDER BY s.weight DESC, s.memory_id LIMIT r.top) p
+       ORDER BY r.n, p.weight DESC, p.memory_id`,
+      [
+        contextId,
+        reads.map((r) => r.term),
+        reads.map((r) => r.min),
+        reads.map((r) => r.below),
+        reads.map((r) => r.top),
+      ],
+    );
+    const out = reads.map((): SemanticPosting[] => []);
+    for (const row of result.rows) out[row.n - 1]!.push({ memoryId: row.memory_id, weight: row.weight });
+    return out;
+  });
 }

@@ -81,6 +81,14 @@ export class PostgresSession {
     return this.unitFor(contextId) !== undefined;
   }
 
+  /**
+   * The unit of work of `contextId` the caller runs in, as an opaque token (undefined outside one): reads
+   * coalesced into one statement must come from the same transaction.
+   */
+  unitToken(contextId: string): object | undefined {
+    return this.unitFor(contextId);
+  }
+
   private unitFor(contextId: string | undefined): Unit | undefined {
     const unit = units.getStore();
     if (!unit?.open || unit.session !== this) return undefined;

@@ -23,6 +23,7 @@ import { MEDIA_PENDING_KEY } from '../archive-store-spec.ts';
 import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
 import type { SemanticIndexStore } from '../semantic-index-spec.ts';
 import { assertWrite } from '../store-rules.ts';
+import { BatchedReads } from './postgres-batched-reads.ts';
 import { PostgresEdges } from './postgres-edges.ts';
 import { integrityProblems } from './postgres-integrity.ts';
 import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
@@ -112,6 +113,10 @@ class PostgresStore implements PostgresArchiveStore {
   readonly semantic: SemanticIndexStore;
   private readonly vectors: PostgresVectors;
   private readonly edges = new PostgresEdges();
+  /** adjacentByKey reads issued together run as one statement (a key chain's update asks several). */
+  private readonly adjacent: BatchedReads<AdjacentRead, MemoryRecord[]>;
+  /** findByKeys of one key, issued together: one statement (the supersedes listers of every dirty memory). */
+  private readonly keyGroups: BatchedReads<{ key: string; limit: number | null }, MemoryRecord[]>;
 
   constructor(
     private readonly session: PostgresSession,
@@ -121,6 +126,8 @@ class PostgresStore implements PostgresArchiveStore {
     this.vectorSupport = pgvectorOn ? 'pgvector' : 'exact';
     this.semantic = createPostgresSemanticIndex(session);
     this.vectors = new PostgresVectors(session, pgvectorOn, approximateAbove);
+    this.adjacent = new BatchedReads(session, adjacentRecords);
+    this.keyGroups = new BatchedReads(session, keyGroupRecords);
   }
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
@@ -354,8 +361,13 @@ class PostgresStore implements PostgresArchiveStore {
     options: { limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     if (keys.length === 0) return [];
+    const unique = [...new Set(keys)];
+    // One key (what the relation updates ask, often many at once): batched with the others issued together.
+    if (unique.length === 1) {
+      return this.keyGroups.read(contextId, { key: unique[0]!, limit: options.limit ?? null });
+    }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
-      sql.query<{ record: string }>(FIND_BY_KEYS_SQL, [contextId, [...new Set(keys)], options.limit ?? null]),
+      sql.query<{ record: string }>(FIND_BY_KEYS_SQL, [contextId, unique, options.limit ?? null]),
     );
     return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
@@ -366,17 +378,36 @@ class PostgresStore implements PostgresArchiveStore {
     position: { sequence: number; id: string },
     direction: 'before' | 'after',
   ): Promise<MemoryRecord | undefined> {
-    const [op, order] = direction === 'before' ? ['<', 'DESC'] : ['>', 'ASC'];
-    const rows = await this.session.scoped(contextId, 'read', (sql) =>
-      sql.query<{ record: string }>(
-        `SELECT m.record FROM memory_keys k JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
-         WHERE k.context_id = $1 AND k.key = $2 AND (k.sequence, k.memory_id) ${op} ($3::bigint, $4::text COLLATE "C")
-         ORDER BY k.sequence ${order}, k.memory_id ${order} LIMIT 1`,
-        [contextId, key, position.sequence, position.id],
-      ),
-    );
-    const row = rows.rows[0];
-    return row ? (JSON.parse(row.record) as MemoryRecord) : undefined;
+    const [record] = await this.adjacent.read(contextId, {
+      key,
+      sequence: position.sequence,
+      id: position.id,
+      direction,
+      limit: 1,
+    });
+    return record;
+  }
+
+  async adjacentRunByKey(
+    contextId: string,
+    key: string,
+    position: { sequence: number; id: string },
+    direction: 'before' | 'after',
+    limit: number,
+  ): Promise<MemoryRecord[]> {
+    if (!Number.isInteger(limit) || limit < 0) {
+      throw new GraphmemixError('INVALID_INPUT', 'limit must be a non-negative integer', {
+        location: { field: 'limit' },
+      });
+    }
+    if (limit === 0) return [];
+    return this.adjacent.read(contextId, {
+      key,
+      sequence: position.sequence,
+      id: position.id,
+      direction,
+      limit,
+    });
   }
 
   async findKeyRange(
@@ -742,4 +773,80 @@ async function writeRecords(
       view.uris,
     ],
   );
+}
+
+interface AdjacentRead {
+  key: string;
+  sequence: number;
+  id: string;
+  direction: 'before' | 'after';
+  limit: number;
+}
+
+/**
+ * The `limit` records before / after each (sequence, id) place in its key's chain, nearest first, one
+ * statement for all: per request one of two index range scans on memory_keys (context, key, sequence,
+ * memory id) with its LIMIT (the other branch is switched off by a one-time filter), then each record by
+ * primary key.
+ */
+async function adjacentRecords(
+  sql: Sql,
+  contextId: string,
+  reads: readonly AdjacentRead[],
+): Promise<MemoryRecord[][]> {
+  const rows = await sql.query<{ n: number; record: string }>(
+    `SELECT r.n, m.record
+     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::boolean[], $6::bigint[])
+       WITH ORDINALITY AS r(key, seq, id, before, lim, n)
+     CROSS JOIN LATERAL (
+       (SELECT b.memory_id, row_number() OVER (ORDER BY b.sequence DESC, b.memory_id DESC) AS step
+        FROM (SELECT k.memory_id, k.sequence FROM memory_keys k
+              WHERE r.before AND k.context_id = $1 AND k.key = r.key
+                AND (k.sequence, k.memory_id) < (r.seq, r.id COLLATE "C")
+              ORDER BY k.sequence DESC, k.memory_id DESC LIMIT r.lim) b)
+       UNION ALL
+       (SELECT f.memory_id, row_number() OVER (ORDER BY f.sequence, f.memory_id) AS step
+        FROM (SELECT k.memory_id, k.sequence FROM memory_keys k
+              WHERE NOT r.before AND k.context_id = $1 AND k.key = r.key
+                AND (k.sequence, k.memory_id) > (r.seq, r.id COLLATE "C")
+              ORDER BY k.sequence, k.memory_id LIMIT r.lim) f)) a
+     JOIN memories m ON m.context_id = $1 AND m.id = a.memory_id
+     ORDER BY r.n, a.step`,
+    [
+      contextId,
+      reads.map((r) => r.key),
+      reads.map((r) => r.sequence),
+      reads.map((r) => r.id),
+      reads.map((r) => r.direction === 'before'),
+      reads.map((r) => r.limit),
+    ],
+  );
+  const out: MemoryRecord[][] = reads.map(() => []);
+  for (const row of rows.rows) out[row.n - 1]!.push(JSON.parse(row.record) as MemoryRecord);
+  return out;
+}
+
+/**
+ * findByKeys of one key per request, one statement for all: each request is the key index's range scan in
+ * (sequence, memory id) order with its LIMIT (one key: no duplicates to remove), then each record by primary
+ * key; rows come back grouped by request in (sequence, id) order, as FIND_BY_KEYS_SQL returns them.
+ */
+async function keyGroupRecords(
+  sql: Sql,
+  contextId: string,
+  reads: ReadonlyArray<{ key: string; limit: number | null }>,
+): Promise<MemoryRecord[][]> {
+  const rows = await sql.query<{ n: number; record: string }>(
+    `SELECT r.n, m.record
+     FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS r(key, lim, n)
+     CROSS JOIN LATERAL (SELECT k.memory_id FROM memory_keys k WHERE k.context_id = $1 AND k.key = r.key
+       ORDER BY k.sequence, k.memory_id LIMIT r.lim) hit
+     CROSS JOIN LATERAL (SELECT record, sequence, id FROM memories WHERE context_id = $1 AND id = hit.memory_id
+       LIMIT 1) m
+     ORDER BY r.n, m.sequence, m.id`,
+    [contextId, reads.map((r) => r.key), reads.map((r) => r.limit)],
+  );
+  const out: MemoryRecord[][] = reads.map(() => []);
+  for (const row of rows.rows) out[row.n - 1]!.push(JSON.parse(row.record) as MemoryRecord);
+  return out;
 }

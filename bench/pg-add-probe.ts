@@ -1,0 +1,135 @@
+/**
+ * Add-1 into a large context on PostgreSQL, with what it costs (load-robust figures beside the wall time):
+ *
+ *   npx tsx bench/pg-add-probe.ts build <admin-url> <n>   database gmx_probe_<n>: one context 'big' of n memories
+ *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds]
+ *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE)
+ *
+ * Prints add-1 wall p50/p90/max, Node CPU ms per add, the server's CPU ms per add (the postmaster's children,
+ * when the server runs on this machine), statements and transactions per add (a wrapper of pg.Client.query),
+ * and the mean IngestReport.stepSeconds.
+ */
+import pg from 'pg';
+import { ingestItems } from '../src/digest/ingest.ts';
+import { openGraphmemix } from '../src/graphmemix.ts';
+import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { processCpuSeconds } from './support/process-cpu.ts';
+import { chatArchive, chatRecords } from './support/realistic-chat.ts';
+
+const [mode, admin, nText, addsText] = process.argv.slice(2);
+if (!mode || !admin || !nText) throw new Error('usage: pg-add-probe.ts build|adds <admin-url> <n> [adds]');
+const n = Number(nText);
+const adds = Number(addsText ?? 60);
+const dbUrl = (name: string) => {
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+const template = `gmx_probe_${n}`;
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+if (mode === 'build') {
+  await adminQuery(`DROP DATABASE IF EXISTS ${template}`);
+  await adminQuery(`CREATE DATABASE ${template}`);
+  const gm = await openGraphmemix({ db: dbUrl(template) });
+  const t = performance.now();
+  await ingestItems(gm.store, chatArchive({ contextId: 'big', count: n, seed: 11 }) as Iterable<ImportItem>);
+  const s = (performance.now() - t) / 1000;
+  console.log('ingest', s.toFixed(1), 's', Math.round(n / s), 'mem/s');
+  await gm.close();
+  const c = new pg.Client({ connectionString: dbUrl(template) });
+  await c.connect();
+  await c.query('VACUUM ANALYZE');
+  await c.end();
+} else {
+  const work = `gmx_probe_work`;
+  await adminQuery(`DROP DATABASE IF EXISTS ${work}`);
+  await adminQuery(`CREATE DATABASE ${work} TEMPLATE ${template}`);
+  let trace: string[] | undefined;
+  let statements = 0;
+  let begins = 0;
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    statements++;
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
+    if (text?.startsWith('BEGIN')) begins++;
+    const t0 = performance.now();
+    const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+    if (trace && out instanceof Promise) {
+      void out.then(
+        (r: { rowCount?: number }) =>
+          trace?.push(
+            `${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, 150)}`,
+          ),
+        () => {},
+      );
+    }
+    return out;
+  } as typeof original;
+  const gm = await openGraphmemix({ db: dbUrl(work) });
+  const probe = new pg.Client({ connectionString: dbUrl(work) });
+  await probe.connect();
+  // The server's CPU for this database only (its backends: the store's pool), not the whole cluster's.
+  const backendCpu = async (): Promise<Map<number, number>> => {
+    const { rows } = await probe.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    return new Map(rows.map((row) => [row.pid, processCpuSeconds(row.pid) ?? 0]));
+  };
+  const size = await gm.store.countMemories('big');
+  const phases: Record<string, number> = {};
+  const times: number[] = [];
+  // Warm-up adds (connections, prepared statements, caches) are not counted.
+  const warm = 5;
+  // Records are generated before timing (the generator's vocabulary costs ~3 ms of CPU per call).
+  const records = Array.from(
+    { length: warm + adds },
+    (_, i) => [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: size + i })][0]!,
+  );
+  let cpu0 = process.cpuUsage();
+  let pg0 = new Map<number, number>();
+  let s0 = statements;
+  let b0 = begins;
+  for (let i = 0; i < warm + adds; i++) {
+    if (i === warm) {
+      cpu0 = process.cpuUsage();
+      pg0 = await backendCpu();
+      s0 = statements;
+      b0 = begins;
+    }
+    const record = records[i];
+    if (process.env.PROBE_TRACE && i === warm + adds - 1) trace = [];
+    const t = performance.now();
+    const rep = await gm.addMemories('big', [record!]);
+    if (trace) console.log(trace.join('\n'));
+    if (i >= warm) {
+      times.push(performance.now() - t);
+      for (const [k, v] of Object.entries(rep.stepSeconds)) phases[k] = (phases[k] ?? 0) + (v * 1000) / adds;
+    }
+  }
+  const cpu = process.cpuUsage(cpu0);
+  let pgCpu = 0;
+  for (const [pid, seconds] of await backendCpu()) pgCpu += seconds - (pg0.get(pid) ?? 0);
+  const s = [...times].sort((a, b) => a - b);
+  console.log(
+    `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms`,
+  );
+  console.log(
+    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((statements - s0) / adds).toFixed(1)}, transactions ${((begins - b0) / adds).toFixed(1)}`,
+  );
+  console.log(
+    'mean phases ms',
+    JSON.stringify(Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, +v.toFixed(2)]))),
+  );
+  await probe.end();
+  await gm.close();
+}

@@ -1,0 +1,14 @@
+import { openGraphmemix } from '../src/graphmemix.ts';
+import { chatQuestions } from '../bench/support/realistic-chat.ts';
+import { PostingsCache, DocumentCache } from '../src/store/search-lexical-index.ts';
+const c = { page: [0, 0], stats: [0, 0], doc: [0, 0] };
+const pg = PostingsCache.prototype.page;
+PostingsCache.prototype.page = function (t, a, s, read) { let miss = false; const r = pg.call(this, t, a, s, () => { miss = true; return read(); }); c.page[miss ? 1 : 0]++; return r; };
+const dg = DocumentCache.prototype.get;
+DocumentCache.prototype.get = function (d) { const r = dg.call(this, d); c.doc[r ? 0 : 1]++; return r; };
+const gm = await openGraphmemix({ db: '/tmp/graphmemix-probe-10k.db' });
+const qs = chatQuestions(310, 5, { contextId: 'big', count: 10000, seed: 11 });
+for (const q of qs) await gm.retrieve('big', q);
+console.log(JSON.stringify(c));
+console.log(qs.slice(0, 3));
+await gm.close();

@@ -1,0 +1,1 @@
+const m = await import('usearch'); console.log(typeof m.default.Index);
