@@ -1,1 +1,0 @@
-const m = await import('usearch'); console.log(typeof m.default.Index);
