@@ -73,7 +73,7 @@ export {
   type CopyRewrite,
   copyArchive,
 } from './store/copy-archive.ts';
-export { describeStore, type StoreDescription } from './store/describe-store.ts';
+export { describeStore, type StoreDescription, sqliteVectorSupport } from './store/describe-store.ts';
 export { type MigrateArchiveResult, migrateArchive } from './store/migrate-archive.ts';
 export { openStore } from './store/open-store.ts';
 export {

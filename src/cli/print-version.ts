@@ -5,6 +5,7 @@ import {
   loadModelConfig,
   parseStoreLocation,
   type StoreDescription,
+  sqliteVectorSupport,
 } from '../index.ts';
 
 /**
@@ -38,11 +39,11 @@ export async function printVersion(version: string, args: readonly string[]): Pr
 }
 
 async function describeDb(db: string | undefined): Promise<StoreDescription> {
-  if (db === undefined) return { backend: 'sqlite', vectorSupport: 'in-process' };
+  if (db === undefined) return { backend: 'sqlite', vectorSupport: sqliteVectorSupport() };
   const location = parseStoreLocation(db);
   if (location.kind === 'memory') return { backend: 'memory', vectorSupport: 'in-process' };
   if (location.kind === 'sqlite' && (isInMemoryDb(db) || !existsSync(location.path))) {
-    return { backend: 'sqlite', vectorSupport: 'in-process' };
+    return { backend: 'sqlite', vectorSupport: isInMemoryDb(db) ? 'in-process' : sqliteVectorSupport() };
   }
   const { openStore } = await import('../index.ts');
   const store = await openStore(db, location.kind === 'sqlite' ? { readonly: true } : {});

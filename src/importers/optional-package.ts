@@ -1,7 +1,7 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 
 /**
- * The heavy media packages are optional dependencies: a text-only install (`npm install --omit=optional`)
+ * The heavy media packages (and usearch, the approximate vector index) are optional dependencies: a text-only install (`npm install --omit=optional`)
  * has none of them, and nothing loads them until a photo, mail or OCR step runs. Every use goes through
  * this one loader so a missing package is a clear CONFIG error naming it, never a module-resolution stack.
  */
@@ -11,6 +11,36 @@ interface OptionalPackages {
   mailparser: typeof import('mailparser');
   // exifr's typings describe its CommonJS export; Node's ES namespace has it as `default` (parse is all we use).
   exifr: { default: { parse: typeof import('exifr')['parse'] } };
+  // The persistent approximate vector index (src/store/usearch-vector-index.ts): a native addon.
+  usearch: UsearchModule;
+}
+
+/**
+ * The part of usearch's API the vector index uses, declared here so type-checking needs no package (npm
+ * leaves it out on Node < 22: its engines field; scripts/install-usearch.sh).
+ */
+export interface UsearchModule {
+  Index: new (config: {
+    dimensions: number;
+    metric: 'cos';
+    quantization: 'f32';
+    connectivity: number;
+    expansion_add: number;
+    expansion_search: number;
+    multi: boolean;
+  }) => UsearchIndex;
+}
+
+export interface UsearchIndex {
+  add(keys: BigUint64Array, vectors: Float32Array, threads?: number): void;
+  search(vector: Float32Array, k: number, threads: number): { keys: BigUint64Array; distances: Float32Array };
+  contains(key: bigint): boolean;
+  remove(key: bigint): number;
+  size(): number;
+  save(path: string): void;
+  load(path: string): void;
+  /** Memory-maps a saved index (read-only). */
+  view(path: string): void;
 }
 
 export type OptionalPackageName = keyof OptionalPackages;
@@ -23,6 +53,11 @@ const OPTIONAL_PACKAGES: { [Name in OptionalPackageName]: () => Promise<Optional
   exifr: async () => {
     const { default: exifr } = await import('exifr');
     return { default: { parse: exifr.parse.bind(exifr) } };
+  },
+  // A variable specifier: the package's own typings are not needed (UsearchModule says what is used).
+  usearch: async () => {
+    const name = 'usearch';
+    return ((await import(name)) as { default: UsearchModule }).default;
   },
 };
 

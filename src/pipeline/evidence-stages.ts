@@ -21,6 +21,7 @@ import {
 } from '../verify/verifier-input.ts';
 import { eligibleRelations } from './eligible-relations.ts';
 import { buildEvidence, renderPacketText } from './evidence-packet.ts';
+import { edgesAmongIds, type SeedEdges } from './pool-edges.ts';
 import { nodePrize, type ResolvedCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
 import { type ExpansionSwitches, questionExpansions } from './question-expansions.ts';
@@ -132,6 +133,8 @@ export interface ExpandedPool {
   anchors: VerifierCandidate[];
   /** Candidate id -> its eligible relations to anchors (the ECV's input). */
   eligible: Map<string, EligibleRelation[]>;
+  /** `edges` with the seeds they cover: later stages read only the edges this read did not cover. */
+  seedEdges: SeedEdges;
 }
 
 /** Stage 2: one-hop expansion, the cut to M, pool records, anchors and their eligible relations. */
@@ -177,7 +180,8 @@ export async function expandPool(
     anchors.map((a) => a.memoryId),
     edges,
   );
-  return { edges, present, records, candidates, anchors, eligible };
+  const seedEdges = { edges, seedIds: new Set(seeds.map((s) => s.memoryId)) };
+  return { edges, present, records, candidates, anchors, eligible, seedEdges };
 }
 
 /** The question as the verifiers read it (gold and answers never reach them). */
@@ -200,7 +204,9 @@ export async function verifyNodes(
 ): Promise<{ result: NodeVerifierResult | undefined; relations: PoolRelation[] }> {
   if (!verifier) return { result: undefined, relations: [] };
   const relations =
-    verifier.kind === 'offline' ? await poolRelations(ctx.store, ctx.contextId, pool.candidates) : [];
+    verifier.kind === 'offline'
+      ? await poolRelations(ctx.store, ctx.contextId, pool.candidates, pool.seedEdges)
+      : [];
   if (pool.candidates.length === 0) return { result: undefined, relations };
   const result = await verifier.verify({
     question,
@@ -379,12 +385,11 @@ async function poolRelations(
   store: ArchiveStore,
   contextId: string,
   candidates: readonly VerifierCandidate[],
+  seedEdges: SeedEdges,
 ): Promise<PoolRelation[]> {
   const ids = candidates.map((c) => c.memoryId);
-  const inPool = new Set(ids);
   const relations: PoolRelation[] = [];
-  for (const edge of await store.neighbors(contextId, ids)) {
-    if (!inPool.has(edge.a) || !inPool.has(edge.b)) continue;
+  for (const edge of await edgesAmongIds(store, contextId, ids, seedEdges)) {
     const types = edge.types.filter((t): t is SchemaRelationType => t !== 'semantic_knn');
     if (types.length > 0) relations.push({ a: edge.a, b: edge.b, types });
   }

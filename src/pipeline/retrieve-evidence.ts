@@ -116,6 +116,7 @@ export async function retrieveEvidence(
     packet.evidence,
     expanded.records,
     options.filter,
+    expanded.seedEdges,
   );
   const evidence = applyVersionMarks(packet.evidence, versions.links, versions.records);
   const packetText = versions.links.length === 0 ? packet.packetText : renderPacketText(evidence);

@@ -2,13 +2,14 @@ import { orderVersions, type VersionLink } from '../core/order-versions.ts';
 import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { supersessionOrder } from '../types/supersession.ts';
+import { edgesTouchingIds, type SeedEdges } from './pool-edges.ts';
 import type { EvidenceItem } from './retrieval-result.ts';
 
 /**
  * The supersedes links of the packet's memories: every stored `supersedes` edge touching an evidence item,
  * oriented by supersessionOrder, the far end read when it is not in `records`. With a filter, only links
  * whose far end passes it (a memory outside the question's scope is never named). Cost: one neighbors read
- * for at most K ids, one getMemories for the far ends, one matchMemories by id when filtered.
+ * for at most K ids (those that were not seeds: `seedEdges` has theirs), one getMemories for the far ends, one matchMemories by id when filtered.
  */
 export async function packetVersionLinks(
   store: ArchiveStore,
@@ -16,15 +17,16 @@ export async function packetVersionLinks(
   evidence: readonly EvidenceItem[],
   records: ReadonlyMap<string, MemoryRecord>,
   filter?: MemoryFilter,
+  seedEdges: SeedEdges = { edges: [], seedIds: new Set() },
 ): Promise<{ links: VersionLink[]; records: Map<string, MemoryRecord> }> {
   const known = new Map(records);
   if (evidence.length === 0) return { links: [], records: known };
-  const edges = (
-    await store.neighbors(
-      contextId,
-      evidence.map((item) => item.memoryId),
-    )
-  ).filter((edge) => edge.types.includes('supersedes'));
+  const ids = evidence.map((item) => item.memoryId);
+  // Edges of seeds in the packet were read by expansion (with a filter, those inside it: the links
+  // dropped by that are dropped below anyway).
+  const edges = (await edgesTouchingIds(store, contextId, ids, seedEdges)).filter((edge) =>
+    edge.types.includes('supersedes'),
+  );
   if (edges.length === 0) return { links: [], records: known };
   let allowed: Set<string> | undefined;
   if (filter) {

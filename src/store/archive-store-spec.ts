@@ -17,9 +17,11 @@ export interface ArchiveStore {
   /** Backend name for traces and errors ('sqlite', 'memory', 'postgres'). */
   readonly backend: string;
   /**
-   * How searchVectors runs, reported by `/v1/health` and `graphmemix --version`: 'in-process' (SQLite and
-   * memory: exact scan, an IVF index above APPROXIMATE_VECTOR_THRESHOLD rows, src/store/vector-index.ts),
-   * 'pgvector' (Postgres with the extension: HNSW) or 'exact' (Postgres without it). Absent: 'in-process'.
+   * How searchVectors runs, reported by `/v1/health` and `graphmemix --version`: 'usearch' (SQLite with the
+   * optional package: persistent HNSW files above APPROXIMATE_VECTOR_THRESHOLD rows per space,
+   * src/store/usearch-vector-index.ts), 'in-process' (SQLite without it: exact; memory: exact scan, an IVF
+   * index above the threshold, src/store/vector-index.ts), 'pgvector' (Postgres with the extension: HNSW)
+   * or 'exact' (Postgres without it). Absent: 'in-process'.
    */
   readonly vectorSupport?: string;
 
@@ -162,6 +164,12 @@ export interface ArchiveStore {
   changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void>;
   /** Every edge touching any of the ids (both directions), each pair once. */
   neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
+  /**
+   * Every edge whose BOTH ends are among the ids, each pair once, sorted as `neighbors` sorts (by a, then b).
+   * Optional: the question path reads a pool's inner relations with it (primary-key probes, not every edge
+   * of the pool) and falls back to `neighbors` filtered to the ids where a backend lacks it.
+   */
+  edgesAmong?(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]>;
   countEdges(contextId: string): Promise<Record<RelationType, number>>;
 
   /** Upserts evaluation questions by (contextId, id). */

@@ -427,6 +427,13 @@ class MemoryStore implements ArchiveStore {
     return [...keys].sort().map((key) => structuredClone(data.edges.get(key)!));
   }
 
+  async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    const inSet = new Set(memoryIds);
+    return (await this.neighbors(contextId, memoryIds)).filter(
+      (edge) => inSet.has(edge.a) && inSet.has(edge.b),
+    );
+  }
+
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     this.assertOpen();
     return countEdgeTypes(this.contexts.get(contextId)?.edges.values() ?? []);

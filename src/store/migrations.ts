@@ -280,7 +280,37 @@ export const MIGRATIONS: readonly {
     sql: 'DROP INDEX IF EXISTS semantic_postings_by_ratio;',
     backfill: addSemanticVectorColumn,
   },
+  {
+    // Version 10: the persistent approximate vector index (src/store/usearch-vector-index.ts). Each vector row
+    // records the contexts.vector_version that wrote it (0 for older rows: every file covers them), so a
+    // search finds the rows written since a file was saved by an index range; vector_ann records per
+    // (context, space) the file, its sha256 and the version it covers, and goes with its context.
+    // Re-runnable, like version 9 (the column is added by the backfill when missing).
+    version: 10,
+    sql: `
+      CREATE TABLE IF NOT EXISTS vector_ann (
+        context_id TEXT NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+        space TEXT NOT NULL,
+        file TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        dims INTEGER NOT NULL,
+        checksum TEXT NOT NULL,
+        PRIMARY KEY (context_id, space)
+      );
+    `,
+    backfill: addVectorChangedColumn,
+  },
 ];
+
+/** Version 10: the version column of vectors and its index, unless they are there already. */
+function addVectorChangedColumn(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(vectors)').all() as { name: string }[];
+  if (!columns.some((column) => column.name === 'changed')) {
+    db.exec('ALTER TABLE vectors ADD COLUMN changed INTEGER NOT NULL DEFAULT 0');
+  }
+  db.exec('CREATE INDEX IF NOT EXISTS vectors_changed ON vectors (context_id, space, changed)');
+}
 
 /** Version 9: the vector column of semantic_docs, unless it is there already. */
 function addSemanticVectorColumn(db: Database.Database): void {

@@ -4,6 +4,7 @@ import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import { LexicalAccumulators } from './lexical-accumulators.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
+import { type CachedDocument, DocumentCache, PostingsCache } from './lexical-search-cache.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
 export const IMPACT_BUCKETS = 64;
@@ -21,15 +22,13 @@ export function bucketToken(field: number, term: number, bucket: number): string
 
 /** Documents per random-access statement. */
 const CHUNK = 2048;
-/** A chunk of candidates spanning under DENSE ids per candidate is read as one id range. */
-const DENSE = 4;
 /** Rows read per doclist page: small first (most queries stop early), doubling up to the cap. */
 const FIRST_PAGE = 64;
 const MAX_PAGE = 16384;
 /** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
 const MARGIN = 1e-9;
 
-interface FieldRow {
+export interface FieldRow {
   id: number;
   kind: ViewKind;
   docs: number;
@@ -75,6 +74,7 @@ export function searchLexicalIndex(
   contextId: string,
   query: string,
   options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  learn?: (term: string, id: number) => void,
 ): ViewHit[] {
   const terms = queryTerms(query);
   if (terms.length === 0 || options.limit <= 0) return [];
@@ -86,21 +86,37 @@ export function searchLexicalIndex(
   const statements = s;
   const subset = options.memoryIds;
   if (subset !== undefined) {
-    return db.transaction(() => searchSubset(statements, termIds, contextId, terms, subset, options))();
+    return db.transaction(() =>
+      searchSubset(statements, termIds, contextId, terms, subset, options, learn),
+    )();
   }
-  return db.transaction(() => {
-    const fields = (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
-    if (fields.length === 0) return [];
-    const wanted = options.kinds ? new Set(options.kinds) : undefined;
-    const ids = resolveTermIds(statements, termIds, terms);
-    if (ids.length === 0) return [];
-    const hits: ViewHit[] = [];
-    for (const field of fields) {
-      if (wanted && !wanted.has(field.kind)) continue;
-      hits.push(...searchField(statements, field, ids, options.limit));
-    }
-    return hits.sort(compareHits);
-  })();
+  const search = () =>
+    db.transaction(() => {
+      const fields = statements.cache.fields(contextId, () =>
+        (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0),
+      );
+      if (fields.length === 0) return [];
+      const wanted = options.kinds ? new Set(options.kinds) : undefined;
+      const ids = resolveTermIds(statements, termIds, terms, learn);
+      if (ids.length === 0) return [];
+      const hits: ViewHit[] = [];
+      for (const field of fields) {
+        if (wanted && !wanted.has(field.kind)) continue;
+        hits.push(...searchField(statements, field, ids, options.limit));
+      }
+      return hits.sort(compareHits);
+    })();
+  // Inside a caller's transaction the reads may see uncommitted rows: no cache.
+  if (db.inTransaction) return statements.cache.bypass(search);
+  const version = statements.dataVersion.get() as number;
+  statements.cache.validate(version);
+  const hits = search();
+  // Another connection committed while this search ran: its cached and fresh reads may mix two states.
+  if ((statements.dataVersion.get() as number) !== version) {
+    statements.cache.validate(-1);
+    return statements.cache.bypass(search);
+  }
+  return hits;
 }
 
 /**
@@ -115,11 +131,12 @@ function searchSubset(
   terms: readonly string[],
   memoryIds: readonly string[],
   options: { limit: number; kinds?: readonly ViewKind[] },
+  learn: ((term: string, id: number) => void) | undefined,
 ): ViewHit[] {
   if (memoryIds.length === 0) return [];
   const fields = (s.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0);
   const wanted = options.kinds ? new Set(options.kinds) : undefined;
-  const ids = resolveTermIds(s, known, terms);
+  const ids = resolveTermIds(s, known, terms, learn);
   if (ids.length === 0) return [];
   const position = new Map(ids.map((term, i) => [term, i]));
   const hits: ViewHit[] = [];
@@ -156,11 +173,15 @@ function searchSubset(
   return hits.sort(compareHits);
 }
 
-/** Query term ids in query order; terms the dictionary has never seen cannot match and are dropped. */
+/**
+ * Query term ids in query order; terms the dictionary has never seen cannot match and are dropped (and are
+ * not remembered: another writer may add them). Ids found are passed to `learn` (they never change).
+ */
 function resolveTermIds(
   s: ReturnType<typeof prepareSearchStatements>,
   known: ReadonlyMap<string, number>,
   terms: readonly string[],
+  learn: ((term: string, id: number) => void) | undefined,
 ): number[] {
   const found = new Map<string, number>();
   const missing = new Map(
@@ -169,6 +190,7 @@ function resolveTermIds(
   if (missing.size > 0) {
     for (const row of s.termIds.all(JSON.stringify([...missing.keys()])) as { term: string; id: number }[]) {
       found.set(missing.get(row.term)!, row.id);
+      learn?.(missing.get(row.term)!, row.id);
     }
   }
   return terms.flatMap((term) => {
@@ -185,21 +207,24 @@ function searchField(
 ): ViewHit[] {
   const n = field.docs;
   const averageLength = field.total_length / n;
-  const buckets = new Map<number, { bucket: number; docs: number }[]>();
-  for (const row of s.stats.all(field.id, JSON.stringify(termIds)) as {
-    term: number;
-    bucket: number;
-    docs: number;
-  }[]) {
-    const list = buckets.get(row.term) ?? [];
-    list.push({ bucket: row.bucket, docs: row.docs });
-    buckets.set(row.term, list);
-  }
+  const buckets = s.cache.termStats(field.id, termIds, (missing) => {
+    const read = new Map<number, { bucket: number; docs: number }[]>();
+    for (const row of s.stats.all(field.id, JSON.stringify(missing)) as {
+      term: number;
+      bucket: number;
+      docs: number;
+    }[]) {
+      const list = read.get(row.term) ?? [];
+      list.push({ bucket: row.bucket, docs: row.docs });
+      read.set(row.term, list);
+    }
+    return read;
+  });
   // Query order is kept (it is the summation order of every score).
   const cursors: Cursor[] = termIds
     .filter((term) => buckets.has(term))
     .map((term) => {
-      const list = buckets.get(term)!.sort((x, y) => y.bucket - x.bucket);
+      const list = [...buckets.get(term)!].sort((x, y) => y.bucket - x.bucket);
       const df = list.reduce((sum, b) => sum + b.docs, 0);
       return {
         term,
@@ -329,7 +354,11 @@ function quickselect(values: Float64Array, rank: number): number {
   return values[rank]!;
 }
 
-/** Exact scores (forward lists, summed in query order as Bm25Index does) of the documents that may rank. */
+/**
+ * Exact scores (forward lists, summed in query order as Bm25Index does) of the documents that may rank.
+ * Forward lists come from the connection's DocumentCache when a recent search read them (a lex_docs row never
+ * changes: ids are never reused), else from one statement per chunk that also brings the names.
+ */
 function scoreCandidates(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
@@ -344,50 +373,44 @@ function scoreCandidates(
     if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold)
       candidates.push(accumulators.docs[at]!);
   }
-  // Ascending ids: the IN-list probes walk the lex_docs B-tree in order.
-  candidates.sort((x, y) => x - y);
   const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
   const tfs = new Float64Array(cursors.length);
-  const scored: { doc: number; rawScore: number }[] = [];
-  const wanted = new Set(candidates);
-  for (let from = 0; from < candidates.length; from += CHUNK) {
-    const chunk = candidates.slice(from, from + CHUNK);
-    const first = chunk[0]!;
-    const last = chunk[chunk.length - 1]!;
-    // Dense runs of ids (a session, a day) are cheaper to scan as a range than to probe one by one.
-    const blobs = (
-      last - first < DENSE * chunk.length
-        ? s.forwardRange.all(first, last)
-        : s.forward.all(JSON.stringify(chunk))
-    ) as Buffer[];
-    for (const blob of blobs) {
-      if (!wanted.has(blob.readUInt32LE(0))) continue;
-      tfs.fill(0);
-      for (let i = 8; i + 8 <= blob.length; i += 8) {
-        const at = position.get(blob.readUInt32LE(i));
-        if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
-      }
-      const length = blob.readUInt32LE(4);
-      let rawScore = 0;
-      for (let at = 0; at < cursors.length; at++) {
-        if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
-      }
-      scored.push({ doc: blob.readUInt32LE(0), rawScore });
-    }
-  }
-  // Ids and keys only for the top `limit` scores and whatever ties the last of them (ties break on ids).
-  scored.sort((x, y) => y.rawScore - x.rawScore);
-  const cut = scored.length > limit ? scored[limit - 1]!.rawScore : Number.NEGATIVE_INFINITY;
-  const kept = scored.filter((entry) => entry.rawScore >= cut);
-  const scores = new Map(kept.map((entry) => [entry.doc, entry.rawScore]));
   const top = new TopHits(limit);
-  for (let from = 0; from < kept.length; from += CHUNK) {
-    const ids = JSON.stringify(kept.slice(from, from + CHUNK).map((entry) => entry.doc));
-    for (const row of s.names.all(ids) as [number, string, string][]) {
-      top.offer({ memoryId: row[1], kind: field.kind, key: row[2], rawScore: scores.get(row[0])! });
+  const score = (doc: CachedDocument): void => {
+    const blob = doc.terms;
+    tfs.fill(0);
+    for (let i = 8; i + 8 <= blob.length; i += 8) {
+      const at = position.get(blob.readUInt32LE(i));
+      if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+    }
+    const length = blob.readUInt32LE(4);
+    let rawScore = 0;
+    for (let at = 0; at < cursors.length; at++) {
+      if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
+    }
+    top.offer({ memoryId: doc.memoryId, kind: field.kind, key: doc.key, rawScore });
+  };
+  const missing: number[] = [];
+  for (const doc of candidates) {
+    const cached = s.documents.get(doc);
+    if (cached) score(cached);
+    else missing.push(doc);
+  }
+  // Ascending ids: the IN-list probes walk the lex_docs B-tree in order.
+  missing.sort((x, y) => x - y);
+  for (let from = 0; from < missing.length; from += CHUNK) {
+    const chunk = JSON.stringify(missing.slice(from, from + CHUNK));
+    for (const row of s.documentsById.all(chunk) as [number, string, string, Buffer][]) {
+      const doc = { memoryId: row[1], key: row[2], terms: row[3] };
+      s.documents.set(row[0], doc);
+      score(doc);
     }
   }
   return top.sorted();
+}
+
+export function lexicalIndexWritten(db: Database.Database): void {
+  statementCache.get(db)?.cache.markWritten();
 }
 
 /** Reads the next page of a cursor's current bucket, moving to the next bucket when it is drained. */
@@ -395,7 +418,12 @@ function readPage(s: ReturnType<typeof prepareSearchStatements>, field: number, 
   const current = cursor.buckets[cursor.at]!;
   const token = bucketToken(field, cursor.term, current.bucket);
   const requested = cursor.pageSize;
-  const rows = s.page.all(token, cursor.after, requested) as number[];
+  const rows = s.cache.page(
+    token,
+    cursor.after,
+    requested,
+    () => s.page.all(token, cursor.after, requested) as number[],
+  );
   cursor.rows = rows;
   cursor.rowsBucket = current.bucket;
   cursor.left = Math.max(1, cursor.left - rows.length);
@@ -419,11 +447,12 @@ function prepareSearchStatements(db: Database.Database) {
     page: db
       .prepare('SELECT rowid FROM lex_fts WHERE lex_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?')
       .pluck(),
-    forward: db.prepare('SELECT terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))').pluck(),
-    forwardRange: db.prepare('SELECT terms FROM lex_docs WHERE id BETWEEN ? AND ?').pluck(),
-    names: db
-      .prepare('SELECT id, memory_id, key FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
+    documentsById: db
+      .prepare('SELECT id, memory_id, key, terms FROM lex_docs WHERE id IN (SELECT value FROM json_each(?))')
       .raw(),
+    documents: new DocumentCache(),
+    cache: new PostingsCache(),
+    dataVersion: db.prepare('PRAGMA data_version').pluck(),
     subsetDocs: db
       .prepare(
         'SELECT memory_id, key, terms FROM lex_docs WHERE field = ? AND memory_id IN (SELECT value FROM json_each(?))',

@@ -3,7 +3,12 @@ import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
-import { bucketToken, impactBucket, searchLexicalIndex } from './search-lexical-index.ts';
+import {
+  bucketToken,
+  impactBucket,
+  lexicalIndexWritten,
+  searchLexicalIndex,
+} from './search-lexical-index.ts';
 
 /**
  * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,
@@ -195,6 +200,8 @@ export class SqliteLexicalIndex {
 
   /** The batch's transaction committed: what it learnt is now true for good. */
   commit(): void {
+    // Cached postings pages and statistics of this connection's searches are out of date now.
+    lexicalIndexWritten(this.db);
     if (this.termIds.size + this.pendingTerms.size > TERM_CACHE_LIMIT) this.termIds.clear();
     for (const [term, id] of this.pendingTerms) this.termIds.set(term, id);
     for (const [key, field] of this.pendingFields) this.fields.set(key, field);
@@ -208,7 +215,12 @@ export class SqliteLexicalIndex {
     query: string,
     options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
   ): ViewHit[] {
-    return searchLexicalIndex(this.db, this.termIds, contextId, query, options);
+    // Ids a search reads are committed and permanent: cached like those a write learns, so a warm process
+    // hashes and looks up each query term once (dictionaryKey is a sha256).
+    return searchLexicalIndex(this.db, this.termIds, contextId, query, options, (term, id) => {
+      if (this.termIds.size >= TERM_CACHE_LIMIT) this.termIds.clear();
+      this.termIds.set(term, id);
+    });
   }
 
   private termId(term: string): number | undefined {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { OptionalPackage } from '../importers/optional-package.ts';
 import { Bm25Index } from '../retrieval/bm25-index.ts';
 import { TOKENIZER_VERSION } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
@@ -32,6 +33,7 @@ import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, TOKENIZER_VERSION_META, vectorDimensionError } from './store-rules.ts';
+import { UsearchVectorIndexes } from './usearch-vector-index.ts';
 import { VectorIndex } from './vector-index.ts';
 
 /** How many contexts keep a cached vector index per open store (least recently used is dropped). */
@@ -48,7 +50,14 @@ const CACHED_CONTEXTS = 32;
  * vector write/delete, so a cache built before a write (by this process or another one sharing the file) is
  * rebuilt on the next search (src/store/vector-index.ts: exact, IVF above 20k vectors).
  */
-export function createSqliteStore(file: string, options: { readonly?: boolean } = {}): ArchiveStore {
+export function createSqliteStore(
+  file: string,
+  options: {
+    readonly?: boolean;
+    /** The persistent approximate vector index (tests: a lower threshold, a missing package). */
+    ann?: { threshold?: number; load?: () => Promise<OptionalPackage<'usearch'>> };
+  } = {},
+): ArchiveStore {
   let db: Database.Database;
   try {
     db = new Database(file, {
@@ -72,7 +81,7 @@ export function createSqliteStore(file: string, options: { readonly?: boolean } 
       cause: error,
     });
   }
-  return new SqliteStore(db, file);
+  return new SqliteStore(db, file, options);
 }
 
 interface Cached<T> {
@@ -83,7 +92,6 @@ interface Cached<T> {
 class SqliteStore implements ArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'sqlite';
-  readonly vectorSupport = 'in-process';
   /** Absent only for a read-only store of schema 1 (not migrated): then BM25 is built per search. */
   private readonly lexical: SqliteLexicalIndex | undefined;
   private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
@@ -92,11 +100,19 @@ class SqliteStore implements ArchiveStore {
   private readonly filtered: SqliteMemoryFilter;
   readonly semantic: SemanticIndexStore;
 
+  private readonly ann: UsearchVectorIndexes;
+
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
+    options: Parameters<typeof createSqliteStore>[1] = {},
   ) {
     this.statements = prepareStatements(db);
+    // An in-memory database has no folder to keep index files in: exact search only.
+    this.ann = new UsearchVectorIndexes(db, file === ':memory:' || file === '' ? undefined : file, {
+      ...options.ann,
+      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+    });
     this.keys = new SqliteRelationKeys(db);
     this.filtered = new SqliteMemoryFilter(db);
     this.semantic = createSqliteSemanticIndex(db, (work) => this.run(work));
@@ -104,6 +120,10 @@ class SqliteStore implements ArchiveStore {
     // Postings made by another tokenizer (a read-only store opened before its migration 7) cannot answer
     // queries tokenized by this one: such a store is searched from its views, like a schema-1 store.
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
+  }
+
+  get vectorSupport(): string {
+    return this.ann.describe();
   }
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
@@ -335,11 +355,14 @@ class SqliteStore implements ArchiveStore {
       lexical?.commit();
       return deleted;
     });
+    // The forgotten memory's vectors must leave the approximate index files too (a rebuild of its spaces).
+    if (removed) await this.ann.afterDelete(contextId);
     return removed && this.truncateWal();
   }
 
   async deleteContext(contextId: string): Promise<boolean> {
     const s = this.statements;
+    const annFiles = this.run(() => this.ann.filesOf(contextId));
     const deleted = this.run(() =>
       this.db
         .transaction(() => {
@@ -352,6 +375,7 @@ class SqliteStore implements ArchiveStore {
           // - tables added later (lexical index, semantic index) must either reference memories/contexts
           //   with ON DELETE CASCADE or get an explicit DELETE here;
           // - meta keys are global (calibration) and stay.
+          // - vector_ann rows cascade from contexts; their index files are removed after the commit;
           // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed memory
           //   by memory through the index, which owns its bookkeeping;
           if (this.lexical) {
@@ -374,6 +398,7 @@ class SqliteStore implements ArchiveStore {
         .immediate(),
     );
     this.lexical?.commit();
+    this.ann.forgetFiles(annFiles);
     for (const key of [...this.vectorCache.keys()]) {
       if (key.startsWith(pairKey(contextId, ''))) this.vectorCache.delete(key);
     }
@@ -534,6 +559,16 @@ class SqliteStore implements ArchiveStore {
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
+  async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    if (memoryIds.length < 2) return [];
+    const ids = JSON.stringify([...new Set(memoryIds)]);
+    const rows = this.run(() => this.statements.edgesAmong.all(contextId, ids, ids)) as EdgeRow[];
+    // The primary key (context_id, a, b) yields each pair once; sorted like neighbors (pairKey order).
+    return rows
+      .map((row) => toEdge(contextId, row))
+      .sort((x, y) => compareKeys(pairKey(x.a, x.b), pairKey(y.a, y.b)));
+  }
+
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     const rows = this.run(() => this.statements.countEdgeTypes.all(contextId)) as {
       type: RelationType;
@@ -582,6 +617,10 @@ class SqliteStore implements ArchiveStore {
         .transaction(() => {
           const existing = s.spaceDims.get(contextId, space) as { dims: number } | undefined;
           const dims = existing?.dims ?? rows[0]!.vector.length;
+          // Rows carry the version that wrote them (the approximate index reads what is newer than its file).
+          s.bumpVectorVersion.run(contextId);
+          const version = (s.vectorVersion.get(contextId) as { vector_version: number } | undefined)
+            ?.vector_version;
           for (const row of rows) {
             if (row.vector.length !== dims) throw vectorDimensionError(space, dims, row.vector.length);
             if (!s.getHash.get(contextId, row.memoryId)) {
@@ -591,12 +630,12 @@ class SqliteStore implements ArchiveStore {
               );
             }
             const blob = Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength);
-            s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob);
+            s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob, version ?? 0);
           }
-          s.bumpVectorVersion.run(contextId);
         })
         .immediate(),
     );
+    await this.ann.afterWrite(contextId, space);
   }
 
   async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
@@ -611,9 +650,11 @@ class SqliteStore implements ArchiveStore {
     query: Float32Array,
     options: VectorSearchOptions,
   ): Promise<ViewHit[]> {
+    const version = this.run(() => this.vectorVersion(contextId));
+    if (version === undefined) return [];
+    const approximate = await this.ann.search(contextId, space, version, query, options);
+    if (approximate) return approximate;
     const index = this.run(() => {
-      const version = this.vectorVersion(contextId);
-      if (version === undefined) return undefined;
       return cached(this.vectorCache, pairKey(contextId, space), version, () => {
         const rows = (this.statements.listVectors.all(contextId, space) as VectorDbRow[]).map(toVectorRow);
         return new VectorIndex(rows);
@@ -696,6 +737,7 @@ class SqliteStore implements ArchiveStore {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
     this.vectorCache.clear();
+    this.ann.close();
   }
 
   private vectorVersion(contextId: string): number | undefined {
@@ -814,6 +856,9 @@ function prepareStatements(db: Database.Database) {
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
       UNION ALL SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND b IN (SELECT value FROM json_each(?))`),
+    // a IN ids probes the primary key (context_id, a, b) once per id; b is checked against the same list.
+    edgesAmong: p(`SELECT a, b, types, strength, similarity FROM edges
+      WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
@@ -824,9 +869,9 @@ function prepareStatements(db: Database.Database) {
     listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),
     listAllQuestions: p('SELECT question FROM questions ORDER BY rowid'),
     spaceDims: p('SELECT dims FROM vectors WHERE context_id = ? AND space = ? LIMIT 1'),
-    upsertVector: p(`INSERT INTO vectors (context_id, space, memory_id, kind, key, dims, vector)
-      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (context_id, space, memory_id, kind, key)
-      DO UPDATE SET dims = excluded.dims, vector = excluded.vector`),
+    upsertVector: p(`INSERT INTO vectors (context_id, space, memory_id, kind, key, dims, vector, changed)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (context_id, space, memory_id, kind, key)
+      DO UPDATE SET dims = excluded.dims, vector = excluded.vector, changed = excluded.changed`),
     deleteMemoryVectors: p('DELETE FROM vectors WHERE context_id = ? AND memory_id = ?'),
     listVectors: p(`SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
       ORDER BY memory_id, kind, key`),
@@ -879,12 +924,32 @@ function toView(memoryId: string, row: ViewRow): MemoryView {
   return view;
 }
 
+/**
+ * Parsed `types` columns by their JSON text: a context has a handful of distinct type lists, and a question
+ * reads hundreds of edges. Each edge gets its own copy (callers may mutate what they receive).
+ */
+const parsedTypes = new Map<string, readonly RelationType[]>();
+
+function edgeTypes(json: string): RelationType[] {
+  let types = parsedTypes.get(json);
+  if (types === undefined) {
+    types = JSON.parse(json) as RelationType[];
+    // Bounded: a pathological store cannot grow it past a few hundred lists.
+    if (parsedTypes.size < 512) parsedTypes.set(json, types);
+  }
+  return [...types];
+}
+
+function compareKeys(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
   const edge: MemoryEdge = {
     contextId,
     a: row.a,
     b: row.b,
-    types: JSON.parse(row.types) as RelationType[],
+    types: edgeTypes(row.types),
     strength: row.strength,
   };
   if (row.similarity !== null) edge.similarity = row.similarity;

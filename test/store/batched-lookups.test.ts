@@ -47,6 +47,19 @@ describe.each(['memory:', ':memory:'])('batched lookups (%s)', (path) => {
       'm499-m500',
       'm500-m501',
     ]);
+    // Edges with both ends among the ids, in neighbors' order, each once (the other context's m1 is not read).
+    const among = ['m500', 'm11', 'm10', 'm499', 'm12', 'm10', 'zz'];
+    const expected = (await store.neighbors('ctx', among)).filter(
+      (e) => among.includes(e.a) && among.includes(e.b),
+    );
+    expect((await store.edgesAmong!('ctx', among)).map((e) => `${e.a}-${e.b}`)).toEqual([
+      'm10-m11',
+      'm11-m12',
+      'm499-m500',
+    ]);
+    expect(await store.edgesAmong!('ctx', among)).toEqual(expected);
+    expect(await store.edgesAmong!('ctx', ['m10'])).toEqual([]);
+    expect(await store.edgesAmong!('other', ['m0', 'm1'])).toEqual([]);
     expect(await store.getMemories('ctx', [])).toEqual([]);
     expect(await store.neighbors('ctx', [])).toEqual([]);
     await store.close();

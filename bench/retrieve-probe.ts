@@ -1,0 +1,81 @@
+/**
+ * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db] [--queries 200] [--digest out.json]`
+ *
+ * The warm read path alone, for profiling (`node --cpu-prof --import tsx bench/retrieve-probe.ts ...`) and
+ * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
+ * `bench:scale` (bench/support/realistic-chat.ts, seed 11) into `--db` once and reuses it afterwards, then
+ * runs 10 warm-up questions and `--queries` timed ones (`chatQuestions`, seed 5, as bench:scale), printing
+ * p50 / p95 / p99 wall and mean CPU per retrieve with the 1-minute load. `--digest` writes, per question,
+ * the pool (ids, retrieval scores, verifier scores, prizes), the kept edges and the packet text: two runs
+ * of different code on the same archive must write the same file.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { ingestItems } from '../src/digest/ingest.ts';
+import { openGraphmemix } from '../src/graphmemix.ts';
+import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { chatArchive, chatQuestions } from './support/realistic-chat.ts';
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const at = args.indexOf(`--${name}`);
+  return at < 0 ? fallback : args[at + 1]!;
+};
+const sizeText = flag('size', '10k');
+const size = Math.round(
+  Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1),
+);
+const file = flag('db', `/tmp/graphmemix-probe-${sizeText}.db`);
+const queries = Number(flag('queries', '200'));
+const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;
+
+const archive = { contextId: 'big', count: size, seed: 11 };
+if (!existsSync(file)) {
+  const gm = await openGraphmemix({ db: file });
+  const started = performance.now();
+  await ingestItems(gm.store, chatArchive(archive) as Iterable<ImportItem>);
+  process.stderr.write(`built ${size} memories in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  await gm.close();
+}
+
+const openedAt = performance.now();
+const gm = await openGraphmemix({ db: file });
+const questions = chatQuestions(queries + 10, 5, archive);
+const times: number[] = [];
+let cpu = 0;
+const digest: unknown[] = [];
+const stages = new Map<string, number>();
+for (const [i, question] of questions.entries()) {
+  const started = performance.now();
+  const usage = process.cpuUsage();
+  const result = await gm.retrieve('big', question);
+  if (i === 0)
+    process.stderr.write(`first retrieve (open + 1): ${(performance.now() - openedAt).toFixed(1)} ms\n`);
+  if (i >= 10) {
+    times.push(performance.now() - started);
+    const spent = process.cpuUsage(usage);
+    cpu += (spent.user + spent.system) / 1000;
+    for (const [stage, ms] of Object.entries(result.trace.timings))
+      stages.set(stage, (stages.get(stage) ?? 0) + ms);
+  }
+  if (digestFile !== undefined) {
+    digest.push({
+      pool: result.pool.map((c) => [c.memoryId, c.retrievalScore, c.verifierScore, c.prize, c.origin.kind]),
+      edges: result.verifiedEdges.map((e) => [e.a, e.b, e.weight, e.kept]),
+      packet: createHash('sha256').update(result.packetText).digest('hex').slice(0, 16),
+    });
+  }
+}
+await gm.close();
+const sorted = [...times].sort((x, y) => x - y);
+const q = (p: number): string =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!.toFixed(2);
+process.stdout.write(
+  `${size} memories, ${times.length} warm retrieves: p50 ${q(0.5)} / p95 ${q(0.95)} / p99 ${q(0.99)} ms, ` +
+    `CPU ${(cpu / times.length).toFixed(2)} ms, load ${loadavg()[0]!.toFixed(2)}\n`,
+);
+process.stdout.write(
+  `mean wall per stage: ${[...stages].map(([stage, ms]) => `${stage} ${(ms / times.length).toFixed(2)}`).join(', ')} ms\n`,
+);
+if (digestFile !== undefined) writeFileSync(digestFile, `${JSON.stringify(digest, null, 0)}\n`);
