@@ -1,24 +1,9 @@
+import { MONTH_NAMES, WEEKDAY_NAMES } from '../types/calendar-names.ts';
 import type { MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView } from '../types/view.ts';
 
 /** Bump when the rules below change: content hashes include it, so re-imports rebuild every record's views. */
 export const VIEWS_VERSION = 2;
-
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 /**
  * The retrieval views of one record (paper 3.3: several routes into one memory, scored by max pooling):
@@ -84,9 +69,10 @@ export function dateForms(timestamp: string): string[] {
   const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(timestamp);
   if (!match) return [];
   const [, year, month, day] = match as unknown as [string, string, string, string];
-  const monthName = MONTHS[Number(month) - 1];
+  const monthName = MONTH_NAMES[Number(month) - 1];
   if (monthName === undefined) return [];
-  const weekday = WEEKDAYS[new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDay()]!;
+  const weekday =
+    WEEKDAY_NAMES[new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDay()]!;
   return [
     `${year}-${month}-${day}`,
     `${Number(day)} ${monthName} ${year}`,

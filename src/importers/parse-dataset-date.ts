@@ -1,3 +1,4 @@
+import { MONTH_NAMES_LOWER } from '../types/calendar-names.ts';
 /**
  * Reads the date strings of dialogue datasets into ISO 8601 local date-times (no offset: the datasets state
  * none). Returns undefined for anything it cannot read with certainty; callers keep the raw string in
@@ -11,20 +12,7 @@ export function parseDatasetDate(raw: string): string | undefined {
   return isoForm(text) ?? locomoForm(text) ?? dottedForm(text) ?? monthFirstForm(text);
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES_LOWER;
 
 function isoForm(text: string): string | undefined {
   const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/.exec(text);

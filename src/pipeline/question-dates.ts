@@ -2,6 +2,7 @@ import { dateForms } from '../digest/build-views.ts';
 import { calendarDay, extractDates } from '../digest/date-extraction.ts';
 import { EXPANSION_INPUT_CHARS, type QueryExpansion } from '../retrieval/query-expansion.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
+import { MONTH_NAMES_LOWER, WEEKDAY_NAMES_LOWER } from '../types/calendar-names.ts';
 
 /**
  * Time expressions of a question resolved into the date forms the views carry (`dateForms`: the metadata
@@ -154,21 +155,8 @@ function weekdayOf(days: number): number {
   return new Date(days * DAY_MS).getUTCDay();
 }
 
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const MONTH_NAMES = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const WEEKDAYS = WEEKDAY_NAMES_LOWER;
+const MONTH_NAMES = MONTH_NAMES_LOWER;
 const NUMBER_WORDS = [
   'two',
   'three',

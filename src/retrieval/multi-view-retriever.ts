@@ -1,5 +1,6 @@
 import type { EmbeddingInput, EmbeddingModel, TokenUsage } from '../providers/model-spec.ts';
 import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
+import { MONTH_NAMES, WEEKDAY_NAMES_LOWER } from '../types/calendar-names.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { ScoredMemory } from './expand-candidates.ts';
 import { restrictedSearch, restrictionOf } from './filtered-candidates.ts';
@@ -160,21 +161,8 @@ export async function multiViewSearch(
 
 const MESSAGE_PREFIX = /^\[[^\]\n]{1,40}\]\s*(?:[^:\n]{1,80}:\s)?/;
 const PREFIX_DAY = /^\[(\d{1,2}) ([A-Z][a-z]+) (\d{4})\]/;
-const MONTH_INDEX = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-const WEEKDAY_NAMES = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const MONTH_INDEX = MONTH_NAMES;
+const WEEKDAYS_LOWER = WEEKDAY_NAMES_LOWER;
 
 /** "[17 June 2024] ..." -> "17 monday" (the day number and weekday of a message's text view), else undefined. */
 function messageDay(text: string): string | undefined {
@@ -183,7 +171,7 @@ function messageDay(text: string): string | undefined {
   const month = MONTH_INDEX.indexOf(match[2]!);
   if (month < 0) return undefined;
   const date = new Date(Date.UTC(Number(match[3]), month, Number(match[1])));
-  return Number.isNaN(date.getTime()) ? undefined : `${Number(match[1])} ${WEEKDAY_NAMES[date.getUTCDay()]}`;
+  return Number.isNaN(date.getTime()) ? undefined : `${Number(match[1])} ${WEEKDAYS_LOWER[date.getUTCDay()]}`;
 }
 
 /**
