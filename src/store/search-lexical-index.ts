@@ -153,13 +153,7 @@ function searchSubset(
     for (let from = 0; from < memoryIds.length; from += CHUNK) {
       const chunk = JSON.stringify(memoryIds.slice(from, from + CHUNK));
       for (const row of s.subsetDocs.all(field.id, chunk) as [string, string, Buffer][]) {
-        const blob = row[2];
-        tfs.fill(0);
-        for (let i = 8; i + 8 <= blob.length; i += 8) {
-          const at = position.get(blob.readUInt32LE(i));
-          if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
-        }
-        const length = blob.readUInt32LE(4);
+        const length = readTermFrequencies(row[2], position, tfs);
         let rawScore = 0;
         for (let at = 0; at < ids.length; at++) {
           if (tfs[at]! > 0 && idf[at]! > 0)
@@ -377,13 +371,7 @@ function scoreCandidates(
   const tfs = new Float64Array(cursors.length);
   const top = new TopHits(limit);
   const score = (doc: CachedDocument): void => {
-    const blob = doc.terms;
-    tfs.fill(0);
-    for (let i = 8; i + 8 <= blob.length; i += 8) {
-      const at = position.get(blob.readUInt32LE(i));
-      if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
-    }
-    const length = blob.readUInt32LE(4);
+    const length = readTermFrequencies(doc.terms, position, tfs);
     let rawScore = 0;
     for (let at = 0; at < cursors.length; at++) {
       if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
@@ -459,4 +447,17 @@ function prepareSearchStatements(db: Database.Database) {
       )
       .raw(),
   };
+}
+
+/**
+ * Decodes a document's term blob (u32 length at byte 4, then (term id, tf) u32 pairs from byte 8) into `tfs`
+ * at the positions of the query's terms; returns the document length.
+ */
+function readTermFrequencies(blob: Buffer, position: ReadonlyMap<number, number>, tfs: Float64Array): number {
+  tfs.fill(0);
+  for (let i = 8; i + 8 <= blob.length; i += 8) {
+    const at = position.get(blob.readUInt32LE(i));
+    if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+  }
+  return blob.readUInt32LE(4);
 }
