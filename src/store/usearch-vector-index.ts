@@ -6,7 +6,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   rmSync,
 } from 'node:fs';
@@ -379,8 +379,18 @@ function toRow(row: DbVector): VectorRow {
   return { memoryId: row.memory_id, kind: row.kind, key: row.key, vector: new Float32Array(bytes.buffer) };
 }
 
+/** The file's sha256, read in 4 MiB chunks: a 1M-vector file is over 1 GB and must not be held in memory. */
 function sha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(4 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk))
+      hash.update(chunk.subarray(0, read));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 let installed: boolean | undefined;
