@@ -182,6 +182,12 @@ export interface UserStats extends ContextStats {
   userId: string;
   /** Pairs per relation type. */
   edges: Record<string, number>;
+  /**
+   * Present while the user's semantic_knn graph is not the exact rebuild's: a large context's bulk import
+   * took the bounded pass, or its automatic compaction was deferred (docs/semantic-knn.md). `graphmemix
+   * compact` rebuilds it exactly and clears this.
+   */
+  knnApproximate?: { reason: 'bulk-import' | 'compaction-deferred'; since: string; documents: number };
 }
 
 export interface SearchHit {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readApproximateMark } from './digest/incremental/approximate-knn-mark.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type {
@@ -190,5 +191,6 @@ export async function statsOf(store: ArchiveStore, userId: string): Promise<User
   if (!stats) return undefined;
   const edges: Record<string, number> = {};
   for (const [type, n] of Object.entries(await store.countEdges(userId))) if (n > 0) edges[type] = n;
-  return { userId, ...stats, edges };
+  const approximate = await readApproximateMark(store, userId);
+  return { userId, ...stats, edges, ...(approximate === undefined ? {} : { knnApproximate: approximate }) };
 }

@@ -26,6 +26,14 @@ export interface BuildRelationsOptions {
    * the journal are not yet. The crash test pauses a child there so its SIGKILL provably lands inside a rebuild.
    */
   afterStep?: (step: 'write') => Promise<void> | void;
+  /**
+   * How the tfidf kNN lists are rebuilt: 'exact' (default; explicit maintenance) or 'auto' (automatic
+   * rebuilds: the bounded approximate pass from `approximateFrom` memories on, the context marked
+   * approximate; compactSemantic, docs/semantic-knn.md "Bulk imports of large contexts").
+   */
+  knn?: 'exact' | 'auto';
+  /** Size from which automatic rebuilds are bounded and drift compaction is deferred (APPROXIMATE_KNN_FROM). */
+  approximateFrom?: number;
 }
 
 export interface BuildRelationsResult {
@@ -110,7 +118,14 @@ export async function buildRelations(
       warnings.push(embedded.warning);
     }
   }
-  if (semanticSpace === 'tfidf') await compactSemantic(store, contextId, { k, records });
+  if (semanticSpace === 'tfidf') {
+    await compactSemantic(store, contextId, {
+      k,
+      records,
+      method: options.knn ?? 'exact',
+      ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+    });
+  }
   lap('semantic_knn');
   seconds.total = (performance.now() - started) / 1000;
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };

@@ -1,6 +1,7 @@
 import { type ArchiveStore, inUnitOfWork, type RelationWork } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { type BuildRelationsOptions, type BuildRelationsResult, buildRelations } from './build-relations.ts';
+import { describeApproximateMark, readApproximateMark } from './incremental/approximate-knn-mark.ts';
 import { backfillRelationKeys } from './incremental/backfill-relation-keys.ts';
 import { compactSemantic } from './incremental/compact-semantic.ts';
 import { type SchemaDelta, updateSchemaRelations } from './incremental/update-schema-relations.ts';
@@ -56,7 +57,8 @@ export interface RelationUpdateReport {
  * Incremental (the normal case): schema relations from the changed records' keys
  * (incremental/update-schema-relations.ts) and mutual kNN around them (incremental/update-semantic-relations.ts).
  * A full rebuild (buildRelations: every relation type, exact) when FULL_REBUILD_RULE says it is cheaper, and
- * once for a context written before relation keys existed.
+ * once for a context written before relation keys existed; from APPROXIMATE_KNN_FROM memories its kNN side
+ * is the bounded pass (linear; the context is marked approximate and the report says so).
  */
 export async function updateRelations(
   store: ArchiveStore,
@@ -89,8 +91,11 @@ export async function updateRelations(
   if (rebuild) {
     const { status, upgrade, keysCurrent, keysStale } = rebuild;
     if (upgrade || keysStale) await backfillRelationKeys(store, contextId);
-    const built = await buildRelations(store, contextId, options);
+    // Automatic: a large context gets the bounded kNN pass (marked approximate), never hours of exact search.
+    const built = await buildRelations(store, contextId, { ...options, knn: 'auto' });
     if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
+    const mark = await readApproximateMark(store, contextId);
+    if (mark) report.warnings.push(describeApproximateMark(mark));
     if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
     if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
     // The exact rebuild also repairs whatever an interrupted update left.
@@ -114,11 +119,11 @@ async function applyIncremental(
   const inflightKey = `${INFLIGHT_META_PREFIX}${contextId}`;
   if (interrupted(await store.getMeta<InflightMark>(inflightKey))) {
     // A previous update died half-way: rebuild the semantic side exactly, then continue incrementally.
-    const compacted = await compactSemantic(
-      store,
-      contextId,
-      options.k === undefined ? {} : { k: options.k },
-    );
+    const compacted = await compactSemantic(store, contextId, {
+      ...(options.k === undefined ? {} : { k: options.k }),
+      method: 'auto',
+      ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+    });
     report.warnings.push(
       `recovered an interrupted relation update (semantic compaction of ${compacted.documents})`,
     );

@@ -6,7 +6,8 @@ import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
-import { exactKnnLists } from './exact-knn-lists.ts';
+import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
+import { boundedKnnLists, exactKnnLists } from './exact-knn-lists.ts';
 
 export interface CompactionResult {
   documents: number;
@@ -14,6 +15,20 @@ export interface CompactionResult {
   /** Mutual pairs now carrying semantic_knn. */
   edges: number;
   seconds: number;
+  /** True when the lists came from the bounded pass (the context is marked approximate). */
+  approximate: boolean;
+}
+
+export interface CompactSemanticOptions {
+  k?: number;
+  records?: readonly MemoryRecord[];
+  /**
+   * 'exact' (default: explicit maintenance, small contexts): exactKnnLists. 'auto' (automatic rebuilds:
+   * bulk imports, recovery): the bounded pass from `approximateFrom` memories on, marked approximate.
+   */
+  method?: 'exact' | 'auto';
+  /** Size from which 'auto' takes the bounded pass (default APPROXIMATE_KNN_FROM; tests force it small). */
+  approximateFrom?: number;
 }
 
 /** Neighbours per memory (method notes: k = 8). */
@@ -24,12 +39,15 @@ export const DEFAULT_K = 8;
  * semantic_knn edges replaced (schema types untouched) with the mutual pairs. The result is exactly the full
  * exact rebuild: TfidfSpace over the records in id order and the mutual kNN with no candidate cap
  * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The lists are computed in memory
- * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges.
+ * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges. An automatic rebuild
+ * (`method: 'auto'`) of a context of APPROXIMATE_KNN_FROM memories or more takes the bounded pass instead
+ * (boundedKnnLists: linear, approximate) and marks the context approximate (approximate-knn-mark.ts); an exact
+ * compaction clears the mark.
  */
 export async function compactSemantic(
   store: ArchiveStore,
   contextId: string,
-  options: { k?: number; records?: readonly MemoryRecord[] } = {},
+  options: CompactSemanticOptions = {},
 ): Promise<CompactionResult> {
   const started = performance.now();
   const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? DEFAULT_K;
@@ -42,7 +60,9 @@ export async function compactSemantic(
   // would double the peak memory. Sorted by id here (the rebuild's order), not in the caller's array.
   const loaded = options.records ?? (await loadRecords(store, contextId));
   const space = buildTfidfSpace(sortedById(loaded));
-  const lists = exactKnnLists(space, k);
+  const approximate =
+    options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
+  const lists = approximate ? boundedKnnLists(space, k) : exactKnnLists(space, k);
   const names: string[] = new Array(space.df.length);
   for (const [term, id] of space.vocabulary) names[id] = term;
   const df = new Map(names.map((term, id) => [term, space.df[id]!]));
@@ -79,17 +99,24 @@ export async function compactSemantic(
       similarity,
     };
   });
+  const createdAt = new Date().toISOString();
+  // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
+  // leave an exact graph marked (conservative), never an approximate one unmarked.
+  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
+  if (approximate) await writeApproximateMark(store, contextId, mark);
   await store.semantic.replaceAll(
     contextId,
-    { space: 'tfidf', documents: space.size, k, createdAt: new Date().toISOString(), df },
+    { space: 'tfidf', documents: space.size, k, createdAt, df },
     docs,
   );
   await store.replaceEdges(contextId, ['semantic_knn'], edges);
+  if (!approximate) await writeApproximateMark(store, contextId, undefined);
   return {
     documents: space.size,
     terms: df.size,
     edges: edges.length,
     seconds: (performance.now() - started) / 1000,
+    approximate,
   };
 }
 

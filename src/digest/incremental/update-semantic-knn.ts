@@ -39,6 +39,8 @@ export interface SemanticUpdateOptions {
    * exact forward searches too.
    */
   maxPostingsPerTerm?: number;
+  /** A compaction run here is compactSemantic 'auto' with this size threshold (APPROXIMATE_KNN_FROM). */
+  approximateFrom?: number;
 }
 
 /**
@@ -121,7 +123,10 @@ export async function updateSemanticKnn(
   const size = delta.upserted.length + delta.removed.length;
   const bulk = options.compactBulk ?? true;
   if (snapshot?.space !== 'tfidf' || (bulk && size >= compactionLimit(snapshot.documents, options.rule))) {
-    const compaction = await compactSemantic(store, contextId);
+    const compaction = await compactSemantic(store, contextId, {
+      method: 'auto',
+      ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+    });
     return { ...result, mode: 'compacted', added: compaction.documents, edgeChanges: compaction.edges };
   }
   const k = snapshot.k;

@@ -1,6 +1,12 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import type { BuildRelationsOptions } from '../build-relations.ts';
 import { embedViews } from '../embed-views.ts';
+import {
+  APPROXIMATE_KNN_FROM,
+  describeApproximateMark,
+  readApproximateMark,
+  writeApproximateMark,
+} from './approximate-knn-mark.ts';
 import { compactSemantic } from './compact-semantic.ts';
 import { updateDenseKnn } from './update-dense-knn.ts';
 import type { SchemaDelta } from './update-schema-relations.ts';
@@ -19,6 +25,8 @@ export interface SemanticRelationsReport {
  * the snapshot >= 5% of it: amortised constant work per write; docs/semantic-knn.md). With an embedding
  * model: the changed records' views are embedded and their record vectors maintained in the dense lists
  * (updateDenseKnn); a failing model falls back to tfidf with a warning, as the full rebuild does.
+ * A context whose snapshot holds APPROXIMATE_KNN_FROM memories or more is not compacted here: it is marked
+ * approximate ('compaction-deferred') and left to explicit maintenance.
  */
 export async function updateSemanticRelations(
   store: ArchiveStore,
@@ -45,8 +53,26 @@ export async function updateSemanticRelations(
     }
     warnings.push(embedded.warning);
   }
-  const result = await updateSemanticKnn(store, contextId, delta);
+  const approximateFrom = options.approximateFrom ?? APPROXIMATE_KNN_FROM;
+  const result = await updateSemanticKnn(store, contextId, delta, { approximateFrom });
   if (result.needsCompaction) {
+    const snapshot = await store.semantic.getSnapshot(contextId);
+    if (snapshot !== undefined && snapshot.documents >= approximateFrom) {
+      // A large context: an exact compaction would stall this write for minutes to hours (superlinear in
+      // the context). It is deferred to explicit maintenance (`graphmemix compact`); the context is marked
+      // once, so the next writes pay one meta read.
+      const marked = await readApproximateMark(store, contextId);
+      if (marked?.reason !== 'compaction-deferred' || marked.since !== snapshot.createdAt) {
+        const mark = {
+          reason: 'compaction-deferred',
+          since: snapshot.createdAt,
+          documents: snapshot.documents,
+        } as const;
+        await writeApproximateMark(store, contextId, mark);
+        warnings.push(describeApproximateMark(mark));
+      }
+      return { space: 'tfidf', mode: result.mode, warnings };
+    }
     await compactSemantic(store, contextId, options.k === undefined ? {} : { k: options.k });
     return { space: 'tfidf', mode: 'compacted', warnings };
   }

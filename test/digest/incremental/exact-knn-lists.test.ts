@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
+import { boundedKnnLists, exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
 import { sparseMutualKnn } from '../../../src/digest/semantic/sparse-mutual-knn.ts';
-import { TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
+import { sparseDot, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
+import { rankableScore } from '../../../src/digest/semantic/top-k-lists.ts';
 
 const WORDS = 'apple river stone cloud lamp violin garden harbor tiger pencil orange mirror'.split(' ');
 // Skewed: the first words are in most documents (long posting lists, many ties).
@@ -36,5 +37,54 @@ describe('exactKnnLists', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('boundedKnnLists (bulk imports of large contexts)', () => {
+  const neighbours = (result: ReturnType<typeof exactKnnLists>, n: number) =>
+    Array.from({ length: n }, (_, i) => result.neighbours(i));
+
+  // With the defaults (1,024 postings per term, 1,024 scanned documents) nothing is cut below 1,025
+  // documents, so the bounded pass is provably complete there: it must give the exact lists.
+  it('gives the exact lists when no posting list or scan reaches its bound', () => {
+    fc.assert(
+      fc.property(
+        fc.array(textArb, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom(0.05, 0.5, 1.01),
+        (texts, k, commonDf, tau) => {
+          const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+          const exact = sparseMutualKnn(space, { k, maxPostings: Number.POSITIVE_INFINITY });
+          const bounded = boundedKnnLists(space, k, { commonDf, tau });
+          expect(bounded.mutualPairs()).toEqual(exact.pairs);
+          expect(neighbours(bounded, space.size)).toEqual(neighbours(exactKnnLists(space, k), space.size));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  // Cut hard (2 postings per term, no scan), the lists lose neighbours, but every entry is still a true
+  // cosine of a real pair, ranked as the exact lists rank them.
+  it('when it cuts, lists only true scores, best first, and differs from the exact lists', () => {
+    const texts = Array.from({ length: 80 }, (_, i) =>
+      [WORDS[i % 3], WORDS[(i * 7) % 5], WORDS[i % 2], i % 4 === 0 ? WORDS[11] : ''].join(' '),
+    );
+    const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+    const bounded = boundedKnnLists(space, 4, { commonDf: 0, tau: 0.01, maxPostingsPerTerm: 2, maxScan: 0 });
+    const exact = exactKnnLists(space, 4);
+    let entries = 0;
+    for (let i = 0; i < space.size; i++) {
+      const list = bounded.neighbours(i);
+      for (const [at, { index, score }] of list.entries()) {
+        entries++;
+        expect(index).not.toBe(i);
+        expect(score).toBe(rankableScore(sparseDot(space.vector(i), space.vector(index))));
+        if (at > 0) expect(list[at - 1]!.score).toBeGreaterThanOrEqual(score);
+      }
+    }
+    expect(entries).toBeGreaterThan(0);
+    expect(neighbours(bounded, space.size)).not.toEqual(neighbours(exact, space.size));
   });
 });
