@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/exact-knn-bench.ts [--sizes 10k,30k,100k] [--common-df 1024] [--tau 0.5]
- *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--max-scan 1024]`
+ *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--rescore 32]`
  *
  * The all-pairs exact kNN of compaction (exactKnnLists) alone, in memory, on bench:scale's realistic chat
  * text (bench/support/realistic-chat.ts, seed 11): seconds (wall and CPU), mutual pairs per memory, and a hash
@@ -11,7 +11,8 @@
  * mutual pairs and list recall (share of exact list entries present in the bounded list).
  */
 import { loadavg } from 'node:os';
-import { boundedKnnLists, exactKnnLists } from '../src/digest/incremental/exact-knn-lists.ts';
+import { boundedKnnLists } from '../src/digest/incremental/bounded-knn-lists.ts';
+import { exactKnnLists } from '../src/digest/incremental/exact-knn-lists.ts';
 import { buildTfidfSpace } from '../src/digest/semantic/tfidf-space.ts';
 import type { TopKLists } from '../src/digest/semantic/top-k-lists.ts';
 import { chatRecords } from './support/realistic-chat.ts';
@@ -32,7 +33,7 @@ const bounded = args.includes('--bounded');
 const exactMax = parseSize(flag('--exact-max') ?? '100k');
 const bounds = {
   ...(flag('--max-postings') === undefined ? {} : { maxPostingsPerTerm: Number(flag('--max-postings')) }),
-  ...(flag('--max-scan') === undefined ? {} : { maxScan: Number(flag('--max-scan')) }),
+  ...(flag('--rescore') === undefined ? {} : { rescore: Number(flag('--rescore')) }),
 };
 const tuning = {
   ...(flag('--common-df') === undefined ? {} : { commonDf: Number(flag('--common-df')) }),
@@ -44,7 +45,7 @@ for (const n of sizes) {
   const exact =
     !bounded || n <= exactMax ? timed('exact', n, () => exactKnnLists(space, 8, tuning)) : undefined;
   if (!bounded) continue;
-  const approximate = timed('bounded', n, () => boundedKnnLists(space, 8, { ...tuning, ...bounds }));
+  const approximate = timed('bounded', n, () => boundedKnnLists(space, 8, bounds));
   if (exact) {
     const pairsOf = (lists: TopKLists) => new Set(lists.mutualPairs().map((p) => `${p.a}:${p.b}`));
     const want = pairsOf(exact);

@@ -15,6 +15,8 @@
  * `--recompact no` skips the separate timed compaction (at 1M it is ~as long as the import's own) and reports
  * the exact rebuild that the bulk import ran (`compactionFrom: 'bulk-import'`); `ingestSplit` gives the import's
  * seconds for the records (validation, views, lexical postings, keys), schema relations and that rebuild.
+ * `knnApproximate` names the big context's approximate-kNN mark (a bulk import of APPROXIMATE_KNN_FROM or more
+ * memories takes the bounded kNN pass; docs/semantic-knn.md), `peakRssByPhase` the peak RSS of each phase.
  * Targets (issue #10): add-1 at 1M p50 <= 10 ms, p99 <= 50 ms; add-100 <= 200 ms; first retrieve at 1M
  * <= 1 s; warm retrieve at 1M p50 <= 50 ms, p95 <= 150 ms; at 10k p50 <= 2 ms; ingest >= 10k mem/s; peak
  * RSS at 1M <= 1.5 GB.
@@ -24,6 +26,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { readApproximateMark } from '../src/digest/incremental/approximate-knn-mark.ts';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
@@ -54,6 +58,13 @@ interface ScenarioResult {
   edgesPerMemory: Record<string, number>;
   /** 1-minute load average of the machine when the scenario started and ended (os.loadavg). */
   load: { start: number; end: number };
+  /**
+   * The big context's approximate-kNN mark after the run (docs/semantic-knn.md, "Bulk imports of large
+   * contexts"): the bulk import took the bounded pass, or a drift compaction was deferred; null = exact.
+   */
+  knnApproximate: string | null;
+  /** Peak RSS (MiB) per phase, sampled every 0.5 s by a worker thread (the phases are synchronous work). */
+  peakRssByPhase: Record<string, number>;
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -146,6 +157,7 @@ async function runScenario(
   const contextIds = Array.from({ length: contextCount }, (_, c) => (contextCount === 1 ? 'big' : `u${c}`));
   const archive = (contextId: string, c: number) => ({ contextId, count: perContext, seed: 11 + c });
 
+  const sampler = rssSampler(['ingest', 'compaction', 'retrieve', 'add']);
   const gm = await openGraphmemix({ db: file });
   const ingestStarted = performance.now();
   const ingestCpu = process.cpuUsage();
@@ -164,12 +176,14 @@ async function runScenario(
   split.records = ingestSeconds - split.schema - split.semantic;
   const memories = contextCount * perContext;
 
+  sampler.phase(1);
   const compactionCpu = process.cpuUsage();
   const compactionSeconds = recompact ? await timeCompaction(gm, contextIds[0]!) : firstSemantic;
   const compactionCpuSeconds = recompact ? cpuMs(process.cpuUsage(compactionCpu)) / 1000 : null;
 
   const questions = chatQuestions(queries + 10, 5, archive(contextIds[0]!, 0));
   const contextFor = (i: number) => contextIds[(i * 7919) % contextIds.length]!;
+  sampler.phase(2);
   const retrieveTimes: number[] = [];
   let retrieveCpu = 0;
   for (const [i, question] of questions.entries()) {
@@ -182,6 +196,7 @@ async function runScenario(
     }
   }
 
+  sampler.phase(3);
   const add1: number[] = [];
   let add1Cpu = 0;
   let next = perContext;
@@ -208,7 +223,9 @@ async function runScenario(
   }
   const edges = await gm.store.countEdges(contextIds[0]!);
   const contextSize = await gm.store.countMemories(contextIds[0]!);
+  const mark = await readApproximateMark(gm.store, contextIds[0]!);
   await gm.close();
+  const peakRssByPhase = await sampler.stop();
 
   const first = spawnSync(
     process.execPath,
@@ -258,6 +275,37 @@ async function runScenario(
       Object.entries(edges).map(([type, count]) => [type, round((2 * count) / contextSize)]),
     ),
     load: { start: round(loadStart), end: round(loadavg()[0]!) },
+    knnApproximate: mark === undefined ? null : `${mark.reason} since ${mark.since} (${mark.documents})`,
+    peakRssByPhase,
+  };
+}
+
+/** Peak RSS per phase from a worker thread (this thread's timers never run during synchronous SQLite work). */
+function rssSampler(names: readonly string[]) {
+  const shared = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    const phase = new Int32Array(workerData.shared);
+    const peaks = {};
+    const timer = setInterval(() => {
+      const p = Atomics.load(phase, 0);
+      peaks[p] = Math.max(peaks[p] ?? 0, process.memoryUsage.rss());
+    }, 500);
+    parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage(peaks); });`,
+    { eval: true, workerData: { shared: shared.buffer } },
+  );
+  return {
+    phase: (code: number) => Atomics.store(shared, 0, code),
+    stop: async (): Promise<Record<string, number>> => {
+      const peaks = await new Promise<Record<number, number>>((resolve) => {
+        worker.once('message', resolve);
+        worker.postMessage('stop');
+      });
+      await worker.terminate();
+      return Object.fromEntries(
+        Object.entries(peaks).map(([code, rss]) => [names[Number(code)]!, Math.round(rss / 1024 / 1024)]),
+      );
+    },
   };
 }
 

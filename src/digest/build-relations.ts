@@ -86,15 +86,10 @@ export async function buildRelations(
     clock = now;
   };
 
-  const records = await loadRecords(store, contextId);
+  let records: MemoryRecord[] | undefined = await loadRecords(store, contextId);
   lap('load');
 
-  const schema: Partial<Record<SchemaRelationType, RecordPair[]>> = {};
-  for (const [type, compute] of SCHEMA_RELATIONS) {
-    schema[type] = compute(records);
-    lap(type);
-  }
-  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, mergeRelationEdges(contextId, schema, []));
+  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, schemaEdges(contextId, records, lap));
   lap('write');
   await options.afterStep?.('write');
 
@@ -121,7 +116,12 @@ export async function buildRelations(
   if (semanticSpace === 'tfidf') {
     await compactSemantic(store, contextId, {
       k,
-      records,
+      // Handed over, not shared: the records can be collected once the TF-IDF space is built.
+      records: () => {
+        const all = records!;
+        records = undefined;
+        return all;
+      },
       method: options.knn ?? 'exact',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
     });
@@ -129,4 +129,18 @@ export async function buildRelations(
   lap('semantic_knn');
   seconds.total = (performance.now() - started) / 1000;
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };
+}
+
+/** Every schema relation's edges; its pairs are garbage once the edges are written (nothing else holds them). */
+function schemaEdges(
+  contextId: string,
+  records: readonly MemoryRecord[],
+  lap: (step: string) => void,
+): ReturnType<typeof mergeRelationEdges> {
+  const schema: Partial<Record<SchemaRelationType, RecordPair[]>> = {};
+  for (const [type, compute] of SCHEMA_RELATIONS) {
+    schema[type] = compute(records);
+    lap(type);
+  }
+  return mergeRelationEdges(contextId, schema, []);
 }

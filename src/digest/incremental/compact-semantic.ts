@@ -7,7 +7,8 @@ import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
 import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
-import { boundedKnnLists, exactKnnLists } from './exact-knn-lists.ts';
+import { boundedKnnLists } from './bounded-knn-lists.ts';
+import { exactKnnLists } from './exact-knn-lists.ts';
 
 export interface CompactionResult {
   documents: number;
@@ -21,7 +22,12 @@ export interface CompactionResult {
 
 export interface CompactSemanticOptions {
   k?: number;
-  records?: readonly MemoryRecord[];
+  /**
+   * Every record of the context, when the caller already holds them (buildRelations): an array, or a
+   * function that hands them over and drops its own reference, so the records can be collected once the
+   * space is built (at 1M memories they are most of the heap; the kNN pass does not need them).
+   */
+  records?: readonly MemoryRecord[] | (() => readonly MemoryRecord[]);
   /**
    * 'exact' (default: explicit maintenance, small contexts): exactKnnLists. 'auto' (automatic rebuilds:
    * bulk imports, recovery): the bounded pass from `approximateFrom` memories on, marked approximate.
@@ -58,8 +64,14 @@ export async function compactSemantic(
   }
   // A caller that already holds every record (buildRelations) passes them: at 1M memories a second copy
   // would double the peak memory. Sorted by id here (the rebuild's order), not in the caller's array.
-  const loaded = options.records ?? (await loadRecords(store, contextId));
-  const space = buildTfidfSpace(sortedById(loaded));
+  // No local keeps them: once the space is built they are garbage.
+  const space = buildTfidfSpace(
+    sortedById(
+      typeof options.records === 'function'
+        ? options.records()
+        : (options.records ?? (await loadRecords(store, contextId))),
+    ),
+  );
   const approximate =
     options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
   const lists = approximate ? boundedKnnLists(space, k) : exactKnnLists(space, k);
@@ -88,6 +100,17 @@ export async function compactSemantic(
       }
     },
   };
+  const createdAt = new Date().toISOString();
+  // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
+  // leave an exact graph marked (conservative), never an approximate one unmarked.
+  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
+  if (approximate) await writeApproximateMark(store, contextId, mark);
+  await store.semantic.replaceAll(
+    contextId,
+    { space: 'tfidf', documents: space.size, k, createdAt, df },
+    docs,
+  );
+  // Built after the documents are written, so they never coexist with the write's buffers.
   const edges = lists.mutualPairs().map(({ a, b, similarity }): MemoryEdge => {
     // Documents are in id order (compareStrings), so index a < b means id a < id b: the edge's order.
     return {
@@ -99,16 +122,6 @@ export async function compactSemantic(
       similarity,
     };
   });
-  const createdAt = new Date().toISOString();
-  // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
-  // leave an exact graph marked (conservative), never an approximate one unmarked.
-  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
-  if (approximate) await writeApproximateMark(store, contextId, mark);
-  await store.semantic.replaceAll(
-    contextId,
-    { space: 'tfidf', documents: space.size, k, createdAt, df },
-    docs,
-  );
   await store.replaceEdges(contextId, ['semantic_knn'], edges);
   if (!approximate) await writeApproximateMark(store, contextId, undefined);
   return {

@@ -15,35 +15,6 @@ export interface ExactKnnTuning {
 }
 
 /**
- * Bounds of the approximate variant (boundedKnnLists). Either one finite makes the lists approximate; both
- * Infinity is exactKnnLists.
- */
-export interface BoundedKnnTuning extends ExactKnnTuning {
-  /** Indexed postings kept per term: its heaviest (weight desc, then document asc). */
-  maxPostingsPerTerm?: number;
-  /** Documents of the suffix-norm scan read per query, at most. */
-  maxScan?: number;
-}
-
-/** Default bounds of boundedKnnLists: the incremental add's posting limit (MAX_POSTINGS_PER_TERM). */
-export const BOUNDED_KNN_DEFAULTS = { maxPostingsPerTerm: 1024, maxScan: 1024 } as const;
-
-/**
- * Approximate top-k lists for bulk imports of large contexts (docs/semantic-knn.md, "Bulk imports of large
- * contexts"): exactKnnLists with each term's indexed posting list cut to its `maxPostingsPerTerm` heaviest
- * entries (the rule of the incremental forward search, which reads common terms through their 1,024
- * heaviest postings) and the suffix-norm scan cut to `maxScan` documents. Candidates are still scored
- * exactly from their full vectors and a scored pair is offered to both lists, so every listed score is a
- * true cosine; what it can miss is a neighbour that shares with a document only terms whose list was cut
- * (both are outside each other's heaviest postings). Reads per document are at most
- * terms * maxPostingsPerTerm + maxScan whatever the context size, so the whole pass is linear in it. When no
- * indexed list is longer than the limit and no scan would pass it, the result is exactKnnLists'.
- */
-export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning = {}): TopKLists {
-  return allPairsKnnLists(space, k, { ...BOUNDED_KNN_DEFAULTS, ...tuning });
-}
-
-/**
  * Exact top-k lists of every document of a space (ties by document index), for compaction. Equal to
  * sparseMutualKnn with maxPostings = Infinity (test/digest/incremental/semantic-knn.test.ts), without reading
  * the long posting lists of common terms.
@@ -69,14 +40,8 @@ export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnn
  * pair ever enters one list twice.
  */
 export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuning = {}): TopKLists {
-  return allPairsKnnLists(space, k, { ...tuning, maxPostingsPerTerm: Infinity, maxScan: Infinity });
-}
-
-function allPairsKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning): TopKLists {
   const commonDf = tuning.commonDf ?? 1024;
   const tau = tuning.tau ?? 0.5;
-  const maxPostings = tuning.maxPostingsPerTerm ?? Infinity;
-  const maxScan = tuning.maxScan ?? Infinity;
   const n = space.size;
   const vocabularySize = space.df.length;
   const { docStart, docTerm, docWeight, df } = space;
@@ -104,7 +69,6 @@ function allPairsKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning
       count[docTerm[order[r]!]! + 1]!++;
     }
   }
-  if (Number.isFinite(maxPostings)) capIndexedLists(space, indexed, count, maxPostings);
   const start = new Uint32Array(vocabularySize + 1);
   for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + count[t + 1]!;
   const fill = start.slice(0, vocabularySize);
@@ -154,7 +118,7 @@ function allPairsKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning
       }
     }
     const commonNorm = Math.sqrt(commonSquares) * NORM_MARGIN;
-    for (let r = 0; commonNorm > 0 && r < bySuffix.length && r < maxScan; r++) {
+    for (let r = 0; commonNorm > 0 && r < bySuffix.length; r++) {
       const j = bySuffix[r]!;
       if (commonNorm * suffixNorm[j]! < lists.threshold(i) - SLACK) break;
       if (stamp[j] === i) continue;
@@ -164,23 +128,4 @@ function allPairsKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning
     for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
   }
   return lists;
-}
-
-/**
- * Leaves only the `limit` heaviest indexed entries of each term in the index (weight desc, then document
- * asc, so the cut is the same on every run): clears `indexed` for the rest and fixes `count` (offset by one
- * per term, as the caller keeps it). Entries are visited in document order, so one pass per long term.
- */
-function capIndexedLists(space: TfidfSpace, indexed: Uint8Array, count: Uint32Array, limit: number): void {
-  const { docTerm, docWeight } = space;
-  const long = new Map<number, number[]>();
-  for (let t = 0; t + 1 < count.length; t++) if (count[t + 1]! > limit) long.set(t, []);
-  if (long.size === 0) return;
-  for (let e = 0; e < docTerm.length; e++) if (indexed[e]) long.get(docTerm[e]!)?.push(e);
-  for (const [t, entries] of long) {
-    // Entries are in document order already, so a stable sort by weight keeps ties by document.
-    entries.sort((x, y) => docWeight[y]! - docWeight[x]!);
-    for (let r = limit; r < entries.length; r++) indexed[entries[r]!] = 0;
-    count[t + 1] = limit;
-  }
 }

@@ -36,13 +36,20 @@ export class TfidfSpace {
   readonly docWeight: Float32Array;
   private postings: { start: Uint32Array; doc: Uint32Array; weight: Float32Array } | undefined;
 
-  constructor(documents: readonly TfidfDocument[]) {
+  constructor(documents: Iterable<TfidfDocument>) {
+    // One pass over the documents (an iterable: a caller may build each text on the fly), their distinct
+    // term ids kept in ONE growing flat array with an offset per document: a typed array per document cost
+    // ~200 bytes of overhead each (~200 MB at 1M memories, issue #10).
     const vocabulary = new Map<string, number>();
-    const docTermIds: Uint32Array[] = [];
+    const ids: string[] = [];
     let dfList: number[] = [];
+    let flatTerms = new Uint32Array(1 << 16);
+    let flatCounts = new Uint32Array(1 << 16);
+    let flatEnd = 0;
+    let offsets: number[] = [0];
     for (const document of documents) {
       const tokens = tokenize(document.text);
-      const ids = new Uint32Array(tokens.length);
+      const termIds = new Uint32Array(tokens.length);
       for (let t = 0; t < tokens.length; t++) {
         const token = tokens[t]!;
         let id = vocabulary.get(token);
@@ -51,46 +58,55 @@ export class TfidfSpace {
           vocabulary.set(token, id);
           dfList.push(0);
         }
-        ids[t] = id;
+        termIds[t] = id;
       }
-      ids.sort();
-      for (let t = 0; t < ids.length; t++) if (t === 0 || ids[t] !== ids[t - 1]) dfList[ids[t]!]!++;
-      docTermIds.push(ids);
+      termIds.sort();
+      if (flatEnd + termIds.length > flatTerms.length) {
+        const capacity = Math.max(flatTerms.length * 2, flatEnd + termIds.length);
+        const terms = new Uint32Array(capacity);
+        terms.set(flatTerms.subarray(0, flatEnd));
+        flatTerms = terms;
+        const counts = new Uint32Array(capacity);
+        counts.set(flatCounts.subarray(0, flatEnd));
+        flatCounts = counts;
+      }
+      for (let t = 0; t < termIds.length; ) {
+        const term = termIds[t]!;
+        let run = 1;
+        while (t + run < termIds.length && termIds[t + run] === term) run++;
+        dfList[term]!++;
+        flatTerms[flatEnd] = term;
+        flatCounts[flatEnd] = run;
+        flatEnd++;
+        t += run;
+      }
+      offsets.push(flatEnd);
+      ids.push(document.id);
     }
-    const n = documents.length;
-    this.ids = documents.map((document) => document.id);
+    const n = ids.length;
+    this.ids = ids;
     this.vocabulary = vocabulary;
     this.df = Uint32Array.from(dfList);
     dfList = [];
     this.idf = new Float64Array(this.df.length);
     for (let t = 0; t < this.df.length; t++) this.idf[t] = Math.log((1 + n) / (1 + this.df[t]!)) + 1;
 
-    let entries = 0;
-    for (const ids of docTermIds) entries += distinctCount(ids);
-    this.docStart = new Uint32Array(n + 1);
-    this.docTerm = new Uint32Array(entries);
-    this.docWeight = new Float32Array(entries);
-    let at = 0;
+    this.docStart = Uint32Array.from(offsets);
+    offsets = [];
+    this.docTerm = flatTerms.slice(0, flatEnd);
+    this.docWeight = new Float32Array(flatEnd);
     for (let d = 0; d < n; d++) {
-      this.docStart[d] = at;
-      const ids = docTermIds[d]!;
-      const begin = at;
+      const begin = this.docStart[d]!;
+      const end = this.docStart[d + 1]!;
       let norm = 0;
-      for (let t = 0; t < ids.length; ) {
-        const term = ids[t]!;
-        let run = 1;
-        while (t + run < ids.length && ids[t + run] === term) run++;
-        const weight = (1 + Math.log(run)) * this.idf[term]!;
-        this.docTerm[at] = term;
-        this.docWeight[at] = weight;
+      for (let e = begin; e < end; e++) {
+        const weight = (1 + Math.log(flatCounts[e]!)) * this.idf[this.docTerm[e]!]!;
+        this.docWeight[e] = weight;
         norm += weight * weight;
-        at++;
-        t += run;
       }
       const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-      for (let e = begin; e < at; e++) this.docWeight[e] = this.docWeight[e]! * scale;
+      for (let e = begin; e < end; e++) this.docWeight[e] = this.docWeight[e]! * scale;
     }
-    this.docStart[n] = at;
   }
 
   get size(): number {
@@ -164,8 +180,12 @@ export class TfidfSpace {
 }
 
 /** TF-IDF space over records (text, captions, OCR: `semanticText`), in the given order. */
-export function buildTfidfSpace(records: readonly MemoryRecord[]): TfidfSpace {
-  return new TfidfSpace(records.map((record) => ({ id: record.id, text: semanticText(record) })));
+export function buildTfidfSpace(records: Iterable<MemoryRecord>): TfidfSpace {
+  return new TfidfSpace(
+    (function* () {
+      for (const record of records) yield { id: record.id, text: semanticText(record) };
+    })(),
+  );
 }
 
 /**
@@ -187,10 +207,4 @@ export function sparseDot<T extends number | string>(
     else j++;
   }
   return sum;
-}
-
-function distinctCount(sorted: Uint32Array): number {
-  let count = 0;
-  for (let t = 0; t < sorted.length; t++) if (t === 0 || sorted[t] !== sorted[t - 1]) count++;
-  return count;
 }

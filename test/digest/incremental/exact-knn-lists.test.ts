@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { boundedKnnLists, exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
+import { boundedKnnLists } from '../../../src/digest/incremental/bounded-knn-lists.ts';
+import { exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
 import { sparseMutualKnn } from '../../../src/digest/semantic/sparse-mutual-knn.ts';
 import { sparseDot, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
 import { rankableScore } from '../../../src/digest/semantic/top-k-lists.ts';
@@ -44,19 +45,18 @@ describe('boundedKnnLists (bulk imports of large contexts)', () => {
   const neighbours = (result: ReturnType<typeof exactKnnLists>, n: number) =>
     Array.from({ length: n }, (_, i) => result.neighbours(i));
 
-  // With the defaults (1,024 postings per term, 1,024 scanned documents) nothing is cut below 1,025
-  // documents, so the bounded pass is provably complete there: it must give the exact lists.
-  it('gives the exact lists when no posting list or scan reaches its bound', () => {
+  // No term in more than maxPostingsPerTerm documents and every candidate rescored: every document sharing a
+  // term with another is scored, so the bounded pass is provably complete: it must give the exact lists.
+  it('gives the exact lists when no posting list or candidate set reaches its bound', () => {
     fc.assert(
       fc.property(
         fc.array(textArb, { minLength: 1, maxLength: 60 }),
         fc.integer({ min: 1, max: 8 }),
-        fc.integer({ min: 0, max: 8 }),
-        fc.constantFrom(0.05, 0.5, 1.01),
-        (texts, k, commonDf, tau) => {
+        (texts, k) => {
           const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
           const exact = sparseMutualKnn(space, { k, maxPostings: Number.POSITIVE_INFINITY });
-          const bounded = boundedKnnLists(space, k, { commonDf, tau });
+          // Defaults for the postings (1,024 > 60 documents); every candidate rescored.
+          const bounded = boundedKnnLists(space, k, { rescore: space.size });
           expect(bounded.mutualPairs()).toEqual(exact.pairs);
           expect(neighbours(bounded, space.size)).toEqual(neighbours(exactKnnLists(space, k), space.size));
         },
@@ -65,18 +65,19 @@ describe('boundedKnnLists (bulk imports of large contexts)', () => {
     );
   });
 
-  // Cut hard (2 postings per term, no scan), the lists lose neighbours, but every entry is still a true
-  // cosine of a real pair, ranked as the exact lists rank them.
+  // Cut hard (2 postings per term, 1 candidate rescored), the lists lose neighbours, but every entry is
+  // still a true cosine of a real pair, listed once, ranked as the exact lists rank them.
   it('when it cuts, lists only true scores, best first, and differs from the exact lists', () => {
     const texts = Array.from({ length: 80 }, (_, i) =>
       [WORDS[i % 3], WORDS[(i * 7) % 5], WORDS[i % 2], i % 4 === 0 ? WORDS[11] : ''].join(' '),
     );
     const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
-    const bounded = boundedKnnLists(space, 4, { commonDf: 0, tau: 0.01, maxPostingsPerTerm: 2, maxScan: 0 });
+    const bounded = boundedKnnLists(space, 4, { maxPostingsPerTerm: 2, rescore: 1 });
     const exact = exactKnnLists(space, 4);
     let entries = 0;
     for (let i = 0; i < space.size; i++) {
       const list = bounded.neighbours(i);
+      expect(new Set(list.map((x) => x.index)).size).toBe(list.length);
       for (const [at, { index, score }] of list.entries()) {
         entries++;
         expect(index).not.toBe(i);

@@ -1,0 +1,132 @@
+import type { TfidfSpace } from '../semantic/tfidf-space.ts';
+import { rankableScore, TopKLists } from '../semantic/top-k-lists.ts';
+
+/** Bounds of boundedKnnLists (docs/semantic-knn.md, "Bulk imports of large contexts"). */
+export interface BoundedKnnTuning {
+  /** Postings read per term: its heaviest (weight desc, then document asc). Default 1,024. */
+  maxPostingsPerTerm?: number;
+  /** Candidates scored exactly per document: the best by partial score. Default 4k (32 for k = 8). */
+  rescore?: number;
+}
+
+/** The incremental add's posting limit (MAX_POSTINGS_PER_TERM) and its pool (REVERSE_POOL_FACTOR * k). */
+export const BOUNDED_KNN_DEFAULTS = { maxPostingsPerTerm: 1024, rescoreFactor: 4 } as const;
+
+/**
+ * Approximate top-k lists of every document of a space, in time linear in the number of documents: the
+ * all-pairs pass of bulk imports into large contexts, where the exact one (exactKnnLists) grows like
+ * n^1.5-2.4 on chat text (docs/semantic-knn.md).
+ *
+ * The rule of the incremental add's forward search: each term is read through its `maxPostingsPerTerm`
+ * heaviest postings only (common words' long lists are cut; a term in fewer documents is read whole). For
+ * each document i, the postings of its terms give every document they name a partial dot product
+ * (term-at-a-time accumulation, one multiply-add per posting); the `rescore` best by partial score are
+ * scored exactly from their full vectors and offered to both lists (i's and theirs). So every listed score
+ * is a true cosine, ranked as exactKnnLists ranks (score desc, index asc), and the lists can only miss a
+ * neighbour that none of i's cut lists names, or that more than `rescore` documents outrank by partial score
+ * (and that did not find i from its own side). Reads per document are at most terms * maxPostingsPerTerm
+ * postings and `rescore` exact scores, whatever the context size.
+ *
+ * Complete (equal to exactKnnLists) when no term is in more than `maxPostingsPerTerm` documents and no
+ * document shares a term with more than `rescore` others: every document sharing a term is scored.
+ */
+export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning = {}): TopKLists {
+  const maxPostings = tuning.maxPostingsPerTerm ?? BOUNDED_KNN_DEFAULTS.maxPostingsPerTerm;
+  const n = space.size;
+  const rescore = Math.max(1, Math.min(tuning.rescore ?? BOUNDED_KNN_DEFAULTS.rescoreFactor * k, n));
+  const vocabularySize = space.df.length;
+  const { docStart, docTerm, docWeight, df } = space;
+
+  // Postings kept per term: all of a term in at most maxPostings documents, else its heaviest.
+  const keep = new Uint8Array(docTerm.length).fill(1);
+  const long = new Map<number, number[]>();
+  for (let t = 0; t < vocabularySize; t++) if (df[t]! > maxPostings) long.set(t, []);
+  if (long.size > 0) {
+    for (let e = 0; e < docTerm.length; e++) long.get(docTerm[e]!)?.push(e);
+    for (const entries of long.values()) {
+      // Entries are in document order, so the stable sort keeps ties by document.
+      entries.sort((x, y) => docWeight[y]! - docWeight[x]!);
+      for (let r = maxPostings; r < entries.length; r++) keep[entries[r]!] = 0;
+    }
+    long.clear();
+  }
+  const start = new Uint32Array(vocabularySize + 1);
+  for (let e = 0; e < docTerm.length; e++) if (keep[e]) start[docTerm[e]! + 1]!++;
+  for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + start[t + 1]!;
+  const fill = start.slice(0, vocabularySize);
+  const postDoc = new Uint32Array(start[vocabularySize]!);
+  const postWeight = new Float32Array(start[vocabularySize]!);
+  for (let j = 0; j < n; j++) {
+    for (let e = docStart[j]!; e < docStart[j + 1]!; e++) {
+      if (!keep[e]) continue;
+      const slot = fill[docTerm[e]!]!++;
+      postDoc[slot] = j;
+      postWeight[slot] = docWeight[e]!;
+    }
+  }
+
+  const lists = new TopKLists(n, k);
+  const partial = new Float64Array(n);
+  let touched = new Uint32Array(1024);
+  const query = new Float64Array(vocabularySize);
+  // The `rescore` best candidates by partial score (ties by index), kept sorted, best first.
+  const bestDoc = new Int32Array(rescore + 1);
+  const bestScore = new Float64Array(rescore + 1);
+  for (let i = 0; i < n; i++) {
+    const from = docStart[i]!;
+    const to = docStart[i + 1]!;
+    if (from === to) continue;
+    let seen = 0;
+    for (let e = from; e < to; e++) {
+      const t = docTerm[e]!;
+      const w = docWeight[e]!;
+      query[t] = w;
+      for (let p = start[t]!; p < start[t + 1]!; p++) {
+        const j = postDoc[p]!;
+        if (j === i) continue;
+        if (partial[j] === 0) {
+          if (seen === touched.length) {
+            const grown = new Uint32Array(touched.length * 2);
+            grown.set(touched);
+            touched = grown;
+          }
+          touched[seen++] = j;
+        }
+        partial[j] = partial[j]! + w * postWeight[p]!;
+      }
+    }
+    let size = 0;
+    for (let r = 0; r < seen; r++) {
+      const j = touched[r]!;
+      const value = partial[j]!;
+      partial[j] = 0;
+      if (
+        size === rescore &&
+        (value < bestScore[size - 1]! || (value === bestScore[size - 1]! && j > bestDoc[size - 1]!))
+      )
+        continue;
+      let at = size < rescore ? size++ : size - 1;
+      while (
+        at > 0 &&
+        (bestScore[at - 1]! < value || (bestScore[at - 1]! === value && bestDoc[at - 1]! > j))
+      ) {
+        bestScore[at] = bestScore[at - 1]!;
+        bestDoc[at] = bestDoc[at - 1]!;
+        at--;
+      }
+      bestScore[at] = value;
+      bestDoc[at] = j;
+    }
+    for (let r = 0; r < size; r++) {
+      const j = bestDoc[r]!;
+      let sum = 0;
+      for (let e = docStart[j]!; e < docStart[j + 1]!; e++) sum += query[docTerm[e]!]! * docWeight[e]!;
+      const value = rankableScore(sum);
+      // A pair is scored from both sides (j's search may have listed i already): a list holds it once.
+      if (lists.scoreOf(i, j) === undefined) lists.offer(i, j, value);
+      if (lists.scoreOf(j, i) === undefined) lists.offer(j, i, value);
+    }
+    for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
+  }
+  return lists;
+}
