@@ -2,10 +2,11 @@ import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 
 /**
  * Contexts of at least this many memories get their AUTOMATIC semantic rebuilds (bulk import, a bulk delta,
- * recovery of an interrupted update) from the bounded pass (boundedKnnLists, approximate, linear) instead of
- * the exact all-pairs pass, and their automatic drift compaction (5% rule) is deferred to explicit
- * maintenance (`graphmemix compact`, gm.compact: exact). Measured in docs/semantic-knn.md ("Bulk imports of
- * large contexts"): below it the exact pass takes under ~1 min of CPU and every archive keeps exact edges.
+ * recovery of an interrupted update) from the bounded pass (boundedKnnLists: approximate, bounded reads per
+ * memory) instead of the exact all-pairs pass, and their automatic drift compaction (5% rule) is deferred to
+ * explicit maintenance (`graphmemix compact`, gm.compact: exact). Measured in docs/semantic-knn.md ("Bulk
+ * imports of large contexts"): below it the exact pass takes under ~1 min of CPU and every archive keeps exact
+ * edges.
  */
 export const APPROXIMATE_KNN_FROM = 200_000;
 

@@ -13,9 +13,10 @@ export interface BoundedKnnTuning {
 export const BOUNDED_KNN_DEFAULTS = { maxPostingsPerTerm: 1024, rescoreFactor: 4 } as const;
 
 /**
- * Approximate top-k lists of every document of a space, in time linear in the number of documents: the
- * all-pairs pass of bulk imports into large contexts, where the exact one (exactKnnLists) grows like
- * n^1.5-2.4 on chat text (docs/semantic-knn.md).
+ * Approximate top-k lists of every document of a space with bounded reads per document (so at most linear
+ * once a document's terms pass the cut): the all-pairs pass of bulk imports into large contexts, where the
+ * exact one (exactKnnLists) grows like n^1.5-2.4 on chat text (docs/semantic-knn.md; measured 10.0 / 64.4 s
+ * CPU at 100k / 300k against 14.8 / 145 s exact, while more terms reach the cut).
  *
  * The rule of the incremental add's forward search: each term is read through its `maxPostingsPerTerm`
  * heaviest postings only (common words' long lists are cut; a term in fewer documents is read whole). For

@@ -47,8 +47,8 @@ export const DEFAULT_K = 8;
  * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The lists are computed in memory
  * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges. An automatic rebuild
  * (`method: 'auto'`) of a context of APPROXIMATE_KNN_FROM memories or more takes the bounded pass instead
- * (boundedKnnLists: linear, approximate) and marks the context approximate (approximate-knn-mark.ts); an exact
- * compaction clears the mark.
+ * (boundedKnnLists: approximate, bounded reads per memory) and marks the context approximate
+ * (approximate-knn-mark.ts); an exact compaction clears the mark.
  */
 export async function compactSemantic(
   store: ArchiveStore,
