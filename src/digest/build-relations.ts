@@ -131,7 +131,7 @@ export async function buildRelations(
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };
 }
 
-/** Every schema relation's edges; its pairs are garbage once the edges are written (nothing else holds them). */
+/** Every schema relation's edges; the pairs are garbage once the edges are written (nothing holds them). */
 function schemaEdges(
   contextId: string,
   records: readonly MemoryRecord[],
