@@ -12,9 +12,10 @@
  * peak RSS, add-1 p50/p99 (n = --adds, each one memory into the big context through addMemories), add-100
  * p50 (n = 10), first retrieve in a fresh process, warm retrieve p50/p95/p99 (n = --queries after 10
  * warm-up), compaction time (exact rebuild of the semantic graph), edges per memory by kind.
- * `--recompact no` skips the separate timed compaction (at 1M it is ~as long as the import's own) and reports
- * the exact rebuild that the bulk import ran (`compactionFrom: 'bulk-import'`); `ingestSplit` gives the import's
- * seconds for the records (validation, views, lexical postings, keys), schema relations and that rebuild.
+ * `--recompact no` skips the separate timed compaction (exact; hours at 1M) and reports the semantic rebuild
+ * that the bulk import ran (`compactionFrom: 'bulk-import'`: exact below 200k memories, the bounded pass from
+ * 200k, see `knnApproximate`); `ingestSplit` gives the import's seconds for the records (validation, views,
+ * lexical postings, keys), schema relations and that rebuild.
  * `knnApproximate` names the big context's approximate-kNN mark (a bulk import of APPROXIMATE_KNN_FROM or more
  * memories takes the bounded kNN pass; docs/semantic-knn.md), `peakRssByPhase` the peak RSS of each phase.
  * Targets (issue #10): add-1 at 1M p50 <= 10 ms, p99 <= 50 ms; add-100 <= 200 ms; first retrieve at 1M
