@@ -13,6 +13,7 @@ import {
   type SemanticSnapshotInput,
   type SemanticTermBound,
 } from './semantic-index-spec.ts';
+import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
@@ -28,6 +29,8 @@ const BEYOND = Number.POSITIVE_INFINITY;
 export function createSqliteSemanticIndex(
   db: Database.Database,
   run: <T>(work: () => T) => T,
+  /** Keeps `{ top: n }` reads across writes (the store clears it on deletes and rolled-back units). */
+  cache?: SemanticPostingsCache,
 ): SemanticIndexStore {
   // Prepared on first use: a read-only handle on a store older than migration 5 has no such tables.
   let prepared: ReturnType<typeof prepare> | undefined;
@@ -50,11 +53,13 @@ export function createSqliteSemanticIndex(
         }
       : undefined;
   };
-  const dropDoc = (contextId: string, id: string): void => {
+  /** True when the memory had a document or postings (so cached posting lists may name it). */
+  const dropDoc = (contextId: string, id: string): boolean => {
     const s = statements();
-    s.deleteDoc.run(contextId, id);
-    s.deletePostings.run(contextId, id);
+    const docs = s.deleteDoc.run(contextId, id).changes;
+    const postings = s.deletePostings.run(contextId, id).changes;
     s.deleteNeighbours.run(contextId, id);
+    return docs + postings > 0;
   };
   const writeList = (contextId: string, id: string, neighbours: readonly SemanticNeighbour[], k: number) => {
     const s = statements();
@@ -114,6 +119,7 @@ export function createSqliteSemanticIndex(
           })
           .immediate(),
       );
+      cache?.clearContext(contextId);
     },
 
     async getDocs(contextId, ids) {
@@ -173,15 +179,17 @@ export function createSqliteSemanticIndex(
     },
 
     async writeDocs(contextId: string, change: SemanticDocChange) {
+      // Postings removed here are not known to the cache: any removal drops the context's cached lists.
+      let removed = false;
       run(() =>
         db
           .transaction(() => {
             const s = statements();
             const snapshot = snapshotOf(contextId);
             if (!snapshot) throw noSnapshot(contextId);
-            for (const id of change.remove ?? []) dropDoc(contextId, id);
+            for (const id of change.remove ?? []) if (dropDoc(contextId, id)) removed = true;
             for (const doc of change.put ?? []) {
-              dropDoc(contextId, doc.memoryId);
+              if (dropDoc(contextId, doc.memoryId)) removed = true;
               insertDoc(contextId, doc, snapshot.k);
             }
             for (const list of change.lists ?? []) {
@@ -195,6 +203,10 @@ export function createSqliteSemanticIndex(
           })
           .immediate(),
       );
+      // Committed (or a savepoint of a unit of work, whose rollback clears the cache).
+      if (removed) cache?.clearContext(contextId);
+      else
+        for (const doc of change.put ?? []) cache?.inserted(contextId, doc.memoryId, doc.terms, doc.weights);
     },
 
     async termBounds(contextId, terms, options = {}) {
@@ -221,6 +233,17 @@ export function createSqliteSemanticIndex(
     async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
       return run(() => {
         const s = statements();
+        if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
+          // Another connection's commit invalidates every cached list (data_version moves).
+          cache.validate(s.dataVersion.get() as number);
+          const known = cache.get(contextId, term, filter.top);
+          if (known) return known;
+          const rows = (
+            s.topPostings.all(contextId, term, filter.top) as { memory_id: string; weight: number }[]
+          ).map((row): SemanticPosting => ({ memoryId: row.memory_id, weight: row.weight }));
+          cache.set(contextId, term, filter.top, rows);
+          return rows;
+        }
         const rows = (
           'top' in filter
             ? s.topPostings.all(contextId, term, Math.max(0, filter.top))
@@ -269,6 +292,7 @@ const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
+    dataVersion: p('PRAGMA data_version').pluck(),
     getSnapshot: p(
       'SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?',
     ),
