@@ -61,12 +61,38 @@ export function createSqliteSemanticIndex(
     s.deleteNeighbours.run(contextId, id);
     return docs + postings > 0;
   };
+  // A list change rewrites only the rows that changed. `rank` is a row's slot, not its position: lists are
+  // read back in their order (byListOrder), so a newcomer entering a list takes the slot of the entry it
+  // pushed out (one row, one entry of the neighbour index) instead of shifting every rank below it (up to
+  // k rows and 2k random pages of semantic_neighbours_by_neighbour, most of an add's written pages).
   const writeList = (contextId: string, id: string, neighbours: readonly SemanticNeighbour[], k: number) => {
     const s = statements();
-    s.deleteNeighbours.run(contextId, id);
-    neighbours.forEach((n, rank) => {
-      s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
-    });
+    const wanted = new Map(neighbours.map((n) => [n.memoryId, n.score]));
+    const free: number[] = [];
+    const used = new Set<number>();
+    for (const [slot, neighbourId, score] of s.listRows.all(contextId, id) as [number, string, number][]) {
+      const want = wanted.get(neighbourId);
+      if (want === undefined) {
+        free.push(slot);
+        continue;
+      }
+      if (want !== score) s.setNeighbourScore.run(want, contextId, id, slot);
+      wanted.delete(neighbourId);
+      used.add(slot);
+    }
+    let next = 0;
+    for (const [neighbourId, score] of wanted) {
+      const slot = free.shift();
+      if (slot !== undefined) {
+        s.setNeighbour.run(neighbourId, score, contextId, id, slot);
+        used.add(slot);
+        continue;
+      }
+      while (used.has(next)) next++;
+      used.add(next);
+      s.insertNeighbour.run(contextId, id, next, neighbourId, score);
+    }
+    for (const slot of free) s.deleteNeighbour.run(contextId, id, slot);
     // Ratios are computed from the threshold when read (migration 9), so a list change writes one row.
     s.setThreshold.run(listThreshold(neighbours, k), contextId, id);
   };
@@ -169,6 +195,7 @@ export function createSqliteSemanticIndex(
         ][]) {
           docs.get(id)?.neighbours.push({ memoryId: neighbourId, score });
         }
+        for (const doc of docs.values()) doc.neighbours.sort(byListOrder);
         return ids.flatMap((memoryId): SemanticDoc[] => {
           const doc = docs.get(memoryId);
           return doc
@@ -286,6 +313,14 @@ export function createSqliteSemanticIndex(
   };
 }
 
+/**
+ * The order every list is written in (score desc, then id: compareNeighbours of the kNN updaters), restored
+ * on read because a row's rank is its slot (writeList), not its position.
+ */
+function byListOrder(x: SemanticNeighbour, y: SemanticNeighbour): number {
+  return y.score - x.score || compareStrings(x.memoryId, y.memoryId);
+}
+
 /** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
 const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO} END`;
 
@@ -326,6 +361,15 @@ function prepare(db: Database.Database) {
       'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
     ),
     deleteNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?'),
+    listRows: p(
+      'SELECT rank, neighbour_id, score FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?',
+    ).raw(),
+    setNeighbour: p(`UPDATE semantic_neighbours SET neighbour_id = ?, score = ?
+      WHERE context_id = ? AND memory_id = ? AND rank = ?`),
+    setNeighbourScore: p(
+      'UPDATE semantic_neighbours SET score = ? WHERE context_id = ? AND memory_id = ? AND rank = ?',
+    ),
+    deleteNeighbour: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ? AND rank = ?'),
     referrers: p('SELECT memory_id FROM semantic_neighbours WHERE context_id = ? AND neighbour_id = ?'),
     maxWeight: p('SELECT MAX(weight) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
     maxRatio: p(`SELECT MAX(${RATIO}) AS value FROM semantic_postings p JOIN semantic_docs d
