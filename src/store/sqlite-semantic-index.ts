@@ -205,6 +205,24 @@ export function createSqliteSemanticIndex(
       });
     },
 
+    async getLists(contextId, ids) {
+      return run(() => {
+        const s = statements();
+        const wanted = JSON.stringify([...new Set(ids)]);
+        const lists = new Map<string, SemanticNeighbour[]>();
+        for (const [id] of s.docIdsIn.all(contextId, wanted) as [string][]) lists.set(id, []);
+        for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
+          string,
+          string,
+          number,
+        ][]) {
+          lists.get(id)?.push({ memoryId: neighbourId, score });
+        }
+        for (const list of lists.values()) list.sort(byListOrder);
+        return lists;
+      });
+    },
+
     async writeDocs(contextId: string, change: SemanticDocChange) {
       // Postings removed here are not known to the cache: any removal drops the context's cached lists.
       let removed = false;
@@ -347,6 +365,8 @@ function prepare(db: Database.Database) {
     setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
     deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
     docsIn: p(`SELECT memory_id, vector FROM semantic_docs WHERE context_id = ?
+      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
+    docIdsIn: p(`SELECT memory_id FROM semantic_docs WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),

@@ -76,6 +76,14 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
       ]),
     ]);
     expect(await store.semantic.getDocs('other', ['a'])).toEqual([]);
+    if (store.semantic.getLists) {
+      // The lists alone, as getDocs has them (ids without a document left out).
+      const docs = await store.semantic.getDocs('ctx', ['a', 'b', 'c']);
+      expect(await store.semantic.getLists('ctx', ['c', 'zz', 'a', 'b', 'a'])).toEqual(
+        new Map(docs.map((d) => [d.memoryId, d.neighbours])),
+      );
+      expect(await store.semantic.getLists('other', ['a'])).toEqual(new Map());
+    }
     expect(await store.semantic.referrers('ctx', ['a'])).toEqual(['b', 'c']);
     expect(await store.semantic.referrers('ctx', ['c', 'b'])).toEqual(['a', 'c']);
     const thresholds = await store.semantic.thresholds('ctx');
