@@ -22,8 +22,9 @@ export interface SemanticIndexStore {
   /** Documents in the order of `ids`; ids without a document are skipped. */
   getDocs(contextId: string, ids: readonly string[]): Promise<SemanticDoc[]>;
   /**
-   * Only the lists of `ids` (what getDocs returns as `neighbours`), for ids with a document. Optional: the
-   * edge sync reads the lists of a changed list's members and needs no vector (callers fall back to getDocs).
+   * Only the lists of `ids` (what getDocs returns as `neighbours`) for ids with a document; an empty list may
+   * be left out. Optional: the edge sync reads the lists of a changed list's members and needs no vector
+   * (callers fall back to getDocs).
    */
   getLists?(contextId: string, ids: readonly string[]): Promise<Map<string, SemanticNeighbour[]>>;
   /**

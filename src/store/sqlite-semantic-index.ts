@@ -209,14 +209,16 @@ export function createSqliteSemanticIndex(
       return run(() => {
         const s = statements();
         const wanted = JSON.stringify([...new Set(ids)]);
+        // One statement: an empty list is left out (the port allows it), so no read of the documents.
         const lists = new Map<string, SemanticNeighbour[]>();
-        for (const [id] of s.docIdsIn.all(contextId, wanted) as [string][]) lists.set(id, []);
         for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
           string,
           string,
           number,
         ][]) {
-          lists.get(id)?.push({ memoryId: neighbourId, score });
+          const list = lists.get(id);
+          if (list) list.push({ memoryId: neighbourId, score });
+          else lists.set(id, [{ memoryId: neighbourId, score }]);
         }
         for (const list of lists.values()) list.sort(byListOrder);
         return lists;
@@ -365,8 +367,6 @@ function prepare(db: Database.Database) {
     setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
     deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
     docsIn: p(`SELECT memory_id, vector FROM semantic_docs WHERE context_id = ?
-      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
-    docIdsIn: p(`SELECT memory_id FROM semantic_docs WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),

@@ -70,6 +70,11 @@ export function createSqliteStore(
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      // Checkpoint every 8,192 WAL pages (32 MiB), not SQLite's 1,000: an add writes ~115 pages, so the
+      // default checkpointed every ~9 adds, copying the same hot pages (counters, index roots) to the file
+      // again each time; the commit of an add took ~40% less wall with this (docs/living-archive.md).
+      // Deletes still truncate the WAL themselves (forget means forget).
+      db.pragma('wal_autocheckpoint = 8192');
     }
     db.pragma('foreign_keys = ON');
     // Deleted rows are overwritten with zeros, so a forgotten memory's text does not linger in free pages.
