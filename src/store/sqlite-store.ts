@@ -757,7 +757,8 @@ class SqliteStore implements ArchiveStore {
    * of this thread could join it). Inside a transaction already, `work` joins it.
    */
   async unitOfWork<T>(_contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
-    if (options?.remote || this.db.inTransaction) return work();
+    // A read-only handle cannot BEGIN IMMEDIATE: its calls run as they are (a write among them fails alone).
+    if (options?.remote || this.db.inTransaction || this.db.readonly) return work();
     this.run(() => this.statements.begin.run());
     let out: T;
     try {

@@ -53,6 +53,10 @@ describe('SQLite write unit, kept postings and list slots', () => {
       ),
     ).rejects.toThrow('after a model call');
     expect(await store.getMeta('unit:remote')).toBe(2);
+    // A read-only handle runs a unit's reads as plain calls (it cannot BEGIN IMMEDIATE).
+    const reader = createSqliteStore(file, { readonly: true });
+    expect(await reader.unitOfWork!('ctx', async () => reader.countMemories('ctx'))).toBe(3);
+    await reader.close();
     await store.close();
   });
 
