@@ -73,7 +73,11 @@ const UPDATE_CUES =
  *   edge only counts once its anchor is selected, and a unit is one piece of evidence: the anchor's partner
  *   is then exactly as relevant as the anchor, so there is nothing to discount;
  * - different units: incremental support = 5 x rel(candidate's unit)^CROSS_UNIT_EXPONENT (a neighbouring turn
- *   must be relevant by itself; squaring keeps these edges precise).
+ *   must be relevant by itself; squaring keeps these edges precise);
+ * - different units, but the candidate is the anchor's reply (next message of the session by the other
+ *   participant) and shares no question word: clarification at REPLY_SUPPORT while the anchor's unit supports
+ *   the question (a message and its reply are one exchange, round id or not). Where the paper's linear
+ *   w = 0.99 s_inc / 5 applies (no fitted edge reliability) such an edge costs more than it saves and never joins.
  * Role: new_fact when the candidate adds question terms the anchor lacks, else clarification; support that
  * rounds to 0 -> irrelevant. The best anchor is the one with the highest support (ties: earlier anchor).
  * Rules of method notes 5 apply.
