@@ -137,7 +137,14 @@ export class PostgresSession {
       begin,
       async (client, began) => {
         const row = began.at(-1)?.rows[0];
-        const held: Unit = { session: this, contextId, client, open: true, deferred: [] };
+        const held: Unit = {
+          session: this,
+          contextId,
+          client,
+          open: true,
+          deferred: [],
+          deferredMeta: new Map(),
+        };
         unit = held;
         if (row) held.prefetch = parsePrefetch(row, metaKeys);
         // Deferred writes (deferInUnit) go out, in order, before the unit's next statement.
@@ -158,7 +165,12 @@ export class PostgresSession {
         }
       },
       // Writes still deferred at the end ride with COMMIT: the unit's last statements cost no round trip.
-      { commit: () => [...(unit?.deferred.splice(0) ?? []), 'COMMIT'].join('; ') },
+      {
+        commit: () => {
+          const meta = [...(unit?.deferredMeta.values() ?? [])];
+          return [...(unit?.deferred.splice(0) ?? []), ...meta, 'COMMIT'].join('; ');
+        },
+      },
     );
   }
 
@@ -172,6 +184,19 @@ export class PostgresSession {
     const unit = this.unitFor(contextId);
     if (!unit) return false;
     unit.deferred.push(text);
+    return true;
+  }
+
+  /**
+   * deferInUnit for a write of one global `meta` row: no context statement reads meta, so it waits for the
+   * unit's next meta statement (`global`) or its COMMIT, and a later write of the same key replaces it (an
+   * update's in-flight mark, set at its start and removed at its end, is then one statement at COMMIT).
+   */
+  deferMetaInUnit(key: string, text: string): boolean {
+    const unit = this.unitFor(undefined);
+    if (!unit) return false;
+    unit.deferredMeta.delete(key);
+    unit.deferredMeta.set(key, text);
     return true;
   }
 
@@ -208,7 +233,12 @@ export class PostgresSession {
   /** Global tables without a context (meta): a plain transaction, still under the RLS role. */
   async global<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     const held = this.unitFor(undefined);
-    if (held) return work(held.client);
+    if (held) {
+      // Queued meta writes go out before this meta statement (with the other queued writes, in order).
+      held.deferred.push(...held.deferredMeta.values());
+      held.deferredMeta.clear();
+      return work(held.client);
+    }
     return this.transaction(`BEGIN;${settingsSql(this.switchRole)}`, work);
   }
 
@@ -308,6 +338,8 @@ interface Unit {
   prefetch?: UnitPrefetch;
   /** Writes queued by deferInUnit, not yet sent. */
   deferred: string[];
+  /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
+  deferredMeta: Map<string, string>;
 }
 
 const units = new AsyncLocalStorage<Unit>();

@@ -736,7 +736,7 @@ class PostgresStore implements PostgresArchiveStore {
            ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
     // Inside a unit of work the write is queued (no round trip of its own); its readers there are served
     // from the unit's read-ahead, which takes the new value, or flush it first (any statement does).
-    if (!this.session.deferInUnit(undefined, text)) {
+    if (!this.session.deferMetaInUnit(key, text)) {
       await this.session.global((sql) =>
         value === undefined
           ? sql.query('DELETE FROM meta WHERE key = $1', [key])
