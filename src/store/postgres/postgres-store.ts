@@ -464,12 +464,16 @@ class PostgresStore implements PostgresArchiveStore {
       await batch.flush();
       // A word seen in this memory alone has df 1 in the frozen snapshot, which is also what it assumes for
       // a word it never saw: dropping those rows changes no score and keeps no forgotten word.
+      // Its semantic postings and list go too (explicit since migration 8; the df subquery sees the
+      // postings as they were before the statement).
       await sql.query(
-        `DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
+        `WITH p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = $2),
+         n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2)
+         DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
            (SELECT term FROM semantic_postings WHERE context_id = $1 AND memory_id = $2)`,
         [contextId, id],
       );
-      // Views, vectors, keys, edges (their counts by trigger) and semantic rows cascade.
+      // Views, vectors, keys, edges (their counts by trigger) and the semantic document cascade.
       await sql.query('DELETE FROM memories WHERE context_id = $1 AND id = $2', [contextId, id]);
       await sql.query('INSERT INTO relation_journal (context_id, memory_id, before) VALUES ($1, $2, $3)', [
         contextId,
@@ -488,9 +492,9 @@ class PostgresStore implements PostgresArchiveStore {
   async deleteContext(contextId: string): Promise<boolean> {
     const deleted = await this.session.scoped(contextId, 'write', async (sql) => {
       // What a context owns, and how each goes (extend with every new per-context table): memories cascade
-      // from contexts (views, vectors, keys, edges, lexical docs and postings, semantic docs/postings/lists
-      // cascade from memories; semantic_snapshots from contexts); the rest has no foreign key and is
-      // deleted explicitly here. Meta keys are global and stay.
+      // from contexts (views, vectors, keys, edges, lexical docs, semantic docs cascade from memories;
+      // semantic_snapshots from contexts); the rest has no foreign key and is deleted explicitly here
+      // (lexical postings and semantic postings / lists since migration 8). Meta keys are global and stay.
       // memory_versions and memory_tags cascade from memories; kind_counts has no foreign key.
       for (const table of [
         'relation_journal',
@@ -498,7 +502,10 @@ class PostgresStore implements PostgresArchiveStore {
         'kind_counts',
         'lex_fields',
         'lex_df',
+        'lex_postings',
         'semantic_df',
+        'semantic_postings',
+        'semantic_neighbours',
       ]) {
         await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
       }
