@@ -210,7 +210,11 @@ class PostgresStore implements PostgresArchiveStore {
             );
             await lexical.remove(touched);
           }
-          await writeRecords(sql, contextId, [...final.values()], journal, current);
+          // Keys of memories new to the store go in the records' statement (nothing to replace first).
+          const fresh = [...keyed.keys()].every((id) => !storedIds.has(id) && final.has(id));
+          const keyRows = fresh ? keyRowsOf(keyed, (id) => final.get(id)!.record.sequence) : undefined;
+          await writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
+          if (fresh) keyed.clear();
           for (const write of final.values()) lexical.add(write.views);
           await lexical.flush();
         }
@@ -251,17 +255,10 @@ class PostgresStore implements PostgresArchiveStore {
         existing,
       ]);
     }
-    const ids: string[] = [];
-    const keys: string[] = [];
-    const sequences: number[] = [];
-    for (const [id, list] of keyed) {
-      const sequence = (JSON.parse(current.get(id)!.record) as MemoryRecord).sequence;
-      for (const key of new Set(list)) {
-        ids.push(id);
-        keys.push(key);
-        sequences.push(sequence);
-      }
-    }
+    const { ids, keys, sequences } = keyRowsOf(
+      keyed,
+      (id) => (JSON.parse(current.get(id)!.record) as MemoryRecord).sequence,
+    );
     if (ids.length === 0) return;
     await sql.query(
       `INSERT INTO memory_keys (context_id, memory_id, key, sequence)
@@ -792,13 +789,40 @@ export const FIND_BY_KEYS_SQL = `SELECT m.record FROM
     (SELECT record, sequence, id FROM memories WHERE context_id = $1 AND id = hit.memory_id LIMIT 1) m
   ORDER BY m.sequence, m.id`;
 
-/** The journal entries, the records and their views of one write, in one statement. */
+/** memory_keys rows (a memory's distinct keys, with its sequence) of the keyed memories. */
+function keyRowsOf(
+  keyed: ReadonlyMap<string, readonly string[]>,
+  sequenceOf: (id: string) => number,
+): KeyRows {
+  const rows: KeyRows = { ids: [], keys: [], sequences: [] };
+  for (const [id, list] of keyed) {
+    const sequence = sequenceOf(id);
+    for (const key of new Set(list)) {
+      rows.ids.push(id);
+      rows.keys.push(key);
+      rows.sequences.push(sequence);
+    }
+  }
+  return rows;
+}
+
+interface KeyRows {
+  ids: string[];
+  keys: string[];
+  sequences: number[];
+}
+
+/**
+ * The journal entries, the records and their views of one write, in one statement; with `keys`, the
+ * relation keys of memories new to the store too (their foreign key is checked at the statement's end).
+ */
 async function writeRecords(
   sql: Sql,
   contextId: string,
   writes: readonly MemoryWrite[],
   journal: readonly { id: string; before: string | null }[],
   current: ReadonlyMap<string, { record: string }>,
+  keys?: KeyRows,
 ): Promise<void> {
   const view = {
     ids: [] as string[],
@@ -826,7 +850,9 @@ async function writeRecords(
          $10::text[], $11::text[])
        ON CONFLICT (context_id, id) DO UPDATE SET sequence = excluded.sequence, kind = excluded.kind,
          session_id = excluded.session_id, round_id = excluded.round_id, "timestamp" = excluded."timestamp",
-         content_hash = excluded.content_hash, record = excluded.record)
+         content_hash = excluded.content_hash, record = excluded.record),
+     k AS (INSERT INTO memory_keys (context_id, memory_id, key, sequence)
+       SELECT $1, * FROM unnest($18::text[], $19::text[], $20::bigint[]) ON CONFLICT DO NOTHING)
      INSERT INTO views (context_id, memory_id, position, kind, key, text, uri)
      SELECT $1, * FROM unnest($12::text[], $13::integer[], $14::text[], $15::text[], $16::text[], $17::text[])`,
     [
@@ -847,6 +873,9 @@ async function writeRecords(
       view.keys,
       view.texts,
       view.uris,
+      keys?.ids ?? [],
+      keys?.keys ?? [],
+      keys?.sequences ?? [],
     ],
   );
 }
