@@ -106,6 +106,33 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and 
     }
   });
 
+  it('hostile ids and keys in the statements built with literals are data, and a NUL is INVALID_INPUT', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      const hostile = "m'); DROP TABLE memories; --\\";
+      await store.writeMemories('ctx', [write('ctx', hostile, 'quoted words', 0)]);
+      expect((await store.getMemories('ctx', [hostile])).map((r) => r.id)).toEqual([hostile]);
+      await store.setMeta(`k'\\${hostile}`, { v: "it's" });
+      await store.unitOfWork!('ctx', async () => {
+        await store.setMeta(`u'${hostile}`, 'x');
+      });
+      expect(await store.getMeta(`k'\\${hostile}`)).toEqual({ v: "it's" });
+      expect(await store.getMeta(`u'${hostile}`)).toBe('x');
+      await expect(store.writeMemories('ctx', [write('ctx', 'a\u0000b', 'nul', 1)])).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(store.setMeta('a\u0000b', 1)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      // A refused key read inside a unit is not learned: the next unit of the context still opens.
+      await expect(store.unitOfWork!('ctx', () => store.getMeta('a\u0000b'))).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await store.unitOfWork!('ctx', () => store.countMemories('ctx'));
+      expect(await store.countMemories('ctx')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a failing unit takes its queued writes back with the rest', async () => {
     const store = await openPostgresStore({ url: await createTestDatabase() });
     try {

@@ -375,8 +375,15 @@ function contextLockKey(literal: string): string {
   return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
 }
 
-/** A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). */
+/**
+ * A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). A
+ * NUL is refused (INVALID_INPUT, as the server refuses it in a parameter): the protocol ends a query text
+ * at a NUL, so it could never reach the server as data.
+ */
 export function escapeLiteral(value: string): string {
+  if (value.includes('\u0000')) {
+    throw new GraphmemixError('INVALID_INPUT', 'a memory id or meta key holds a NUL character');
+  }
   return pg.escapeLiteral(value);
 }
 

@@ -724,10 +724,11 @@ class PostgresStore implements PostgresArchiveStore {
     // Inside a unit of work: the value read ahead with its BEGIN, else read and remembered for the next unit.
     const unit = this.session.currentUnit();
     if (unit?.prefetch?.meta.has(key)) return structuredClone(unit.prefetch.meta.get(key)) as T | undefined;
-    if (unit) this.session.learnedMeta.learn(unit.contextId, key);
     const rows = await this.session.global((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),
     );
+    // Learned once read (a key the server refused, a NUL in it, never enters the read-ahead).
+    if (unit) this.session.learnedMeta.learn(unit.contextId, key);
     const row = rows.rows[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
