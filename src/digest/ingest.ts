@@ -132,10 +132,15 @@ export async function ingestItems(
   if (relations && batch.oneUnit(flushed, contexts)) {
     // A small write into one context (an add): its records and their relation update commit together, one
     // transaction instead of two (all or nothing: a crash leaves neither, and the write is simply redone).
-    await inUnitOfWork(store, contexts[0]!, async () => {
-      await batch.flush();
-      await relationsStage(store, contexts, options, trace);
-    });
+    await inUnitOfWork(
+      store,
+      contexts[0]!,
+      async () => {
+        await batch.flush();
+        await relationsStage(store, contexts, options, trace);
+      },
+      { recordWrite: true },
+    );
     options.onProgress?.(itemsRead);
   } else {
     await batch.flush();

@@ -225,6 +225,11 @@ export interface UnitOfWorkOptions {
    * unit locks one context).
    */
   remote?: boolean;
+  /**
+   * `work` starts by writing records (a small add: its records and their relation update). A backend whose
+   * unit reads ahead what a relation update reads (PostgreSQL's UnitPrefetch) may run `work` as plain calls.
+   */
+  recordWrite?: boolean;
 }
 
 /**

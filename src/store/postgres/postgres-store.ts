@@ -16,6 +16,7 @@ import type {
   MemoryWrite,
   PendingMediaRef,
   RelationWork,
+  UnitOfWorkOptions,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
@@ -755,8 +756,14 @@ class PostgresStore implements PostgresArchiveStore {
     if (ahead?.has(key)) ahead.set(key, value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
   }
 
-  /** One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). */
-  unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). A unit that
+   * starts with the records' write (`recordWrite`) runs as plain calls: the write would void the unit's
+   * read-ahead (UnitPrefetch), worth more round trips than the write's own transaction costs; its relation
+   * update is then a unit of its own.
+   */
+  unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    if (options?.recordWrite && !this.session.currentUnit()) return work();
     return this.session.unitOfWork(contextId, work);
   }
 
