@@ -61,6 +61,8 @@ interface BackendFigures {
   retrieveRandom: { p50: number; p95: number; n: number };
   retrieveBig: { p50: number; p95: number; n: number };
   add1Big: { p50: number; p95: number; p99: number; n: number };
+  /** This process's CPU ms per ingested memory (the Node side; the server's is not in it). */
+  ingestNodeCpuMs: number;
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
@@ -75,6 +77,7 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
   try {
     const ids = Array.from({ length: contexts }, (_, c) => `u${c}`);
     const started = performance.now();
+    const cpu0 = process.cpuUsage();
     const lastTenth = Math.max(1, Math.floor(contexts / 10));
     let lastTenthStarted = started;
     for (const [c, contextId] of ids.entries()) {
@@ -96,8 +99,11 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
         chatArchive({ contextId: 'big', count: big, seed: 7 }) as Iterable<ImportItem>,
       );
     const ingestSeconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const memories = contexts * perContext + big;
-    log(`  ${backend}: ingested ${memories} memories in ${ingestSeconds.toFixed(1)} s`);
+    log(
+      `  ${backend}: ingested ${memories} memories in ${ingestSeconds.toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`,
+    );
 
     const questions = chatQuestions(queries + 10, 5, { contextId: 'u0', count: perContext, seed: 11 });
     const retrieveRandom = await timeRetrieves(gm, questions, (i) => ids[(i * 7919) % ids.length]!);
@@ -116,7 +122,7 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
       await gm.addMemories('big', [record!]);
       add1.push(performance.now() - t0);
     }
-    return {
+    const figures: BackendFigures = {
       backend,
       memories,
       ingestSeconds: round(ingestSeconds),
@@ -125,7 +131,11 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
       retrieveRandom: stats(retrieveRandom),
       retrieveBig: stats(retrieveBig),
       add1Big: { ...stats(add1), p99: round(percentile(add1, 99)) },
+      ingestNodeCpuMs: round((cpu.user + cpu.system) / 1000 / memories),
     };
+    // Each backend's figures as soon as they exist: a run stopped during the next backend keeps them.
+    log(`  ${backend}: ${JSON.stringify(figures)} (load ${loadavg()[0]!.toFixed(2)})`);
+    return figures;
   } finally {
     await gm.close();
   }
@@ -194,6 +204,7 @@ function printTable(results: BackendFigures[]): void {
   const rows: Array<[string, (r: BackendFigures) => number]> = [
     ['ingest mem/s', (r) => r.ingestPerSecond],
     ['ingest mem/s, last tenth of contexts', (r) => r.ingestLastTenthPerSecond],
+    ['ingest Node CPU ms per memory', (r) => r.ingestNodeCpuMs],
     ['retrieve p50 ms (random contexts)', (r) => r.retrieveRandom.p50],
     ['retrieve p95 ms (random contexts)', (r) => r.retrieveRandom.p95],
     [`retrieve p50 ms (context of ${big})`, (r) => r.retrieveBig.p50],

@@ -1,7 +1,7 @@
 import type { ImportItem } from '../importers/importer-spec.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import { toMemoryRecord } from '../schemas/record-schema.ts';
-import type { ArchiveStore, MemoryWrite } from '../store/archive-store-spec.ts';
+import { type ArchiveStore, inUnitOfWork, type MemoryWrite } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
@@ -83,6 +83,7 @@ export async function ingestItems(
   const allContexts = new Set<string>();
   const batch = new WriteBatch(store, trace, options);
   let itemsRead = 0;
+  let flushed = false;
 
   let parseStarted = trace.now();
   for await (const item of items) {
@@ -119,17 +120,35 @@ export async function ingestItems(
     }
     if (batch.full(batchSize)) {
       trace.addStep('parse', parseStarted);
+      flushed = true;
       await batch.flush();
       options.onProgress?.(itemsRead);
       parseStarted = trace.now();
     }
   }
   trace.addStep('parse', parseStarted);
-  await batch.flush();
-  options.onProgress?.(itemsRead);
   // Every id and content hash of the import (~150 MB at 1M records): not needed by the relations stage.
   seen.clear();
-  if (options.relations !== false) await relationsStage(store, [...recordContexts].sort(), options, trace);
+  const contexts = [...recordContexts].sort();
+  const relations = options.relations !== false;
+  if (relations && batch.oneUnit(flushed, contexts)) {
+    // A small write into one context (an add): its records and their relation update commit together, one
+    // transaction instead of two (all or nothing: a crash leaves neither, and the write is simply redone).
+    await inUnitOfWork(
+      store,
+      contexts[0]!,
+      async () => {
+        await batch.flush();
+        await relationsStage(store, contexts, options, trace);
+      },
+      { recordWrite: true },
+    );
+    options.onProgress?.(itemsRead);
+  } else {
+    await batch.flush();
+    options.onProgress?.(itemsRead);
+    if (relations) await relationsStage(store, contexts, options, trace);
+  }
   for (const contextId of recordContexts) {
     const counts = await store.countEdges(contextId);
     for (const type of Object.keys(report.edges) as RelationType[]) report.edges[type] += counts[type] ?? 0;
@@ -270,6 +289,22 @@ class WriteBatch {
         `record ${record.id}: replaces ${legacyId}, the same file under its id from before content ids`,
       );
     }
+  }
+
+  /**
+   * Whether the last flush and the relation update can be one unit of work: nothing was flushed before, the
+   * records are of one context, and nothing in it waits on anything but the store or must follow a commit
+   * (a model's embeddings, the background media queue reading the records, a legacy id's delete).
+   */
+  oneUnit(flushedBefore: boolean, contexts: readonly string[]): boolean {
+    return (
+      !flushedBefore &&
+      contexts.length === 1 &&
+      this.records.length <= INGEST_BATCH_SIZE &&
+      this.legacy.length === 0 &&
+      this.options.embedding === undefined &&
+      this.options.media?.mode !== 'background'
+    );
   }
 
   full(size: number): boolean {

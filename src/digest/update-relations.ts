@@ -58,7 +58,7 @@ export interface RelationUpdateReport {
  * (incremental/update-schema-relations.ts) and mutual kNN around them (incremental/update-semantic-relations.ts).
  * A full rebuild (buildRelations: every relation type, exact) when FULL_REBUILD_RULE says it is cheaper, and
  * once for a context written before relation keys existed; from APPROXIMATE_KNN_FROM memories its kNN side
- * is the bounded pass (linear; the context is marked approximate and the report says so).
+ * is the bounded pass (approximate; the context is marked and the report says so).
  */
 export async function updateRelations(
   store: ArchiveStore,
@@ -71,23 +71,30 @@ export async function updateRelations(
   // lock instead of ~40: an add-1's update is many small store calls, and their round trips were most of
   // its time). A rebuild runs outside it: it may be long, and other writers of the context keep going.
   const keysMeta = `${KEYS_VERSION_META_PREFIX}${contextId}`;
-  const rebuild = await inUnitOfWork(store, contextId, async () => {
-    const status = await store.relationWorkStatus(contextId);
-    const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
-    if (status.pending === 0 && !upgrade) return undefined;
-    const size = await store.countMemories(contextId);
-    const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
-    // Stored records older than this batch may lack current keys: the incremental path would miss them.
-    const keysStale = !keysCurrent && size > status.pending;
-    const bulk =
-      status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
-    if (bulk || upgrade || keysStale) return { status, upgrade, keysCurrent, keysStale };
-    report.mode = 'incremental';
-    if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
-    await applyIncremental(store, contextId, options, report);
-    report.seconds.total = (performance.now() - started) / 1000;
-    return undefined;
-  });
+  // With an embedding model the unit would wait on model calls: SQLite then keeps its per-call transactions.
+  const unit = { remote: options.embedding !== undefined };
+  const rebuild = await inUnitOfWork(
+    store,
+    contextId,
+    async () => {
+      const status = await store.relationWorkStatus(contextId);
+      const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
+      if (status.pending === 0 && !upgrade) return undefined;
+      const size = await store.countMemories(contextId);
+      const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
+      // Stored records older than this batch may lack current keys: the incremental path would miss them.
+      const keysStale = !keysCurrent && size > status.pending;
+      const bulk =
+        status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
+      if (bulk || upgrade || keysStale) return { status, upgrade, keysCurrent, keysStale };
+      report.mode = 'incremental';
+      if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
+      await applyIncremental(store, contextId, options, report);
+      report.seconds.total = (performance.now() - started) / 1000;
+      return undefined;
+    },
+    unit,
+  );
   if (rebuild) {
     const { status, upgrade, keysCurrent, keysStale } = rebuild;
     if (upgrade || keysStale) await backfillRelationKeys(store, contextId);

@@ -10,7 +10,7 @@ import type { JudgedEdge, PoolCandidate } from './retrieval-result.ts';
 /** Name the ranker goes by in traces and docs: what it is, a listwise logistic model over offline features. */
 export const OFFLINE_RANKER_NAME = 'listwise-logistic-offline-ranker';
 /** Bump when the features, their normalisation or the artifact change: another version is never applied. */
-export const OFFLINE_RANKER_VERSION = 3;
+export const OFFLINE_RANKER_VERSION = 4;
 /** L2 penalty of the listwise fit (dev fold; not tuned: a light penalty that keeps collinear features finite). */
 export const RANKER_L2 = 0.01;
 
@@ -75,7 +75,10 @@ export function isUsableRanker(artifact: Partial<OfflineRanker>, key: string): b
     (artifact.edgeReliability === undefined ||
       (['units', 'turns'] as const).every(
         (shape) =>
-          finite(artifact.edgeReliability?.[shape]?.a) && finite(artifact.edgeReliability?.[shape]?.c),
+          finite(artifact.edgeReliability?.[shape]?.a) &&
+          finite(artifact.edgeReliability?.[shape]?.c) &&
+          (artifact.edgeReliability?.[shape]?.reply === undefined ||
+            finite(artifact.edgeReliability?.[shape]?.reply)),
       ))
   );
 }

@@ -100,7 +100,7 @@ export async function retrieveEvidence(
   const judgedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
   // With the ranker's prizes, the offline ECV's cross-unit edges get the reliability fitted with it.
   const verifiedEdges = ranker?.edgeReliability
-    ? withCalibratedEdges(judgedEdges, ranker.edgeReliability[shape])
+    ? withCalibratedEdges(judgedEdges, ranker.edgeReliability[shape], expanded.records)
     : judgedEdges;
   const pool = ranker ? withoutRepeatPrizes(prized, verifiedEdges) : prized;
   const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);

@@ -68,7 +68,12 @@ export async function trainOfflineRanker(
       const shape = poolShape(pool.relations);
       groups.push({ rows: features, gold: pool.expanded.candidates.map((c) => gold.has(c.memoryId)), shape });
       edgeRows.push(
-        ...edgeReliabilityRows(verifiedEdgesOf(pool.edgeResult, pool.expanded.eligible), gold, shape),
+        ...edgeReliabilityRows(
+          verifiedEdgesOf(pool.edgeResult, pool.expanded.eligible),
+          gold,
+          shape,
+          pool.expanded.records,
+        ),
       );
     }
   }

@@ -214,8 +214,22 @@ export interface ArchiveStore {
    * (round trips, not only atomicity). Optional; absent, callers simply run `work` (use `inUnitOfWork`).
    * Reads inside see the unit's own writes. Calls for other contexts are not part of the unit.
    */
-  unitOfWork?<T>(contextId: string, work: () => Promise<T>): Promise<T>;
+  unitOfWork?<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface UnitOfWorkOptions {
+  /**
+   * `work` waits on something other than this store (a model call): a backend whose unit would hold a
+   * file-wide write lock meanwhile (SQLite) runs `work` as plain calls instead. PostgreSQL ignores it (its
+   * unit locks one context).
+   */
+  remote?: boolean;
+  /**
+   * `work` starts by writing records (a small add: its records and their relation update). A backend whose
+   * unit reads ahead what a relation update reads (PostgreSQL's UnitPrefetch) may run `work` as plain calls.
+   */
+  recordWrite?: boolean;
 }
 
 /**
@@ -337,6 +351,11 @@ export interface VectorRow {
 }
 
 /** `store.unitOfWork(contextId, work)` when the backend has it, else `work()`. */
-export function inUnitOfWork<T>(store: ArchiveStore, contextId: string, work: () => Promise<T>): Promise<T> {
-  return store.unitOfWork ? store.unitOfWork(contextId, work) : work();
+export function inUnitOfWork<T>(
+  store: ArchiveStore,
+  contextId: string,
+  work: () => Promise<T>,
+  options?: UnitOfWorkOptions,
+): Promise<T> {
+  return store.unitOfWork ? store.unitOfWork(contextId, work, options) : work();
 }

@@ -301,6 +301,14 @@ export const MIGRATIONS: readonly {
     `,
     backfill: addVectorChangedColumn,
   },
+  {
+    // Version 11: a marker, no schema change. semantic_neighbours.rank became a slot (a list change rewrites only
+    // the rows that changed; lists are sorted by similarity on read), so a build before this one would read
+    // lists written now out of order: the version makes such a build refuse the file (STORE) instead. Every
+    // list written before is in rank order, which is a valid slot assignment, so nothing is rewritten.
+    version: 11,
+    sql: 'SELECT 1;',
+  },
 ];
 
 /** Version 10: the version column of vectors and its index, unless they are there already. */

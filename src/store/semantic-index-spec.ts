@@ -22,6 +22,12 @@ export interface SemanticIndexStore {
   /** Documents in the order of `ids`; ids without a document are skipped. */
   getDocs(contextId: string, ids: readonly string[]): Promise<SemanticDoc[]>;
   /**
+   * Only the lists of `ids` (what getDocs returns as `neighbours`) for ids with a document; an empty list may
+   * be left out. Optional: the edge sync reads the lists of a changed list's members and needs no vector
+   * (callers fall back to getDocs).
+   */
+  getLists?(contextId: string, ids: readonly string[]): Promise<Map<string, SemanticNeighbour[]>>;
+  /**
    * One transaction: `remove` drops documents, `put` upserts whole documents (vector and list), `lists`
    * replaces only lists. `changes` of the snapshot grows by put + remove. Needs a snapshot (STORE otherwise);
    * unknown memory ids are INVALID_INPUT.

@@ -209,6 +209,18 @@ export class SqliteLexicalIndex {
     this.pendingFields = new Map();
   }
 
+  /**
+   * An enclosing transaction (SqliteStore.unitOfWork) rolled back after batches of it had committed as
+   * savepoints: term ids and fields learnt since may name rows that are gone (and whose ids will be reused),
+   * so everything learnt is forgotten (ids are read again on use) and cached search pages are dropped.
+   */
+  rolledBack(): void {
+    lexicalIndexWritten(this.db);
+    this.termIds.clear();
+    this.fields.clear();
+    this.begin();
+  }
+
   /** Top `limit` hits per view kind, exactly Bm25Index.search over the context's current views. */
   search(
     contextId: string,

@@ -13,6 +13,7 @@ import {
   type SemanticSnapshotInput,
   type SemanticTermBound,
 } from './semantic-index-spec.ts';
+import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
@@ -28,6 +29,8 @@ const BEYOND = Number.POSITIVE_INFINITY;
 export function createSqliteSemanticIndex(
   db: Database.Database,
   run: <T>(work: () => T) => T,
+  /** Keeps `{ top: n }` reads across writes (the store clears it on deletes and rolled-back units). */
+  cache?: SemanticPostingsCache,
 ): SemanticIndexStore {
   // Prepared on first use: a read-only handle on a store older than migration 5 has no such tables.
   let prepared: ReturnType<typeof prepare> | undefined;
@@ -50,18 +53,46 @@ export function createSqliteSemanticIndex(
         }
       : undefined;
   };
-  const dropDoc = (contextId: string, id: string): void => {
+  /** True when the memory had a document or postings (so cached posting lists may name it). */
+  const dropDoc = (contextId: string, id: string): boolean => {
     const s = statements();
-    s.deleteDoc.run(contextId, id);
-    s.deletePostings.run(contextId, id);
+    const docs = s.deleteDoc.run(contextId, id).changes;
+    const postings = s.deletePostings.run(contextId, id).changes;
     s.deleteNeighbours.run(contextId, id);
+    return docs + postings > 0;
   };
+  // A list change rewrites only the rows that changed. `rank` is a row's slot, not its position: lists are
+  // read back in their order (byListOrder), so a newcomer entering a list takes the slot of the entry it
+  // pushed out (one row, one entry of the neighbour index) instead of shifting every rank below it (up to
+  // k rows and 2k random pages of semantic_neighbours_by_neighbour, most of an add's written pages).
   const writeList = (contextId: string, id: string, neighbours: readonly SemanticNeighbour[], k: number) => {
     const s = statements();
-    s.deleteNeighbours.run(contextId, id);
-    neighbours.forEach((n, rank) => {
-      s.insertNeighbour.run(contextId, id, rank, n.memoryId, n.score);
-    });
+    const wanted = new Map(neighbours.map((n) => [n.memoryId, n.score]));
+    const free: number[] = [];
+    const used = new Set<number>();
+    for (const [slot, neighbourId, score] of s.listRows.all(contextId, id) as [number, string, number][]) {
+      const want = wanted.get(neighbourId);
+      if (want === undefined) {
+        free.push(slot);
+        continue;
+      }
+      if (want !== score) s.setNeighbourScore.run(want, contextId, id, slot);
+      wanted.delete(neighbourId);
+      used.add(slot);
+    }
+    let next = 0;
+    for (const [neighbourId, score] of wanted) {
+      const slot = free.shift();
+      if (slot !== undefined) {
+        s.setNeighbour.run(neighbourId, score, contextId, id, slot);
+        used.add(slot);
+        continue;
+      }
+      while (used.has(next)) next++;
+      used.add(next);
+      s.insertNeighbour.run(contextId, id, next, neighbourId, score);
+    }
+    for (const slot of free) s.deleteNeighbour.run(contextId, id, slot);
     // Ratios are computed from the threshold when read (migration 9), so a list change writes one row.
     s.setThreshold.run(listThreshold(neighbours, k), contextId, id);
   };
@@ -114,6 +145,7 @@ export function createSqliteSemanticIndex(
           })
           .immediate(),
       );
+      cache?.clearContext(contextId);
     },
 
     async getDocs(contextId, ids) {
@@ -163,6 +195,7 @@ export function createSqliteSemanticIndex(
         ][]) {
           docs.get(id)?.neighbours.push({ memoryId: neighbourId, score });
         }
+        for (const doc of docs.values()) doc.neighbours.sort(byListOrder);
         return ids.flatMap((memoryId): SemanticDoc[] => {
           const doc = docs.get(memoryId);
           return doc
@@ -172,16 +205,38 @@ export function createSqliteSemanticIndex(
       });
     },
 
+    async getLists(contextId, ids) {
+      return run(() => {
+        const s = statements();
+        const wanted = JSON.stringify([...new Set(ids)]);
+        // One statement: an empty list is left out (the port allows it), so no read of the documents.
+        const lists = new Map<string, SemanticNeighbour[]>();
+        for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
+          string,
+          string,
+          number,
+        ][]) {
+          const list = lists.get(id);
+          if (list) list.push({ memoryId: neighbourId, score });
+          else lists.set(id, [{ memoryId: neighbourId, score }]);
+        }
+        for (const list of lists.values()) list.sort(byListOrder);
+        return lists;
+      });
+    },
+
     async writeDocs(contextId: string, change: SemanticDocChange) {
+      // Postings removed here are not known to the cache: any removal drops the context's cached lists.
+      let removed = false;
       run(() =>
         db
           .transaction(() => {
             const s = statements();
             const snapshot = snapshotOf(contextId);
             if (!snapshot) throw noSnapshot(contextId);
-            for (const id of change.remove ?? []) dropDoc(contextId, id);
+            for (const id of change.remove ?? []) if (dropDoc(contextId, id)) removed = true;
             for (const doc of change.put ?? []) {
-              dropDoc(contextId, doc.memoryId);
+              if (dropDoc(contextId, doc.memoryId)) removed = true;
               insertDoc(contextId, doc, snapshot.k);
             }
             for (const list of change.lists ?? []) {
@@ -195,6 +250,10 @@ export function createSqliteSemanticIndex(
           })
           .immediate(),
       );
+      // Committed (or a savepoint of a unit of work, whose rollback clears the cache).
+      if (removed) cache?.clearContext(contextId);
+      else
+        for (const doc of change.put ?? []) cache?.inserted(contextId, doc.memoryId, doc.terms, doc.weights);
     },
 
     async termBounds(contextId, terms, options = {}) {
@@ -221,6 +280,17 @@ export function createSqliteSemanticIndex(
     async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
       return run(() => {
         const s = statements();
+        if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
+          // Another connection's commit invalidates every cached list (data_version moves).
+          cache.validate(s.dataVersion.get() as number);
+          const known = cache.get(contextId, term, filter.top);
+          if (known) return known;
+          const rows = (
+            s.topPostings.all(contextId, term, filter.top) as { memory_id: string; weight: number }[]
+          ).map((row): SemanticPosting => ({ memoryId: row.memory_id, weight: row.weight }));
+          cache.set(contextId, term, filter.top, rows);
+          return rows;
+        }
         const rows = (
           'top' in filter
             ? s.topPostings.all(contextId, term, Math.max(0, filter.top))
@@ -263,12 +333,21 @@ export function createSqliteSemanticIndex(
   };
 }
 
+/**
+ * The order every list is written in (score desc, then id: compareNeighbours of the kNN updaters), restored
+ * on read because a row's rank is its slot (writeList), not its position.
+ */
+function byListOrder(x: SemanticNeighbour, y: SemanticNeighbour): number {
+  return y.score - x.score || compareStrings(x.memoryId, y.memoryId);
+}
+
 /** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
 const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO} END`;
 
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
+    dataVersion: p('PRAGMA data_version').pluck(),
     getSnapshot: p(
       'SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?',
     ),
@@ -302,6 +381,15 @@ function prepare(db: Database.Database) {
       'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
     ),
     deleteNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?'),
+    listRows: p(
+      'SELECT rank, neighbour_id, score FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?',
+    ).raw(),
+    setNeighbour: p(`UPDATE semantic_neighbours SET neighbour_id = ?, score = ?
+      WHERE context_id = ? AND memory_id = ? AND rank = ?`),
+    setNeighbourScore: p(
+      'UPDATE semantic_neighbours SET score = ? WHERE context_id = ? AND memory_id = ? AND rank = ?',
+    ),
+    deleteNeighbour: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ? AND rank = ?'),
     referrers: p('SELECT memory_id FROM semantic_neighbours WHERE context_id = ? AND neighbour_id = ?'),
     maxWeight: p('SELECT MAX(weight) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
     maxRatio: p(`SELECT MAX(${RATIO}) AS value FROM semantic_postings p JOIN semantic_docs d

@@ -1,6 +1,7 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
 import { unitSupport, verifierDocumentText, verifierQueryText } from './context-lexical-node-verifier.ts';
@@ -12,6 +13,7 @@ import type {
   EdgeVerifierResult,
 } from './edge-verifier-spec.ts';
 import type { PoolRelation } from './node-verifier-spec.ts';
+import { isReplyTurn } from './reply-turn.ts';
 
 /** Token-set overlap (Jaccard) at or above which a candidate only repeats its anchor (a true near-duplicate). */
 export const NEAR_DUPLICATE_JACCARD = 0.8;
@@ -23,6 +25,14 @@ const CONFLICT_TOPIC_JACCARD = 0.2;
  * unit near full support while a half-matching one drops to a quarter (and is then cut by the refinement).
  */
 export const CROSS_UNIT_EXPONENT = 2;
+/**
+ * Incremental support of the reply to a relevant message when the reply itself shares nothing with the
+ * question (src/verify/reply-turn.ts): the smallest positive score (the ECV's resolution is 0.1), so the edge
+ * is KEPT and its reliability is left to the data (the ranker's fitted edge reliability, which reads "is a
+ * reply" apart from s_inc). Without it, the reply edges were rejected although, on the fold-0 turns-shape
+ * pools of Mem-Gallery, the reply to a gold message was gold in 78% of them (docs/offline-verifiers.md).
+ */
+export const REPLY_SUPPORT = 0.1;
 /**
  * Relations that put two memories in ONE unit (the two halves of a round, one email thread, an email and the
  * photos it talks about): the candidate completes the anchor's fact, so it inherits the anchor unit's relevance.
@@ -63,7 +73,11 @@ const UPDATE_CUES =
  *   edge only counts once its anchor is selected, and a unit is one piece of evidence: the anchor's partner
  *   is then exactly as relevant as the anchor, so there is nothing to discount;
  * - different units: incremental support = 5 x rel(candidate's unit)^CROSS_UNIT_EXPONENT (a neighbouring turn
- *   must be relevant by itself; squaring keeps these edges precise).
+ *   must be relevant by itself; squaring keeps these edges precise);
+ * - different units, but the candidate is the anchor's reply (next message of the session by the other
+ *   participant) and shares no question word: clarification at REPLY_SUPPORT while the anchor's unit supports
+ *   the question (a message and its reply are one exchange, round id or not). Where the paper's linear
+ *   w = 0.99 s_inc / 5 applies (no fitted edge reliability) such an edge costs more than it saves and never joins.
  * Role: new_fact when the candidate adds question terms the anchor lacks, else clarification; support that
  * rounds to 0 -> irrelevant. The best anchor is the one with the highest support (ties: earlier anchor).
  * Rules of method notes 5 apply.
@@ -81,7 +95,9 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
       // would conflict), and shared media words would make two short photo messages near-duplicates.
       const texts = new Map<string, string>();
       const contents = new Map<string, string>();
+      const records = new Map<string, MemoryRecord>();
       for (const { memoryId, record } of [...input.anchors, ...input.candidates.map((c) => c.candidate)]) {
+        records.set(memoryId, record);
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
@@ -102,6 +118,8 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
       const judgements: EdgeJudgement[] = input.candidates.map(({ candidate, relations }) => {
         let best: { anchorId: string; score: number; role: EdgeRole } | undefined;
         for (const relation of relations) {
+          const sameUnit = relation.relationTypes.some((t) => SAME_UNIT.has(t));
+          const anchorRecord = records.get(relation.anchorId);
           const verdict = judgePair(
             { tokens: tokenSets.get(candidate.memoryId)!, text: contents.get(candidate.memoryId)! },
             {
@@ -110,12 +128,15 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
             },
             terms,
             {
-              sameUnit: relation.relationTypes.some((t) => SAME_UNIT.has(t)),
+              sameUnit,
               versions: relation.relationTypes.includes('supersedes'),
               oneExchange: relation.relationTypes.some((t) => ONE_EXCHANGE.has(t)),
-              relevance: relation.relationTypes.some((t) => SAME_UNIT.has(t))
-                ? relevance(relation.anchorId)
-                : relevance(candidate.memoryId),
+              relevance: sameUnit ? relevance(relation.anchorId) : relevance(candidate.memoryId),
+              ...(!sameUnit &&
+              anchorRecord !== undefined &&
+              isReplyTurn(anchorRecord, candidate.record, relation.relationTypes)
+                ? { replyTo: relevance(relation.anchorId) }
+                : {}),
             },
           );
           if (best === undefined || rank(verdict) > rank(best))
@@ -155,7 +176,14 @@ export function judgePair(
   candidate: PairSide,
   anchor: PairSide,
   terms: readonly string[],
-  link: { sameUnit: boolean; oneExchange: boolean; relevance: number; versions?: boolean },
+  link: {
+    sameUnit: boolean;
+    oneExchange: boolean;
+    relevance: number;
+    versions?: boolean;
+    /** Set when the candidate is the reply to the anchor (src/verify/reply-turn.ts): the anchor unit's relevance. */
+    replyTo?: number;
+  },
 ): { score: number; role: EdgeRole } {
   if (link.versions) {
     // An older and a newer version differ in one value by design and may share every other word: the pair is
@@ -190,7 +218,12 @@ export function judgePair(
       ? 5
       : 0
     : Math.round(5 * relevance ** CROSS_UNIT_EXPONENT * 10) / 10;
-  if (score <= 0) return { score: 0, role: 'irrelevant' };
+  if (score <= 0) {
+    // The reply to a relevant message completes its exchange even when it repeats no question word.
+    return link.replyTo !== undefined && link.replyTo > 0
+      ? { score: REPLY_SUPPORT, role: 'clarification' }
+      : { score: 0, role: 'irrelevant' };
+  }
   const addsTerm = terms.some((term) => candidate.tokens.has(term) && !anchor.tokens.has(term));
   return { score, role: addsTerm ? 'new_fact' : 'clarification' };
 }

@@ -133,12 +133,13 @@ describe('offline ranker artifact', () => {
     const edgeRows = [true, true, true, false].map((candidateGold) => ({
       shape: 'turns' as const,
       incrementalSupport: 1,
+      reply: false,
       candidateGold,
     }));
     const withEdges = fitOfflineRanker(groups, KEY, { command: 'test' }, edgeRows);
     expect(withEdges.weights).toEqual(fit.weights);
     const w = 1 / (1 + Math.exp(-(withEdges.edgeReliability!.turns.a + withEdges.edgeReliability!.turns.c)));
-    expect(w).toBeCloseTo(0.75, 4);
+    expect(w).toBeCloseTo(0.75, 3);
     expect(withEdges.fittedOn?.edgeSamples).toEqual({ units: 0, turns: 4 });
     expect(() => fitOfflineRanker([{ rows: [row(1)], gold: [false], shape: 'units' }], KEY, {})).toThrow();
   });
@@ -185,9 +186,13 @@ describe('shipped edge reliability', () => {
       const shipped = resolveRanker(KEY)!.edgeReliability!.turns;
       const kept = result.verifiedEdges.filter((e) => e.kept);
       expect(kept.length).toBeGreaterThan(0);
+      // Bo answers Ann, Ann answers Bo: an edge from a message to the next one is a reply.
+      const replies = new Set(['t1>t2', 't2>t3']);
       for (const e of kept) {
         expect(e.relationTypes).toEqual(['consecutive_turn']);
-        const w = Math.min(0.99, 1 / (1 + Math.exp(-(shipped.a * e.incrementalSupport! + shipped.c))));
+        const reply = replies.has(`${e.a}>${e.b}`) ? shipped.reply! : 0;
+        const z = shipped.a * e.incrementalSupport! + reply + shipped.c;
+        const w = Math.min(0.99, 1 / (1 + Math.exp(-z)));
         expect(e.weight).toBeCloseTo(w, 12);
         expect(e.cost).toBeCloseTo(-Math.log(w), 12);
       }

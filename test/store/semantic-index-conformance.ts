@@ -82,6 +82,18 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect([...thresholds.keys()].sort()).toEqual(['a', 'b', 'c']);
     expect(thresholds.get('a')).toBeCloseTo(0.25, 6);
     expect(thresholds.get('b')).toBe(0);
+    if (store.semantic.getLists) {
+      // The lists alone, as getDocs has them (ids without a document left out; an empty list may be).
+      await store.semantic.writeDocs('ctx', { lists: [{ memoryId: 'b', neighbours: [] }] });
+      const docs = await store.semantic.getDocs('ctx', ['a', 'b', 'c']);
+      const lists = await store.semantic.getLists('ctx', ['c', 'zz', 'a', 'b', 'a']);
+      expect(lists.get('b') ?? []).toEqual([]);
+      lists.delete('b');
+      expect(lists).toEqual(
+        new Map(docs.filter((d) => d.memoryId !== 'b').map((d) => [d.memoryId, d.neighbours])),
+      );
+      expect(await store.semantic.getLists('other', ['a'])).toEqual(new Map());
+    }
   });
 
   it('semantic: postings by weight, by ratio, and term bounds', async () => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { tokenize } from '../../src/retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
-import { createAnchorNoveltyEdgeVerifier, judgePair } from '../../src/verify/anchor-novelty-edge-verifier.ts';
+import {
+  createAnchorNoveltyEdgeVerifier,
+  judgePair,
+  REPLY_SUPPORT,
+} from '../../src/verify/anchor-novelty-edge-verifier.ts';
 import {
   contextSupportScores,
   createContextLexicalNodeVerifier,
@@ -260,5 +264,45 @@ describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
     expect(byId.get('e2')).toMatchObject({ anchorId: 'e1', kept: true });
     expect(byId.get('e2')!.role).not.toBe('conflict');
     expect(byId.get('p2')!.role).not.toBe('redundant');
+  });
+
+  it('keeps the reply to a relevant message in a chat without rounds, and only the reply', async () => {
+    // A two-person chat without round ids: the reply shares no question word, yet completes the exchange.
+    const turn = (id: string, text: string, sequence: number, speaker: string, position: number) => ({
+      memoryId: id,
+      alias: `C0${position}`,
+      record: record(id, text, { sequence, speaker, sessionId: 's1' }),
+      retrievalScore: 0.4,
+      isAnchor: position === 0,
+    });
+    const ask = turn('ask', 'When is the kayak trip to the lake?', 2, 'Ana', 0);
+    const quiet = turn('quiet', 'Nothing planned this week.', 2, 'Ana', 3);
+    const adjacent = [{ anchorId: 'ask', relationTypes: ['consecutive_turn' as const] }];
+    const result = await createAnchorNoveltyEdgeVerifier().verify({
+      question: { prompt: 'When is the kayak trip?', imageCaptions: [] },
+      anchors: [ask, quiet],
+      candidates: [
+        // the next message, by the other person: the reply
+        { candidate: turn('reply', 'Next Saturday, early morning.', 3, 'Ben', 1), relations: adjacent },
+        // the message before it, by the other person: not a reply to it
+        { candidate: turn('before', 'Any plans for the weekend?', 1, 'Ben', 2), relations: adjacent },
+        // the next message by the same person: no alternation
+        { candidate: turn('same', 'Bring sandwiches please.', 3, 'Ana', 4), relations: adjacent },
+        // the reply to a message that does not support the question
+        {
+          candidate: turn('other', 'Fine by me.', 3, 'Ben', 5),
+          relations: [{ anchorId: 'quiet', relationTypes: ['consecutive_turn'] }],
+        },
+      ],
+    });
+    if (!result.ok) throw new Error(result.error);
+    const byId = new Map(result.judgements.map((j) => [j.candidateId, j]));
+    expect(byId.get('reply')).toMatchObject({
+      anchorId: 'ask',
+      incrementalSupport: REPLY_SUPPORT,
+      role: 'clarification',
+      kept: true,
+    });
+    for (const id of ['before', 'same', 'other']) expect(byId.get(id)).toMatchObject({ kept: false });
   });
 });

@@ -265,7 +265,46 @@ interface BoundView {
   theta: number;
   /** Seen documents not scored yet whose upper bound reaches theta, best bound first. */
   pending: Array<{ id: string; upper: number }>;
-  lower: Map<string, number>;
+  lower: LowerBounds;
+}
+
+/**
+ * Every seen document's lower bound: its partial sum by slot, replaced by its exact score once scored (and
+ * exact scores of documents never seen in a posting, the seeds). Kept in the typed arrays of boundView
+ * rather than a map entry per document: refine takes the k-th largest after every scored batch.
+ */
+class LowerBounds {
+  private readonly scored: Uint8Array;
+
+  constructor(
+    private readonly slots: ReadonlyMap<string, number>,
+    private readonly sums: Float64Array,
+    private readonly count: number,
+    private readonly exact: Map<string, number>,
+  ) {
+    this.scored = new Uint8Array(count);
+    for (const id of exact.keys()) this.mark(id);
+  }
+
+  set(id: string, score: number): void {
+    this.exact.set(id, score);
+    this.mark(id);
+  }
+
+  /** The k-th largest lower bound (0 when fewer than k), one value per document. */
+  kth(k: number): number {
+    const top: number[] = [];
+    for (let slot = 0; slot < this.count; slot++) {
+      if (this.scored[slot] === 0) keepLargest(top, k, this.sums[slot]!);
+    }
+    for (const score of this.exact.values()) keepLargest(top, k, score);
+    return top.length < k ? 0 : top[0]!;
+  }
+
+  private mark(id: string): void {
+    const slot = this.slots.get(id);
+    if (slot !== undefined) this.scored[slot] = 1;
+  }
 }
 
 function boundView(
@@ -273,7 +312,7 @@ function boundView(
   prefixes: ReadonlyMap<string, readonly SemanticPosting[]>,
   capOf: (term: string) => number,
   self: string,
-  exact: ReadonlyMap<string, number>,
+  exact: Map<string, number>,
   k: number,
 ): BoundView {
   let capSum = 0;
@@ -303,10 +342,8 @@ function boundView(
       seenCaps[slot]! += cap;
     }
   }
-  const lower = new Map<string, number>();
-  for (let slot = 0; slot < ids.length; slot++) lower.set(ids[slot]!, sums[slot]!);
-  for (const [id, score] of exact) lower.set(id, score);
-  const theta = kthLargest(lower.values(), k) - SLACK;
+  const lower = new LowerBounds(slots, sums, ids.length, exact);
+  const theta = lower.kth(k) - SLACK;
   const pending: Array<{ id: string; upper: number }> = [];
   for (let slot = 0; slot < ids.length; slot++) {
     const id = ids[slot]!;
@@ -335,7 +372,7 @@ async function refine(
   const { pending, lower } = view;
   let at = 0;
   while (at < pending.length) {
-    const theta = kthLargest(lower.values(), k) - SLACK;
+    const theta = lower.kth(k) - SLACK;
     if (pending[at]!.upper < theta) break;
     const batch = pending.slice(at, at + BATCH).filter((entry) => entry.upper >= theta);
     at += BATCH;
@@ -344,7 +381,6 @@ async function refine(
       query,
       batch.map((entry) => entry.id),
     )) {
-      exact.set(id, score);
       lower.set(id, score);
     }
   }
@@ -367,19 +403,15 @@ async function scoreAll(
 }
 
 /**
- * k-th largest value, 0 when there are fewer than k. One pass keeping the k largest in an ascending array
- * (k is small; this runs once per scored batch over every document seen, so no copy and no full sort).
+ * Keeps the k largest values seen in `top` (ascending; k is small, so no copy and no full sort): the k-th
+ * largest is then top[0] once k values are in.
  */
-function kthLargest(values: Iterable<number>, k: number): number {
-  const top: number[] = [];
-  for (const value of values) {
-    if (top.length === k) {
-      if (!(value > top[0]!)) continue;
-      top.shift();
-    }
-    let at = top.length;
-    while (at > 0 && top[at - 1]! > value) at--;
-    top.splice(at, 0, value);
+function keepLargest(top: number[], k: number, value: number): void {
+  if (top.length === k) {
+    if (!(value > top[0]!)) return;
+    top.shift();
   }
-  return top.length < k ? 0 : top[0]!;
+  let at = top.length;
+  while (at > 0 && top[at - 1]! > value) at--;
+  top.splice(at, 0, value);
 }

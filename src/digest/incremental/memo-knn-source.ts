@@ -23,6 +23,9 @@ export function memoKnnSource(read: {
   const bounds = [new Map<string, SemanticTermBound | null>(), new Map<string, SemanticTermBound | null>()];
   const postings = new Map<string, Promise<readonly SemanticPosting[]>>();
   const docs = new Map<string, SemanticDoc | null>();
+  const prefixes = new PostingPrefixes((term, minWeight, below) =>
+    read.postings(term, below === undefined ? { minWeight } : { minWeight, below }),
+  );
   const readDocs = async (ids: readonly string[]): Promise<Map<string, SemanticDoc>> => {
     const missing = [...new Set(ids)].filter((id) => !docs.has(id));
     if (missing.length > 0) {
@@ -73,16 +76,82 @@ export function memoKnnSource(read: {
       return out;
     },
     postings(term, filter) {
+      if ('minWeight' in filter) return prefixes.read(term, filter.minWeight, filter.below);
       // The filter's own fields are the key: the same window of the same term is the same rows.
-      const key = `${term}\u0000${JSON.stringify(filter)}`;
-      let rows = postings.get(key);
-      if (!rows) {
-        rows = read.postings(term, filter);
-        postings.set(key, rows);
-      }
-      return rows;
+      const memo = () => {
+        const key = `${term}\u0000${JSON.stringify(filter)}`;
+        let rows = postings.get(key);
+        if (!rows) {
+          rows = read.postings(term, filter);
+          postings.set(key, rows);
+        }
+        return rows;
+      };
+      return 'top' in filter ? prefixes.top(term, filter.top, memo) : memo();
     },
     vectors: readDocs,
     docs: readDocs,
   };
+}
+
+/**
+ * Each term's postings read so far by weight windows, as one prefix of its list (weight desc, then id as the
+ * store orders them): every posting with weight >= `floor` is in `rows`. The newcomers of a chunk each read
+ * their own windows of the same terms (cutoffs differ per search); a window inside the prefix is a slice
+ * of it, and a deeper one reads only what lies between its cutoff and the floor. So a chunk reads each
+ * posting at most once, and every answer equals the store's own for that window.
+ */
+class PostingPrefixes {
+  private readonly terms = new Map<string, Promise<{ rows: SemanticPosting[]; floor: number }>>();
+
+  constructor(
+    private readonly load: (
+      term: string,
+      minWeight: number,
+      below: number | undefined,
+    ) => Promise<readonly SemanticPosting[]>,
+  ) {}
+
+  /** `postings(term, { minWeight, below })`. */
+  read(term: string, minWeight: number, below: number | undefined): Promise<readonly SemanticPosting[]> {
+    const previous = this.terms.get(term);
+    // Chained per term: a deeper read extends the prefix the earlier one left.
+    const next = (async () => {
+      const prefix = previous ? await previous : undefined;
+      if (prefix && minWeight >= prefix.floor) return prefix;
+      if (!prefix) return { rows: [...(await this.load(term, minWeight, undefined))], floor: minWeight };
+      const deeper = await this.load(term, minWeight, prefix.floor);
+      return { rows: [...prefix.rows, ...deeper], floor: minWeight };
+    })();
+    this.terms.set(term, next);
+    return next.then(({ rows }) => window(rows, minWeight, below ?? Number.POSITIVE_INFINITY));
+  }
+
+  /** `postings(term, { top: n })`: the first n of the prefix when it holds n (it is the same order). */
+  async top(
+    term: string,
+    n: number,
+    otherwise: () => Promise<readonly SemanticPosting[]>,
+  ): Promise<readonly SemanticPosting[]> {
+    const prefix = this.terms.get(term);
+    const rows = prefix ? (await prefix).rows : undefined;
+    return rows && rows.length >= n ? rows.slice(0, Math.max(0, n)) : otherwise();
+  }
+}
+
+/** The postings of `rows` (weight desc) with minWeight <= weight < below, in order. */
+function window(rows: readonly SemanticPosting[], minWeight: number, below: number): SemanticPosting[] {
+  return rows.slice(firstBelow(rows, below), firstBelow(rows, minWeight));
+}
+
+/** Index of the first posting whose weight is < `value` (rows are weight desc). */
+function firstBelow(rows: readonly SemanticPosting[], value: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid]!.weight >= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -248,12 +248,20 @@ export async function syncSemanticEdges(
     const doc = known.get(id);
     if (doc) lists.set(id, doc);
   }
-  const unknown = ids.filter((id) => !lists.has(id));
-  for (const doc of await store.semantic.getDocs(contextId, unknown)) lists.set(doc.memoryId, doc);
+  // Only lists are needed here: read without vectors where the backend can.
+  const readLists = async (wanted: readonly string[]) => {
+    if (wanted.length === 0) return;
+    if (store.semantic.getLists) {
+      for (const [memoryId, neighbours] of await store.semantic.getLists(contextId, wanted)) {
+        lists.set(memoryId, { memoryId, terms: [], weights: [], neighbours });
+      }
+    } else for (const doc of await store.semantic.getDocs(contextId, wanted)) lists.set(doc.memoryId, doc);
+  };
+  await readLists(ids.filter((id) => !lists.has(id)));
   const missing = new Set<string>();
   for (const doc of lists.values())
     for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);
-  for (const doc of await store.semantic.getDocs(contextId, [...missing])) lists.set(doc.memoryId, doc);
+  await readLists([...missing]);
 
   const wanted = new Map<string, { a: string; b: string; similarity: number }>();
   for (const id of ids) {

@@ -3,7 +3,9 @@ import type { Sql } from './postgres-session.ts';
 /**
  * Maintenance check of the PostgreSQL store (runs on the cross-context path; it may walk every row): kept
  * counters against the rows they count,  lexical statistics against the indexed documents;
- * records are JSON.stringify output written in the same statement as their columns. Foreign keys and CHECKs are enforced by the server, so no dangling-row scan is needed.
+ * records are JSON.stringify output written in the same statement as their columns. Foreign keys and CHECKs are enforced by the server; the
+ * rows without one since migration 8 (lexical postings: the df check sees a stray one; semantic postings and
+ * lists) are checked against their parents here.
  */
 export async function integrityProblems(sql: Sql): Promise<string[]> {
   const problems: string[] = [];
@@ -38,5 +40,13 @@ export async function integrityProblems(sql: Sql): Promise<string[]> {
      WHERE COALESCE(f.df, 0) <> COALESCE(p.n, 0)`,
   );
   if (df.rows[0]!.n > 0) problems.push(`lexical df: ${df.rows[0]!.n} terms disagree with their postings`);
+  const stray = await sql.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM semantic_postings p WHERE NOT EXISTS (SELECT 1 FROM semantic_docs d
+       WHERE d.context_id = p.context_id AND d.memory_id = p.memory_id))
+     + (SELECT count(*) FROM semantic_neighbours n WHERE NOT EXISTS (SELECT 1 FROM semantic_docs d
+       WHERE d.context_id = n.context_id AND d.memory_id = n.memory_id)) AS n`,
+  );
+  if (stray.rows[0]!.n > 0)
+    problems.push(`semantic: ${stray.rows[0]!.n} postings or list rows without a document`);
   return problems;
 }

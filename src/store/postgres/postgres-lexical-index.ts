@@ -47,9 +47,12 @@ export class PostgresLexicalBatch {
   /** Deletes the indexed documents of these memories (postings cascade) and queues their statistics. */
   async remove(memoryIds: readonly string[]): Promise<void> {
     if (memoryIds.length === 0) return;
+    // The documents' postings go in the same statement (no cascade since migration 8).
     const removed = await this.sql.query<{ kind: string; length: number; terms: string[] }>(
-      `DELETE FROM lex_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])
-       RETURNING kind, length, terms`,
+      `WITH d AS (DELETE FROM lex_docs WHERE context_id = $1 AND memory_id = ANY($2::text[])
+         RETURNING id, kind, length, terms),
+       p AS (DELETE FROM lex_postings WHERE context_id = $1 AND doc IN (SELECT id FROM d))
+       SELECT kind, length, terms FROM d`,
       [this.contextId, memoryIds],
     );
     for (const row of removed.rows) {

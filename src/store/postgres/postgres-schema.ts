@@ -418,6 +418,20 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       DROP FUNCTION IF EXISTS graphmemix_edge_counts();
     `,
   },
+  {
+    // Version 8: no foreign-key check per posting and per list entry (issue #11, ingest). Each row of
+    // lex_postings checked its lex_docs row, and each of semantic_postings / semantic_neighbours its
+    // memory: one lookup and row lock per row, ~20% of the server's CPU in a bulk ingest. Those rows are
+    // written in the same statement as their parent (lex_docs / semantic_docs, which keep their keys), so
+    // the check could never fail; their deletes are explicit where the cascade did them (the lexical remove,
+    // deleteMemory, deleteContext). Re-runnable.
+    version: 8,
+    sql: `
+      ALTER TABLE lex_postings DROP CONSTRAINT IF EXISTS lex_postings_doc_fkey;
+      ALTER TABLE semantic_postings DROP CONSTRAINT IF EXISTS semantic_postings_context_id_memory_id_fkey;
+      ALTER TABLE semantic_neighbours DROP CONSTRAINT IF EXISTS semantic_neighbours_context_id_memory_id_fkey;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

@@ -32,6 +32,9 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
 
   return {
     async getSnapshot(contextId) {
+      // Read ahead by the unit of work (UnitPrefetch), kept current by writeDocs.
+      const ahead = session.prefetchFor(contextId)?.snapshot;
+      if (ahead !== undefined) return ahead === null ? undefined : { ...ahead };
       return read(contextId, (sql) => snapshotOf(sql, contextId));
     },
 
@@ -96,24 +99,35 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     },
 
     async writeDocs(contextId, change) {
-      await write(contextId, async (sql) => {
-        // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
-        // drops the removed and replaced documents.
-        const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
-        const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
-        const snapshot = await sql.query<{ k: number }>(
-          `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k),
+      const prefetch = session.prefetchFor(contextId);
+      const known = prefetch?.snapshot;
+      await session.scoped(
+        contextId,
+        'write',
+        async (sql) => {
+          // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
+          // drops the removed and replaced documents.
+          const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+          const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
+          const snapshot = await sql.query<{ k: number; changes: number }>(
+            `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k, changes),
            d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[])),
            p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($3::text[])),
            n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($3::text[]))
-           SELECT k FROM s`,
-          [contextId, changed, dropped],
-        );
-        const k = snapshot.rows[0]?.k;
-        if (k === undefined) throw noSnapshot(contextId);
-        await insertDocs(sql, contextId, change.put ?? [], k);
-        await writeLists(sql, contextId, change.lists ?? [], k);
-      });
+           SELECT k, changes FROM s`,
+            [contextId, changed, dropped],
+          );
+          const k = snapshot.rows[0]?.k;
+          if (k === undefined) throw noSnapshot(contextId);
+          await insertDocs(sql, contextId, change.put ?? [], k);
+          await writeLists(sql, contextId, change.lists ?? [], k);
+          // The unit's read-ahead snapshot stays exact: only its change count moved.
+          if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
+          else if (prefetch) prefetch.snapshot = undefined;
+        },
+        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead.
+        { keepsPrefetch: true },
+      );
     },
 
     async termBounds(contextId, terms, options) {

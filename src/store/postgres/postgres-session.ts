@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
+import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
 /** A client inside one of our transactions (the only way store code reaches the database). */
 export type Sql = pg.PoolClient;
@@ -36,6 +37,8 @@ export function createPool(url: string, max: number): pg.Pool {
  */
 export class PostgresSession {
   private closed = false;
+  /** Meta keys units of each context read (the unit's read-ahead fetches them with its BEGIN). */
+  readonly learnedMeta = new LearnedMetaKeys();
 
   constructor(
     readonly pool: pg.Pool,
@@ -48,11 +51,71 @@ export class PostgresSession {
    * A transaction that sees the rows of `contextId` only; `write` also takes the context's write lock. Inside
    * a unit of work of the same context (`unitOfWork`) it is that unit's transaction instead.
    */
-  async scoped<T>(contextId: string, mode: 'read' | 'write', work: (sql: Sql) => Promise<T>): Promise<T> {
+  async scoped<T>(
+    contextId: string,
+    mode: 'read' | 'write',
+    work: (sql: Sql, tx: ScopedTransaction) => Promise<T>,
+    options?: {
+      /** A write inside a unit that changes none of what the unit read ahead (UnitPrefetch): edges only. */
+      keepsPrefetch?: boolean;
+      /**
+       * The transaction's first statement (no parameters: literals escaped by the caller), sent with its
+       * BEGIN in one round trip; its result is `tx.first`. Not prepared: keep it to primary-key reads.
+       */
+      first?: string;
+    },
+  ): Promise<T> {
     assertContextId(contextId);
     const held = this.unitFor(contextId);
-    if (held) return work(held.client);
-    return this.transaction(scopedBeginSql(contextId, mode, this.switchRole), work);
+    if (held) {
+      if (mode === 'write' && !options?.keepsPrefetch) held.prefetch?.invalidateContext();
+      const first = options?.first === undefined ? undefined : await held.client.query(options.first);
+      return work(held.client, { first, defer: (text) => held.deferred.push(text) });
+    }
+    const deferred: string[] = [];
+    const begin = scopedBeginSql(contextId, mode, this.switchRole);
+    return this.transaction(
+      options?.first === undefined ? begin : `${begin} ${options.first};`,
+      (sql, began) =>
+        work(sql, {
+          first: options?.first === undefined ? undefined : began.at(-1),
+          defer: (text) => deferred.push(text),
+        }),
+      { commit: () => [...deferred, 'COMMIT'].join('; ') },
+    );
+  }
+
+  /**
+   * A read of ONE statement, outside a unit of work, as ONE round trip: the transaction's begin, the statement
+   * and COMMIT in one simple query (the scoped path is three: BEGIN, the statement, COMMIT). `statement` gets
+   * the escaped context literal; it must take no parameters (it is not prepared: keep it to primary-key reads,
+   * which plan the same with the value). Inside a unit of the context it runs in the unit.
+   */
+  async scopedOne<R extends pg.QueryResultRow>(
+    contextId: string,
+    statement: (literal: string) => string,
+  ): Promise<R[]> {
+    assertContextId(contextId);
+    const text = statement(escapeLiteral(contextId));
+    const held = this.unitFor(contextId);
+    if (held) return (await held.client.query<R>(text)).rows;
+    const results = await this.transaction(
+      `${scopedBeginSql(contextId, 'read', this.switchRole)} ${text}; COMMIT;`,
+      async (_sql, began) => began,
+      { committed: true },
+    );
+    // The simple query's results: the begin's statements, the read, then COMMIT.
+    return (results.at(-2) as pg.QueryResult<R>).rows;
+  }
+
+  /** What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). */
+  prefetchFor(contextId: string): UnitPrefetch | undefined {
+    return this.unitFor(contextId)?.prefetch;
+  }
+
+  /** The unit of work the caller runs in, whatever its context (global meta calls join it). */
+  currentUnit(): { contextId: string; prefetch?: UnitPrefetch } | undefined {
+    return this.unitFor(undefined);
   }
 
   /**
@@ -65,15 +128,76 @@ export class PostgresSession {
    */
   async unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
     if (this.unitFor(contextId)) return work();
-    return this.scoped(contextId, 'write', async (client) => {
-      const unit: Unit = { session: this, contextId, client, open: true };
-      try {
-        return await units.run(unit, work);
-      } finally {
-        // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
-        unit.open = false;
-      }
-    });
+    assertContextId(contextId);
+    const metaKeys = this.learnedMeta.of(contextId);
+    // The unit's first round trip also reads ahead what its work reads first (UnitPrefetch).
+    const begin = `${scopedBeginSql(contextId, 'write', this.switchRole)} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    let unit: Unit | undefined;
+    return this.transaction(
+      begin,
+      async (client, began) => {
+        const row = began.at(-1)?.rows[0];
+        const held: Unit = {
+          session: this,
+          contextId,
+          client,
+          open: true,
+          deferred: [],
+          deferredMeta: new Map(),
+        };
+        unit = held;
+        if (row) held.prefetch = parsePrefetch(row, metaKeys);
+        // Deferred writes (deferInUnit) go out, in order, before the unit's next statement.
+        const query = client.query;
+        (client as { query: unknown }).query = (...args: unknown[]) => {
+          const call = () => (query as (...a: unknown[]) => unknown).apply(client, args);
+          if (held.deferred.length === 0) return call();
+          return (query as (text: string) => Promise<unknown>)
+            .call(client, held.deferred.splice(0).join('; '))
+            .then(call);
+        };
+        try {
+          return await units.run(held, work);
+        } finally {
+          // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
+          held.open = false;
+          client.query = query;
+        }
+      },
+      // Writes still deferred at the end ride with COMMIT: the unit's last statements cost no round trip.
+      {
+        commit: () => {
+          const meta = [...(unit?.deferredMeta.values() ?? [])];
+          return [...(unit?.deferred.splice(0) ?? []), ...meta, 'COMMIT'].join('; ');
+        },
+      },
+    );
+  }
+
+  /**
+   * Inside a unit of work of `contextId` (undefined: any unit, for global meta rows), queues a write whose
+   * result nobody reads: it is sent before the unit's next statement, or with its COMMIT (an add-1's update
+   * ends with the journal entries' and the in-flight mark's deletes). `text` takes no parameters (literals
+   * escaped by the caller). Returns false outside a unit: the caller writes as usual.
+   */
+  deferInUnit(contextId: string | undefined, text: string): boolean {
+    const unit = this.unitFor(contextId);
+    if (!unit) return false;
+    unit.deferred.push(text);
+    return true;
+  }
+
+  /**
+   * deferInUnit for a write of one global `meta` row: no context statement reads meta, so it waits for the
+   * unit's next meta statement (`global`) or its COMMIT, and a later write of the same key replaces it (an
+   * update's in-flight mark, set at its start and removed at its end, is then one statement at COMMIT).
+   */
+  deferMetaInUnit(key: string, text: string): boolean {
+    const unit = this.unitFor(undefined);
+    if (!unit) return false;
+    unit.deferredMeta.delete(key);
+    unit.deferredMeta.set(key, text);
+    return true;
   }
 
   /** Whether the caller runs inside a unit of work of `contextId` (its reads see uncommitted writes). */
@@ -109,7 +233,12 @@ export class PostgresSession {
   /** Global tables without a context (meta): a plain transaction, still under the RLS role. */
   async global<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     const held = this.unitFor(undefined);
-    if (held) return work(held.client);
+    if (held) {
+      // Queued meta writes go out before this meta statement (with the other queued writes, in order).
+      held.deferred.push(...held.deferredMeta.values());
+      held.deferredMeta.clear();
+      return work(held.client);
+    }
     return this.transaction(`BEGIN;${settingsSql(this.switchRole)}`, work);
   }
 
@@ -123,7 +252,12 @@ export class PostgresSession {
     return this.closed;
   }
 
-  private async transaction<T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    begin: string,
+    work: (sql: Sql, began: pg.QueryResult[]) => Promise<T>,
+    /** The begin text ends with its own COMMIT (scopedOne); or the text that commits (default COMMIT). */
+    options?: { committed?: boolean; commit?: () => string },
+  ): Promise<T> {
     if (this.closed) {
       throw new GraphmemixError('STORE', 'the store is closed', { location: { file: this.where } });
     }
@@ -136,9 +270,9 @@ export class PostgresSession {
     let broken = false;
     try {
       preparing(client);
-      await client.query(begin);
-      const result = await work(client);
-      await client.query('COMMIT');
+      const began = (await client.query(begin)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const result = await work(client, Array.isArray(began) ? began : [began]);
+      if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
       return result;
     } catch (error) {
       try {
@@ -183,12 +317,29 @@ function preparing(client: pg.PoolClient): void {
   };
 }
 
+/** What a scoped transaction's work gets beside its client (PostgresSession.scoped). */
+export interface ScopedTransaction {
+  /** The result of `options.first`, when given. */
+  first: pg.QueryResult | undefined;
+  /**
+   * Queues a write whose result nobody reads (no parameters: literals escaped by the caller); it is sent
+   * with the COMMIT (or before the unit's next statement, inside a unit of work): no round trip of its own.
+   * Statements of the work that follow do not see it: only for the work's last writes.
+   */
+  defer(text: string): void;
+}
+
 /** A unit of work in progress (PostgresSession.unitOfWork). */
 interface Unit {
   session: PostgresSession;
   contextId: string;
   client: pg.PoolClient;
   open: boolean;
+  prefetch?: UnitPrefetch;
+  /** Writes queued by deferInUnit, not yet sent. */
+  deferred: string[];
+  /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
+  deferredMeta: Map<string, string>;
 }
 
 const units = new AsyncLocalStorage<Unit>();
@@ -224,8 +375,15 @@ function contextLockKey(literal: string): string {
   return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
 }
 
-/** A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). */
+/**
+ * A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). A
+ * NUL is refused (INVALID_INPUT, as the server refuses it in a parameter): the protocol ends a query text
+ * at a NUL, so it could never reach the server as data.
+ */
 export function escapeLiteral(value: string): string {
+  if (value.includes('\u0000')) {
+    throw new GraphmemixError('INVALID_INPUT', 'a memory id or meta key holds a NUL character');
+  }
   return pg.escapeLiteral(value);
 }
 

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { EvalQuestion } from '../../types/question.ts';
@@ -15,6 +16,7 @@ import type {
   MemoryWrite,
   PendingMediaRef,
   RelationWork,
+  UnitOfWorkOptions,
   VectorRow,
   VectorSearchOptions,
   WriteOutcome,
@@ -32,7 +34,14 @@ import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
 import { listFiltered, matchFiltered, statsOf, versionsOf, writeHistoryAndTags } from './postgres-scopes.ts';
 import { createPostgresSemanticIndex } from './postgres-semantic-index.ts';
-import { asStoreError, createPool, PostgresSession, redactUrl, type Sql } from './postgres-session.ts';
+import {
+  asStoreError,
+  createPool,
+  escapeLiteral,
+  PostgresSession,
+  redactUrl,
+  type Sql,
+} from './postgres-session.ts';
 import { bumpVectorVersion, PostgresVectors } from './postgres-vectors.ts';
 
 export interface PostgresStoreOptions {
@@ -148,75 +157,86 @@ class PostgresStore implements PostgresArchiveStore {
 
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
     for (const write of writes) assertWrite(contextId, write);
-    return this.session.scoped(contextId, 'write', async (sql) => {
-      const ids = [...new Set(writes.map((write) => write.record.id))];
-      // Round trips are most of an add's cost: statements that do not depend on each other's results share
-      // one statement (data-modifying CTEs; foreign keys are checked at the end of the statement).
-      const stored = await sql.query<{ id: string; content_hash: string; record: string }>(
-        `WITH ensure AS (INSERT INTO contexts (id) VALUES ($1) ON CONFLICT (id) DO NOTHING)
-         SELECT id, content_hash, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])`,
-        [contextId, ids],
-      );
-      // The batch is applied in order in memory first (an id written twice sees its first write), then
-      // written with one statement per table.
-      const storedIds = new Set(stored.rows.map((row) => row.id));
-      const current = new Map(
-        stored.rows.map((row) => [row.id, { hash: row.content_hash, record: row.record }]),
-      );
-      const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
-      const journal: { id: string; before: string | null }[] = [];
-      const final = new Map<string, MemoryWrite>();
-      const keyed = new Map<string, readonly string[]>();
-      // The stored record each update replaces, for the memory's history (first write of the batch wins).
-      const history = new Map<string, string>();
-      for (const write of writes) {
-        const { record, contentHash, keys } = write;
-        const previous = current.get(record.id);
-        if (previous?.hash === contentHash) {
-          if (keys) keyed.set(record.id, keys);
-          outcome.unchanged.push(record.id);
-          continue;
-        }
-        journal.push({ id: record.id, before: previous ? previous.record : null });
-        if (previous) {
-          if (!history.has(record.id) && storedIds.has(record.id)) history.set(record.id, previous.record);
-          outcome.updated.push(record.id);
-        } else outcome.inserted.push(record.id);
-        current.set(record.id, { hash: contentHash, record: JSON.stringify(record) });
-        final.set(record.id, write);
-        keyed.set(record.id, keys ?? []);
-      }
-      const lexical = new PostgresLexicalBatch(sql, contextId);
-      if (final.size > 0) {
-        const touched = [...final.keys()].filter((id) => storedIds.has(id));
-        if (touched.length > 0) {
-          await sql.query(
-            `WITH v AS (DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[]))
-             DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
-            [contextId, touched],
-          );
-          await lexical.remove(touched);
-        }
-        await writeRecords(sql, contextId, [...final.values()], journal, current);
-        for (const write of final.values()) lexical.add(write.views);
-        await lexical.flush();
-      }
-      await this.writeKeys(sql, contextId, keyed, current, storedIds);
-      await writeHistoryAndTags(
-        sql,
-        contextId,
-        history,
-        [...final.values()].map((write) => write.record),
-      );
-      if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
-        await sql.query(
-          `UPDATE contexts SET memories = memories + $1, vector_version = vector_version + $2, last_write = $3
-           WHERE id = $4`,
-          [outcome.inserted.length, outcome.updated.length > 0 ? 1 : 0, new Date().toISOString(), contextId],
+    const ids = [...new Set(writes.map((write) => write.record.id))];
+    const literal = escapeLiteral(contextId);
+    // Round trips are most of an add's cost: statements that do not depend on each other's results share
+    // one statement (data-modifying CTEs; foreign keys are checked at the end of the statement), the first
+    // one rides with BEGIN (primary-key reads: the literal plans as well as a parameter) and the counters
+    // with COMMIT.
+    const first = `WITH ensure AS (INSERT INTO contexts (id) VALUES (${literal}) ON CONFLICT (id) DO NOTHING)
+      SELECT id, content_hash, record FROM memories WHERE context_id = ${literal}
+      AND id = ANY(ARRAY[${ids.map(escapeLiteral).join(', ')}]::text[])`;
+    return this.session.scoped(
+      contextId,
+      'write',
+      async (sql, tx) => {
+        const stored = tx.first as pg.QueryResult<{ id: string; content_hash: string; record: string }>;
+        // The batch is applied in order in memory first (an id written twice sees its first write), then
+        // written with one statement per table.
+        const storedIds = new Set(stored.rows.map((row) => row.id));
+        const current = new Map(
+          stored.rows.map((row) => [row.id, { hash: row.content_hash, record: row.record }]),
         );
-      }
-      return outcome;
-    });
+        const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+        const journal: { id: string; before: string | null }[] = [];
+        const final = new Map<string, MemoryWrite>();
+        const keyed = new Map<string, readonly string[]>();
+        // The stored record each update replaces, for the memory's history (first write of the batch wins).
+        const history = new Map<string, string>();
+        for (const write of writes) {
+          const { record, contentHash, keys } = write;
+          const previous = current.get(record.id);
+          if (previous?.hash === contentHash) {
+            if (keys) keyed.set(record.id, keys);
+            outcome.unchanged.push(record.id);
+            continue;
+          }
+          journal.push({ id: record.id, before: previous ? previous.record : null });
+          if (previous) {
+            if (!history.has(record.id) && storedIds.has(record.id)) history.set(record.id, previous.record);
+            outcome.updated.push(record.id);
+          } else outcome.inserted.push(record.id);
+          current.set(record.id, { hash: contentHash, record: JSON.stringify(record) });
+          final.set(record.id, write);
+          keyed.set(record.id, keys ?? []);
+        }
+        const lexical = new PostgresLexicalBatch(sql, contextId);
+        if (final.size > 0) {
+          const touched = [...final.keys()].filter((id) => storedIds.has(id));
+          if (touched.length > 0) {
+            await sql.query(
+              `WITH v AS (DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[]))
+             DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
+              [contextId, touched],
+            );
+            await lexical.remove(touched);
+          }
+          // Keys of memories new to the store go in the records' statement (nothing to replace first).
+          const fresh = [...keyed.keys()].every((id) => !storedIds.has(id) && final.has(id));
+          const keyRows = fresh ? keyRowsOf(keyed, (id) => final.get(id)!.record.sequence) : undefined;
+          await writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
+          if (fresh) keyed.clear();
+          for (const write of final.values()) lexical.add(write.views);
+          await lexical.flush();
+        }
+        await this.writeKeys(sql, contextId, keyed, current, storedIds);
+        await writeHistoryAndTags(
+          sql,
+          contextId,
+          history,
+          [...final.values()].map((write) => write.record),
+        );
+        if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+          tx.defer(
+            `UPDATE contexts SET memories = memories + ${outcome.inserted.length},
+           vector_version = vector_version + ${outcome.updated.length > 0 ? 1 : 0},
+           last_write = ${escapeLiteral(new Date().toISOString())} WHERE id = ${literal}`,
+          );
+        }
+        return outcome;
+      },
+      { first },
+    );
   }
 
   /** Replaces the relation keys of the given memories (sequence copied from their final records). */
@@ -236,17 +256,10 @@ class PostgresStore implements PostgresArchiveStore {
         existing,
       ]);
     }
-    const ids: string[] = [];
-    const keys: string[] = [];
-    const sequences: number[] = [];
-    for (const [id, list] of keyed) {
-      const sequence = (JSON.parse(current.get(id)!.record) as MemoryRecord).sequence;
-      for (const key of new Set(list)) {
-        ids.push(id);
-        keys.push(key);
-        sequences.push(sequence);
-      }
-    }
+    const { ids, keys, sequences } = keyRowsOf(
+      keyed,
+      (id) => (JSON.parse(current.get(id)!.record) as MemoryRecord).sequence,
+    );
     if (ids.length === 0) return;
     await sql.query(
       `INSERT INTO memory_keys (context_id, memory_id, key, sequence)
@@ -261,6 +274,14 @@ class PostgresStore implements PostgresArchiveStore {
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
     if (ids.length === 0) return [];
+    // The journaled memories' records, read ahead by the unit of work (UnitPrefetch).
+    const ahead = this.session.prefetchFor(contextId)?.journal?.records;
+    if (ahead && ids.every((id) => ahead.has(id))) {
+      return ids.flatMap((id) => {
+        const record = ahead.get(id);
+        return record ? [structuredClone(record)] : [];
+      });
+    }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ id: string; record: string }>(
         'SELECT id, record FROM memories WHERE context_id = $1 AND id = ANY($2::text[])',
@@ -312,6 +333,8 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async countMemories(contextId: string): Promise<number> {
+    const ahead = this.session.prefetchFor(contextId)?.memories;
+    if (ahead !== undefined) return ahead;
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ n: number }>('SELECT memories AS n FROM contexts WHERE id = $1', [contextId]),
     );
@@ -439,12 +462,16 @@ class PostgresStore implements PostgresArchiveStore {
       await batch.flush();
       // A word seen in this memory alone has df 1 in the frozen snapshot, which is also what it assumes for
       // a word it never saw: dropping those rows changes no score and keeps no forgotten word.
+      // Its semantic postings and list go too (explicit since migration 8; the df subquery sees the
+      // postings as they were before the statement).
       await sql.query(
-        `DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
+        `WITH p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = $2),
+         n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2)
+         DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
            (SELECT term FROM semantic_postings WHERE context_id = $1 AND memory_id = $2)`,
         [contextId, id],
       );
-      // Views, vectors, keys, edges (their counts by trigger) and semantic rows cascade.
+      // Views, vectors, keys, edges (their counts by trigger) and the semantic document cascade.
       await sql.query('DELETE FROM memories WHERE context_id = $1 AND id = $2', [contextId, id]);
       await sql.query('INSERT INTO relation_journal (context_id, memory_id, before) VALUES ($1, $2, $3)', [
         contextId,
@@ -463,9 +490,9 @@ class PostgresStore implements PostgresArchiveStore {
   async deleteContext(contextId: string): Promise<boolean> {
     const deleted = await this.session.scoped(contextId, 'write', async (sql) => {
       // What a context owns, and how each goes (extend with every new per-context table): memories cascade
-      // from contexts (views, vectors, keys, edges, lexical docs and postings, semantic docs/postings/lists
-      // cascade from memories; semantic_snapshots from contexts); the rest has no foreign key and is
-      // deleted explicitly here. Meta keys are global and stay.
+      // from contexts (views, vectors, keys, edges, lexical docs, semantic docs cascade from memories;
+      // semantic_snapshots from contexts); the rest has no foreign key and is deleted explicitly here
+      // (lexical postings and semantic postings / lists since migration 8). Meta keys are global and stay.
       // memory_versions and memory_tags cascade from memories; kind_counts has no foreign key.
       for (const table of [
         'relation_journal',
@@ -473,7 +500,10 @@ class PostgresStore implements PostgresArchiveStore {
         'kind_counts',
         'lex_fields',
         'lex_df',
+        'lex_postings',
         'semantic_df',
+        'semantic_postings',
+        'semantic_neighbours',
       ]) {
         await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
       }
@@ -506,6 +536,14 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
+    const prefetch = this.session.prefetchFor(contextId);
+    const ahead = prefetch?.journal;
+    if (ahead && ahead.entries.length <= limit) {
+      // Served once (the records stay for getMemories); a second call reads the table.
+      prefetch.journal = { entries: [], records: ahead.records };
+      prefetch.journalStatus = undefined;
+      if (ahead.entries.length > 0) return ahead.entries;
+    }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ seq: number; memory_id: string; before: string | null }>(
         'SELECT seq, memory_id, before FROM relation_journal WHERE context_id = $1 ORDER BY seq LIMIT $2',
@@ -521,6 +559,19 @@ class PostgresStore implements PostgresArchiveStore {
 
   async clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
     if (Array.isArray(seqs) && seqs.length === 0) return;
+    if (
+      Array.isArray(seqs) &&
+      seqs.every((seq) => Number.isSafeInteger(seq)) &&
+      this.session.deferInUnit(
+        contextId,
+        `DELETE FROM relation_journal WHERE context_id = ${escapeLiteral(contextId)} AND seq = ANY('{${seqs.join(',')}}'::bigint[])`,
+      )
+    ) {
+      // Queued in the unit (sent with its next statement or its COMMIT); journal reads ahead are stale now.
+      const prefetch = this.session.prefetchFor(contextId);
+      if (prefetch) prefetch.journalStatus = prefetch.journal = undefined;
+      return;
+    }
     await this.session.scoped(contextId, 'write', (sql) =>
       Array.isArray(seqs)
         ? sql.query('DELETE FROM relation_journal WHERE context_id = $1 AND seq = ANY($2::bigint[])', [
@@ -535,6 +586,8 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
+    const ahead = this.session.prefetchFor(contextId)?.journalStatus;
+    if (ahead) return { ...ahead };
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ n: number; last: number | null }>(
         'SELECT count(*) AS n, max(seq) AS last FROM relation_journal WHERE context_id = $1',
@@ -558,16 +611,22 @@ class PostgresStore implements PostgresArchiveStore {
 
   async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
     if (changes.length === 0) return;
-    await this.session.scoped(contextId, 'write', async (sql) => {
-      const { memories, stored } = await this.edges.around(sql, contextId, changes);
-      const diff = diffEdgeChanges(
-        contextId,
-        changes,
-        (id) => memories.has(id),
-        (a, b) => stored.get(`${a}\u0000${b}`),
-      );
-      await this.edges.write(sql, contextId, diff);
-    });
+    await this.session.scoped(
+      contextId,
+      'write',
+      async (sql) => {
+        const { memories, stored } = await this.edges.around(sql, contextId, changes);
+        const diff = diffEdgeChanges(
+          contextId,
+          changes,
+          (id) => memories.has(id),
+          (a, b) => stored.get(`${a}\u0000${b}`),
+        );
+        await this.edges.write(sql, contextId, diff);
+      },
+      // Edges and their counts only: nothing a unit reads ahead.
+      { keepsPrefetch: true },
+    );
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
@@ -576,13 +635,13 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
-    const rows = await this.session.scoped(contextId, 'read', (sql) =>
-      sql.query<{ type: RelationType; n: number }>('SELECT type, n FROM edge_counts WHERE context_id = $1', [
-        contextId,
-      ]),
+    // One round trip (a primary-key read): it follows every add (the ingest report).
+    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(
+      contextId,
+      (literal) => `SELECT type, n FROM edge_counts WHERE context_id = ${literal}`,
     );
     const counts = emptyEdgeCounts();
-    for (const row of rows.rows) if (row.type in counts) counts[row.type] = row.n;
+    for (const row of rows) if (row.type in counts) counts[row.type] = row.n;
     return counts;
   }
 
@@ -663,26 +722,48 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async getMeta<T = unknown>(key: string): Promise<T | undefined> {
+    // Inside a unit of work: the value read ahead with its BEGIN, else read and remembered for the next unit.
+    const unit = this.session.currentUnit();
+    if (unit?.prefetch?.meta.has(key)) return structuredClone(unit.prefetch.meta.get(key)) as T | undefined;
     const rows = await this.session.global((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),
     );
+    // Learned once read (a key the server refused, a NUL in it, never enters the read-ahead).
+    if (unit) this.session.learnedMeta.learn(unit.contextId, key);
     const row = rows.rows[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
-    await this.session.global((sql) =>
+    const text =
       value === undefined
-        ? sql.query('DELETE FROM meta WHERE key = $1', [key])
-        : sql.query(
-            'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-            [key, JSON.stringify(value)],
-          ),
-    );
+        ? `DELETE FROM meta WHERE key = ${escapeLiteral(key)}`
+        : `INSERT INTO meta (key, value) VALUES (${escapeLiteral(key)}, ${escapeLiteral(JSON.stringify(value))})
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+    // Inside a unit of work the write is queued (no round trip of its own); its readers there are served
+    // from the unit's read-ahead, which takes the new value, or flush it first (any statement does).
+    if (!this.session.deferMetaInUnit(key, text)) {
+      await this.session.global((sql) =>
+        value === undefined
+          ? sql.query('DELETE FROM meta WHERE key = $1', [key])
+          : sql.query(
+              'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+              [key, JSON.stringify(value)],
+            ),
+      );
+    }
+    const ahead = this.session.currentUnit()?.prefetch?.meta;
+    if (ahead?.has(key)) ahead.set(key, value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
   }
 
-  /** One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). */
-  unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). A unit that
+   * starts with the records' write (`recordWrite`) runs as plain calls: the write would void the unit's
+   * read-ahead (UnitPrefetch), worth more round trips than the write's own transaction costs; its relation
+   * update is then a unit of its own.
+   */
+  unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    if (options?.recordWrite && !this.session.currentUnit()) return work();
     return this.session.unitOfWork(contextId, work);
   }
 
@@ -716,13 +797,40 @@ export const FIND_BY_KEYS_SQL = `SELECT m.record FROM
     (SELECT record, sequence, id FROM memories WHERE context_id = $1 AND id = hit.memory_id LIMIT 1) m
   ORDER BY m.sequence, m.id`;
 
-/** The journal entries, the records and their views of one write, in one statement. */
+/** memory_keys rows (a memory's distinct keys, with its sequence) of the keyed memories. */
+function keyRowsOf(
+  keyed: ReadonlyMap<string, readonly string[]>,
+  sequenceOf: (id: string) => number,
+): KeyRows {
+  const rows: KeyRows = { ids: [], keys: [], sequences: [] };
+  for (const [id, list] of keyed) {
+    const sequence = sequenceOf(id);
+    for (const key of new Set(list)) {
+      rows.ids.push(id);
+      rows.keys.push(key);
+      rows.sequences.push(sequence);
+    }
+  }
+  return rows;
+}
+
+interface KeyRows {
+  ids: string[];
+  keys: string[];
+  sequences: number[];
+}
+
+/**
+ * The journal entries, the records and their views of one write, in one statement; with `keys`, the
+ * relation keys of memories new to the store too (their foreign key is checked at the statement's end).
+ */
 async function writeRecords(
   sql: Sql,
   contextId: string,
   writes: readonly MemoryWrite[],
   journal: readonly { id: string; before: string | null }[],
   current: ReadonlyMap<string, { record: string }>,
+  keys?: KeyRows,
 ): Promise<void> {
   const view = {
     ids: [] as string[],
@@ -750,7 +858,9 @@ async function writeRecords(
          $10::text[], $11::text[])
        ON CONFLICT (context_id, id) DO UPDATE SET sequence = excluded.sequence, kind = excluded.kind,
          session_id = excluded.session_id, round_id = excluded.round_id, "timestamp" = excluded."timestamp",
-         content_hash = excluded.content_hash, record = excluded.record)
+         content_hash = excluded.content_hash, record = excluded.record),
+     k AS (INSERT INTO memory_keys (context_id, memory_id, key, sequence)
+       SELECT $1, * FROM unnest($18::text[], $19::text[], $20::bigint[]) ON CONFLICT DO NOTHING)
      INSERT INTO views (context_id, memory_id, position, kind, key, text, uri)
      SELECT $1, * FROM unnest($12::text[], $13::integer[], $14::text[], $15::text[], $16::text[], $17::text[])`,
     [
@@ -771,6 +881,9 @@ async function writeRecords(
       view.keys,
       view.texts,
       view.uris,
+      keys?.ids ?? [],
+      keys?.keys ?? [],
+      keys?.sequences ?? [],
     ],
   );
 }

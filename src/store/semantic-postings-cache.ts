@@ -1,0 +1,110 @@
+import type { SemanticPosting } from './semantic-index-spec.ts';
+
+/** Postings a connection keeps between writes (~100 bytes each with the id string: about 40 MiB). */
+const CACHE_POSTINGS = 400_000;
+
+/** Only reads at least this long are kept: the truncated reads of common terms (MAX_POSTINGS_PER_TERM). */
+export const CACHED_TOP_MIN = 256;
+
+/**
+ * The `{ top: n }` posting reads of the SQLite semantic index, kept across writes (exact, per connection).
+ * Every incremental add reads its common terms through their n heaviest postings (n = 1,024: about half of
+ * an add-1's posting rows at 10k), and consecutive adds share most common terms, so those reads are kept
+ * and maintained instead of re-read:
+ * - a document written by this connection (`inserted`) enters each cached list of its terms where it sorts
+ *   (weight desc, then id as SQLite orders it); a tie on weight drops the list instead (JS and SQLite may
+ *   order ids differently), as does any removal (`clearContext`: the removed postings are not known here);
+ * - another connection's commit (`validate` with PRAGMA data_version) and a rolled-back unit of work
+ *   (`clear`) drop everything.
+ * So a cached list always equals what the statement would return now. Arrays handed out are copies.
+ */
+export class SemanticPostingsCache {
+  private version = -1;
+  private size = 0;
+  /** context -> term -> n -> rows (Map order = insertion, so the oldest context is evicted first). */
+  private readonly lists = new Map<string, Map<string, Map<number, SemanticPosting[]>>>();
+
+  validate(version: number): void {
+    if (version !== this.version) this.clear();
+    this.version = version;
+  }
+
+  clear(): void {
+    this.lists.clear();
+    this.size = 0;
+  }
+
+  clearContext(contextId: string): void {
+    const terms = this.lists.get(contextId);
+    if (!terms) return;
+    for (const byTop of terms.values()) for (const rows of byTop.values()) this.size -= rows.length;
+    this.lists.delete(contextId);
+  }
+
+  get(contextId: string, term: string, top: number): SemanticPosting[] | undefined {
+    return this.lists.get(contextId)?.get(term)?.get(top)?.slice();
+  }
+
+  set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
+    if (top < CACHED_TOP_MIN) return;
+    if (this.size + rows.length > CACHE_POSTINGS) this.clear();
+    let terms = this.lists.get(contextId);
+    if (!terms) {
+      terms = new Map();
+      this.lists.set(contextId, terms);
+    }
+    let byTop = terms.get(term);
+    if (!byTop) {
+      byTop = new Map();
+      terms.set(term, byTop);
+    }
+    this.size += rows.length - (byTop.get(top)?.length ?? 0);
+    byTop.set(top, rows.slice());
+  }
+
+  /** A new document of `contextId` was written (its postings did not exist before). */
+  inserted(contextId: string, memoryId: string, terms: readonly string[], weights: readonly number[]): void {
+    const cached = this.lists.get(contextId);
+    if (!cached) return;
+    terms.forEach((term, at) => {
+      const byTop = cached.get(term);
+      if (!byTop) return;
+      const weight = weights[at]!;
+      for (const [top, rows] of byTop) {
+        const outcome = enter(rows, top, { memoryId, weight });
+        if (outcome === 'drop') {
+          this.size -= rows.length;
+          byTop.delete(top);
+        } else if (outcome === 'inserted') {
+          if (rows.length > top) rows.pop();
+          else this.size++;
+        }
+      }
+      if (byTop.size === 0) cached.delete(term);
+    });
+  }
+}
+
+/**
+ * Puts `posting` into `rows` (the `top` heaviest postings of a term, weight desc) where it sorts; 'drop'
+ * when the list cannot be kept exactly: a posting of the same weight is there (the id order is SQLite's).
+ */
+function enter(
+  rows: SemanticPosting[],
+  top: number,
+  posting: SemanticPosting,
+): 'inserted' | 'below' | 'drop' {
+  // First position whose weight is below the new one (rows are weight desc).
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid]!.weight > posting.weight) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < rows.length && rows[lo]!.weight === posting.weight) return 'drop';
+  // Below a full list's last posting: not among the top (the list stays as it is).
+  if (lo === rows.length && rows.length >= top) return 'below';
+  rows.splice(lo, 0, posting);
+  return 'inserted';
+}
