@@ -141,7 +141,7 @@ export async function ingestItems(
         await batch.flush();
         await relationsStage(store, contexts, options, trace);
       },
-      { recordWrite: true },
+      { recordWrite: true, adds: batch.records.length },
     );
     options.onProgress?.(itemsRead);
   } else {

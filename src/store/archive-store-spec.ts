@@ -230,6 +230,12 @@ export interface UnitOfWorkOptions {
    * unit reads ahead what a relation update reads (PostgreSQL's UnitPrefetch) may run `work` as plain calls.
    */
   recordWrite?: boolean;
+  /**
+   * Journal entries `work` will add before its relation update (the records of a small add). A backend whose
+   * unit holds a file-wide write lock (SQLite) takes the unit only while the pending work stays small
+   * (SQLITE_UNIT_MAX_PENDING), so that the lock is never held across a long relation update.
+   */
+  adds?: number;
 }
 
 /**

@@ -40,6 +40,12 @@ import { VectorIndex } from './vector-index.ts';
 
 /** How many contexts keep a cached vector index per open store (least recently used is dropped). */
 const CACHED_CONTEXTS = 32;
+/**
+ * Largest relation update (journal entries, the unit's own adds included) that runs as ONE SQLite transaction
+ * (`unitOfWork`). An add of this size updates its relations in tens of milliseconds on this machine (an add-1
+ * ~10 ms); beyond it the write lock would be held for as long as the kNN searches of every newcomer take.
+ */
+export const SQLITE_UNIT_MAX_PENDING = 16;
 
 /**
  * The embedded default backend: one SQLite file (better-sqlite3, WAL, foreign keys on).
@@ -756,9 +762,15 @@ class SqliteStore implements ArchiveStore {
    * a transaction held across a model call would block other processes' writers, and calls from other tasks
    * of this thread could join it). Inside a transaction already, `work` joins it.
    */
-  async unitOfWork<T>(_contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+  async unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
     // A read-only handle cannot BEGIN IMMEDIATE: its calls run as they are (a write among them fails alone).
     if (options?.remote || this.db.inTransaction || this.db.readonly) return work();
+    // SQLite has ONE writer lock for the whole file, and a unit holds it while the relation update computes
+    // (kNN searches included). Other processes waiting on it poll (busy_timeout) and cannot queue: a writer
+    // that runs long units back to back starves them into "database is locked" (test/api/concurrent-writers).
+    // So only a small update takes the unit; a larger one keeps per-call transactions, whose gaps let others in.
+    const pending = (this.run(() => this.statements.workStatus.get(contextId)) as { n: number }).n;
+    if (pending + (options?.adds ?? 0) > SQLITE_UNIT_MAX_PENDING) return work();
     this.run(() => this.statements.begin.run());
     let out: T;
     try {

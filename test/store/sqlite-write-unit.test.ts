@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import type { SemanticDoc, SemanticPosting } from '../../src/store/semantic-index-spec.ts';
-import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { createSqliteStore, SQLITE_UNIT_MAX_PENDING } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-write-unit-'));
@@ -53,6 +53,35 @@ describe('SQLite write unit, kept postings and list slots', () => {
       ),
     ).rejects.toThrow('after a model call');
     expect(await store.getMeta('unit:remote')).toBe(2);
+    // A large update keeps per-call transactions (the file-wide write lock is not held across it): a unit
+    // announcing more adds than SQLITE_UNIT_MAX_PENDING, or opened over a journal already that long, runs
+    // its calls as they are, so a throw keeps what was written.
+    for (const options of [{ adds: SQLITE_UNIT_MAX_PENDING + 1 }, { adds: SQLITE_UNIT_MAX_PENDING }]) {
+      const key = `unit:large:${options.adds}`;
+      await expect(
+        store.unitOfWork!(
+          'ctx',
+          async () => {
+            await store.setMeta(key, 3);
+            throw new Error('large');
+          },
+          options,
+        ),
+      ).rejects.toThrow('large');
+      // The journal holds the three writes above (no relation update ran): 3 + 16 is over the bound, 3 + 17 too.
+      expect(await store.getMeta(key)).toBe(3);
+    }
+    await expect(
+      store.unitOfWork!(
+        'ctx',
+        async () => {
+          await store.setMeta('unit:small', 4);
+          throw new Error('small');
+        },
+        { adds: SQLITE_UNIT_MAX_PENDING - 3 },
+      ),
+    ).rejects.toThrow('small');
+    expect(await store.getMeta('unit:small')).toBeUndefined();
     // A read-only handle runs a unit's reads as plain calls (it cannot BEGIN IMMEDIATE).
     const reader = createSqliteStore(file, { readonly: true });
     expect(await reader.unitOfWork!('ctx', async () => reader.countMemories('ctx'))).toBe(3);
