@@ -142,13 +142,33 @@ export class DocumentCache {
     if (this.entries.has(doc)) return;
     this.entries.set(doc, value);
     this.bytes += size(value);
-    while (this.bytes > this.budget) {
-      const [oldest, entry] = this.entries.entries().next().value as [number, CachedDocument];
-      this.entries.delete(oldest);
+    if (this.bytes > this.budget) this.evict();
+  }
+
+  /** Entries held (tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * Drops the least recently used entries down to EVICT_TO of the budget, walking ONE iterator. A fresh
+   * `entries().next()` per evicted entry (as before) skips every deleted slot at the front of V8's ordered
+   * hash table until it rehashes: with ~60k entries that made each eviction cost thousands of steps, and a
+   * common-term question scoring 10k+ candidates at 300k memories spent more time evicting than reading
+   * (issue #10, docs/living-archive.md "A question"). A batch walk skips those slots once per batch.
+   */
+  private evict(): void {
+    const target = this.budget * EVICT_TO;
+    for (const [doc, entry] of this.entries) {
+      if (this.bytes <= target) break;
+      this.entries.delete(doc);
       this.bytes -= size(entry);
     }
   }
 }
+
+/** Share of the budget an eviction leaves: batches amortise the walk, the cache stays mostly full. */
+const EVICT_TO = 0.875;
 
 function size(entry: CachedDocument): number {
   return entry.terms.length + 2 * (entry.memoryId.length + entry.key.length) + 64;

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
+import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
+import { type CachedDocument, DocumentCache } from '../../src/store/lexical-search-cache.ts';
+import { lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
+import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { write } from './store-conformance.ts';
+
+/**
+ * What keeps a warm common-term question from growing with the archive (issue #10, docs/living-archive.md
+ * "A question"): the passes over the search's accumulators are amortised over the rows read (not one per
+ * postings page), and the document cache evicts in batches. Results stay exactly those of a fresh Bm25Index.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-lexwork-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('lexical search work (SQLite)', () => {
+  it('passes over the accumulators are fewer than the pages read, results exact', async () => {
+    const store = createSqliteStore(join(dir, 'common.db'));
+    const random = mulberry32(3);
+    const rare = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}`);
+    // Common words in most texts with varied tf and lengths: long impact-ordered lists, many tied scores.
+    const texts = Array.from({ length: 4000 }, () => {
+      const words: string[] = [];
+      const length = 3 + Math.floor(random() * 20);
+      for (let w = 0; w < length; w++) {
+        const roll = random();
+        words.push(
+          roll < 0.3
+            ? 'alpha'
+            : roll < 0.5
+              ? 'beta'
+              : roll < 0.6
+                ? 'gamma'
+                : rare[Math.floor(random() * 400)]!,
+        );
+      }
+      return words.join(' ');
+    });
+    const ids = texts.map((_, i) => `m${i}`);
+    for (let from = 0; from < texts.length; from += 500) {
+      await store.writeMemories(
+        'ctx',
+        texts.slice(from, from + 500).map((text, i) => write('ctx', ids[from + i]!, text, from + i)),
+      );
+    }
+    const reference = Bm25Index.build(
+      texts.flatMap((text, i) => [
+        { memoryId: ids[i]!, kind: 'text' as const, key: 'main', text },
+        { memoryId: ids[i]!, kind: 'metadata' as const, key: 'main', text: `meta ${ids[i]}` },
+      ]),
+    );
+    const before = { ...lexicalSearchWork };
+    for (const query of ['alpha beta gamma', 'alpha alpha beta', 'gamma beta', `alpha ${rare[7]}`]) {
+      for (const limit of [10, 48]) {
+        const got = await store.searchLexical('ctx', query, { limit, kinds: ['text'] });
+        const expected = reference.search(query, { limit, kinds: ['text'] });
+        expect(
+          got.map((h) => h.memoryId),
+          query,
+        ).toEqual(expected.map((h) => h.memoryId));
+        got.forEach((hit, i) => {
+          expect(Math.abs(hit.rawScore - expected[i]!.rawScore), query).toBeLessThanOrEqual(1e-9);
+        });
+      }
+    }
+    const pages = lexicalSearchWork.pages - before.pages;
+    const passes = lexicalSearchWork.passes - before.passes;
+    // One pass per page before: the common-term searches here read hundreds of pages.
+    expect(pages).toBeGreaterThan(200);
+    expect(passes).toBeLessThan(pages / 2);
+    await store.close();
+  }, 60_000);
+});
+
+describe('DocumentCache', () => {
+  const doc = (i: number): CachedDocument => ({
+    memoryId: `m${String(i).padStart(6, '0')}`,
+    key: 'main',
+    terms: Buffer.alloc(64),
+  });
+  // 64 bytes of terms + 2 * (memory id + key characters) + 64: 150 bytes an entry (what size() counts).
+  const entryBytes = 64 + 2 * (7 + 4) + 64;
+
+  it('stays within its budget, drops the least recently used first, evicts in batches', () => {
+    const cache = new DocumentCache(entryBytes * 100);
+    for (let i = 0; i < 100; i++) cache.set(i, doc(i));
+    expect(cache.size).toBe(100);
+    cache.get(0);
+    cache.set(100, doc(100));
+    // Over budget: one batch down to 7/8 of it, the least recently used first (0 was read: it stays).
+    expect(cache.size).toBeLessThanOrEqual(88);
+    expect(cache.size).toBeGreaterThanOrEqual(80);
+    expect(cache.get(0)).toBeDefined();
+    expect(cache.get(100)).toBeDefined();
+    expect(cache.get(1)).toBeUndefined();
+    // The next sets fit without another eviction: no per-set walk.
+    const size = cache.size;
+    for (let i = 101; i < 101 + (100 - size); i++) cache.set(i, doc(i));
+    expect(cache.size).toBe(100);
+    for (let i = 0; i < 20_000; i++) cache.set(1000 + i, doc(1000 + i));
+    expect(cache.size).toBeLessThanOrEqual(100);
+    expect(cache.get(1000 + 19_999)).toBeDefined();
+  });
+});
