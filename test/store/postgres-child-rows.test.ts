@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
-import { write } from './store-conformance.ts';
+import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
 
 /**
  * PostgreSQL migration 8 (docs/postgres.md, "Ingest"): lexical postings, semantic postings and semantic
@@ -12,14 +12,6 @@ import { write } from './store-conformance.ts';
  */
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres child rows skipped] ${PG_SKIP}`);
-
-const TEXTS = [
-  'harbour at sunset',
-  'milk and eggs',
-  'the dog at dawn',
-  'sunset harbour wall',
-  'eggs for the dog',
-];
 
 async function rowsOf(url: string, where: string): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: url });

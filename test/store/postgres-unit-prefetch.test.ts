@@ -5,7 +5,7 @@ import { updateRelations } from '../../src/digest/update-relations.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
-import { write } from './store-conformance.ts';
+import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
 
 /**
  * A unit of work reads ahead with its BEGIN (postgres-unit-prefetch.ts) and queues its last writes for its
@@ -30,14 +30,6 @@ beforeEach(() => {
 afterEach(() => {
   pg.Client.prototype.query = original;
 });
-
-const TEXTS = [
-  'harbour at sunset',
-  'milk and eggs',
-  'the dog at dawn',
-  'sunset harbour wall',
-  'eggs for the dog',
-];
 
 describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and queued writes', () => {
   it('serves the read-ahead exactly, sees its own queued writes, and learns meta keys for the next unit', async () => {

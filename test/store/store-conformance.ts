@@ -580,6 +580,16 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
 }
 
 /** A record with a text view and a metadata view; the hash follows the text so a new text is an update. */
+
+/** Five short texts sharing words pairwise (harbour / sunset, eggs / dog): small archives with kNN edges. */
+export const SHARED_WORD_TEXTS = [
+  'harbour at sunset',
+  'milk and eggs',
+  'the dog at dawn',
+  'sunset harbour wall',
+  'eggs for the dog',
+] as const;
+
 export function write(contextId: string, id: string, text: string, sequence: number): MemoryWrite {
   const record: MemoryRecord = { id, contextId, kind: 'message', sequence, text, assets: [], speaker: 'Ann' };
   const views: MemoryView[] = [
