@@ -13,6 +13,7 @@ import pg from 'pg';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { countPgStatements } from './support/pg-statement-counter.ts';
 import { processCpuSeconds } from './support/process-cpu.ts';
 import { chatArchive, chatRecords } from './support/realistic-chat.ts';
 
@@ -54,27 +55,7 @@ if (mode === 'build') {
   const work = `gmx_probe_work`;
   await adminQuery(`DROP DATABASE IF EXISTS ${work}`);
   await adminQuery(`CREATE DATABASE ${work} TEMPLATE ${template}`);
-  let trace: string[] | undefined;
-  let statements = 0;
-  let begins = 0;
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    statements++;
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
-    if (text?.startsWith('BEGIN')) begins++;
-    const t0 = performance.now();
-    const out = (original as (...a: unknown[]) => unknown).apply(this, args);
-    if (trace && out instanceof Promise) {
-      void out.then(
-        (r: { rowCount?: number }) =>
-          trace?.push(
-            `${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, 150)}`,
-          ),
-        () => {},
-      );
-    }
-    return out;
-  } as typeof original;
+  const counter = countPgStatements(150);
   const gm = await openGraphmemix({ db: dbUrl(work) });
   const probe = new pg.Client({ connectionString: dbUrl(work) });
   await probe.connect();
@@ -97,20 +78,20 @@ if (mode === 'build') {
   );
   let cpu0 = process.cpuUsage();
   let pg0 = new Map<number, number>();
-  let s0 = statements;
-  let b0 = begins;
+  let s0 = counter.statements;
+  let b0 = counter.begins;
   for (let i = 0; i < warm + adds; i++) {
     if (i === warm) {
       cpu0 = process.cpuUsage();
       pg0 = await backendCpu();
-      s0 = statements;
-      b0 = begins;
+      s0 = counter.statements;
+      b0 = counter.begins;
     }
     const record = records[i];
-    if (process.env.PROBE_TRACE && i === warm + adds - 1) trace = [];
+    if (process.env.PROBE_TRACE && i === warm + adds - 1) counter.trace = [];
     const t = performance.now();
     const rep = await gm.addMemories('big', [record!]);
-    if (trace) console.log(trace.join('\n'));
+    if (counter.trace) console.log(counter.trace.join('\n'));
     if (i >= warm) {
       times.push(performance.now() - t);
       for (const [k, v] of Object.entries(rep.stepSeconds)) phases[k] = (phases[k] ?? 0) + (v * 1000) / adds;
@@ -124,7 +105,7 @@ if (mode === 'build') {
     `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms`,
   );
   console.log(
-    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((statements - s0) / adds).toFixed(1)}, transactions ${((begins - b0) / adds).toFixed(1)}`,
+    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}`,
   );
   console.log(
     'mean phases ms',

@@ -4,34 +4,14 @@
  * Runs n warm retrieves of generated questions in context 'big' and prints per retrieve: wall p50, Node CPU,
  * statements and transactions, then the statements of the last one with their times.
  */
-import pg from 'pg';
 import { openGraphmemix } from '../src/graphmemix.ts';
+import { countPgStatements } from './support/pg-statement-counter.ts';
 import { chatQuestions } from './support/realistic-chat.ts';
 
 const [url, nText] = process.argv.slice(2);
 if (!url) throw new Error('usage: pg-retrieve-probe.ts <url> [n]');
 const n = Number(nText ?? 40);
-let statements = 0;
-let begins = 0;
-let trace: string[] | undefined;
-const original = pg.Client.prototype.query;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  statements++;
-  const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
-  if (text?.startsWith('BEGIN')) begins++;
-  const t0 = performance.now();
-  const out = (original as (...a: unknown[]) => unknown).apply(this, args);
-  if (trace && out instanceof Promise) {
-    void out.then(
-      (r: { rowCount?: number }) =>
-        trace?.push(
-          `${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, 130)}`,
-        ),
-      () => {},
-    );
-  }
-  return out;
-} as typeof original;
+const counter = countPgStatements(130);
 const gm = await openGraphmemix({ db: url });
 const size = await gm.store.countMemories('big');
 const questions = chatQuestions(n + 10, 6, { contextId: 'big', count: size, seed: 7 });
@@ -42,10 +22,10 @@ let b0 = 0;
 for (const [i, question] of questions.entries()) {
   if (i === 10) {
     cpu0 = process.cpuUsage();
-    s0 = statements;
-    b0 = begins;
+    s0 = counter.statements;
+    b0 = counter.begins;
   }
-  if (i === questions.length - 1) trace = [];
+  if (i === questions.length - 1) counter.trace = [];
   const t = performance.now();
   await gm.retrieve('big', question);
   if (i >= 10) times.push(performance.now() - t);
@@ -53,7 +33,7 @@ for (const [i, question] of questions.entries()) {
 const cpu = process.cpuUsage(cpu0);
 const sorted = [...times].sort((a, b) => a - b);
 console.log(
-  `retrieve in ${size}: n ${times.length} p50 ${sorted[Math.floor(times.length / 2)]!.toFixed(1)} ms; per retrieve: node cpu ${((cpu.user + cpu.system) / 1000 / times.length).toFixed(1)} ms, statements ${((statements - s0) / times.length).toFixed(1)}, transactions ${((begins - b0) / times.length).toFixed(1)}`,
+  `retrieve in ${size}: n ${times.length} p50 ${sorted[Math.floor(times.length / 2)]!.toFixed(1)} ms; per retrieve: node cpu ${((cpu.user + cpu.system) / 1000 / times.length).toFixed(1)} ms, statements ${((counter.statements - s0) / times.length).toFixed(1)}, transactions ${((counter.begins - b0) / times.length).toFixed(1)}`,
 );
-console.log(trace?.join('\n'));
+console.log(counter.trace?.join('\n'));
 await gm.close();

@@ -1,0 +1,30 @@
+import pg from 'pg';
+
+/**
+ * Counts the statements and transactions (BEGIN) this process sends through `pg.Client.query`, and while
+ * `trace` is an array, appends each statement's time, row count and first `width` characters to it. Probes
+ * read differences of `statements` / `begins` around the calls they measure. Patches the prototype once.
+ */
+export function countPgStatements(width = 150): { statements: number; begins: number; trace?: string[] } {
+  const counter: { statements: number; begins: number; trace?: string[] } = { statements: 0, begins: 0 };
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    counter.statements++;
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
+    if (text?.startsWith('BEGIN')) counter.begins++;
+    const t0 = performance.now();
+    const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+    const trace = counter.trace;
+    if (trace && out instanceof Promise) {
+      void out.then(
+        (r: { rowCount?: number }) =>
+          trace.push(
+            `${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, width)}`,
+          ),
+        () => {},
+      );
+    }
+    return out;
+  } as typeof original;
+  return counter;
+}
