@@ -18,7 +18,8 @@ export function registerTrainRankerCommand(program: Command): void {
     .addHelpText(
       'after',
       `
-Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used. Example (the shipped artifact):
+Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used, for the weights, the calibrations, the
+edge reliability and the refinement kappa (the solver replayed per kappa). Example (the shipped artifact):
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --db r.db
   $ graphmemix ingest ../shared/data/m3exam --format m3exam --db r.db
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --shape turns --db t.db
