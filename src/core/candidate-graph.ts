@@ -86,6 +86,8 @@ export interface SolverTrace {
   finalObjective: number;
   /** How the refinement searched: 'enumerate' (2^K subsets) or 'components' (exact DP/pruned search). */
   refineMethod: string;
+  /** The params it solved with (K, lambda, both kappas): with the graph, all a replay needs. */
+  params?: SolverParams;
 }
 
 export interface ForestSolution {

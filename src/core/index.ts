@@ -1,6 +1,12 @@
 export * from './candidate-graph.ts';
 export { fitListwise, type ListwiseFit, type ListwiseGroup } from './fit-listwise.ts';
 export { fitLogistic, type LogisticFit, type LogisticRow, solveLinear } from './fit-logistic.ts';
+export {
+  fitRefinementKappa,
+  type KappaFit,
+  type KappaFitOptions,
+  type KappaFitQuestion,
+} from './fit-refinement-kappa.ts';
 export { compareNodeRank, comparePosition } from './indexed-graph.ts';
 export { forestObjective, type KruskalResult, kruskalForest, nodeSetObjective } from './kruskal-forest.ts';
 export { orderVersions, type VersionLink } from './order-versions.ts';

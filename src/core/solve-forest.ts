@@ -38,6 +38,7 @@ export function solveForest(graph: CandidateGraph, params: Partial<SolverParams>
       dropped: refinement.dropped.map((node) => node.id),
       finalObjective: refinement.objective,
       refineMethod: refinement.method,
+      params: resolved,
     },
   };
 }

@@ -23,6 +23,9 @@ export function frozenPoolFromResult(
       verifierScore: c.verifierScore,
     })),
     edges: result.verifiedEdges.filter((edge) => edge.kept),
+    ...(result.forest.trace.params === undefined
+      ? {}
+      : { refinementKappa: result.forest.trace.params.kappa }),
     similarity: (a, b) => {
       if (a === b) return 1;
       const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;

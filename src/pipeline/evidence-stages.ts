@@ -333,16 +333,23 @@ export function solveEvidenceForest(
   k: number,
   solver: RetrieveOptions['solver'],
 ): ForestSolution {
-  const graph: CandidateGraph = {
-    nodes: pool.map((c) => ({ id: c.memoryId, position: c.position, prize: c.prize })),
-    edges: edges.filter((e) => e.kept).map(({ kept: _kept, ...edge }): CandidateEdge => edge),
-  };
-  return solveForest(graph, {
+  return solveForest(evidenceGraph(pool, edges), {
     k,
     lambda: solver?.lambda ?? DEFAULT_SOLVER_PARAMS.lambda,
     kappaProposal: solver?.kappaProposal ?? DEFAULT_SOLVER_PARAMS.kappaProposal,
     kappa: solver?.kappa ?? DEFAULT_SOLVER_PARAMS.kappa,
   });
+}
+
+/** The solver's graph of a prized pool: its members and the kept edges. */
+export function evidenceGraph(
+  pool: readonly Pick<PoolCandidate, 'memoryId' | 'position' | 'prize'>[],
+  edges: readonly JudgedEdge[],
+): CandidateGraph {
+  return {
+    nodes: pool.map((c) => ({ id: c.memoryId, position: c.position, prize: c.prize })),
+    edges: edges.filter((e) => e.kept).map(({ kept: _kept, ...edge }): CandidateEdge => edge),
+  };
 }
 
 /** Stage 6: the evidence packet in breadth-first reading order, and its text. */

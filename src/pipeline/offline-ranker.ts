@@ -10,7 +10,7 @@ import type { JudgedEdge, PoolCandidate } from './retrieval-result.ts';
 /** Name the ranker goes by in traces and docs: what it is, a listwise logistic model over offline features. */
 export const OFFLINE_RANKER_NAME = 'listwise-logistic-offline-ranker';
 /** Bump when the features, their normalisation or the artifact change: another version is never applied. */
-export const OFFLINE_RANKER_VERSION = 4;
+export const OFFLINE_RANKER_VERSION = 5;
 /** L2 penalty of the listwise fit (dev fold; not tuned: a light penalty that keeps collinear features finite). */
 export const RANKER_L2 = 0.01;
 
@@ -44,6 +44,11 @@ export interface OfflineRanker {
    * in an artifact fitted without edges, where the paper's w = 0.99 s_inc / 5 stays.
    */
   edgeReliability?: EdgeReliability;
+  /**
+   * The refinement's tree cost kappa for these prizes, fitted on the same dev questions by replaying the solver
+   * (src/pipeline/refinement-kappa.ts); absent: the paper's 0.12. A caller's `solver.kappa` wins.
+   */
+  refinement?: { kappa: number };
   /** Provenance: the command, the data (dev fold only), sample counts and the fit's losses. */
   fittedOn?: Record<string, unknown>;
 }
@@ -79,7 +84,9 @@ export function isUsableRanker(artifact: Partial<OfflineRanker>, key: string): b
           finite(artifact.edgeReliability?.[shape]?.c) &&
           (artifact.edgeReliability?.[shape]?.reply === undefined ||
             finite(artifact.edgeReliability?.[shape]?.reply)),
-      ))
+      )) &&
+    (artifact.refinement === undefined ||
+      (finite(artifact.refinement.kappa) && artifact.refinement.kappa >= 0))
   );
 }
 
@@ -184,10 +191,10 @@ function dotProduct(w: readonly number[], x: readonly number[]): number {
  * (p <= kappa) nor displace a memory that adds something. Applied to ranker prizes only: sigmoid(a s + b v + c)
  * stays the paper's. Prizes are compared before any is dropped, so the outcome does not depend on edge order.
  */
-export function withoutRepeatPrizes(
-  pool: readonly PoolCandidate[],
+export function withoutRepeatPrizes<T extends Pick<PoolCandidate, 'memoryId' | 'prize'>>(
+  pool: readonly T[],
   edges: readonly Pick<JudgedEdge, 'a' | 'b' | 'role'>[],
-): PoolCandidate[] {
+): T[] {
   const prizeOf = new Map(pool.map((c) => [c.memoryId, c.prize]));
   const repeats = new Set<string>();
   for (const edge of edges) {

@@ -4,7 +4,6 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import type { VerifierQuestion } from '../verify/verifier-input.ts';
-import { withCalibratedEdges } from './edge-reliability.ts';
 import { renderPacketText } from './evidence-packet.ts';
 import {
   buildPacket,
@@ -22,10 +21,11 @@ import {
   verifyEdges,
   verifyNodes,
 } from './evidence-stages.ts';
-import { rankerPrizes, resolveRanker, withoutRepeatPrizes } from './offline-ranker.ts';
+import { rankerPrizes, resolveRanker } from './offline-ranker.ts';
 import { calibrationKey, resolveCalibration } from './prize-calibration.ts';
 import { type QuestionDeadline, startQuestionDeadline } from './question-deadline.ts';
 import { poolShape } from './ranker-features.ts';
+import { rankerPoolAndEdges } from './ranker-refinement.ts';
 import type { QuestionInput, RetrievalResult, RetrieveOptions } from './retrieval-result.ts';
 import { selectVerifiers, type VerifierPair } from './select-verifiers.ts';
 import { type Clock, systemClock, TraceBuilder } from './trace-builder.ts';
@@ -98,12 +98,18 @@ export async function retrieveEvidence(
       : {}),
   });
   const judgedEdges = verifiedEdgesOf(edgeResult, expanded.eligible);
-  // With the ranker's prizes, the offline ECV's cross-unit edges get the reliability fitted with it.
-  const verifiedEdges = ranker?.edgeReliability
-    ? withCalibratedEdges(judgedEdges, ranker.edgeReliability[shape], expanded.records)
-    : judgedEdges;
-  const pool = ranker ? withoutRepeatPrizes(prized, verifiedEdges) : prized;
-  const forest = solveEvidenceForest(pool, verifiedEdges, k, options.solver);
+  // With the ranker's prizes, the offline ECV's cross-unit edges get the reliability fitted with it, repeats
+  // lose their prize, and the refinement uses the kappa fitted for these prizes (a caller's kappa wins).
+  const { pool, edges: verifiedEdges } = ranker
+    ? rankerPoolAndEdges(ranker, prized, judgedEdges, shape, expanded.records)
+    : { pool: prized, edges: judgedEdges };
+  const rankerKappa = options.solver?.kappa === undefined ? ranker?.refinement?.kappa : undefined;
+  const forest = solveEvidenceForest(
+    pool,
+    verifiedEdges,
+    k,
+    rankerKappa === undefined ? options.solver : { ...options.solver, kappa: rankerKappa },
+  );
   trace.flag('pool_smaller_than_k', pool.length < k && pool.length > 0);
   trace.flag('deadline_exceeded', deadline.exceeded());
   trace.lap('solve');
@@ -134,7 +140,10 @@ export async function retrieveEvidence(
       components: {
         ...components,
         prizes: ranker ? `${ranker.name} v${ranker.version}` : 'calibration sigmoid(a s + b v + c)',
-        solver: 'forest: 1-swap proposal + exact refinement',
+        solver:
+          rankerKappa === undefined
+            ? 'forest: 1-swap proposal + exact refinement'
+            : `forest: 1-swap proposal + exact refinement (kappa ${rankerKappa}, fitted with the ranker)`,
         store: deps.store.backend,
         // Which query expansions the lexical search used, with their terms (src/retrieval/query-expansion.ts).
         ...(retrieved.search.expansions.length === 0

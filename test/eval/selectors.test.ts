@@ -87,6 +87,14 @@ describe('forest selectors on a frozen pool', () => {
     similarity: () => 0,
   };
 
+  it('graphmemix refines at the kappa the pipeline solved the pool with', () => {
+    // c (p 0.3) is isolated: the paper's 0.12 keeps it, a pool solved at kappa 0.35 drops it.
+    const chosen = poolSelector('graphmemix');
+    expect(chosen(pool(), 4)).toContain('c');
+    expect(chosen({ ...pool(), refinementKappa: 0.35 }, 4)).not.toContain('c');
+    expect(chosen({ ...pool(), refinementKappa: 0.35 }, 4)).toContain('b');
+  });
+
   it('graphmemix recovers verified low-prize evidence that node top-K misses', () => {
     expect(nodeTopK(forestPool, 3)).toEqual(['a', 'a2', 'x']);
     const chosen = poolSelector('graphmemix')(forestPool, 3);

@@ -18,7 +18,8 @@ export function registerTrainRankerCommand(program: Command): void {
     .addHelpText(
       'after',
       `
-Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used. Example (the shipped artifact):
+Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used, for the weights, the calibrations, the
+edge reliability and the refinement kappa (the solver replayed per kappa). Example (the shipped artifact):
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --db r.db
   $ graphmemix ingest ../shared/data/m3exam --format m3exam --db r.db
   $ graphmemix ingest ../shared/data/mem-gallery/dialog --format mem-gallery --shape turns --db t.db
@@ -51,7 +52,7 @@ Only dev-fold questions (sha256 fold 0, src/eval/splits.ts) are used. Example (t
             artifact.features
               .map((name, i) => `  ${name.padEnd(24)} ${artifact.weights[i]!.toFixed(4)}`)
               .join('\n') +
-            `\n  prize calibration with rounds a ${artifact.calibration.units.a.toFixed(4)} c ${artifact.calibration.units.c.toFixed(4)}, without a ${artifact.calibration.turns.a.toFixed(4)} c ${artifact.calibration.turns.c.toFixed(4)}\nwritten to ${flags.out}\n`,
+            `\n  prize calibration with rounds a ${artifact.calibration.units.a.toFixed(4)} c ${artifact.calibration.units.c.toFixed(4)}, without a ${artifact.calibration.turns.a.toFixed(4)} c ${artifact.calibration.turns.c.toFixed(4)}\n  refinement kappa ${artifact.refinement?.kappa ?? 'paper 0.12'} (dev Recall@10 by kappa: ${(artifact.fittedOn?.refinementKappa as { recall: { kappa: number; recall: number }[] } | undefined)?.recall.map((r) => `${r.kappa} ${(100 * r.recall).toFixed(2)}`).join(', ') ?? '-'})\nwritten to ${flags.out}\n`,
         );
       } finally {
         for (const store of stores) await store.close();

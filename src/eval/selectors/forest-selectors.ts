@@ -46,7 +46,13 @@ export function forestProposal(params: Partial<Omit<SolverParams, 'k'>> = {}): S
   return (pool, k) => proposeFixedK(graphOf(pool), { ...params, k }).selected.map((node) => node.id);
 }
 
-/** The complete GraphMemix selector: proposal plus exact variable-size refinement, in reading order. */
+/**
+ * The complete GraphMemix selector: proposal plus exact variable-size refinement, in reading order, at the
+ * refinement kappa the pipeline used for this pool (a fitted ranker's) unless `params` names one.
+ */
 export function graphmemixForest(params: Partial<Omit<SolverParams, 'k'>> = {}): Selector {
-  return (pool, k) => solveForest(graphOf(pool), { ...params, k }).order;
+  return (pool, k) => {
+    const kappa = params.kappa ?? pool.refinementKappa;
+    return solveForest(graphOf(pool), { ...params, ...(kappa === undefined ? {} : { kappa }), k }).order;
+  };
 }

@@ -18,6 +18,8 @@ export interface FrozenPool {
   edges: CandidateEdge[];
   /** Cosine similarity of two candidates' canonical representations (dense embeddings or TF-IDF), in [-1, 1]. */
   similarity: (a: string, b: string) => number;
+  /** The refinement kappa the pipeline solved this question with (a fitted ranker's); absent: the default. */
+  refinementKappa?: number;
 }
 
 /** A selector returns memory ids in its own order; fixed-K selectors return min(K, M) of them. */
