@@ -32,6 +32,7 @@ import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
+import { type EdgeRow, memoryKey, SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, TOKENIZER_VERSION_META, vectorDimensionError } from './store-rules.ts';
@@ -114,6 +115,8 @@ class SqliteStore implements ArchiveStore {
   readonly semantic: SemanticIndexStore;
   /** The semantic index's kept top-n posting reads (semantic-postings-cache.ts). */
   private readonly semanticCache = new SemanticPostingsCache();
+  /** Edge lists and record JSON of memories questions read (sqlite-read-cache.ts). */
+  private readonly readCache = new SqliteReadCache();
 
   private readonly ann: UsearchVectorIndexes;
 
@@ -249,13 +252,23 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    const rows = this.run(() =>
-      ids.length === 0 ? [] : this.statements.getRecords.all(contextId, JSON.stringify(ids)),
-    ) as {
-      id: string;
-      record: string;
-    }[];
-    const byId = new Map(rows.map((row) => [row.id, row.record]));
+    const byId = this.run(() => {
+      const found = new Map<string, string>();
+      if (ids.length === 0) return found;
+      const cache = this.validReadCache();
+      const missing = cache ? ids.filter((id) => !cacheHit(cache.records, contextId, id, found)) : ids;
+      if (missing.length === 0) return found;
+      sqliteReadWork.recordStatements++;
+      const rows = this.statements.getRecords.all(contextId, JSON.stringify(missing)) as {
+        id: string;
+        record: string;
+      }[];
+      for (const row of rows) {
+        found.set(row.id, row.record);
+        cache?.records.set(memoryKey(contextId, row.id), row.record);
+      }
+      return found;
+    });
     return ids.flatMap((id) => {
       const record = byId.get(id);
       return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
@@ -569,19 +582,63 @@ class SqliteStore implements ArchiveStore {
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
-    const ids = JSON.stringify([...new Set(memoryIds)]);
-    const rows = this.run(() =>
-      memoryIds.length === 0 ? [] : this.statements.edgesOf.all(contextId, ids, contextId, ids),
-    ) as EdgeRow[];
-    for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    const take = (row: EdgeRow) => found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    this.run(() => {
+      if (memoryIds.length === 0) return;
+      const unique = [...new Set(memoryIds)];
+      const cache = this.validReadCache();
+      const missing: string[] = [];
+      for (const id of unique) {
+        const rows = cache?.edges.get(memoryKey(contextId, id));
+        if (rows === undefined) missing.push(id);
+        else for (const row of rows) take(row);
+      }
+      if (missing.length === 0) return;
+      const ids = JSON.stringify(missing);
+      sqliteReadWork.edgeStatements++;
+      const rows = this.statements.edgesOf.all(contextId, ids, contextId, ids) as EdgeRow[];
+      for (const row of rows) take(row);
+      // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
+      if (!cache) return;
+      for (const [id, list] of edgeListsOf(missing, rows)) cache.edges.set(memoryKey(contextId, id), list);
+    });
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
   async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length < 2) return [];
-    const ids = JSON.stringify([...new Set(memoryIds)]);
-    const rows = this.run(() => this.statements.edgesAmong.all(contextId, ids, ids)) as EdgeRow[];
-    // The primary key (context_id, a, b) yields each pair once; sorted like neighbors (pairKey order).
+    const unique = [...new Set(memoryIds)];
+    const rows = this.run(() => {
+      const cache = this.validReadCache();
+      if (!cache) {
+        const ids = JSON.stringify(unique);
+        sqliteReadWork.edgeStatements++;
+        return this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[];
+      }
+      // An edge with a cached end is in that end's complete list; only edges between two uncached ends
+      // need the statement. Each pair once (the primary key (context_id, a, b) yields it once).
+      const inSet = new Set(unique);
+      const byPair = new Map<string, EdgeRow>();
+      const uncached: string[] = [];
+      for (const id of unique) {
+        const list = cache.edges.get(memoryKey(contextId, id));
+        if (list === undefined) {
+          uncached.push(id);
+          continue;
+        }
+        for (const row of list) {
+          if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(pairKey(row.a, row.b), row);
+        }
+      }
+      if (uncached.length >= 2) {
+        const ids = JSON.stringify(uncached);
+        sqliteReadWork.edgeStatements++;
+        for (const row of this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[])
+          byPair.set(pairKey(row.a, row.b), row);
+      }
+      return [...byPair.values()];
+    });
+    // Sorted like neighbors (pairKey order).
     return rows
       .map((row) => toEdge(contextId, row))
       .sort((x, y) => compareKeys(pairKey(x.a, x.b), pairKey(y.a, y.b)));
@@ -792,6 +849,20 @@ class SqliteStore implements ArchiveStore {
     this.ann.close();
   }
 
+  /**
+   * The read cache, emptied when the file's write generation moved since its entries were read; undefined
+   * inside a transaction (a unit of work's reads may see rows its rollback removes).
+   */
+  private validReadCache(): SqliteReadCache | undefined {
+    if (this.db.inTransaction) return undefined;
+    const { changes, version } = this.statements.writeGeneration.get() as {
+      changes: number;
+      version: number;
+    };
+    this.readCache.validate(`${changes}:${version}`);
+    return this.readCache;
+  }
+
   private vectorVersion(contextId: string): number | undefined {
     const row = this.statements.vectorVersion.get(contextId) as { vector_version: number } | undefined;
     return row?.vector_version;
@@ -814,14 +885,6 @@ interface ViewRow {
   key: string;
   text: string;
   uri: string | null;
-}
-
-interface EdgeRow {
-  a: string;
-  b: string;
-  types: string;
-  strength: number;
-  similarity: number | null;
 }
 
 interface LexicalRow {
@@ -878,6 +941,8 @@ function prepareStatements(db: Database.Database) {
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
+    // This connection's row changes (committed or not) and other connections' commits: the read cache's key.
+    writeGeneration: p('SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version'),
     getRecords: p(
       'SELECT id, record FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
     ),
@@ -997,6 +1062,34 @@ function edgeTypes(json: string): RelationType[] {
 
 function compareKeys(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Found in the cache: its record JSON goes to `found`. */
+function cacheHit(
+  records: SqliteReadCache['records'],
+  contextId: string,
+  id: string,
+  found: Map<string, string>,
+): boolean {
+  const json = records.get(memoryKey(contextId, id));
+  if (json === undefined) return false;
+  found.set(id, json);
+  return true;
+}
+
+/** Each id's edges among `rows` (every edge touching one of `ids`), empty lists included. */
+function edgeListsOf(ids: readonly string[], rows: readonly EdgeRow[]): Map<string, EdgeRow[]> {
+  const lists = new Map(ids.map((id) => [id, [] as EdgeRow[]]));
+  const seen = new Set<string>();
+  for (const row of rows) {
+    // UNION ALL yields an edge between two of the ids twice.
+    const key = pairKey(row.a, row.b);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    lists.get(row.a)?.push(row);
+    if (row.b !== row.a) lists.get(row.b)?.push(row);
+  }
+  return lists;
 }
 
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
