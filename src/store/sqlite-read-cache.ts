@@ -1,13 +1,14 @@
 /**
- * Per-connection cache of what a question reads around its pool (sqlite-store.ts): each memory's complete
- * edge list (`neighbors`) and its stored record JSON (`getMemories`), by (context, memory id). A warm retrieve
- * at 10k read ~160 edge rows and 48 records per question through three statements; questions about one archive
- * keep meeting the same memories (half of a 300-question run's pool members had been in an earlier pool).
+ * Per-connection cache of the edges a question reads around its pool (sqlite-store.ts): each memory's
+ * complete edge list (`neighbors`), by (context, memory id), which also answers `edgesAmong` for pairs with a
+ * cached end. A warm retrieve at 10k read ~160 edge rows per question through two or three statements;
+ * questions about one archive keep meeting the same memories (half of a 300-question run's pool members had
+ * been in an earlier pool). Records are kept above the port (src/pipeline/pool-records.ts, same generation).
  *
  * Exact: an entry is what the statement returned under one write generation of the file, and `validate` drops
  * everything when the generation moved: `PRAGMA data_version` (another connection committed) or this
  * connection's `total_changes()` (it wrote, committed or not). Reads inside a transaction bypass the cache
- * (they may see rows a rollback removes, which no counter would then report). Bounded in bytes per kind;
+ * (they may see rows a rollback removes, which no counter would then report). Bounded in bytes;
  * the oldest entries go first. Holds strings only: every caller gets fresh objects built from them.
  */
 
@@ -21,27 +22,24 @@ export interface EdgeRow {
 }
 
 /**
- * Statements this process ran for the cached reads (never reset here): edge reads (`neighbors`,
- * `edgesAmong`) and record reads (`getMemories`). Tests read differences to see what the cache answered.
+ * Edge statements this process ran for `neighbors` and `edgesAmong` (never reset here). Tests read
+ * differences to see what the cache answered.
  */
-export const sqliteReadWork = { edgeStatements: 0, recordStatements: 0 };
+export const sqliteReadWork = { edgeStatements: 0 };
 
-/** Bytes of edge rows and of record JSON a connection keeps (each; about 100k edges, 40k chat records). */
+/** Bytes of edge rows a connection keeps (about 100k edges). */
 const EDGE_BYTES = 16 * 1024 * 1024;
-const RECORD_BYTES = 16 * 1024 * 1024;
 /** Share of the budget an eviction leaves: batches amortise the walk. */
 const EVICT_TO = 0.875;
 
 export class SqliteReadCache {
   private generation = '';
   readonly edges = new BoundedMap<readonly EdgeRow[]>(EDGE_BYTES, edgeListBytes);
-  readonly records = new BoundedMap<string>(RECORD_BYTES, (json) => 2 * json.length + 64);
 
   /** Drops every entry unless `generation` is the one the entries were read under. */
   validate(generation: string): void {
     if (generation === this.generation) return;
     this.edges.clear();
-    this.records.clear();
     this.generation = generation;
   }
 }

@@ -115,8 +115,10 @@ class SqliteStore implements ArchiveStore {
   readonly semantic: SemanticIndexStore;
   /** The semantic index's kept top-n posting reads (semantic-postings-cache.ts). */
   private readonly semanticCache = new SemanticPostingsCache();
-  /** Edge lists and record JSON of memories questions read (sqlite-read-cache.ts). */
+  /** Edge lists of memories questions read (sqlite-read-cache.ts). */
   private readonly readCache = new SqliteReadCache();
+  /** A deferred transaction around a read (withReadCache). */
+  private readonly readTransaction: <T>(work: () => T) => T;
 
   private readonly ann: UsearchVectorIndexes;
 
@@ -126,6 +128,8 @@ class SqliteStore implements ArchiveStore {
     options: Parameters<typeof createSqliteStore>[1] = {},
   ) {
     this.statements = prepareStatements(db);
+    const transaction = db.transaction((work: () => unknown) => work());
+    this.readTransaction = <T>(work: () => T) => transaction(work) as T;
     // An in-memory database has no folder to keep index files in: exact search only.
     this.ann = new UsearchVectorIndexes(db, file === ':memory:' || file === '' ? undefined : file, {
       ...options.ann,
@@ -252,23 +256,13 @@ class SqliteStore implements ArchiveStore {
   }
 
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    const byId = this.run(() => {
-      const found = new Map<string, string>();
-      if (ids.length === 0) return found;
-      const cache = this.validReadCache();
-      const missing = cache ? ids.filter((id) => !cacheHit(cache.records, contextId, id, found)) : ids;
-      if (missing.length === 0) return found;
-      sqliteReadWork.recordStatements++;
-      const rows = this.statements.getRecords.all(contextId, JSON.stringify(missing)) as {
-        id: string;
-        record: string;
-      }[];
-      for (const row of rows) {
-        found.set(row.id, row.record);
-        cache?.records.set(memoryKey(contextId, row.id), row.record);
-      }
-      return found;
-    });
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getRecords.all(contextId, JSON.stringify(ids)),
+    ) as {
+      id: string;
+      record: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.record]));
     return ids.flatMap((id) => {
       const record = byId.get(id);
       return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
@@ -583,10 +577,9 @@ class SqliteStore implements ArchiveStore {
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
     const take = (row: EdgeRow) => found.set(pairKey(row.a, row.b), toEdge(contextId, row));
-    this.run(() => {
-      if (memoryIds.length === 0) return;
+    if (memoryIds.length === 0) return this.run(() => []);
+    this.withReadCache((cache) => {
       const unique = [...new Set(memoryIds)];
-      const cache = this.validReadCache();
       const missing: string[] = [];
       for (const id of unique) {
         const rows = cache?.edges.get(memoryKey(contextId, id));
@@ -608,8 +601,7 @@ class SqliteStore implements ArchiveStore {
   async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length < 2) return [];
     const unique = [...new Set(memoryIds)];
-    const rows = this.run(() => {
-      const cache = this.validReadCache();
+    const rows = this.withReadCache((cache) => {
       if (!cache) {
         const ids = JSON.stringify(unique);
         sqliteReadWork.edgeStatements++;
@@ -853,14 +845,33 @@ class SqliteStore implements ArchiveStore {
    * The read cache, emptied when the file's write generation moved since its entries were read; undefined
    * inside a transaction (a unit of work's reads may see rows its rollback removes).
    */
-  private validReadCache(): SqliteReadCache | undefined {
-    if (this.db.inTransaction) return undefined;
+  /**
+   * Runs `read` with the read cache validated for it, both in ONE read transaction: the generation and the
+   * rows read on a miss come from one snapshot, and the WAL read lock (most of a small statement's cost) is
+   * taken once. Inside a caller's transaction `read` gets no cache (a unit of work may see rows its rollback
+   * removes).
+   */
+  private withReadCache<T>(read: (cache: SqliteReadCache | undefined) => T): T {
+    return this.run(() => {
+      if (this.db.inTransaction) return read(undefined);
+      return this.readTransaction(() => {
+        this.readCache.validate(this.generationNow());
+        return read(this.readCache);
+      });
+    });
+  }
+
+  readGeneration(): string | undefined {
+    if (!this.db.open || this.db.inTransaction) return undefined;
+    return this.generationNow();
+  }
+
+  private generationNow(): string {
     const { changes, version } = this.statements.writeGeneration.get() as {
       changes: number;
       version: number;
     };
-    this.readCache.validate(`${changes}:${version}`);
-    return this.readCache;
+    return `${changes}:${version}`;
   }
 
   private vectorVersion(contextId: string): number | undefined {
@@ -1062,19 +1073,6 @@ function edgeTypes(json: string): RelationType[] {
 
 function compareKeys(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/** Found in the cache: its record JSON goes to `found`. */
-function cacheHit(
-  records: SqliteReadCache['records'],
-  contextId: string,
-  id: string,
-  found: Map<string, string>,
-): boolean {
-  const json = records.get(memoryKey(contextId, id));
-  if (json === undefined) return false;
-  found.set(id, json);
-  return true;
 }
 
 /** Each id's edges among `rows` (every edge touching one of `ids`), empty lists included. */

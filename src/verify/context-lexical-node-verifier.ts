@@ -93,12 +93,19 @@ export const MODALITY_WORDS: Readonly<Record<AssetKind, string>> = {
  * modalities and the date in their payload too).
  */
 export function verifierDocumentText(record: MemoryRecord): string {
+  let text = documentTexts.get(record);
+  if (text !== undefined) return text;
   const parts = [recordFullText(record)];
   for (const kind of new Set(record.assets.map((a) => a.kind))) parts.push(MODALITY_WORDS[kind]);
   const day = record.timestamp === undefined ? undefined : /^\d{4}-\d{2}-\d{2}/.exec(record.timestamp)?.[0];
   if (day !== undefined) parts.push(day);
-  return parts.join('\n');
+  text = parts.join('\n');
+  documentTexts.set(record, text);
+  return text;
 }
+
+/** verifierDocumentText by record object (read-only records, as recordFullText's memo: candidate-snippet.ts). */
+const documentTexts = new WeakMap<MemoryRecord, string>();
 
 /** The scoring rule on plain data (exported for tests). */
 export function contextSupportScores(
