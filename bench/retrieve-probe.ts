@@ -5,7 +5,7 @@
  * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
  * `bench:scale` (bench/support/realistic-chat.ts, seed 11) into `--db` once and reuses it afterwards, then
  * runs 10 warm-up questions and `--queries` timed ones (`chatQuestions`, seed 5, as bench:scale), printing
- * p50 / p95 / p99 wall and mean CPU per retrieve with the 1-minute load. `--digest` writes, per question,
+ * p50 / p95 / p99 wall and mean (and median) CPU per retrieve with the 1-minute load. `--digest` writes, per question,
  * the pool (ids, retrieval scores, verifier scores, prizes), the kept edges and the packet text: two runs
  * of different code on the same archive must write the same file.
  */
