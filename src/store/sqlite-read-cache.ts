@@ -9,7 +9,7 @@
  * everything when the generation moved: `PRAGMA data_version` (another connection committed) or this
  * connection's `total_changes()` (it wrote, committed or not). Reads inside a transaction bypass the cache
  * (they may see rows a rollback removes, which no counter would then report). Bounded in bytes;
- * the oldest entries go first. Holds strings only: every caller gets fresh objects built from them.
+ * the oldest entries go first. Holds the rows as read: every caller gets fresh edge objects built from them.
  */
 
 /** An edge row as stored (types still JSON): shared between the lists of both ends, never mutated. */
