@@ -101,7 +101,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
-      const tokenSets = new Map([...contents].map(([id, text]) => [id, tokenSet(tokenizeCached(text))]));
+      const tokenSets = new Map([...contents].map(([id, text]) => [id, new Set(tokenizeCached(text))]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
@@ -163,20 +163,8 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
 }
 
 interface PairSide {
-  tokens: ReadonlySet<string>;
+  tokens: Set<string>;
   text: string;
-}
-
-/** A token list's set, kept with the list (tokenizeCached shares one list per text across questions). */
-const tokenSets = new WeakMap<readonly string[], ReadonlySet<string>>();
-
-function tokenSet(tokens: readonly string[]): ReadonlySet<string> {
-  let set = tokenSets.get(tokens);
-  if (set === undefined) {
-    set = new Set(tokens);
-    tokenSets.set(tokens, set);
-  }
-  return set;
 }
 
 /**

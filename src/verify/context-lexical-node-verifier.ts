@@ -178,15 +178,17 @@ export function unitSupport(
   const unitCount = Math.max(0, ...unitOf.values()) + (documents.length > 0 ? 1 : 0);
   // Only the question's terms are counted (one slot each, question order): a unit's full term-frequency map
   // was built four times per question (node verifier, ranker twice, edge verifier) for these few lookups.
-  // A document's own counts are kept with its token list (termFrequencies).
+  const position = new Map(terms.map((term, at) => [term, at]));
   const tf: Uint32Array[] = Array.from({ length: unitCount }, () => new Uint32Array(terms.length));
   const length = new Array<number>(unitCount).fill(0);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
     const counts = tf[unit]!;
     const tokens = tokenizeCached(document.text);
-    const frequencies = termFrequencies(tokens);
-    for (let t = 0; t < terms.length; t++) counts[t]! += frequencies.get(terms[t]!) ?? 0;
+    for (const token of tokens) {
+      const at = position.get(token);
+      if (at !== undefined) counts[at]!++;
+    }
     length[unit]! += tokens.length;
   }
   const averageLength = Math.max(1, length.reduce((sum, n) => sum + n, 0) / Math.max(1, unitCount));
@@ -207,23 +209,6 @@ export function unitSupport(
     return sum / total;
   });
   return { unitOf, byUnit };
-}
-
-/**
- * Term -> count of a token list, kept with the list (tokenizeCached shares one list per text, and pool records
- * keep their texts between questions): each question then looks up its few terms per document instead of
- * walking every token four times (node verifier, ranker twice, edge verifier).
- */
-const frequencyCache = new WeakMap<readonly string[], Map<string, number>>();
-
-function termFrequencies(tokens: readonly string[]): Map<string, number> {
-  let counts = frequencyCache.get(tokens);
-  if (counts === undefined) {
-    counts = new Map();
-    for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
-    frequencyCache.set(tokens, counts);
-  }
-  return counts;
 }
 
 /** Connected components over the unit relations; units numbered in order of first appearance. */
