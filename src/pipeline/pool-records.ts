@@ -5,8 +5,8 @@ import type { MemoryRecord } from '../types/memory-record.ts';
  * The question path's records, kept per store handle while the archive does not change. A warm retrieve
  * parsed its 48 pool records from JSON every time, and every offline verifier rebuilt their texts; questions
  * about one archive keep meeting the same memories (half of a 300-question run's pool members had been in an
- * earlier pool at 10k), and a kept record also keeps what the verifiers derived from it (their texts and
- * terms are memoised per record object: src/verify/record-texts.ts).
+ * earlier pool at 10k), and a kept record also keeps the verifiers' texts derived from it (memoised per
+ * record object: recordFullText in src/verify/candidate-snippet.ts, verifierDocumentText).
  *
  * Exact: entries are dropped as soon as `store.readGeneration()` moves (any write by this handle, any commit
  * by another connection or process); a backend without it (or a read inside a transaction) keeps nothing.
@@ -36,7 +36,8 @@ class RecordCache {
 
   add(key: string, record: MemoryRecord): void {
     if (this.entries.has(key)) return;
-    const bytes = approximateBytes(record) + 2 * key.length;
+    // Twice the record: the verifiers' texts memoised on it are about its text again.
+    const bytes = 2 * approximateBytes(record) + 2 * key.length;
     if (bytes > RECORD_BYTES / 64) return;
     this.entries.set(key, { record, bytes });
     this.bytes += bytes;
