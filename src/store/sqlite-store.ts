@@ -842,10 +842,6 @@ class SqliteStore implements ArchiveStore {
   }
 
   /**
-   * The read cache, emptied when the file's write generation moved since its entries were read; undefined
-   * inside a transaction (a unit of work's reads may see rows its rollback removes).
-   */
-  /**
    * Runs `read` with the read cache validated for it, both in ONE read transaction: the generation and the
    * rows read on a miss come from one snapshot, and the WAL read lock (most of a small statement's cost) is
    * taken once. Inside a caller's transaction `read` gets no cache (a unit of work may see rows its rollback
