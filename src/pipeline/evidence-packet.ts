@@ -27,7 +27,8 @@ export function buildEvidence(
         ...(record.sourceId === undefined ? {} : { sourceId: record.sourceId }),
         kind: record.kind,
         ...(record.timestamp === undefined ? {} : { date: record.timestamp }),
-        ...(record.location === undefined ? {} : { location: record.location }),
+        // A copy: pool records are shared between questions (pool-records.ts).
+        ...(record.location === undefined ? {} : { location: { ...record.location } }),
         ...(record.speaker === undefined ? {} : { speaker: record.speaker }),
         text: canonicalText(record, questionText),
         media: evidenceMedia(record),

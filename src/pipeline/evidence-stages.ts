@@ -22,6 +22,7 @@ import {
 import { eligibleRelations } from './eligible-relations.ts';
 import { buildEvidence, renderPacketText } from './evidence-packet.ts';
 import { edgesAmongIds, type SeedEdges } from './pool-edges.ts';
+import { poolRecords } from './pool-records.ts';
 import { nodePrize, type ResolvedCalibration } from './prize-calibration.ts';
 import { questionImageCaptions } from './question-captions.ts';
 import { type ExpansionSwitches, questionExpansions } from './question-expansions.ts';
@@ -158,7 +159,8 @@ export async function expandPool(
   const { scores } = poolScores(entries, retrievedScore);
   const records = new Map(
     (
-      await ctx.store.getMemories(
+      await poolRecords(
+        ctx.store,
         ctx.contextId,
         entries.map((e) => e.memoryId),
       )

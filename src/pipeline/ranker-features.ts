@@ -120,10 +120,13 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
     const record = candidate.record;
     const views = input.viewScores.get(id) ?? {};
     const rank = input.seedRank.get(id);
-    const tokens = new Set(tokenizeCached(documents[index]!.text));
-    const speaker = record.speaker === undefined ? [] : tokenize(record.speaker);
-    const day = record.timestamp === undefined ? [] : dateForms(record.timestamp.slice(0, 10));
-    const dayTokens = day.flatMap((form) => tokenize(form));
+    // Only questions with numbers or proper nouns read the memory's token set.
+    const tokens =
+      queryNumbers.length === 0 && entities.length === 0
+        ? new Set<string>()
+        : new Set(tokenizeCached(documents[index]!.text));
+    const speaker = record.speaker === undefined ? [] : tokenizeCached(record.speaker);
+    const dayTokens = record.timestamp === undefined ? [] : dayTerms(record.timestamp.slice(0, 10));
     const parts = inContext.get(id)!;
     const values: Record<RankerFeature, number> = {
       retrieval: candidate.retrievalScore,
@@ -165,6 +168,20 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
     for (const row of raw) row[j] = max > 0 ? row[j]! / max : 0;
   });
   return raw;
+}
+
+/** Terms of a day's date forms, by day: a pool has a few distinct days, each tokenised once per process. */
+const dayTermCache = new Map<string, readonly string[]>();
+
+function dayTerms(day: string): readonly string[] {
+  let terms = dayTermCache.get(day);
+  if (terms === undefined) {
+    terms = dateForms(day).flatMap((form) => tokenize(form));
+    // Bounded: a day is ~40 bytes of terms; an archive spanning decades stays under the cap.
+    if (dayTermCache.size >= 20_000) dayTermCache.clear();
+    dayTermCache.set(day, terms);
+  }
+  return terms;
 }
 
 /** Pool members joined to each member by any schema relation (round partner, adjacent turn, thread). */

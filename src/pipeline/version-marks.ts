@@ -3,6 +3,7 @@ import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts'
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { supersessionOrder } from '../types/supersession.ts';
 import { edgesTouchingIds, type SeedEdges } from './pool-edges.ts';
+import { poolRecords } from './pool-records.ts';
 import type { EvidenceItem } from './retrieval-result.ts';
 
 /**
@@ -34,7 +35,7 @@ export async function packetVersionLinks(
     allowed = new Set(await store.matchMemories(contextId, filter, { ids: [...ends] }));
   }
   const missing = [...new Set(edges.flatMap((edge) => [edge.a, edge.b]).filter((id) => !known.has(id)))];
-  for (const record of await store.getMemories(contextId, missing)) known.set(record.id, record);
+  for (const record of await poolRecords(store, contextId, missing)) known.set(record.id, record);
   const links: VersionLink[] = [];
   for (const edge of edges) {
     const [x, y] = [known.get(edge.a), known.get(edge.b)];

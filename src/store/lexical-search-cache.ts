@@ -117,30 +117,33 @@ export interface CachedDocument {
 const DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
- * The lex_docs rows recent searches scored, by id, least recently used dropped past DOCUMENT_CACHE_BYTES. A
- * row is immutable (documents are removed and re-added under new ids, never rewritten) and ids are never
- * reused (AUTOINCREMENT), so an entry is never stale: a deleted document loses its postings and is simply
- * not a candidate again. Reading ~250 candidates per field by id was the largest part of a warm question's
- * lexical search at 10k memories. Holds term ids and memory ids, no text.
+ * The lex_docs rows recent searches scored, by id, bounded by DOCUMENT_CACHE_BYTES; eviction keeps the
+ * recently read (CLOCK: a read sets a flag, the eviction walk spares a flagged entry once and clears it). A row
+ * is immutable (documents are removed and re-added under new ids, never rewritten) and ids are never reused
+ * (AUTOINCREMENT), so an entry is never stale: a deleted document loses its postings and is simply not a
+ * candidate again. Reading ~250 candidates per field by id was the largest part of a warm question's lexical
+ * search at 10k memories. Holds term ids and memory ids, no text.
+ *
+ * Why a flag and not a move to the back (a true LRU, as before): V8 Maps pay a delete + re-insert of the same
+ * key with a rehash far more often than once per table (measured: ~1 us a hit at 16k entries, 10-50 us for a
+ * key read again and again), and a warm question hits hundreds of entries.
  */
 export class DocumentCache {
-  private readonly entries = new Map<number, CachedDocument>();
+  private readonly entries = new Map<number, { value: CachedDocument; used: boolean }>();
   private bytes = 0;
 
   constructor(private readonly budget = DOCUMENT_CACHE_BYTES) {}
 
   get(doc: number): CachedDocument | undefined {
     const hit = this.entries.get(doc);
-    if (hit) {
-      this.entries.delete(doc);
-      this.entries.set(doc, hit);
-    }
-    return hit;
+    if (!hit) return undefined;
+    hit.used = true;
+    return hit.value;
   }
 
   set(doc: number, value: CachedDocument): void {
     if (this.entries.has(doc)) return;
-    this.entries.set(doc, value);
+    this.entries.set(doc, { value, used: false });
     this.bytes += size(value);
     if (this.bytes > this.budget) this.evict();
   }
@@ -151,18 +154,23 @@ export class DocumentCache {
   }
 
   /**
-   * Drops the least recently used entries down to EVICT_TO of the budget, walking ONE iterator. A fresh
-   * `entries().next()` per evicted entry (as before) skips every deleted slot at the front of V8's ordered
-   * hash table until it rehashes: with ~60k entries that made each eviction cost thousands of steps, and a
-   * common-term question scoring 10k+ candidates at 300k memories spent more time evicting than reading
-   * (issue #10, docs/living-archive.md "A question"). A batch walk skips those slots once per batch.
+   * Drops entries not read since the last walk, oldest first, down to EVICT_TO of the budget, walking ONE
+   * iterator per pass (a fresh `entries().next()` per evicted entry skips every deleted slot at the front of
+   * V8's ordered hash table until it rehashes: issue #10, docs/living-archive.md "A question"). A pass that
+   * only cleared flags is followed by one that evicts.
    */
   private evict(): void {
     const target = this.budget * EVICT_TO;
-    for (const [doc, entry] of this.entries) {
-      if (this.bytes <= target) break;
-      this.entries.delete(doc);
-      this.bytes -= size(entry);
+    while (this.bytes > target) {
+      for (const [doc, entry] of this.entries) {
+        if (this.bytes <= target) break;
+        if (entry.used) {
+          entry.used = false;
+          continue;
+        }
+        this.entries.delete(doc);
+        this.bytes -= size(entry.value);
+      }
     }
   }
 }

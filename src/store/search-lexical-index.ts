@@ -98,8 +98,11 @@ export function searchLexicalIndex(
       searchSubset(statements, termIds, contextId, terms, subset, options, learn),
     )();
   }
-  const search = () =>
+  const search = (cached: boolean) =>
     db.transaction(() => {
+      // Read inside the transaction, the version is the snapshot's: every cached and fresh read below is of
+      // one state (a commit by another connection after BEGIN is not seen by either), with one read lock.
+      if (cached) statements.cache.validate(statements.dataVersion.get() as number);
       const fields = statements.cache.fields(contextId, () =>
         (statements.fields.all(contextId) as FieldRow[]).filter((f) => f.docs > 0),
       );
@@ -115,16 +118,8 @@ export function searchLexicalIndex(
       return hits.sort(compareHits);
     })();
   // Inside a caller's transaction the reads may see uncommitted rows: no cache.
-  if (db.inTransaction) return statements.cache.bypass(search);
-  const version = statements.dataVersion.get() as number;
-  statements.cache.validate(version);
-  const hits = search();
-  // Another connection committed while this search ran: its cached and fresh reads may mix two states.
-  if ((statements.dataVersion.get() as number) !== version) {
-    statements.cache.validate(-1);
-    return statements.cache.bypass(search);
-  }
-  return hits;
+  if (db.inTransaction) return statements.cache.bypass(() => search(false));
+  return search(true);
 }
 
 /**

@@ -32,6 +32,7 @@ import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
+import { type EdgeRow, memoryKey, SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
 import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { assertWrite, TOKENIZER_VERSION_META, vectorDimensionError } from './store-rules.ts';
@@ -114,6 +115,10 @@ class SqliteStore implements ArchiveStore {
   readonly semantic: SemanticIndexStore;
   /** The semantic index's kept top-n posting reads (semantic-postings-cache.ts). */
   private readonly semanticCache = new SemanticPostingsCache();
+  /** Edge lists of memories questions read (sqlite-read-cache.ts). */
+  private readonly readCache = new SqliteReadCache();
+  /** A deferred transaction around a read (withReadCache). */
+  private readonly readTransaction: <T>(work: () => T) => T;
 
   private readonly ann: UsearchVectorIndexes;
 
@@ -123,6 +128,8 @@ class SqliteStore implements ArchiveStore {
     options: Parameters<typeof createSqliteStore>[1] = {},
   ) {
     this.statements = prepareStatements(db);
+    const transaction = db.transaction((work: () => unknown) => work());
+    this.readTransaction = <T>(work: () => T) => transaction(work) as T;
     // An in-memory database has no folder to keep index files in: exact search only.
     this.ann = new UsearchVectorIndexes(db, file === ':memory:' || file === '' ? undefined : file, {
       ...options.ann,
@@ -569,19 +576,61 @@ class SqliteStore implements ArchiveStore {
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const found = new Map<string, MemoryEdge>();
-    const ids = JSON.stringify([...new Set(memoryIds)]);
-    const rows = this.run(() =>
-      memoryIds.length === 0 ? [] : this.statements.edgesOf.all(contextId, ids, contextId, ids),
-    ) as EdgeRow[];
-    for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    const take = (row: EdgeRow) => found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    if (memoryIds.length === 0) return this.run(() => []);
+    this.withReadCache((cache) => {
+      const unique = [...new Set(memoryIds)];
+      const missing: string[] = [];
+      for (const id of unique) {
+        const rows = cache?.edges.get(memoryKey(contextId, id));
+        if (rows === undefined) missing.push(id);
+        else for (const row of rows) take(row);
+      }
+      if (missing.length === 0) return;
+      const ids = JSON.stringify(missing);
+      sqliteReadWork.edgeStatements++;
+      const rows = this.statements.edgesOf.all(contextId, ids, contextId, ids) as EdgeRow[];
+      for (const row of rows) take(row);
+      // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
+      if (!cache) return;
+      for (const [id, list] of edgeListsOf(missing, rows)) cache.edges.set(memoryKey(contextId, id), list);
+    });
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
 
   async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length < 2) return [];
-    const ids = JSON.stringify([...new Set(memoryIds)]);
-    const rows = this.run(() => this.statements.edgesAmong.all(contextId, ids, ids)) as EdgeRow[];
-    // The primary key (context_id, a, b) yields each pair once; sorted like neighbors (pairKey order).
+    const unique = [...new Set(memoryIds)];
+    const rows = this.withReadCache((cache) => {
+      if (!cache) {
+        const ids = JSON.stringify(unique);
+        sqliteReadWork.edgeStatements++;
+        return this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[];
+      }
+      // An edge with a cached end is in that end's complete list; only edges between two uncached ends
+      // need the statement. Each pair once (the primary key (context_id, a, b) yields it once).
+      const inSet = new Set(unique);
+      const byPair = new Map<string, EdgeRow>();
+      const uncached: string[] = [];
+      for (const id of unique) {
+        const list = cache.edges.get(memoryKey(contextId, id));
+        if (list === undefined) {
+          uncached.push(id);
+          continue;
+        }
+        for (const row of list) {
+          if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(pairKey(row.a, row.b), row);
+        }
+      }
+      if (uncached.length >= 2) {
+        const ids = JSON.stringify(uncached);
+        sqliteReadWork.edgeStatements++;
+        for (const row of this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[])
+          byPair.set(pairKey(row.a, row.b), row);
+      }
+      return [...byPair.values()];
+    });
+    // Sorted like neighbors (pairKey order).
     return rows
       .map((row) => toEdge(contextId, row))
       .sort((x, y) => compareKeys(pairKey(x.a, x.b), pairKey(y.a, y.b)));
@@ -792,6 +841,35 @@ class SqliteStore implements ArchiveStore {
     this.ann.close();
   }
 
+  /**
+   * Runs `read` with the read cache validated for it, both in ONE read transaction: the generation and the
+   * rows read on a miss come from one snapshot, and the WAL read lock (most of a small statement's cost) is
+   * taken once. Inside a caller's transaction `read` gets no cache (a unit of work may see rows its rollback
+   * removes).
+   */
+  private withReadCache<T>(read: (cache: SqliteReadCache | undefined) => T): T {
+    return this.run(() => {
+      if (this.db.inTransaction) return read(undefined);
+      return this.readTransaction(() => {
+        this.readCache.validate(this.generationNow());
+        return read(this.readCache);
+      });
+    });
+  }
+
+  readGeneration(): string | undefined {
+    if (!this.db.open || this.db.inTransaction) return undefined;
+    return this.generationNow();
+  }
+
+  private generationNow(): string {
+    const { changes, version } = this.statements.writeGeneration.get() as {
+      changes: number;
+      version: number;
+    };
+    return `${changes}:${version}`;
+  }
+
   private vectorVersion(contextId: string): number | undefined {
     const row = this.statements.vectorVersion.get(contextId) as { vector_version: number } | undefined;
     return row?.vector_version;
@@ -814,14 +892,6 @@ interface ViewRow {
   key: string;
   text: string;
   uri: string | null;
-}
-
-interface EdgeRow {
-  a: string;
-  b: string;
-  types: string;
-  strength: number;
-  similarity: number | null;
 }
 
 interface LexicalRow {
@@ -878,6 +948,8 @@ function prepareStatements(db: Database.Database) {
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
+    // This connection's row changes (committed or not) and other connections' commits: the read cache's key.
+    writeGeneration: p('SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version'),
     getRecords: p(
       'SELECT id, record FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
     ),
@@ -997,6 +1069,21 @@ function edgeTypes(json: string): RelationType[] {
 
 function compareKeys(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Each id's edges among `rows` (every edge touching one of `ids`), empty lists included. */
+function edgeListsOf(ids: readonly string[], rows: readonly EdgeRow[]): Map<string, EdgeRow[]> {
+  const lists = new Map(ids.map((id) => [id, [] as EdgeRow[]]));
+  const seen = new Set<string>();
+  for (const row of rows) {
+    // UNION ALL yields an edge between two of the ids twice.
+    const key = pairKey(row.a, row.b);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    lists.get(row.a)?.push(row);
+    if (row.b !== row.a) lists.get(row.b)?.push(row);
+  }
+  return lists;
 }
 
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {

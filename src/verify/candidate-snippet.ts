@@ -70,15 +70,28 @@ export function candidateSnippet(
   return `${truncate(body, bodyBudget)} ${tail}`;
 }
 
+/**
+ * Texts derived from a record object, kept while the object lives: a question's verifiers and ranker read
+ * each pool record's texts several times, and pool records are kept between questions
+ * (src/pipeline/pool-records.ts). Records are read-only once read (nothing on the question path mutates them),
+ * and the same string object makes the token cache's lookups cheap (its hash is computed once).
+ */
+const fullTexts = new WeakMap<MemoryRecord, string>();
+
 /** Every text route of a record joined (text, captions, OCR, speaker): what offline verifiers read. */
 export function recordFullText(record: MemoryRecord): string {
-  return [
-    record.speaker ?? '',
-    record.text,
-    ...recordCaptions(record),
-    recordOcr(record),
-    record.location?.name ?? '',
-  ]
-    .filter((part) => part !== '')
-    .join('\n');
+  let text = fullTexts.get(record);
+  if (text === undefined) {
+    text = [
+      record.speaker ?? '',
+      record.text,
+      ...recordCaptions(record),
+      recordOcr(record),
+      record.location?.name ?? '',
+    ]
+      .filter((part) => part !== '')
+      .join('\n');
+    fullTexts.set(record, text);
+  }
+  return text;
 }

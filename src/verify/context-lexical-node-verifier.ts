@@ -93,12 +93,19 @@ export const MODALITY_WORDS: Readonly<Record<AssetKind, string>> = {
  * modalities and the date in their payload too).
  */
 export function verifierDocumentText(record: MemoryRecord): string {
+  let text = documentTexts.get(record);
+  if (text !== undefined) return text;
   const parts = [recordFullText(record)];
   for (const kind of new Set(record.assets.map((a) => a.kind))) parts.push(MODALITY_WORDS[kind]);
   const day = record.timestamp === undefined ? undefined : /^\d{4}-\d{2}-\d{2}/.exec(record.timestamp)?.[0];
   if (day !== undefined) parts.push(day);
-  return parts.join('\n');
+  text = parts.join('\n');
+  documentTexts.set(record, text);
+  return text;
 }
+
+/** verifierDocumentText by record object (read-only records, as recordFullText's memo: candidate-snippet.ts). */
+const documentTexts = new WeakMap<MemoryRecord, string>();
 
 /** The scoring rule on plain data (exported for tests). */
 export function contextSupportScores(
@@ -169,27 +176,33 @@ export function unitSupport(
     relations,
   );
   const unitCount = Math.max(0, ...unitOf.values()) + (documents.length > 0 ? 1 : 0);
-  const tf: Map<string, number>[] = Array.from({ length: unitCount }, () => new Map());
+  // Only the question's terms are counted (one slot each, question order): a unit's full term-frequency map
+  // was built four times per question (node verifier, ranker twice, edge verifier) for these few lookups.
+  const position = new Map(terms.map((term, at) => [term, at]));
+  const tf: Uint32Array[] = Array.from({ length: unitCount }, () => new Uint32Array(terms.length));
   const length = new Array<number>(unitCount).fill(0);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
-    for (const token of tokenizeCached(document.text)) {
-      tf[unit]!.set(token, (tf[unit]!.get(token) ?? 0) + 1);
-      length[unit]!++;
+    const counts = tf[unit]!;
+    const tokens = tokenizeCached(document.text);
+    for (const token of tokens) {
+      const at = position.get(token);
+      if (at !== undefined) counts[at]!++;
     }
+    length[unit]! += tokens.length;
   }
   const averageLength = Math.max(1, length.reduce((sum, n) => sum + n, 0) / Math.max(1, unitCount));
-  const weights = terms.map((term) => {
+  const weights = terms.map((_, t) => {
     let df = 0;
-    for (const counts of tf) if (counts.has(term)) df++;
+    for (const counts of tf) if (counts[t]! > 0) df++;
     return Math.log(1 + (unitCount + 1) / (df + 1));
   });
   const total = weights.reduce((sum, w) => sum + w, 0);
   const byUnit = tf.map((counts, unit) => {
     if (total <= 0) return 0;
     let sum = 0;
-    for (const [t, term] of terms.entries()) {
-      const f = counts.get(term) ?? 0;
+    for (let t = 0; t < terms.length; t++) {
+      const f = counts[t]!;
       // The one BM25 term expression (k1 = 1.2, b = 0.75), with this verifier's rarity weight as the idf.
       if (f > 0) sum += bm25TermScore(weights[t]!, f, length[unit]!, averageLength);
     }

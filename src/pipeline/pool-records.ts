@@ -1,0 +1,101 @@
+import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../types/memory-record.ts';
+
+/**
+ * The question path's records, kept per store handle while the archive does not change. A warm retrieve
+ * parsed its 48 pool records from JSON every time, and every offline verifier rebuilt their texts; questions
+ * about one archive keep meeting the same memories (half of a 300-question run's pool members had been in an
+ * earlier pool at 10k), and a kept record also keeps the verifiers' texts derived from it (memoised per
+ * record object: recordFullText in src/verify/candidate-snippet.ts, verifierDocumentText).
+ *
+ * Exact: entries are dropped as soon as `store.readGeneration()` moves (any write by this handle, any commit
+ * by another connection or process); a backend without it (or a read inside a transaction) keeps nothing.
+ * The records are SHARED between questions: the pipeline only reads them, and nothing hands them out (the
+ * evidence copies what it shows). Bounded by an estimate of their bytes; the oldest go first.
+ */
+const RECORD_BYTES = 32 * 1024 * 1024;
+/** Share of the budget an eviction leaves: batches amortise the walk. */
+const EVICT_TO = 0.875;
+
+interface Entry {
+  record: MemoryRecord;
+  bytes: number;
+}
+
+class RecordCache {
+  generation = '';
+  bytes = 0;
+  readonly entries = new Map<string, Entry>();
+
+  validate(generation: string): void {
+    if (generation === this.generation) return;
+    this.entries.clear();
+    this.bytes = 0;
+    this.generation = generation;
+  }
+
+  add(key: string, record: MemoryRecord): void {
+    if (this.entries.has(key)) return;
+    // Twice the record: the verifiers' texts memoised on it are about its text again.
+    const bytes = 2 * approximateBytes(record) + 2 * key.length;
+    if (bytes > RECORD_BYTES / 64) return;
+    this.entries.set(key, { record, bytes });
+    this.bytes += bytes;
+    if (this.bytes <= RECORD_BYTES) return;
+    for (const [old, entry] of this.entries) {
+      if (this.bytes <= RECORD_BYTES * EVICT_TO) break;
+      this.entries.delete(old);
+      this.bytes -= entry.bytes;
+    }
+  }
+}
+
+const caches = new WeakMap<ArchiveStore, RecordCache>();
+
+/** `store.getMemories` (ids order, unknown ids skipped) through the per-handle cache. Read-only records. */
+export async function poolRecords(
+  store: ArchiveStore,
+  contextId: string,
+  ids: readonly string[],
+): Promise<MemoryRecord[]> {
+  const generation = store.readGeneration?.();
+  if (generation === undefined || ids.length === 0) return store.getMemories(contextId, ids);
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new RecordCache();
+    caches.set(store, cache);
+  }
+  cache.validate(generation);
+  const prefix = `${contextId.length}:${contextId}`;
+  const found = new Map<string, MemoryRecord>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const hit = cache.entries.get(prefix + id);
+    if (hit) found.set(id, hit.record);
+    else missing.push(id);
+  }
+  if (missing.length > 0) {
+    for (const record of await store.getMemories(contextId, missing)) {
+      found.set(record.id, record);
+      // A write may have landed during the read: the next call's generation differs and drops this entry.
+      cache.add(prefix + record.id, record);
+    }
+  }
+  return ids.flatMap((id) => {
+    const record = found.get(id);
+    return record === undefined ? [] : [record];
+  });
+}
+
+/** Rough bytes of a JSON value held in memory (strings as UTF-16, a fixed overhead per object and slot). */
+function approximateBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (typeof value !== 'object' || value === null) return 8;
+  let bytes = 32;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += 8 + approximateBytes(item);
+    return bytes;
+  }
+  for (const [key, item] of Object.entries(value)) bytes += 8 + 2 * key.length + approximateBytes(item);
+  return bytes;
+}
