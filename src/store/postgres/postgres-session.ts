@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
+import { UnitEdges } from './postgres-unit-edges.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
 /** A client inside one of our transactions (the only way store code reaches the database). */
@@ -58,6 +59,8 @@ export class PostgresSession {
     options?: {
       /** A write inside a unit that changes none of what the unit read ahead (UnitPrefetch): edges only. */
       keepsPrefetch?: boolean;
+      /** A write inside a unit that keeps the unit's edge knowledge current itself (UnitEdges): edge changes. */
+      keepsEdges?: boolean;
       /**
        * The transaction's first statement (no parameters: literals escaped by the caller), sent with its
        * BEGIN in one round trip; its result is `tx.first`. Not prepared: keep it to primary-key reads.
@@ -69,6 +72,7 @@ export class PostgresSession {
     const held = this.unitFor(contextId);
     if (held) {
       if (mode === 'write' && !options?.keepsPrefetch) held.prefetch?.invalidateContext();
+      if (mode === 'write' && !options?.keepsEdges) held.edges = undefined;
       const first = options?.first === undefined ? undefined : await held.client.query(options.first);
       return work(held.client, { first, defer: (text) => held.deferred.push(text) });
     }
@@ -111,6 +115,17 @@ export class PostgresSession {
   /** What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). */
   prefetchFor(contextId: string): UnitPrefetch | undefined {
     return this.unitFor(contextId)?.prefetch;
+  }
+
+  /**
+   * The stored edges the unit of work of `contextId` the caller runs in has read (undefined outside one);
+   * scoped writes other than edge changes drop it.
+   */
+  unitEdges(contextId: string): UnitEdges | undefined {
+    const unit = this.unitFor(contextId);
+    if (!unit) return undefined;
+    unit.edges ??= new UnitEdges();
+    return unit.edges;
   }
 
   /** The unit of work the caller runs in, whatever its context (global meta calls join it). */
@@ -336,6 +351,8 @@ interface Unit {
   client: pg.PoolClient;
   open: boolean;
   prefetch?: UnitPrefetch;
+  /** Stored edges read in the unit (changeEdges skips its read for pairs that touch them). */
+  edges?: UnitEdges | undefined;
   /** Writes queued by deferInUnit, not yet sent. */
   deferred: string[];
   /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */

@@ -22,7 +22,7 @@ import type {
   WriteOutcome,
 } from '../archive-store-spec.ts';
 import { MEDIA_PENDING_KEY } from '../archive-store-spec.ts';
-import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
+import { diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
 import type { SemanticIndexStore } from '../semantic-index-spec.ts';
 import { assertWrite } from '../store-rules.ts';
 import { BatchedReads } from './postgres-batched-reads.ts';
@@ -614,24 +614,20 @@ class PostgresStore implements PostgresArchiveStore {
     await this.session.scoped(
       contextId,
       'write',
-      async (sql) => {
-        const { memories, stored } = await this.edges.around(sql, contextId, changes);
-        const diff = diffEdgeChanges(
-          contextId,
-          changes,
-          (id) => memories.has(id),
-          (a, b) => stored.get(`${a}\u0000${b}`),
-        );
-        await this.edges.write(sql, contextId, diff);
-      },
-      // Edges and their counts only: nothing a unit reads ahead.
-      { keepsPrefetch: true },
+      (sql) => this.edges.change(sql, contextId, changes, this.session.unitEdges(contextId)),
+      // Edges and their counts only: nothing a unit reads ahead; the unit's edge knowledge takes the diff.
+      { keepsPrefetch: true, keepsEdges: true },
     );
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length === 0) return [];
-    return this.session.scoped(contextId, 'read', (sql) => this.edges.touching(sql, contextId, memoryIds));
+    return this.session.scoped(contextId, 'read', async (sql) => {
+      const edges = await this.edges.touching(sql, contextId, memoryIds);
+      // Inside a unit, a later changeEdges of pairs touching these ids needs no read of them.
+      this.session.unitEdges(contextId)?.learn(memoryIds, edges);
+      return edges;
+    });
   }
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
