@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { pendingLiteralPlans } from './postgres-literal-plans.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
@@ -285,13 +286,26 @@ export class PostgresSession {
     let broken = false;
     try {
       preparing(client);
-      const began = (await client.query(begin)) as unknown as pg.QueryResult | pg.QueryResult[];
+      // A fresh connection prepares the literal statements in its first transaction's first round trip (none
+      // of their own); if that round trip fails, which PREPAREs ran is unknown: the connection is dropped.
+      const plans = pendingLiteralPlans(client);
+      let began: pg.QueryResult | pg.QueryResult[];
+      try {
+        // After the BEGIN statement (which sets the isolation level: nothing may run before it).
+        const at = begin.indexOf(';') + 1;
+        const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
+        began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+      } catch (error) {
+        if (plans.sql !== '') broken = true;
+        throw error;
+      }
+      plans.done();
       const result = await work(client, Array.isArray(began) ? began : [began]);
       if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
       return result;
     } catch (error) {
       try {
-        await client.query('ROLLBACK');
+        if (!broken) await client.query('ROLLBACK');
       } catch {
         broken = true; // the connection is gone: do not return it to the pool
       }

@@ -30,6 +30,14 @@ import { PostgresEdges } from './postgres-edges.ts';
 import { integrityProblems } from './postgres-integrity.ts';
 import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
 import { searchPostgresLexical } from './postgres-lexical-search.ts';
+import {
+  CLEAR_JOURNAL,
+  EDGE_COUNTS,
+  META_DELETE,
+  META_PUT,
+  STORED_HASHES,
+  WRITE_COUNTERS,
+} from './postgres-literal-plans.ts';
 import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
 import { listFiltered, matchFiltered, statsOf, versionsOf, writeHistoryAndTags } from './postgres-scopes.ts';
@@ -163,9 +171,7 @@ class PostgresStore implements PostgresArchiveStore {
     // one statement (data-modifying CTEs; foreign keys are checked at the end of the statement), the first
     // one rides with BEGIN (primary-key reads: the literal plans as well as a parameter) and the counters
     // with COMMIT.
-    const first = `WITH ensure AS (INSERT INTO contexts (id) VALUES (${literal}) ON CONFLICT (id) DO NOTHING)
-      SELECT id, content_hash, record FROM memories WHERE context_id = ${literal}
-      AND id = ANY(ARRAY[${ids.map(escapeLiteral).join(', ')}]::text[])`;
+    const first = STORED_HASHES.call(literal, `ARRAY[${ids.map(escapeLiteral).join(', ')}]::text[]`);
     return this.session.scoped(
       contextId,
       'write',
@@ -228,9 +234,12 @@ class PostgresStore implements PostgresArchiveStore {
         );
         if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
           tx.defer(
-            `UPDATE contexts SET memories = memories + ${outcome.inserted.length},
-           vector_version = vector_version + ${outcome.updated.length > 0 ? 1 : 0},
-           last_write = ${escapeLiteral(new Date().toISOString())} WHERE id = ${literal}`,
+            WRITE_COUNTERS.call(
+              literal,
+              String(outcome.inserted.length),
+              outcome.updated.length > 0 ? '1' : '0',
+              escapeLiteral(new Date().toISOString()),
+            ),
           );
         }
         return outcome;
@@ -564,7 +573,7 @@ class PostgresStore implements PostgresArchiveStore {
       seqs.every((seq) => Number.isSafeInteger(seq)) &&
       this.session.deferInUnit(
         contextId,
-        `DELETE FROM relation_journal WHERE context_id = ${escapeLiteral(contextId)} AND seq = ANY('{${seqs.join(',')}}'::bigint[])`,
+        CLEAR_JOURNAL.call(escapeLiteral(contextId), `'{${seqs.join(',')}}'`),
       )
     ) {
       // Queued in the unit (sent with its next statement or its COMMIT); journal reads ahead are stale now.
@@ -632,9 +641,8 @@ class PostgresStore implements PostgresArchiveStore {
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     // One round trip (a primary-key read): it follows every add (the ingest report).
-    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(
-      contextId,
-      (literal) => `SELECT type, n FROM edge_counts WHERE context_id = ${literal}`,
+    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(contextId, (literal) =>
+      EDGE_COUNTS.call(literal),
     );
     const counts = emptyEdgeCounts();
     for (const row of rows) if (row.type in counts) counts[row.type] = row.n;
@@ -733,9 +741,8 @@ class PostgresStore implements PostgresArchiveStore {
   async setMeta(key: string, value: unknown): Promise<void> {
     const text =
       value === undefined
-        ? `DELETE FROM meta WHERE key = ${escapeLiteral(key)}`
-        : `INSERT INTO meta (key, value) VALUES (${escapeLiteral(key)}, ${escapeLiteral(JSON.stringify(value))})
-           ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+        ? META_DELETE.call(escapeLiteral(key))
+        : META_PUT.call(escapeLiteral(key), escapeLiteral(JSON.stringify(value)));
     // Inside a unit of work the write is queued (no round trip of its own); its readers there are served
     // from the unit's read-ahead, which takes the new value, or flush it first (any statement does).
     if (!this.session.deferMetaInUnit(key, text)) {
