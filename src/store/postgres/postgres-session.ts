@@ -4,6 +4,7 @@ import pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { pendingLiteralPlans } from './postgres-literal-plans.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
+import { StatementPipeline } from './postgres-statement-pipeline.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
@@ -172,11 +173,16 @@ export class PostgresSession {
             .call(client, held.deferred.splice(0).join('; '))
             .then(call);
         };
+        // Statements the unit's work issues together share a round trip (StatementPipeline).
+        const raw = rawQueries.get(client);
+        if (raw) pipelines.set(client, new StatementPipeline(raw));
         try {
           return await units.run(held, work);
         } finally {
           // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
           held.open = false;
+          pipelines.get(client)?.flush();
+          pipelines.delete(client);
           client.query = query;
         }
       },
@@ -332,19 +338,39 @@ function preparing(client: pg.PoolClient): void {
   const tagged = client as pg.PoolClient & { [PREPARING]?: true };
   if (tagged[PREPARING]) return;
   tagged[PREPARING] = true;
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  rawQueries.set(client, query);
+  // Names this connection has prepared (a named statement is prepared by its first successful run).
+  const prepared = new Set<string>();
   (client as { query: unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
+    const pipeline = pipelines.get(client);
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && rest.length === 0) {
       let name = statementNames.get(config);
       if (name === undefined && statementNames.size < MAX_PREPARED) {
         name = `gmx_${createHash('sha256').update(config).digest('hex').slice(0, 24)}`;
         statementNames.set(config, name);
       }
-      if (name !== undefined) return query({ name, text: config, values });
+      if (name !== undefined) {
+        if (pipeline && prepared.has(name) && StatementPipeline.joins(values)) {
+          return pipeline.add(name, config, values);
+        }
+        pipeline?.flush();
+        const known = name;
+        return query({ name, text: config, values }).then((result) => {
+          prepared.add(known);
+          return result;
+        });
+      }
     }
+    pipeline?.flush();
     return query(config, values, ...rest);
   };
 }
+
+/** The pipeline of each connection while it runs a unit of work (StatementPipeline). */
+const pipelines = new WeakMap<pg.PoolClient, StatementPipeline>();
+/** Each prepared connection's own query, below the wrappers (what a pipeline sends with). */
+const rawQueries = new WeakMap<pg.PoolClient, (config: unknown) => Promise<unknown>>();
 
 /** What a scoped transaction's work gets beside its client (PostgresSession.scoped). */
 export interface ScopedTransaction {
