@@ -271,7 +271,11 @@ export async function syncSemanticEdges(
       }
     } else for (const doc of await store.semantic.getDocs(contextId, wanted)) lists.set(doc.memoryId, doc);
   };
-  await readLists(ids.filter((id) => !lists.has(id)));
+  // The stored edges do not depend on the lists: read together with the first lists.
+  const [, edges] = await Promise.all([
+    readLists(ids.filter((id) => !lists.has(id))),
+    store.neighbors(contextId, ids),
+  ]);
   const missing = new Set<string>();
   for (const doc of lists.values())
     for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);
@@ -287,7 +291,7 @@ export async function syncSemanticEdges(
     }
   }
   const changes: EdgeChange[] = [];
-  for (const edge of await store.neighbors(contextId, ids)) {
+  for (const edge of edges) {
     if (!edge.types.includes('semantic_knn')) continue;
     const key = pairKey(edge.a, edge.b);
     const want = wanted.get(key);
