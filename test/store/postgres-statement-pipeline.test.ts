@@ -76,4 +76,21 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL statement pipeline', () => {
       await store.close();
     }
   });
+
+  it('writes new memories in three round trips: records and lexical documents go together', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase(), maxConnections: 1 });
+    try {
+      await store.writeMemories('ctx', [write('ctx', 'warm', 'warm up the statements', 0)]);
+      roundTrips = 0;
+      // BEGIN with the stored hashes, the records with their lexical documents, the counters with COMMIT.
+      await store.writeMemories('ctx', [write('ctx', 'm1', 'a memory about apples', 1)]);
+      expect(roundTrips).toBe(3);
+      expect((await store.searchLexical('ctx', 'apples', { limit: 5 })).map((hit) => hit.memoryId)).toEqual([
+        'm1',
+      ]);
+      expect(await store.countMemories('ctx')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
 });

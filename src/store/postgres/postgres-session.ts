@@ -173,16 +173,11 @@ export class PostgresSession {
             .call(client, held.deferred.splice(0).join('; '))
             .then(call);
         };
-        // Statements the unit's work issues together share a round trip (StatementPipeline).
-        const raw = rawQueries.get(client);
-        if (raw) pipelines.set(client, new StatementPipeline(raw));
         try {
           return await units.run(held, work);
         } finally {
           // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
           held.open = false;
-          pipelines.get(client)?.flush();
-          pipelines.delete(client);
           client.query = query;
         }
       },
@@ -306,7 +301,16 @@ export class PostgresSession {
         throw error;
       }
       plans.done();
-      const result = await work(client, Array.isArray(began) ? began : [began]);
+      // Statements the work issues together share a round trip (StatementPipeline).
+      const raw = rawQueries.get(client);
+      if (raw) pipelines.set(client, new StatementPipeline(raw));
+      let result: T;
+      try {
+        result = await work(client, Array.isArray(began) ? began : [began]);
+      } finally {
+        pipelines.get(client)?.flush();
+        pipelines.delete(client);
+      }
       if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
       return result;
     } catch (error) {
@@ -367,7 +371,7 @@ function preparing(client: pg.PoolClient): void {
   };
 }
 
-/** The pipeline of each connection while it runs a unit of work (StatementPipeline). */
+/** The pipeline of each connection while it runs a transaction's work (StatementPipeline). */
 const pipelines = new WeakMap<pg.PoolClient, StatementPipeline>();
 /** Each prepared connection's own query, below the wrappers (what a pipeline sends with). */
 const rawQueries = new WeakMap<pg.PoolClient, (config: unknown) => Promise<unknown>>();

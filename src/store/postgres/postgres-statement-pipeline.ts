@@ -12,7 +12,7 @@ interface Item {
 }
 
 /**
- * Statements issued together on one connection inside a unit of work (reads a caller starts with
+ * Statements issued together on one connection inside a transaction (reads a caller starts with
  * Promise.all), sent as ONE simple query: `EXECUTE name(literals); EXECUTE ...`. Node's pg client runs a
  * connection's statements one round trip each; the server runs a simple query's statements in order, in the
  * same transaction, with the plans the connection prepared for the named statements (so only statements

@@ -220,10 +220,13 @@ class PostgresStore implements PostgresArchiveStore {
           // Keys of memories new to the store go in the records' statement (nothing to replace first).
           const fresh = [...keyed.keys()].every((id) => !storedIds.has(id) && final.has(id));
           const keyRows = fresh ? keyRowsOf(keyed, (id) => final.get(id)!.record.sequence) : undefined;
-          await writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
-          if (fresh) keyed.clear();
           for (const write of final.values()) lexical.add(write.views);
-          await lexical.flush();
+          const records = () => writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
+          // Nothing replaced: the records' statement and the lexical one read nothing of each other, so they
+          // are issued together (one round trip, pipelined), in this order (the documents need the records).
+          if (touched.length === 0) await Promise.all([records(), lexical.flush()]);
+          else await records().then(() => lexical.flush());
+          if (fresh) keyed.clear();
         }
         await this.writeKeys(sql, contextId, keyed, current, storedIds);
         await writeHistoryAndTags(
