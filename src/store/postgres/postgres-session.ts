@@ -342,7 +342,17 @@ function preparing(client: pg.PoolClient): void {
   const tagged = client as pg.PoolClient & { [PREPARING]?: true };
   if (tagged[PREPARING]) return;
   tagged[PREPARING] = true;
-  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const direct = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  // One statement at a time on the connection, in call order (what the driver's queue does, without
+  // handing it a query while one runs: deprecated in pg 8, removed in pg 9). Work issued together still
+  // shares round trips through the pipeline.
+  let tail: Promise<unknown> = Promise.resolve();
+  const query = (...args: unknown[]): Promise<unknown> => {
+    if (args.some((arg) => typeof arg === 'function')) return direct(...args);
+    const run = tail.then(() => direct(...args));
+    tail = run.catch(() => {});
+    return run;
+  };
   rawQueries.set(client, query);
   // Names this connection has prepared (a named statement is prepared by its first successful run).
   const prepared = new Set<string>();
