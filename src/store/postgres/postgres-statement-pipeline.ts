@@ -2,6 +2,10 @@ import pg from 'pg';
 
 /** Microtask hops a pipeline waits for more statements before it sends (async call chains differ in depth). */
 const HOPS = 8;
+/** A statement joins a pipeline with at most this many values (array elements counted)... */
+const MAX_JOIN_ELEMENTS = 2048;
+/** ...and this many characters of strings. */
+const MAX_JOIN_CHARS = 65_536;
 
 interface Item {
   name: string;
@@ -33,7 +37,22 @@ export class StatementPipeline {
 
   /** Whether a statement with these values can join (else the caller sends it as usual, after flush()). */
   static joins(values: readonly unknown[]): boolean {
-    return values.every((value) => literalOf(value) !== undefined);
+    // Small statements only (an add's): an ingest batch's arrays hold tens of thousands of elements, whose
+    // literals cost more Node CPU (building and collecting the text) than the round trip they save; the
+    // driver's own encoding sends them. Checked before any literal is built.
+    let elements = 0;
+    let chars = 0;
+    for (const value of values) {
+      const items = Array.isArray(value) ? value : [value];
+      elements += items.length;
+      if (elements > MAX_JOIN_ELEMENTS) return false;
+      for (const item of items) {
+        if (!hasLiteral(item)) return false;
+        if (typeof item === 'string') chars += item.length;
+      }
+      if (chars > MAX_JOIN_CHARS) return false;
+    }
+    return true;
   }
 
   add(name: string, text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
@@ -71,6 +90,13 @@ export class StatementPipeline {
       },
     );
   }
+}
+
+/** Whether literalOf gives a scalar `value` a literal (arrays: each element). */
+function hasLiteral(value: unknown): boolean {
+  if (value === null || value === undefined || typeof value === 'boolean') return true;
+  if (typeof value === 'string') return !value.includes('\u0000');
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
 function hop(times: number, then: () => void): void {
