@@ -58,7 +58,14 @@ export async function exactTopK(
   options: TopKSearchOptions = {},
 ): Promise<SemanticNeighbour[]> {
   if (query.terms.length === 0 || k < 1) return [];
-  const terms = termsWithBounds(query, await source.termBounds(query.terms));
+  // The term bounds and each term's top k are independent reads, issued together (one round trip where the
+  // store pipelines them); the top reads of terms without a bound (no postings) come back empty, unused.
+  const positive = query.terms.filter((_, at) => query.weights[at]! > 0);
+  const [bounds, tops] = await Promise.all([
+    source.termBounds(query.terms),
+    source.topPostings ? source.topPostings(positive, k) : undefined,
+  ]);
+  const terms = termsWithBounds(query, bounds);
   const limit = options.maxPostingsPerTerm ?? Number.POSITIVE_INFINITY;
   // A term's cap bounds the weight of every posting not read: the last weight of a top-k read (0 when that
   // was the whole list), the cutoff of a minWeight read (what it left out is strictly below). A truncated
@@ -67,12 +74,6 @@ export async function exactTopK(
   const prefixes = new Map<string, readonly SemanticPosting[]>();
   const caps = new Map<string, number>();
   const truncated = new Set<string>();
-  const tops = source.topPostings
-    ? await source.topPostings(
-        terms.map((entry) => entry.term),
-        k,
-      )
-    : undefined;
   for (const { term } of terms) {
     const rows = tops ? (tops.get(term) ?? []) : await source.postings(term, { top: k });
     prefixes.set(term, rows);

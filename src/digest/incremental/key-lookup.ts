@@ -13,7 +13,9 @@ export interface ChainPosition {
  */
 export class KeyLookup {
   private readonly groups = new Map<string, { records: MemoryRecord[]; complete: boolean }>();
-  private readonly adjacent_ = new Map<string, MemoryRecord | null>();
+  /** Group reads in flight, by key and limit: the types run together and may ask for one at once. */
+  private readonly reading = new Map<string, Promise<unknown>>();
+  private readonly adjacent_ = new Map<string, Promise<MemoryRecord | undefined>>();
 
   constructor(
     readonly store: ArchiveStore,
@@ -28,10 +30,26 @@ export class KeyLookup {
         ? hit
         : { records: hit.records.slice(0, limit), complete: false };
     }
-    const records = await this.store.findByKeys(this.contextId, [key], limit === undefined ? {} : { limit });
-    const found = { records, complete: limit === undefined || records.length < limit };
-    this.groups.set(key, found);
-    return found;
+    const flight = `${key}\u0000${limit ?? ''}`;
+    const pending = this.reading.get(flight);
+    if (pending) {
+      await pending;
+      return this.group(key, limit);
+    }
+    const read = this.store.findByKeys(this.contextId, [key], limit === undefined ? {} : { limit });
+    this.reading.set(flight, read);
+    try {
+      const records = await read;
+      const found = { records, complete: limit === undefined || records.length < limit };
+      // A longer or complete read of the key (by another type) is not replaced by a shorter one.
+      const known = this.groups.get(key);
+      if (!known || (!known.complete && (found.complete || records.length > known.records.length))) {
+        this.groups.set(key, found);
+      }
+      return found;
+    } finally {
+      this.reading.delete(flight);
+    }
   }
 
   /** The whole group of `key`. */
@@ -45,9 +63,11 @@ export class KeyLookup {
     direction: 'before' | 'after',
   ): Promise<MemoryRecord | undefined> {
     const cacheKey = `${key}\u0000${direction}\u0000${position.sequence}\u0000${position.id}`;
-    if (this.adjacent_.has(cacheKey)) return this.adjacent_.get(cacheKey) ?? undefined;
-    const found = await this.store.adjacentByKey(this.contextId, key, position, direction);
-    this.adjacent_.set(cacheKey, found ?? null);
+    let found = this.adjacent_.get(cacheKey);
+    if (!found) {
+      found = this.store.adjacentByKey(this.contextId, key, position, direction);
+      this.adjacent_.set(cacheKey, found);
+    }
     return found;
   }
 

@@ -64,9 +64,16 @@ export async function updateSchemaRelations(
   const lookup = new KeyLookup(store, contextId);
   const deltas = new Map<SchemaRelationType, TypeDelta>();
   const everyDirty = new Set<string>();
-  for (const [type, step] of STEPS) {
-    const typeDelta = new TypeDelta();
-    await step(lookup, changes, typeDelta);
+  // The types' reads are independent (each fills its own delta; the lookup caches what they share): run
+  // together, a networked store answers their reads of each round together.
+  const computed = await Promise.all(
+    STEPS.map(async ([type, step]) => {
+      const typeDelta = new TypeDelta();
+      await step(lookup, changes, typeDelta);
+      return [type, typeDelta] as const;
+    }),
+  );
+  for (const [type, typeDelta] of computed) {
     // A changed record may lose every pair of a type (it left its session, its round, email kind...).
     for (const change of changes) if (change.after) typeDelta.dirty.add(change.id);
     for (const id of typeDelta.dirty) everyDirty.add(id);

@@ -12,6 +12,9 @@ import { memoKnnSource } from './memo-knn-source.ts';
 import { compactionLimit, semanticNeedsCompaction } from './semantic-needs-compaction.ts';
 import { storeKnnSource } from './store-knn-source.ts';
 
+/** Upserts up to which the update asks for each id's referrers before it knows whether the id is stored. */
+const SPECULATIVE_REFERRERS = 8;
+
 /** What changed in a context since the last semantic update (records already written / deleted). */
 export interface SemanticDelta {
   upserted: ReadonlyArray<{ before?: MemoryRecord; after: MemoryRecord }>;
@@ -136,14 +139,22 @@ export async function updateSemanticKnn(
   const latest = new Map<string, MemoryRecord>();
   for (const { after } of delta.upserted) latest.set(after.id, after);
   const texts = new Map([...latest].map(([id, record]) => [id, semanticText(record)]));
-  const df = await index.documentFrequencies(contextId, [
-    ...new Set([...texts.values()].flatMap(distinctTerms)),
-  ]);
-  const incoming = [...latest.keys()].map((id) => frozenVector(id, texts.get(id)!, snapshot.documents, df));
   const removedIds = [...new Set(delta.removed.map((record) => record.id))].filter((id) => !latest.has(id));
-  const stored = new Map(
-    (await index.getDocs(contextId, [...latest.keys(), ...removedIds])).map((doc) => [doc.memoryId, doc]),
-  );
+  // Independent reads, issued together (a networked store answers them in one round trip). A small delta
+  // (an add) also asks up front whether lists name each upserted id, which matters for the ids not stored.
+  const speculate = latest.size <= SPECULATIVE_REFERRERS;
+  const [df, storedDocs, named] = await Promise.all([
+    index.documentFrequencies(contextId, [...new Set([...texts.values()].flatMap(distinctTerms))]),
+    index.getDocs(contextId, [...latest.keys(), ...removedIds]),
+    speculate
+      ? Promise.all(
+          [...latest.keys()].map(async (id) => [id, await index.referrers(contextId, [id])] as const),
+        )
+      : undefined,
+  ]);
+  const referred = new Map(named);
+  const incoming = [...latest.keys()].map((id) => frozenVector(id, texts.get(id)!, snapshot.documents, df));
+  const stored = new Map(storedDocs.map((doc) => [doc.memoryId, doc]));
 
   const toAdd: SparseDoc[] = [];
   // Deleting a memory already dropped its own document; the lists naming it still need refilling.
@@ -163,10 +174,13 @@ export async function updateSemanticKnn(
   }
   // A newcomer that lists still name (an update interrupted after its removal) is refilled like a leaver,
   // so no stale score of it survives.
-  for (const doc of toAdd) {
-    if (stored.has(doc.memoryId)) continue;
-    if ((await index.referrers(contextId, [doc.memoryId])).length > 0) leaving.push(doc.memoryId);
-  }
+  const fresh = toAdd.filter((doc) => !stored.has(doc.memoryId));
+  const owners = await Promise.all(
+    fresh.map((doc) => referred.get(doc.memoryId) ?? index.referrers(contextId, [doc.memoryId])),
+  );
+  fresh.forEach((doc, at) => {
+    if (owners[at]!.length > 0) leaving.push(doc.memoryId);
+  });
   const touched = new Set<string>([...removedIds, ...toAdd.map((doc) => doc.memoryId)]);
 
   const exactReverse = options.reverse === 'exact';
@@ -257,7 +271,11 @@ export async function syncSemanticEdges(
       }
     } else for (const doc of await store.semantic.getDocs(contextId, wanted)) lists.set(doc.memoryId, doc);
   };
-  await readLists(ids.filter((id) => !lists.has(id)));
+  // The stored edges do not depend on the lists: read together with the first lists.
+  const [, edges] = await Promise.all([
+    readLists(ids.filter((id) => !lists.has(id))),
+    store.neighbors(contextId, ids),
+  ]);
   const missing = new Set<string>();
   for (const doc of lists.values())
     for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);
@@ -273,7 +291,7 @@ export async function syncSemanticEdges(
     }
   }
   const changes: EdgeChange[] = [];
-  for (const edge of await store.neighbors(contextId, ids)) {
+  for (const edge of edges) {
     if (!edge.types.includes('semantic_knn')) continue;
     const key = pairKey(edge.a, edge.b);
     const want = wanted.get(key);

@@ -1,7 +1,9 @@
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { MemoryEdge, RelationType } from '../../types/relation.ts';
 import type { EdgeChange } from '../archive-store-spec.ts';
-import { pairKey } from '../edge-merge.ts';
+import { diffEdgeChanges, pairKey } from '../edge-merge.ts';
 import type { Sql } from './postgres-session.ts';
+import type { UnitEdges } from './postgres-unit-edges.ts';
 
 interface EdgeRow {
   a: string;
@@ -22,6 +24,50 @@ export class PostgresEdges {
       [contextId],
     );
     return rows.rows.map((row) => toEdge(contextId, row));
+  }
+
+  /**
+   * changeEdges (the semantics of diffEdgeChanges) in the caller's write transaction. When `known` (the
+   * unit's edge knowledge) holds every changed pair's stored edge, the diff is computed from it and written by
+   * ONE statement that also checks the endpoints are memories and writes nothing when one is not (then the
+   * diff is redone with that answer, which throws what diffEdgeChanges throws); otherwise the stored edges and
+   * endpoints are read first (two round trips). `known` takes the diff written.
+   */
+  async change(
+    sql: Sql,
+    contextId: string,
+    changes: readonly EdgeChange[],
+    known?: UnitEdges,
+  ): Promise<void> {
+    const stored = known?.storedFor(changes);
+    const fast = stored && tryDiff(contextId, changes, stored);
+    if (stored && fast) {
+      const ids = [...new Set(changes.flatMap((change) => [change.a, change.b]))];
+      const memories = await this.writeChecked(sql, contextId, fast, ids);
+      if (memories.size < ids.length) {
+        // Nothing was written; this throws INVALID_INPUT for the first endpoint that is not a memory.
+        diffEdgeChanges(
+          contextId,
+          changes,
+          (id) => memories.has(id),
+          (a, b) => stored.get(pairKey(a, b)),
+        );
+        throw new GraphmemixError('INVALID_INPUT', `an edge endpoint is not a memory of "${contextId}"`);
+      }
+      known?.apply(fast);
+      return;
+    }
+    // A diff that throws on the known edges (a caller bug) takes the read path, which throws in
+    // diffEdgeChanges' own order (endpoint checks first).
+    const around = await this.around(sql, contextId, changes);
+    const diff = diffEdgeChanges(
+      contextId,
+      changes,
+      (id) => around.memories.has(id),
+      (a, b) => around.stored.get(pairKey(a, b)),
+    );
+    await this.write(sql, contextId, diff);
+    known?.apply(diff);
   }
 
   /** The endpoints that are memories of the context and the stored edges of the changed pairs. */
@@ -77,21 +123,36 @@ export class PostgresEdges {
        ORDER BY e.a, e.b
        ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
          similarity = excluded.similarity`,
-      [
-        contextId,
-        JSON.stringify(
-          diff.upserts.map((edge) => ({
-            a: edge.a,
-            b: edge.b,
-            types: edge.types,
-            strength: edge.strength,
-            similarity: edge.similarity ?? null,
-          })),
-        ),
-        diff.deletes.map((edge) => edge.a),
-        diff.deletes.map((edge) => edge.b),
-      ],
+      diffParams(contextId, diff),
     );
+  }
+
+  /**
+   * write() guarded by the endpoint check, as ONE statement: nothing is written unless every id in `ids`
+   * (distinct) is a memory of the context. Returns the ids that are.
+   */
+  private async writeChecked(
+    sql: Sql,
+    contextId: string,
+    diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
+    ids: readonly string[],
+  ): Promise<Set<string>> {
+    const rows = await sql.query<{ id: string }>(
+      `WITH found AS (SELECT id FROM memories WHERE context_id = $1 AND id = ANY($5::text[])),
+       ok AS (SELECT count(*) = $6 AS ok FROM found),
+       gone AS (DELETE FROM edges e USING unnest($3::text[], $4::text[]) AS p(a, b)
+         WHERE e.context_id = $1 AND e.a = p.a AND e.b = p.b AND (SELECT ok FROM ok)),
+       put AS (INSERT INTO edges (context_id, a, b, types, strength, similarity)
+         SELECT $1, e.a, e.b, ARRAY(SELECT jsonb_array_elements_text(e.types)), e.strength, e.similarity
+         FROM jsonb_to_recordset($2::jsonb) AS e(a text, b text, types jsonb, strength float8, similarity float8)
+         WHERE (SELECT ok FROM ok)
+         ORDER BY e.a, e.b
+         ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
+           similarity = excluded.similarity)
+       SELECT id FROM found`,
+      [...diffParams(contextId, diff), ids, ids.length],
+    );
+    return new Set(rows.rows.map((row) => row.id));
   }
 
   /** Every edge touching any of the ids, each pair once, ordered by pair. */
@@ -112,4 +173,43 @@ function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
   const edge: MemoryEdge = { contextId, a: row.a, b: row.b, types: row.types, strength: row.strength };
   if (row.similarity !== null) edge.similarity = row.similarity;
   return edge;
+}
+
+/** $1 context, $2 the upserts as JSON (types of different lengths), $3 / $4 the deleted pairs. */
+function diffParams(
+  contextId: string,
+  diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
+): unknown[] {
+  return [
+    contextId,
+    JSON.stringify(
+      diff.upserts.map((edge) => ({
+        a: edge.a,
+        b: edge.b,
+        types: edge.types,
+        strength: edge.strength,
+        similarity: edge.similarity ?? null,
+      })),
+    ),
+    diff.deletes.map((edge) => edge.a),
+    diff.deletes.map((edge) => edge.b),
+  ];
+}
+
+/** diffEdgeChanges with every endpoint taken as a memory (checked by the write), or undefined when it throws. */
+function tryDiff(
+  contextId: string,
+  changes: readonly EdgeChange[],
+  stored: ReadonlyMap<string, MemoryEdge>,
+): { upserts: MemoryEdge[]; deletes: MemoryEdge[] } | undefined {
+  try {
+    return diffEdgeChanges(
+      contextId,
+      changes,
+      () => true,
+      (a, b) => stored.get(pairKey(a, b)),
+    );
+  } catch {
+    return undefined;
+  }
 }

@@ -14,6 +14,46 @@ import type { Sql } from './postgres-session.ts';
 const impactSql = (tf: string, length: string, reference: string) =>
   `${tf} * 2.2::float8 / (${tf} + 1.2::float8 * (0.25::float8 + 0.75::float8 * ${length} / ${reference}))`;
 
+/** Statistics deltas of a batch: (kind NUL term, df delta) and (kind, field delta), sorted by key. */
+interface Deltas {
+  df: [string, number][];
+  fields: [string, { docs: number; length: number; addedDocs: number; addedLength: number }][];
+}
+
+const splitKey = (key: string): [string, string] => [
+  key.slice(0, key.indexOf('\u0000')),
+  key.slice(key.indexOf('\u0000') + 1),
+];
+
+/** The df upsert as a CTE named `df`: $1 context, $2 kinds, $3 terms, $4 deltas. */
+const DF_UPSERT_CTE = `df AS (INSERT INTO lex_df (context_id, kind, term, df)
+  SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
+  ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df)`;
+
+/**
+ * The fields upsert: $5 kinds, $6 document deltas, $7 length deltas, $8 the reference length a new field
+ * gets (the average length of the batch's added documents of that kind).
+ */
+const FIELDS_UPSERT = `INSERT INTO lex_fields (context_id, kind, docs, total_length, reference_length)
+  SELECT $1, k, d, l, r FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::float8[]) AS x(k, d, l, r)
+  ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
+    total_length = lex_fields.total_length + excluded.total_length,
+    reference_length = COALESCE(lex_fields.reference_length, excluded.reference_length)`;
+
+/** $1..$8 of DF_UPSERT_CTE and FIELDS_UPSERT. */
+function deltaParams(contextId: string, { df, fields }: Deltas): unknown[] {
+  return [
+    contextId,
+    df.map(([key]) => splitKey(key)[0]),
+    df.map(([key]) => splitKey(key)[1]),
+    df.map(([, delta]) => delta),
+    fields.map(([kind]) => kind),
+    fields.map(([, delta]) => delta.docs),
+    fields.map(([, delta]) => delta.length),
+    fields.map(([, delta]) => (delta.addedDocs > 0 ? delta.addedLength / delta.addedDocs : null)),
+  ];
+}
+
 /**
  * The PostgreSQL lexical index: exactly Bm25Index.search over the context's current views (per (context, view
  * kind) statistics, the project tokenizer, Lucene IDF, k1 1.2, b 0.75; docs/store-lexical-index.md), kept in
@@ -38,6 +78,8 @@ export class PostgresLexicalBatch {
     { docs: number; length: number; addedDocs: number; addedLength: number }
   >();
   private readonly pending: { memoryId: string; view: MemoryView }[] = [];
+  /** df keys the last deltas decremented (dropEmptyTerms deletes those left at 0). */
+  private dropped: string[] = [];
 
   constructor(
     private readonly sql: Sql,
@@ -84,17 +126,23 @@ export class PostgresLexicalBatch {
       this.addField(doc.view.kind, 1, doc.length);
       for (const term of doc.terms) this.addDf(doc.view.kind, term, 1);
     }
-    await this.applyDeltas();
-    if (docs.length > 0) await this.insertDocs(docs);
+    // With documents to insert, the statistics ride in the documents' statement (one round trip, not two).
+    if (docs.length > 0) await this.insertDocs(docs, this.takeDeltas());
+    else await this.applyDeltas(this.takeDeltas());
+    await this.dropEmptyTerms();
     this.pending.length = 0;
   }
 
   /**
-   * Documents and their postings in one statement; ids map back through (memory, kind, key), unique per view.
-   * Runs after applyDeltas: every field of the batch has its reference length then.
+   * The statistics deltas, the documents and their postings in ONE statement; ids map back through (memory,
+   * kind, key), unique per view. The postings' impacts take each field's reference length from the fields
+   * upsert's RETURNING (a sibling CTE's writes are not visible to a join on lex_fields, its RETURNING is):
+   * every document's kind has a delta in the batch, so every field it needs is returned, with the reference
+   * length a new field gets here (the average length of this first batch) or the one it kept.
    */
   private async insertDocs(
     docs: readonly { view: MemoryView; terms: string[]; tfs: number[]; length: number }[],
+    deltas: Deltas,
   ): Promise<void> {
     const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[] };
     docs.forEach((doc, n) => {
@@ -106,7 +154,8 @@ export class PostgresLexicalBatch {
     });
     // Arrays of arrays cannot be unnested row-wise: the documents travel as JSON.
     await this.sql.query(
-      `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
+      `WITH ${DF_UPSERT_CTE}, fields AS (${FIELDS_UPSERT} RETURNING kind, reference_length),
+       input AS (SELECT * FROM jsonb_to_recordset($9::jsonb)
          AS d(n integer, kind text, memory_id text, key text, length integer, terms jsonb, tfs jsonb)),
        inserted AS (INSERT INTO lex_docs (context_id, kind, memory_id, key, length, terms, tfs)
          SELECT $1, i.kind, i.memory_id, i.key, i.length, ARRAY(SELECT jsonb_array_elements_text(i.terms)),
@@ -116,12 +165,12 @@ export class PostgresLexicalBatch {
        INSERT INTO lex_postings (context_id, kind, term, doc, tf, length, memory_id, key, impact)
        SELECT $1, i.kind, p.term, d.id, p.tf, i.length, i.memory_id, i.key,
          ${impactSql('p.tf', 'i.length', 'f.reference_length')}
-       FROM unnest($3::integer[], $4::text[], $5::integer[]) AS p(n, term, tf)
+       FROM unnest($10::integer[], $11::text[], $12::integer[]) AS p(n, term, tf)
        JOIN input i ON i.n = p.n
        JOIN inserted d ON d.memory_id = i.memory_id AND d.kind = i.kind AND d.key = i.key
-       JOIN lex_fields f ON f.context_id = $1 AND f.kind = i.kind`,
+       JOIN fields f ON f.kind = i.kind`,
       [
-        this.contextId,
+        ...deltaParams(this.contextId, deltas),
         JSON.stringify(
           docs.map((doc, n) => ({
             n,
@@ -140,49 +189,39 @@ export class PostgresLexicalBatch {
     );
   }
 
-  private async applyDeltas(): Promise<void> {
-    const df = [...this.df]
-      .filter(([, delta]) => delta !== 0)
-      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    const fields = [...this.fields].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    const split = (key: string) => [
-      key.slice(0, key.indexOf('\u0000')),
-      key.slice(key.indexOf('\u0000') + 1),
-    ];
-    if (df.length > 0 || fields.length > 0) {
-      // Two independent upserts, one statement (sorted keys: concurrent writers lock shared rows in one order).
-      await this.sql.query(
-        `WITH df AS (INSERT INTO lex_df (context_id, kind, term, df)
-           SELECT $1, k, t, d FROM unnest($2::text[], $3::text[], $4::bigint[]) AS x(k, t, d)
-           ON CONFLICT (context_id, kind, term) DO UPDATE SET df = lex_df.df + excluded.df)
-         INSERT INTO lex_fields (context_id, kind, docs, total_length, reference_length)
-         SELECT $1, k, d, l, r FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::float8[]) AS x(k, d, l, r)
-         ON CONFLICT (context_id, kind) DO UPDATE SET docs = lex_fields.docs + excluded.docs,
-           total_length = lex_fields.total_length + excluded.total_length,
-           reference_length = COALESCE(lex_fields.reference_length, excluded.reference_length)`,
-        [
-          this.contextId,
-          df.map(([key]) => split(key)[0]),
-          df.map(([key]) => split(key)[1]),
-          df.map(([, delta]) => delta),
-          fields.map(([kind]) => kind),
-          fields.map(([, delta]) => delta.docs),
-          fields.map(([, delta]) => delta.length),
-          fields.map(([, delta]) => (delta.addedDocs > 0 ? delta.addedLength / delta.addedDocs : null)),
-        ],
-      );
-    }
-    // After the upsert (a later statement sees its result): terms no document holds any more.
-    const dropped = df.filter(([, delta]) => delta < 0);
-    if (dropped.length > 0) {
-      await this.sql.query(
-        `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
-         AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-        [this.contextId, dropped.map(([key]) => split(key)[0]), dropped.map(([key]) => split(key)[1])],
-      );
-    }
+  /** The batch's statistics deltas, sorted (two transactions upsert shared rows in the same order), cleared. */
+  private takeDeltas(): Deltas {
+    const byKey = ([x]: [string, unknown], [y]: [string, unknown]) => (x < y ? -1 : x > y ? 1 : 0);
+    const deltas = {
+      df: [...this.df].filter(([, delta]) => delta !== 0).sort(byKey),
+      fields: [...this.fields].sort(byKey),
+    };
+    this.dropped = deltas.df.filter(([, delta]) => delta < 0).map(([key]) => key);
     this.df.clear();
     this.fields.clear();
+    return deltas;
+  }
+
+  /** The statistics alone (a batch that only removes documents). */
+  private async applyDeltas(deltas: Deltas): Promise<void> {
+    if (deltas.df.length === 0 && deltas.fields.length === 0) return;
+    // Two independent upserts, one statement.
+    await this.sql.query(`WITH ${DF_UPSERT_CTE} ${FIELDS_UPSERT}`, deltaParams(this.contextId, deltas));
+  }
+
+  /** After the upsert (a later statement sees its result): terms no document holds any more. */
+  private async dropEmptyTerms(): Promise<void> {
+    if (this.dropped.length === 0) return;
+    await this.sql.query(
+      `DELETE FROM lex_df WHERE context_id = $1 AND df <= 0
+       AND (kind, term) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+      [
+        this.contextId,
+        this.dropped.map((key) => splitKey(key)[0]),
+        this.dropped.map((key) => splitKey(key)[1]),
+      ],
+    );
+    this.dropped = [];
   }
 
   private addDf(kind: string, term: string, delta: number): void {

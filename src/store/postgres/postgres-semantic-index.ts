@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { noSnapshot } from '../memory-semantic-index.ts';
 import {
@@ -109,7 +110,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
           // drops the removed and replaced documents.
           const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
           const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
-          const snapshot = await sql.query<{ k: number; changes: number }>(
+          const first = sql.query<{ k: number; changes: number }>(
             `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k, changes),
            d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[])),
            p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($3::text[])),
@@ -117,10 +118,23 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
            SELECT k, changes FROM s`,
             [contextId, changed, dropped],
           );
-          const k = snapshot.rows[0]?.k;
-          if (k === undefined) throw noSnapshot(contextId);
-          await insertDocs(sql, contextId, change.put ?? [], k);
-          await writeLists(sql, contextId, change.lists ?? [], k);
+          let snapshot: pg.QueryResult<{ k: number; changes: number }>;
+          if (known) {
+            // k is the unit's read-ahead snapshot's (exact under the unit's lock): the three statements are
+            // issued together, one round trip where the unit pipelines them, and run in this order.
+            [snapshot] = await Promise.all([
+              first,
+              insertDocs(sql, contextId, change.put ?? [], known.k),
+              writeLists(sql, contextId, change.lists ?? [], known.k),
+            ]);
+            if (snapshot.rows[0]?.k !== known.k) throw noSnapshot(contextId);
+          } else {
+            snapshot = await first;
+            const k = snapshot.rows[0]?.k;
+            if (k === undefined) throw noSnapshot(contextId);
+            await insertDocs(sql, contextId, change.put ?? [], k);
+            await writeLists(sql, contextId, change.lists ?? [], k);
+          }
           // The unit's read-ahead snapshot stays exact: only its change count moved.
           if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
           else if (prefetch) prefetch.snapshot = undefined;

@@ -2,7 +2,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { pendingLiteralPlans } from './postgres-literal-plans.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
+import { StatementPipeline } from './postgres-statement-pipeline.ts';
+import { UnitEdges } from './postgres-unit-edges.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
 /** A client inside one of our transactions (the only way store code reaches the database). */
@@ -58,6 +61,8 @@ export class PostgresSession {
     options?: {
       /** A write inside a unit that changes none of what the unit read ahead (UnitPrefetch): edges only. */
       keepsPrefetch?: boolean;
+      /** A write inside a unit that keeps the unit's edge knowledge current itself (UnitEdges): edge changes. */
+      keepsEdges?: boolean;
       /**
        * The transaction's first statement (no parameters: literals escaped by the caller), sent with its
        * BEGIN in one round trip; its result is `tx.first`. Not prepared: keep it to primary-key reads.
@@ -69,6 +74,7 @@ export class PostgresSession {
     const held = this.unitFor(contextId);
     if (held) {
       if (mode === 'write' && !options?.keepsPrefetch) held.prefetch?.invalidateContext();
+      if (mode === 'write' && !options?.keepsEdges) held.edges = undefined;
       const first = options?.first === undefined ? undefined : await held.client.query(options.first);
       return work(held.client, { first, defer: (text) => held.deferred.push(text) });
     }
@@ -111,6 +117,17 @@ export class PostgresSession {
   /** What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). */
   prefetchFor(contextId: string): UnitPrefetch | undefined {
     return this.unitFor(contextId)?.prefetch;
+  }
+
+  /**
+   * The stored edges the unit of work of `contextId` the caller runs in has read (undefined outside one);
+   * scoped writes other than edge changes drop it.
+   */
+  unitEdges(contextId: string): UnitEdges | undefined {
+    const unit = this.unitFor(contextId);
+    if (!unit) return undefined;
+    unit.edges ??= new UnitEdges();
+    return unit.edges;
   }
 
   /** The unit of work the caller runs in, whatever its context (global meta calls join it). */
@@ -270,13 +287,35 @@ export class PostgresSession {
     let broken = false;
     try {
       preparing(client);
-      const began = (await client.query(begin)) as unknown as pg.QueryResult | pg.QueryResult[];
-      const result = await work(client, Array.isArray(began) ? began : [began]);
+      // A fresh connection prepares the literal statements in its first transaction's first round trip (none
+      // of their own); if that round trip fails, which PREPAREs ran is unknown: the connection is dropped.
+      const plans = pendingLiteralPlans(client);
+      let began: pg.QueryResult | pg.QueryResult[];
+      try {
+        // After the BEGIN statement (which sets the isolation level: nothing may run before it).
+        const at = begin.indexOf(';') + 1;
+        const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
+        began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+      } catch (error) {
+        if (plans.sql !== '') broken = true;
+        throw error;
+      }
+      plans.done();
+      // Statements the work issues together share a round trip (StatementPipeline).
+      const raw = rawQueries.get(client);
+      if (raw) pipelines.set(client, new StatementPipeline(raw));
+      let result: T;
+      try {
+        result = await work(client, Array.isArray(began) ? began : [began]);
+      } finally {
+        pipelines.get(client)?.flush();
+        pipelines.delete(client);
+      }
       if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
       return result;
     } catch (error) {
       try {
-        await client.query('ROLLBACK');
+        if (!broken) await client.query('ROLLBACK');
       } catch {
         broken = true; // the connection is gone: do not return it to the pool
       }
@@ -303,19 +342,49 @@ function preparing(client: pg.PoolClient): void {
   const tagged = client as pg.PoolClient & { [PREPARING]?: true };
   if (tagged[PREPARING]) return;
   tagged[PREPARING] = true;
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const direct = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  // One statement at a time on the connection, in call order (what the driver's queue does, without
+  // handing it a query while one runs: deprecated in pg 8, removed in pg 9). Work issued together still
+  // shares round trips through the pipeline.
+  let tail: Promise<unknown> = Promise.resolve();
+  const query = (...args: unknown[]): Promise<unknown> => {
+    if (args.some((arg) => typeof arg === 'function')) return direct(...args);
+    const run = tail.then(() => direct(...args));
+    tail = run.catch(() => {});
+    return run;
+  };
+  rawQueries.set(client, query);
+  // Names this connection has prepared (a named statement is prepared by its first successful run).
+  const prepared = new Set<string>();
   (client as { query: unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
+    const pipeline = pipelines.get(client);
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && rest.length === 0) {
       let name = statementNames.get(config);
       if (name === undefined && statementNames.size < MAX_PREPARED) {
         name = `gmx_${createHash('sha256').update(config).digest('hex').slice(0, 24)}`;
         statementNames.set(config, name);
       }
-      if (name !== undefined) return query({ name, text: config, values });
+      if (name !== undefined) {
+        if (pipeline && prepared.has(name) && StatementPipeline.joins(values)) {
+          return pipeline.add(name, config, values);
+        }
+        pipeline?.flush();
+        const known = name;
+        return query({ name, text: config, values }).then((result) => {
+          prepared.add(known);
+          return result;
+        });
+      }
     }
+    pipeline?.flush();
     return query(config, values, ...rest);
   };
 }
+
+/** The pipeline of each connection while it runs a transaction's work (StatementPipeline). */
+const pipelines = new WeakMap<pg.PoolClient, StatementPipeline>();
+/** Each prepared connection's own query, below the wrappers (what a pipeline sends with). */
+const rawQueries = new WeakMap<pg.PoolClient, (config: unknown) => Promise<unknown>>();
 
 /** What a scoped transaction's work gets beside its client (PostgresSession.scoped). */
 export interface ScopedTransaction {
@@ -336,6 +405,8 @@ interface Unit {
   client: pg.PoolClient;
   open: boolean;
   prefetch?: UnitPrefetch;
+  /** Stored edges read in the unit (changeEdges skips its read for pairs that touch them). */
+  edges?: UnitEdges | undefined;
   /** Writes queued by deferInUnit, not yet sent. */
   deferred: string[];
   /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */

@@ -22,7 +22,7 @@ import type {
   WriteOutcome,
 } from '../archive-store-spec.ts';
 import { MEDIA_PENDING_KEY } from '../archive-store-spec.ts';
-import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
+import { diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
 import type { SemanticIndexStore } from '../semantic-index-spec.ts';
 import { assertWrite } from '../store-rules.ts';
 import { BatchedReads } from './postgres-batched-reads.ts';
@@ -30,6 +30,14 @@ import { PostgresEdges } from './postgres-edges.ts';
 import { integrityProblems } from './postgres-integrity.ts';
 import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
 import { searchPostgresLexical } from './postgres-lexical-search.ts';
+import {
+  CLEAR_JOURNAL,
+  EDGE_COUNTS,
+  META_DELETE,
+  META_PUT,
+  STORED_HASHES,
+  WRITE_COUNTERS,
+} from './postgres-literal-plans.ts';
 import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
 import { listFiltered, matchFiltered, statsOf, versionsOf, writeHistoryAndTags } from './postgres-scopes.ts';
@@ -163,9 +171,7 @@ class PostgresStore implements PostgresArchiveStore {
     // one statement (data-modifying CTEs; foreign keys are checked at the end of the statement), the first
     // one rides with BEGIN (primary-key reads: the literal plans as well as a parameter) and the counters
     // with COMMIT.
-    const first = `WITH ensure AS (INSERT INTO contexts (id) VALUES (${literal}) ON CONFLICT (id) DO NOTHING)
-      SELECT id, content_hash, record FROM memories WHERE context_id = ${literal}
-      AND id = ANY(ARRAY[${ids.map(escapeLiteral).join(', ')}]::text[])`;
+    const first = STORED_HASHES.call(literal, `ARRAY[${ids.map(escapeLiteral).join(', ')}]::text[]`);
     return this.session.scoped(
       contextId,
       'write',
@@ -214,10 +220,13 @@ class PostgresStore implements PostgresArchiveStore {
           // Keys of memories new to the store go in the records' statement (nothing to replace first).
           const fresh = [...keyed.keys()].every((id) => !storedIds.has(id) && final.has(id));
           const keyRows = fresh ? keyRowsOf(keyed, (id) => final.get(id)!.record.sequence) : undefined;
-          await writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
-          if (fresh) keyed.clear();
           for (const write of final.values()) lexical.add(write.views);
-          await lexical.flush();
+          const records = () => writeRecords(sql, contextId, [...final.values()], journal, current, keyRows);
+          // Nothing replaced: the records' statement and the lexical one read nothing of each other, so they
+          // are issued together (one round trip, pipelined), in this order (the documents need the records).
+          if (touched.length === 0) await Promise.all([records(), lexical.flush()]);
+          else await records().then(() => lexical.flush());
+          if (fresh) keyed.clear();
         }
         await this.writeKeys(sql, contextId, keyed, current, storedIds);
         await writeHistoryAndTags(
@@ -228,9 +237,12 @@ class PostgresStore implements PostgresArchiveStore {
         );
         if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
           tx.defer(
-            `UPDATE contexts SET memories = memories + ${outcome.inserted.length},
-           vector_version = vector_version + ${outcome.updated.length > 0 ? 1 : 0},
-           last_write = ${escapeLiteral(new Date().toISOString())} WHERE id = ${literal}`,
+            WRITE_COUNTERS.call(
+              literal,
+              String(outcome.inserted.length),
+              outcome.updated.length > 0 ? '1' : '0',
+              escapeLiteral(new Date().toISOString()),
+            ),
           );
         }
         return outcome;
@@ -564,7 +576,7 @@ class PostgresStore implements PostgresArchiveStore {
       seqs.every((seq) => Number.isSafeInteger(seq)) &&
       this.session.deferInUnit(
         contextId,
-        `DELETE FROM relation_journal WHERE context_id = ${escapeLiteral(contextId)} AND seq = ANY('{${seqs.join(',')}}'::bigint[])`,
+        CLEAR_JOURNAL.call(escapeLiteral(contextId), `'{${seqs.join(',')}}'`),
       )
     ) {
       // Queued in the unit (sent with its next statement or its COMMIT); journal reads ahead are stale now.
@@ -614,31 +626,26 @@ class PostgresStore implements PostgresArchiveStore {
     await this.session.scoped(
       contextId,
       'write',
-      async (sql) => {
-        const { memories, stored } = await this.edges.around(sql, contextId, changes);
-        const diff = diffEdgeChanges(
-          contextId,
-          changes,
-          (id) => memories.has(id),
-          (a, b) => stored.get(`${a}\u0000${b}`),
-        );
-        await this.edges.write(sql, contextId, diff);
-      },
-      // Edges and their counts only: nothing a unit reads ahead.
-      { keepsPrefetch: true },
+      (sql) => this.edges.change(sql, contextId, changes, this.session.unitEdges(contextId)),
+      // Edges and their counts only: nothing a unit reads ahead; the unit's edge knowledge takes the diff.
+      { keepsPrefetch: true, keepsEdges: true },
     );
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length === 0) return [];
-    return this.session.scoped(contextId, 'read', (sql) => this.edges.touching(sql, contextId, memoryIds));
+    return this.session.scoped(contextId, 'read', async (sql) => {
+      const edges = await this.edges.touching(sql, contextId, memoryIds);
+      // Inside a unit, a later changeEdges of pairs touching these ids needs no read of them.
+      this.session.unitEdges(contextId)?.learn(memoryIds, edges);
+      return edges;
+    });
   }
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     // One round trip (a primary-key read): it follows every add (the ingest report).
-    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(
-      contextId,
-      (literal) => `SELECT type, n FROM edge_counts WHERE context_id = ${literal}`,
+    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(contextId, (literal) =>
+      EDGE_COUNTS.call(literal),
     );
     const counts = emptyEdgeCounts();
     for (const row of rows) if (row.type in counts) counts[row.type] = row.n;
@@ -737,9 +744,8 @@ class PostgresStore implements PostgresArchiveStore {
   async setMeta(key: string, value: unknown): Promise<void> {
     const text =
       value === undefined
-        ? `DELETE FROM meta WHERE key = ${escapeLiteral(key)}`
-        : `INSERT INTO meta (key, value) VALUES (${escapeLiteral(key)}, ${escapeLiteral(JSON.stringify(value))})
-           ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+        ? META_DELETE.call(escapeLiteral(key))
+        : META_PUT.call(escapeLiteral(key), escapeLiteral(JSON.stringify(value)));
     // Inside a unit of work the write is queued (no round trip of its own); its readers there are served
     // from the unit's read-ahead, which takes the new value, or flush it first (any statement does).
     if (!this.session.deferMetaInUnit(key, text)) {

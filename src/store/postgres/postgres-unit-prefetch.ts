@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { RelationWork } from '../archive-store-spec.ts';
 import type { SemanticSnapshot } from '../semantic-index-spec.ts';
+import { literalPlan } from './postgres-literal-plans.ts';
 
 /** Journal entries (with their memories' current records) read ahead: an add-1's journal is one entry. */
 export const PREFETCH_JOURNAL = 64;
@@ -43,23 +44,30 @@ export class UnitPrefetch {
   }
 }
 
+/** The read-ahead statement: $1 the context, $2 the meta keys. One row; parsed by `parsePrefetch`. */
+const PREFETCH = literalPlan(
+  'gmx_l_unit_prefetch',
+  ['text', 'text[]'],
+  `SELECT
+  (SELECT count(*) FROM relation_journal WHERE context_id = $1) AS journal_n,
+  (SELECT max(seq) FROM relation_journal WHERE context_id = $1) AS journal_last,
+  (SELECT memories FROM contexts WHERE id = $1) AS memories,
+  (SELECT json_agg(json_build_array(j.seq, j.memory_id, j.before, m.record) ORDER BY j.seq)
+   FROM (SELECT seq, memory_id, before FROM relation_journal WHERE context_id = $1
+         ORDER BY seq LIMIT ${PREFETCH_JOURNAL}) j
+   LEFT JOIN memories m ON m.context_id = $1 AND m.id = j.memory_id) AS journal,
+  (SELECT json_build_array(space, documents, k, created_at, changes) FROM semantic_snapshots
+   WHERE context_id = $1) AS snapshot,
+  (SELECT json_agg(json_build_array(key, value)) FROM meta WHERE key = ANY($2)) AS meta`,
+);
+
 /**
- * The read-ahead statement for `literal` (an escaped context id) and the meta keys this process saw units
- * of the context read (escaped here). One row; parsed by `parsePrefetch`.
+ * The read-ahead call for `literal` (an escaped context id) and the meta keys this process saw units of the
+ * context read (escaped here).
  */
 export function prefetchSql(literal: string, metaKeys: readonly string[], quote: (v: string) => string) {
   const keys = metaKeys.length > 0 ? `ARRAY[${metaKeys.map(quote).join(', ')}]::text[]` : `'{}'::text[]`;
-  return `SELECT
-  (SELECT count(*) FROM relation_journal WHERE context_id = ${literal}) AS journal_n,
-  (SELECT max(seq) FROM relation_journal WHERE context_id = ${literal}) AS journal_last,
-  (SELECT memories FROM contexts WHERE id = ${literal}) AS memories,
-  (SELECT json_agg(json_build_array(j.seq, j.memory_id, j.before, m.record) ORDER BY j.seq)
-   FROM (SELECT seq, memory_id, before FROM relation_journal WHERE context_id = ${literal}
-         ORDER BY seq LIMIT ${PREFETCH_JOURNAL}) j
-   LEFT JOIN memories m ON m.context_id = ${literal} AND m.id = j.memory_id) AS journal,
-  (SELECT json_build_array(space, documents, k, created_at, changes) FROM semantic_snapshots
-   WHERE context_id = ${literal}) AS snapshot,
-  (SELECT json_agg(json_build_array(key, value)) FROM meta WHERE key = ANY(${keys})) AS meta`;
+  return PREFETCH.call(literal, keys);
 }
 
 interface PrefetchRow {

@@ -1,0 +1,131 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ArchiveStore, EdgeChange } from '../../src/store/archive-store-spec.ts';
+import { createMemoryStore } from '../../src/store/memory-store.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { write } from './store-conformance.ts';
+
+/**
+ * Inside a unit of work, changeEdges of pairs touching memories whose neighbours the unit read takes the
+ * stored edges from that read (postgres-unit-edges.ts): one statement, which also checks the endpoints. The
+ * edges must come out as the in-memory store makes them, a bad endpoint must write nothing, and a write that
+ * changes edges behind the knowledge's back must make the next change read them again.
+ */
+afterAll(dropTestDatabases);
+if (PG_SKIP) console.warn(`[postgres unit edges skipped] ${PG_SKIP}`);
+
+let roundTrips = 0;
+const original = pg.Client.prototype.query;
+beforeEach(() => {
+  roundTrips = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    roundTrips++;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+});
+afterEach(() => {
+  pg.Client.prototype.query = original;
+});
+
+const IDS = ['m0', 'm1', 'm2', 'm3', 'm4'];
+
+async function seeded(store: ArchiveStore): Promise<void> {
+  await store.writeMemories(
+    'ctx',
+    IDS.map((id, i) => write('ctx', id, `memory number ${i}`, i)),
+  );
+  await store.changeEdges('ctx', [
+    { a: 'm0', b: 'm1', add: ['same_round', 'semantic_knn'], similarity: 0.5 },
+    { a: 'm2', b: 'm0', add: ['same_round'] },
+    { a: 'm3', b: 'm4', add: ['consecutive_turn'] },
+  ]);
+}
+
+/** The steps of an update: neighbours of m0, then changes of pairs touching m0 (one named twice). */
+const CHANGES: EdgeChange[] = [
+  { a: 'm1', b: 'm0', remove: ['same_round'] },
+  { a: 'm0', b: 'm2', add: ['consecutive_turn'], remove: ['same_round'] },
+  { a: 'm0', b: 'm3', add: ['semantic_knn'], similarity: 0.25 },
+  { a: 'm0', b: 'm3', add: ['same_round'] },
+  { a: 'm0', b: 'm4', remove: ['supersedes'] },
+];
+
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes from the edges it read', () => {
+  it('writes what the in-memory store writes, in one statement per change', async () => {
+    const reference = createMemoryStore();
+    await seeded(reference);
+    await reference.changeEdges('ctx', CHANGES);
+    await reference.changeEdges('ctx', [{ a: 'm0', b: 'm3', remove: ['semantic_knn'] }]);
+
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      await store.unitOfWork!('ctx', async () => {
+        await store.neighbors('ctx', ['m0']);
+        roundTrips = 0;
+        await store.changeEdges('ctx', CHANGES);
+        // The second change sees the first one's result (the knowledge took its diff).
+        await store.changeEdges('ctx', [{ a: 'm0', b: 'm3', remove: ['semantic_knn'] }]);
+        expect(roundTrips).toBe(2);
+      });
+      expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
+      expect(await store.countEdges('ctx')).toEqual(await reference.countEdges('ctx'));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes nothing when an endpoint is not a memory, and the unit goes on', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      const before = await store.neighbors('ctx', IDS);
+      await store.unitOfWork!('ctx', async () => {
+        await store.neighbors('ctx', ['m0']);
+        roundTrips = 0;
+        await expect(
+          store.changeEdges('ctx', [
+            { a: 'm0', b: 'm1', remove: ['same_round', 'semantic_knn'] },
+            { a: 'm0', b: 'ghost', add: ['same_round'] },
+          ]),
+        ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        expect(roundTrips).toBe(1);
+        // The transaction is intact (the statement did not fail) and the delete of m0-m1 did not happen.
+        expect(await store.neighbors('ctx', IDS)).toEqual(before);
+      });
+      expect(await store.neighbors('ctx', IDS)).toEqual(before);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads the stored edges again after another write of the unit, and for pairs it never read', async () => {
+    const reference = createMemoryStore();
+    await seeded(reference);
+    await reference.replaceEdges('ctx', ['same_round'], []);
+    await reference.changeEdges('ctx', [
+      { a: 'm0', b: 'm2', add: ['consecutive_turn'] },
+      { a: 'm3', b: 'm4', add: ['same_round'] },
+    ]);
+
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      await store.unitOfWork!('ctx', async () => {
+        await store.neighbors('ctx', ['m0']);
+        // Deletes m0-m2 (its only type): a change from stale knowledge would keep same_round on it.
+        await store.replaceEdges('ctx', ['same_round'], []);
+        await store.changeEdges('ctx', [{ a: 'm0', b: 'm2', add: ['consecutive_turn'] }]);
+        await store.neighbors('ctx', ['m0']);
+        roundTrips = 0;
+        // m3-m4 touches no id whose neighbours were read: the stored edges are read (two statements).
+        await store.changeEdges('ctx', [{ a: 'm3', b: 'm4', add: ['same_round'] }]);
+        expect(roundTrips).toBe(2);
+      });
+      expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
+    } finally {
+      await store.close();
+    }
+  });
+});
