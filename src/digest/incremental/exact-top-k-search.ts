@@ -5,8 +5,8 @@ import type {
   SemanticTermBound,
 } from '../../store/semantic-index-spec.ts';
 import { sparseDot } from '../semantic/tfidf-space.ts';
-import { BoundSums, type BoundView } from './bound-sums.ts';
 import { rankableScore } from '../semantic/top-k-lists.ts';
+import { BoundSums, type BoundView } from './bound-sums.ts';
 import type { SparseDoc } from './frozen-tfidf.ts';
 
 /** What the exact searches read: the store's semantic port bound to one context, or a compaction scratch. */
