@@ -21,8 +21,17 @@ export const CACHED_TOP_MIN = 256;
 export class SemanticPostingsCache {
   private version = -1;
   private size = 0;
-  /** context -> term -> n -> rows (Map order = insertion, so the oldest context is evicted first). */
+  /** context -> term -> n -> rows. */
   private readonly lists = new Map<string, Map<string, Map<number, SemanticPosting[]>>>();
+  /**
+   * The kept lists by last use, least recent first. A full cache evicts from here: at 1M an add reads ~8
+   * common terms, more than fit, and dropping every list at once (as before) made each add re-read ~2
+   * of them (2,200 posting rows) whatever its terms.
+   */
+  private readonly order = new Map<string, { contextId: string; term: string; top: number }>();
+
+  /** `capacity`: postings kept (tests use a small one). */
+  constructor(private readonly capacity = CACHE_POSTINGS) {}
 
   validate(version: number): void {
     if (version !== this.version) this.clear();
@@ -31,23 +40,38 @@ export class SemanticPostingsCache {
 
   clear(): void {
     this.lists.clear();
+    this.order.clear();
     this.size = 0;
   }
 
   clearContext(contextId: string): void {
     const terms = this.lists.get(contextId);
     if (!terms) return;
-    for (const byTop of terms.values()) for (const rows of byTop.values()) this.size -= rows.length;
+    for (const [term, byTop] of terms) {
+      for (const [top, rows] of byTop) {
+        this.size -= rows.length;
+        this.order.delete(keyOf(contextId, term, top));
+      }
+    }
     this.lists.delete(contextId);
   }
 
   get(contextId: string, term: string, top: number): SemanticPosting[] | undefined {
-    return this.lists.get(contextId)?.get(term)?.get(top)?.slice();
+    const rows = this.lists.get(contextId)?.get(term)?.get(top);
+    if (!rows) return undefined;
+    const key = keyOf(contextId, term, top);
+    this.order.delete(key);
+    this.order.set(key, { contextId, term, top });
+    return rows.slice();
   }
 
   set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
-    if (top < CACHED_TOP_MIN) return;
-    if (this.size + rows.length > CACHE_POSTINGS) this.clear();
+    if (top < CACHED_TOP_MIN || rows.length > this.capacity) return;
+    this.remove(contextId, term, top);
+    for (const oldest of this.order.values()) {
+      if (this.size + rows.length <= this.capacity) break;
+      this.remove(oldest.contextId, oldest.term, oldest.top);
+    }
     let terms = this.lists.get(contextId);
     if (!terms) {
       terms = new Map();
@@ -58,8 +82,9 @@ export class SemanticPostingsCache {
       byTop = new Map();
       terms.set(term, byTop);
     }
-    this.size += rows.length - (byTop.get(top)?.length ?? 0);
+    this.size += rows.length;
     byTop.set(top, rows.slice());
+    this.order.set(keyOf(contextId, term, top), { contextId, term, top });
   }
 
   /** A new document of `contextId` was written (its postings did not exist before). */
@@ -70,19 +95,37 @@ export class SemanticPostingsCache {
       const byTop = cached.get(term);
       if (!byTop) return;
       const weight = weights[at]!;
-      for (const [top, rows] of byTop) {
+      for (const [top, rows] of [...byTop]) {
         const outcome = enter(rows, top, { memoryId, weight });
-        if (outcome === 'drop') {
-          this.size -= rows.length;
-          byTop.delete(top);
-        } else if (outcome === 'inserted') {
+        if (outcome === 'drop') this.remove(contextId, term, top);
+        else if (outcome === 'inserted') {
           if (rows.length > top) rows.pop();
           else this.size++;
         }
       }
-      if (byTop.size === 0) cached.delete(term);
     });
   }
+
+  /** Kept postings (tests). */
+  get postings(): number {
+    return this.size;
+  }
+
+  private remove(contextId: string, term: string, top: number): void {
+    const terms = this.lists.get(contextId);
+    const byTop = terms?.get(term);
+    const rows = byTop?.get(top);
+    if (!terms || !byTop || !rows) return;
+    this.size -= rows.length;
+    byTop.delete(top);
+    if (byTop.size === 0) terms.delete(term);
+    if (terms.size === 0) this.lists.delete(contextId);
+    this.order.delete(keyOf(contextId, term, top));
+  }
+}
+
+function keyOf(contextId: string, term: string, top: number): string {
+  return `${contextId}\u0000${term}\u0000${top}`;
 }
 
 /**

@@ -236,7 +236,11 @@ export function createSqliteSemanticIndex(
             if (!snapshot) throw noSnapshot(contextId);
             for (const id of change.remove ?? []) if (dropDoc(contextId, id)) removed = true;
             for (const doc of change.put ?? []) {
-              if (dropDoc(contextId, doc.memoryId)) removed = true;
+              // A memory's postings and list rows exist only with its document row (written and dropped
+              // together): a newcomer (the usual put) costs one lookup here, not three deletes.
+              if (s.getDoc.get(contextId, doc.memoryId) !== undefined && dropDoc(contextId, doc.memoryId)) {
+                removed = true;
+              }
               insertDoc(contextId, doc, snapshot.k);
             }
             for (const list of change.lists ?? []) {

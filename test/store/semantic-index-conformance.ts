@@ -163,6 +163,25 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     expect((await store.integrityCheck()).ok).toBe(true);
   });
+
+  it('semantic: a put of a stored document replaces its vector, postings and list', async () => {
+    const store = await setUp();
+    // a had apple + pear and the list [b, c]; now only apple, and the list [c].
+    await store.semantic.writeDocs('ctx', { put: [doc('a', { apple: 0.9 }, [['c', 0.3]])] });
+    const [a] = await store.semantic.getDocs('ctx', ['a']);
+    expect(a).toEqual(doc('a', { apple: 0.9 }, [['c', 0.3]]));
+    expect((await store.semantic.postings('ctx', 'pear', { top: 5 })).map((p) => p.memoryId)).toEqual([
+      'b',
+      'c',
+    ]);
+    expect((await store.semantic.postings('ctx', 'apple', { top: 5 })).map((p) => p.memoryId)).toEqual([
+      'a',
+      'c',
+    ]);
+    // c's list still names b; a's does not any more.
+    expect(await store.semantic.referrers('ctx', ['b'])).toEqual(['c']);
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
 }
 
 type WriteFactory = (contextId: string, id: string, text: string, sequence: number) => MemoryWrite;

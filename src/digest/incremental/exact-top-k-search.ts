@@ -6,6 +6,7 @@ import type {
 } from '../../store/semantic-index-spec.ts';
 import { sparseDot } from '../semantic/tfidf-space.ts';
 import { rankableScore } from '../semantic/top-k-lists.ts';
+import { BoundSums, type BoundView } from './bound-sums.ts';
 import type { SparseDoc } from './frozen-tfidf.ts';
 
 /** What the exact searches read: the store's semantic port bound to one context, or a compaction scratch. */
@@ -86,7 +87,9 @@ export async function exactTopK(
   );
   const capOf = (term: string): number => caps.get(term)!;
   const windows = new Map<string, number>();
-  let view = boundView(terms, prefixes, capOf, query.memoryId, exact, k);
+  const sums = new BoundSums(terms, query.memoryId);
+  sums.update(prefixes);
+  let view = sums.view(capOf, exact, k, SLACK);
   for (let round = 0, gamma = 1; round < MAX_ROUNDS; round++, gamma /= 2) {
     const plan =
       view.theta > 0
@@ -123,7 +126,8 @@ export async function exactTopK(
       windows.set(term, minWeight);
       caps.set(term, Math.max(0, minWeight));
     });
-    view = boundView(terms, prefixes, capOf, query.memoryId, exact, k);
+    sums.update(prefixes);
+    view = sums.view(capOf, exact, k, SLACK);
     if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
   }
   return refine(source, query, k, view, exact);
@@ -261,107 +265,6 @@ function splitBudget(
   }));
 }
 
-interface BoundView {
-  /** k-th largest lower bound (exact score where known, partial sum otherwise) less SLACK. */
-  theta: number;
-  /** Seen documents not scored yet whose upper bound reaches theta, best bound first. */
-  pending: Array<{ id: string; upper: number }>;
-  lower: LowerBounds;
-}
-
-/**
- * Every seen document's lower bound: its partial sum by slot, replaced by its exact score once scored (and
- * exact scores of documents never seen in a posting, the seeds). Kept in the typed arrays of boundView
- * rather than a map entry per document: refine takes the k-th largest after every scored batch.
- */
-class LowerBounds {
-  private readonly scored: Uint8Array;
-
-  constructor(
-    private readonly slots: ReadonlyMap<string, number>,
-    private readonly sums: Float64Array,
-    private readonly count: number,
-    private readonly exact: Map<string, number>,
-  ) {
-    this.scored = new Uint8Array(count);
-    for (const id of exact.keys()) this.mark(id);
-  }
-
-  set(id: string, score: number): void {
-    this.exact.set(id, score);
-    this.mark(id);
-  }
-
-  /** The k-th largest lower bound (0 when fewer than k), one value per document. */
-  kth(k: number): number {
-    const top: number[] = [];
-    for (let slot = 0; slot < this.count; slot++) {
-      if (this.scored[slot] === 0) keepLargest(top, k, this.sums[slot]!);
-    }
-    for (const score of this.exact.values()) keepLargest(top, k, score);
-    return top.length < k ? 0 : top[0]!;
-  }
-
-  private mark(id: string): void {
-    const slot = this.slots.get(id);
-    if (slot !== undefined) this.scored[slot] = 1;
-  }
-}
-
-function boundView(
-  terms: readonly TermEntry[],
-  prefixes: ReadonlyMap<string, readonly SemanticPosting[]>,
-  capOf: (term: string) => number,
-  self: string,
-  exact: Map<string, number>,
-  k: number,
-): BoundView {
-  let capSum = 0;
-  for (const { term, weight } of terms) capSum += weight * capOf(term);
-  // Partial sums in typed arrays by slot (first-seen order), not an object per document: this runs once per
-  // round over every posting read so far (thousands for common terms). Same summation order as per term
-  // and posting, so the same values.
-  const slots = new Map<string, number>();
-  const ids: string[] = [];
-  let sums = new Float64Array(256);
-  let seenCaps = new Float64Array(256);
-  for (const { term, weight } of terms) {
-    const cap = weight * capOf(term);
-    for (const posting of prefixes.get(term)!) {
-      if (posting.memoryId === self) continue;
-      let slot = slots.get(posting.memoryId);
-      if (slot === undefined) {
-        slot = ids.length;
-        slots.set(posting.memoryId, slot);
-        ids.push(posting.memoryId);
-        if (slot === sums.length) {
-          sums = grow(sums);
-          seenCaps = grow(seenCaps);
-        }
-      }
-      sums[slot]! += weight * posting.weight;
-      seenCaps[slot]! += cap;
-    }
-  }
-  const lower = new LowerBounds(slots, sums, ids.length, exact);
-  const theta = lower.kth(k) - SLACK;
-  const pending: Array<{ id: string; upper: number }> = [];
-  for (let slot = 0; slot < ids.length; slot++) {
-    const id = ids[slot]!;
-    if (exact.has(id)) continue;
-    const upper = sums[slot]! + capSum - seenCaps[slot]!;
-    if (upper >= theta) pending.push({ id, upper });
-  }
-  pending.sort((x, y) => y.upper - x.upper);
-  return { theta, pending, lower };
-}
-
-function grow(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
-  const out = new Float64Array(values.length * 2);
-  out.set(values);
-  return out;
-}
-
 /** Scores the pending documents exactly, best upper bound first, while their bound reaches the threshold. */
 async function refine(
   source: KnnSource,
@@ -401,18 +304,4 @@ async function scoreAll(
   if (ids.length === 0) return scores;
   for (const [id, vector] of await source.vectors(ids)) scores.set(id, pairScore(query, vector));
   return scores;
-}
-
-/**
- * Keeps the k largest values seen in `top` (ascending; k is small, so no copy and no full sort): the k-th
- * largest is then top[0] once k values are in.
- */
-function keepLargest(top: number[], k: number, value: number): void {
-  if (top.length === k) {
-    if (!(value > top[0]!)) return;
-    top.shift();
-  }
-  let at = top.length;
-  while (at > 0 && top[at - 1]! > value) at--;
-  top.splice(at, 0, value);
 }

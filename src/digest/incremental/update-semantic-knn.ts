@@ -192,6 +192,7 @@ export async function updateSemanticKnn(
   };
 
   // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).
+  const refilled = new Set<string>();
   if (leaving.length > 0) {
     const owners = (await index.referrers(contextId, leaving)).filter((id) => !leaving.includes(id));
     await index.writeDocs(contextId, { remove: leaving });
@@ -207,6 +208,7 @@ export async function updateSemanticKnn(
         neighbours: await exactTopK(source, doc, k, ownerDf, seeds, search),
       });
       touched.add(doc.memoryId);
+      refilled.add(doc.memoryId);
     }
     if (lists.length > 0) await index.writeDocs(contextId, { lists });
     result.listsChanged += lists.length;
@@ -240,7 +242,7 @@ export async function updateSemanticKnn(
     }
   }
 
-  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched], known);
+  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched], known, refilled);
   result.needsCompaction = (await semanticNeedsCompaction(store, contextId, options.rule)).needed;
   return result;
 }
@@ -254,8 +256,17 @@ export async function syncSemanticEdges(
   contextId: string,
   ids: readonly string[],
   known: ReadonlyMap<string, SemanticDoc> = new Map(),
+  /**
+   * When given: the touched lists that may have gained an entry outside `ids` (refilled after a removal).
+   * Every other touched list gained only touched entries, so an untouched memory n it names was named
+   * before, n's list did not change, and the pair is mutual now exactly when it was: when its stored
+   * semantic_knn edge exists. Then n's list is not read (most of the lists an add read). Absent: every
+   * list a touched one names is read.
+   */
+  refilled?: ReadonlySet<string>,
 ): Promise<number> {
   if (ids.length === 0) return 0;
+  const touched = new Set(ids);
   // `known`: documents the caller has just written (their stored state), not read again.
   const lists = new Map<string, SemanticDoc>();
   for (const id of ids) {
@@ -277,23 +288,34 @@ export async function syncSemanticEdges(
     store.neighbors(contextId, ids),
   ]);
   const missing = new Set<string>();
-  for (const doc of lists.values())
+  for (const doc of lists.values()) {
+    if (refilled && !refilled.has(doc.memoryId)) continue;
     for (const n of doc.neighbours) if (!lists.has(n.memoryId)) missing.add(n.memoryId);
+  }
   await readLists([...missing]);
 
+  const stored = edges.filter((edge) => edge.types.includes('semantic_knn'));
+  const storedKeys = new Set(stored.map((edge) => pairKey(edge.a, edge.b)));
   const wanted = new Map<string, { a: string; b: string; similarity: number }>();
+  // Pairs with an untouched memory decided by their stored edge (see `refilled`): left as they are.
+  const kept = new Set<string>();
   for (const id of ids) {
     for (const n of lists.get(id)?.neighbours ?? []) {
+      const [a, b] = id < n.memoryId ? [id, n.memoryId] : [n.memoryId, id];
+      const key = pairKey(a, b);
+      if (refilled && !touched.has(n.memoryId) && !refilled.has(id)) {
+        if (storedKeys.has(key)) kept.add(key);
+        continue;
+      }
       const back = lists.get(n.memoryId)?.neighbours.find((m) => m.memoryId === id);
       if (!back) continue;
-      const [a, b] = id < n.memoryId ? [id, n.memoryId] : [n.memoryId, id];
-      wanted.set(pairKey(a, b), { a, b, similarity: (n.score + back.score) / 2 });
+      wanted.set(key, { a, b, similarity: (n.score + back.score) / 2 });
     }
   }
   const changes: EdgeChange[] = [];
-  for (const edge of edges) {
-    if (!edge.types.includes('semantic_knn')) continue;
+  for (const edge of stored) {
     const key = pairKey(edge.a, edge.b);
+    if (kept.has(key) && !wanted.has(key)) continue;
     const want = wanted.get(key);
     wanted.delete(key);
     if (!want) changes.push({ a: edge.a, b: edge.b, remove: ['semantic_knn'] });

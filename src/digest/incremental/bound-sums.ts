@@ -1,0 +1,207 @@
+import type { SemanticPosting } from '../../store/semantic-index-spec.ts';
+
+/** One query term of a forward search: its weight in the query. */
+export interface BoundTerm {
+  term: string;
+  weight: number;
+}
+
+/** What a round of exactTopK knows: the threshold and the candidates still to score exactly. */
+export interface BoundView {
+  /** k-th largest lower bound (exact score where known, partial sum otherwise) less `slack`. */
+  theta: number;
+  /** Seen documents not scored yet whose upper bound reaches theta, best bound first. */
+  pending: Array<{ id: string; upper: number }>;
+  lower: LowerBounds;
+}
+
+/**
+ * The partial sums of one forward search, kept across its rounds. Each round only extends the posting
+ * prefixes of some terms (a deeper weight window, or a truncated term's heaviest postings, which start with
+ * the top-k rows already read), so a posting is resolved to its document slot and added once per search;
+ * recomputing every sum each round re-read the 1,024-posting prefixes of common terms up to six times (the
+ * largest CPU item of an add, measured by --cpu-prof). The seen-cap sums, which do change with every cap,
+ * are recomputed from the per-term slot arrays (typed arrays, no id lookups). A prefix that is not an
+ * extension of what was added (never expected: every read is weight desc, then id) resets the sums.
+ *
+ * Sums are added in a different order than one pass per round would (floating point differs in the last
+ * bits); bounds are only compared through `slack`, which is far above that, so the search reads and
+ * returns the same as before.
+ */
+export class BoundSums {
+  private slots = new Map<string, number>();
+  private ids: string[] = [];
+  private sums = new Float64Array(256);
+  private seenCaps = new Float64Array(256);
+  /** Per term (query order): the slot of each posting added, -1 for the query itself. */
+  private termSlots: Int32Array[];
+  private termCounts: number[];
+  private termRows: Array<readonly SemanticPosting[] | undefined>;
+
+  constructor(
+    private readonly terms: readonly BoundTerm[],
+    private readonly self: string,
+  ) {
+    this.termSlots = terms.map(() => new Int32Array(16));
+    this.termCounts = terms.map(() => 0);
+    this.termRows = terms.map(() => undefined);
+  }
+
+  /** Adds what each term's prefix holds beyond what was added before. */
+  update(prefixes: ReadonlyMap<string, readonly SemanticPosting[]>): void {
+    for (let at = 0; at < this.terms.length; at++) {
+      const rows = prefixes.get(this.terms[at]!.term)!;
+      if (rows === this.termRows[at]) continue;
+      if (!this.extends(at, rows)) {
+        this.reset();
+        this.update(prefixes);
+        return;
+      }
+      this.add(at, rows);
+    }
+  }
+
+  /** The bounds for caps `capOf` (what an unread posting of a term weighs at most). */
+  view(capOf: (term: string) => number, exact: Map<string, number>, k: number, slack: number): BoundView {
+    const count = this.ids.length;
+    let capSum = 0;
+    this.seenCaps.fill(0, 0, count);
+    for (let at = 0; at < this.terms.length; at++) {
+      const { term, weight } = this.terms[at]!;
+      const cap = weight * capOf(term);
+      capSum += cap;
+      if (cap === 0) continue;
+      const slots = this.termSlots[at]!;
+      for (let i = 0, n = this.termCounts[at]!; i < n; i++) {
+        const slot = slots[i]!;
+        if (slot >= 0) this.seenCaps[slot]! += cap;
+      }
+    }
+    const lower = new LowerBounds(this.slots, this.sums, count, exact);
+    const theta = lower.kth(k) - slack;
+    const pending: Array<{ id: string; upper: number }> = [];
+    for (let slot = 0; slot < count; slot++) {
+      const id = this.ids[slot]!;
+      if (exact.has(id)) continue;
+      const upper = this.sums[slot]! + capSum - this.seenCaps[slot]!;
+      if (upper >= theta) pending.push({ id, upper });
+    }
+    pending.sort((x, y) => y.upper - x.upper);
+    return { theta, pending, lower };
+  }
+
+  /** True when `rows` starts with the postings added for term `at` (same documents, same order). */
+  private extends(at: number, rows: readonly SemanticPosting[]): boolean {
+    const n = this.termCounts[at]!;
+    if (rows.length < n) return false;
+    const slots = this.termSlots[at]!;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i]!;
+      const id = rows[i]!.memoryId;
+      if (slot < 0 ? id !== this.self : this.ids[slot] !== id) return false;
+    }
+    return true;
+  }
+
+  private add(at: number, rows: readonly SemanticPosting[]): void {
+    const weight = this.terms[at]!.weight;
+    let n = this.termCounts[at]!;
+    let slots = this.termSlots[at]!;
+    if (slots.length < rows.length) {
+      const wider = new Int32Array(Math.max(rows.length, slots.length * 2));
+      wider.set(slots.subarray(0, n));
+      slots = wider;
+      this.termSlots[at] = slots;
+    }
+    for (; n < rows.length; n++) {
+      const posting = rows[n]!;
+      if (posting.memoryId === this.self) {
+        slots[n] = -1;
+        continue;
+      }
+      let slot = this.slots.get(posting.memoryId);
+      if (slot === undefined) {
+        slot = this.ids.length;
+        this.slots.set(posting.memoryId, slot);
+        this.ids.push(posting.memoryId);
+        if (slot === this.sums.length) {
+          this.sums = grow(this.sums);
+          this.seenCaps = grow(this.seenCaps);
+        }
+      }
+      this.sums[slot]! += weight * posting.weight;
+      slots[n] = slot;
+    }
+    this.termCounts[at] = n;
+    this.termRows[at] = rows;
+  }
+
+  private reset(): void {
+    this.slots = new Map();
+    this.ids = [];
+    this.sums = new Float64Array(256);
+    this.seenCaps = new Float64Array(256);
+    this.termSlots = this.terms.map(() => new Int32Array(16));
+    this.termCounts = this.terms.map(() => 0);
+    this.termRows = this.terms.map(() => undefined);
+  }
+}
+
+/**
+ * Every seen document's lower bound: its partial sum by slot, replaced by its exact score once scored (and
+ * exact scores of documents never seen in a posting, the seeds). Kept in typed arrays rather than a map
+ * entry per document: refine takes the k-th largest after every scored batch.
+ */
+export class LowerBounds {
+  private readonly scored: Uint8Array;
+
+  constructor(
+    private readonly slots: ReadonlyMap<string, number>,
+    private readonly sums: Float64Array,
+    private readonly count: number,
+    private readonly exact: Map<string, number>,
+  ) {
+    this.scored = new Uint8Array(count);
+    for (const id of exact.keys()) this.mark(id);
+  }
+
+  set(id: string, score: number): void {
+    this.exact.set(id, score);
+    this.mark(id);
+  }
+
+  /** The k-th largest lower bound (0 when fewer than k), one value per document. */
+  kth(k: number): number {
+    const top: number[] = [];
+    for (let slot = 0; slot < this.count; slot++) {
+      if (this.scored[slot] === 0) keepLargest(top, k, this.sums[slot]!);
+    }
+    for (const score of this.exact.values()) keepLargest(top, k, score);
+    return top.length < k ? 0 : top[0]!;
+  }
+
+  private mark(id: string): void {
+    const slot = this.slots.get(id);
+    if (slot !== undefined) this.scored[slot] = 1;
+  }
+}
+
+function grow(values: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(values.length * 2);
+  out.set(values);
+  return out;
+}
+
+/**
+ * Keeps the k largest values seen in `top` (ascending; k is small, so no copy and no full sort): the k-th
+ * largest is then top[0] once k values are in.
+ */
+function keepLargest(top: number[], k: number, value: number): void {
+  if (top.length === k) {
+    if (!(value > top[0]!)) return;
+    top.shift();
+  }
+  let at = top.length;
+  while (at > 0 && top[at - 1]! > value) at--;
+  top.splice(at, 0, value);
+}
