@@ -62,6 +62,16 @@ try {
   Atomics.store(shared, 0, 1);
   const rebuildStarted = performance.now();
   const report = await updateRelations(store, 'big');
+  // What the store keeps after an import (caches, statements) vs the garbage the import left.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const before = process.memoryUsage();
+  gc?.();
+  const after = process.memoryUsage();
+  process.stdout.write(
+    `after the rebuild: heap used ${mib(before.heapUsed)} of ${mib(before.heapTotal)} MiB, RSS ${mib(before.rss)}` +
+      (gc ? `; after a full GC: heap used ${mib(after.heapUsed)} of ${mib(after.heapTotal)}, RSS ${mib(after.rss)}` : '') +
+      ' (node --expose-gc for the second part)\n',
+  );
   await store.close();
   const { peaks, timeline } = await samples();
   await sampler.terminate();
