@@ -218,7 +218,7 @@ class SqliteStore implements ArchiveStore {
               s.insertMemory.run(contextId, record.id, ...columns);
               outcome.inserted.push(record.id);
             }
-            this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
+            this.keys.replace(contextId, record.id, record.sequence, keys ?? [], previous === undefined);
             for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
             views.forEach((view, position) => {
               s.insertView.run(

@@ -85,7 +85,8 @@ export async function exactTopK(
   );
   const capOf = (term: string): number => caps.get(term)!;
   const windows = new Map<string, number>();
-  let view = boundView(terms, prefixes, capOf, query.memoryId, exact, k);
+  const table = newSlots();
+  let view = boundView(terms, prefixes, capOf, query.memoryId, exact, k, table);
   for (let round = 0, gamma = 1; round < MAX_ROUNDS; round++, gamma /= 2) {
     const plan =
       view.theta > 0
@@ -122,7 +123,7 @@ export async function exactTopK(
       windows.set(term, minWeight);
       caps.set(term, Math.max(0, minWeight));
     });
-    view = boundView(terms, prefixes, capOf, query.memoryId, exact, k);
+    view = boundView(terms, prefixes, capOf, query.memoryId, exact, k, table);
     if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
   }
   return refine(source, query, k, view, exact);
@@ -307,6 +308,23 @@ class LowerBounds {
   }
 }
 
+/**
+ * Slot numbers of the documents a search has seen, kept across its rounds: each round's prefixes extend the
+ * previous ones, so the slots only grow. A fresh map per round (up to MAX_ROUNDS + 1 per search, tens of
+ * thousands of entries each for common terms) was most of what an add-100 allocated, and V8 grew the heap
+ * by that garbage (peak RSS of bench:scale's add phase, issue #10).
+ */
+interface Slots {
+  readonly slots: Map<string, number>;
+  readonly ids: string[];
+  sums: Float64Array<ArrayBuffer>;
+  seenCaps: Float64Array<ArrayBuffer>;
+}
+
+function newSlots(): Slots {
+  return { slots: new Map(), ids: [], sums: new Float64Array(256), seenCaps: new Float64Array(256) };
+}
+
 function boundView(
   terms: readonly TermEntry[],
   prefixes: ReadonlyMap<string, readonly SemanticPosting[]>,
@@ -314,16 +332,17 @@ function boundView(
   self: string,
   exact: Map<string, number>,
   k: number,
+  table: Slots,
 ): BoundView {
   let capSum = 0;
   for (const { term, weight } of terms) capSum += weight * capOf(term);
-  // Partial sums in typed arrays by slot (first-seen order), not an object per document: this runs once per
-  // round over every posting read so far (thousands for common terms). Same summation order as per term
-  // and posting, so the same values.
-  const slots = new Map<string, number>();
-  const ids: string[] = [];
-  let sums = new Float64Array(256);
-  let seenCaps = new Float64Array(256);
+  // Partial sums in typed arrays by slot, not an object per document: this runs once per round over every
+  // posting read so far (thousands for common terms). Recomputed from zero each round in the same order per
+  // document (terms, then postings), so the same values as a fresh table; only slot numbers (the order of
+  // equal bounds in `pending`) may differ, and refine's result does not depend on that order.
+  const { slots, ids } = table;
+  table.sums.fill(0, 0, ids.length);
+  table.seenCaps.fill(0, 0, ids.length);
   for (const { term, weight } of terms) {
     const cap = weight * capOf(term);
     for (const posting of prefixes.get(term)!) {
@@ -333,15 +352,16 @@ function boundView(
         slot = ids.length;
         slots.set(posting.memoryId, slot);
         ids.push(posting.memoryId);
-        if (slot === sums.length) {
-          sums = grow(sums);
-          seenCaps = grow(seenCaps);
+        if (slot === table.sums.length) {
+          table.sums = grow(table.sums);
+          table.seenCaps = grow(table.seenCaps);
         }
       }
-      sums[slot]! += weight * posting.weight;
-      seenCaps[slot]! += cap;
+      table.sums[slot]! += weight * posting.weight;
+      table.seenCaps[slot]! += cap;
     }
   }
+  const { sums, seenCaps } = table;
   const lower = new LowerBounds(slots, sums, ids.length, exact);
   const theta = lower.kth(k) - SLACK;
   const pending: Array<{ id: string; upper: number }> = [];
