@@ -88,9 +88,6 @@ interface PendingViews {
   views: MemoryView[];
 }
 
-/** Statistics rows per multi-row upsert of a write batch (4 parameters each). */
-const STAT_ROWS = 64;
-
 /** Term ids and fields learnt per connection: ids are permanent, so the cache never goes stale. */
 const TERM_CACHE_LIMIT = 1_000_000;
 
@@ -189,21 +186,12 @@ export class SqliteLexicalIndex {
       this.s.insertTokens.run(id, tokens.join(' '));
       this.addFieldDelta(field.id, 1, doc.length);
     }
-    // Additions go STAT_ROWS to a statement (an import batch has thousands: one call each was ~1/5 of the
-    // write path's statement time); removals one by one, each followed by its empty-row check.
-    const added: number[] = [];
     for (const [key, delta] of this.statDeltas) {
       if (delta === 0) continue;
       const [field, term, bucket] = key.split(':').map(Number) as [number, number, number];
-      if (delta > 0) {
-        added.push(field, term, bucket, delta);
-        if (added.length === 4 * STAT_ROWS) this.s.addStats.run(added.splice(0));
-        continue;
-      }
       this.s.addStat.run(field, term, bucket, delta);
-      this.s.dropEmptyStat.run(field, term, bucket);
+      if (delta < 0) this.s.dropEmptyStat.run(field, term, bucket);
     }
-    for (let at = 0; at < added.length; at += 4) this.s.addStat.run(added.slice(at, at + 4));
     for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
     this.pendingViews = new Map();
     this.statDeltas = new Map();
@@ -353,9 +341,6 @@ function prepareLexicalStatements(db: Database.Database) {
     termIds: p('SELECT term, id FROM lex_terms WHERE term IN (SELECT value FROM json_each(?))'),
     insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
     addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
-      ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
-    addStats: p(`INSERT INTO lex_term_stats (field, term, bucket, docs)
-      VALUES ${Array.from({ length: STAT_ROWS }, () => '(?, ?, ?, ?)').join(', ')}
       ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
     dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
     lastDoc: p("SELECT seq FROM sqlite_sequence WHERE name = 'lex_docs'"),
