@@ -1,7 +1,10 @@
 import type { SemanticPosting } from './semantic-index-spec.ts';
 
-/** Postings a connection keeps between writes (~100 bytes each with the id string: about 40 MiB). */
-const CACHE_POSTINGS = 400_000;
+/**
+ * Bytes of postings a connection keeps between writes, estimated per posting (postingBytes: the object, its
+ * array slot and its id string); past it everything is dropped. 40 MiB is ~400k postings of short ids.
+ */
+export const SEMANTIC_POSTINGS_CACHE_BYTES = 40 << 20;
 
 /** Only reads at least this long are kept: the truncated reads of common terms (MAX_POSTINGS_PER_TERM). */
 export const CACHED_TOP_MIN = 256;
@@ -20,7 +23,15 @@ export const CACHED_TOP_MIN = 256;
  */
 export class SemanticPostingsCache {
   private version = -1;
-  private size = 0;
+  /** Estimated bytes of the cached postings. */
+  private bytes = 0;
+
+  constructor(private readonly budget = SEMANTIC_POSTINGS_CACHE_BYTES) {}
+
+  /** Estimated bytes held (tests). */
+  get held(): number {
+    return this.bytes;
+  }
   /** context -> term -> n -> rows (Map order = insertion, so the oldest context is evicted first). */
   private readonly lists = new Map<string, Map<string, Map<number, SemanticPosting[]>>>();
 
@@ -31,13 +42,13 @@ export class SemanticPostingsCache {
 
   clear(): void {
     this.lists.clear();
-    this.size = 0;
+    this.bytes = 0;
   }
 
   clearContext(contextId: string): void {
     const terms = this.lists.get(contextId);
     if (!terms) return;
-    for (const byTop of terms.values()) for (const rows of byTop.values()) this.size -= rows.length;
+    for (const byTop of terms.values()) for (const rows of byTop.values()) this.bytes -= listBytes(rows);
     this.lists.delete(contextId);
   }
 
@@ -47,7 +58,8 @@ export class SemanticPostingsCache {
 
   set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
     if (top < CACHED_TOP_MIN) return;
-    if (this.size + rows.length > CACHE_POSTINGS) this.clear();
+    const bytes = listBytes(rows);
+    if (this.bytes + bytes > this.budget) this.clear();
     let terms = this.lists.get(contextId);
     if (!terms) {
       terms = new Map();
@@ -58,7 +70,8 @@ export class SemanticPostingsCache {
       byTop = new Map();
       terms.set(term, byTop);
     }
-    this.size += rows.length - (byTop.get(top)?.length ?? 0);
+    const replaced = byTop.get(top);
+    this.bytes += bytes - (replaced === undefined ? 0 : listBytes(replaced));
     byTop.set(top, rows.slice());
   }
 
@@ -71,13 +84,14 @@ export class SemanticPostingsCache {
       if (!byTop) return;
       const weight = weights[at]!;
       for (const [top, rows] of byTop) {
-        const outcome = enter(rows, top, { memoryId, weight });
+        const posting = { memoryId, weight };
+        const outcome = enter(rows, top, posting);
         if (outcome === 'drop') {
-          this.size -= rows.length;
+          this.bytes -= listBytes(rows);
           byTop.delete(top);
         } else if (outcome === 'inserted') {
-          if (rows.length > top) rows.pop();
-          else this.size++;
+          this.bytes += postingBytes(posting);
+          if (rows.length > top) this.bytes -= postingBytes(rows.pop()!);
         }
       }
       if (byTop.size === 0) cached.delete(term);
@@ -107,4 +121,15 @@ function enter(
   if (lo === rows.length && rows.length >= top) return 'below';
   rows.splice(lo, 0, posting);
   return 'inserted';
+}
+
+/** A cached posting: the object (~40 bytes), its array slot and its memory id (2 bytes a character at most). */
+function postingBytes(posting: SemanticPosting): number {
+  return 48 + 2 * posting.memoryId.length;
+}
+
+function listBytes(rows: readonly SemanticPosting[]): number {
+  let bytes = 64;
+  for (const posting of rows) bytes += postingBytes(posting);
+  return bytes;
 }
