@@ -69,7 +69,9 @@ try {
   const after = process.memoryUsage();
   process.stdout.write(
     `after the rebuild: heap used ${mib(before.heapUsed)} of ${mib(before.heapTotal)} MiB, RSS ${mib(before.rss)}` +
-      (gc ? `; after a full GC: heap used ${mib(after.heapUsed)} of ${mib(after.heapTotal)}, RSS ${mib(after.rss)}` : '') +
+      (gc
+        ? `; after a full GC: heap used ${mib(after.heapUsed)} of ${mib(after.heapTotal)}, RSS ${mib(after.rss)}`
+        : '') +
       ' (node --expose-gc for the second part)\n',
   );
   await store.close();
