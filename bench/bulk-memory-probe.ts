@@ -6,6 +6,8 @@
  * bulk rebuild), with process.memoryUsage sampled every `--every` seconds. Prints the peak RSS / heap / array
  * buffers of each phase (write, rebuild) and the rebuild's seconds per step, so a step's memory can be told
  * from the timeline (`--every` seconds, stderr). The machine's 1-minute load average is printed with it.
+ * Run as `node --expose-gc --import tsx bench/bulk-memory-probe.ts ...` to also get the heap after a full GC
+ * at the end (what the store keeps vs the garbage the import left).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
