@@ -6,6 +6,8 @@
  * bulk rebuild), with process.memoryUsage sampled every `--every` seconds. Prints the peak RSS / heap / array
  * buffers of each phase (write, rebuild) and the rebuild's seconds per step, so a step's memory can be told
  * from the timeline (`--every` seconds, stderr). The machine's 1-minute load average is printed with it.
+ * Run as `node --expose-gc --import tsx bench/bulk-memory-probe.ts ...` to also get the heap after a full GC
+ * at the end (what the store keeps vs the garbage the import left).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -62,6 +64,18 @@ try {
   Atomics.store(shared, 0, 1);
   const rebuildStarted = performance.now();
   const report = await updateRelations(store, 'big');
+  // What the store keeps after an import (caches, statements) vs the garbage the import left.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const before = process.memoryUsage();
+  gc?.();
+  const after = process.memoryUsage();
+  process.stdout.write(
+    `after the rebuild: heap used ${mib(before.heapUsed)} of ${mib(before.heapTotal)} MiB, RSS ${mib(before.rss)}` +
+      (gc
+        ? `; after a full GC: heap used ${mib(after.heapUsed)} of ${mib(after.heapTotal)}, RSS ${mib(after.rss)}`
+        : '') +
+      ' (node --expose-gc for the second part)\n',
+  );
   await store.close();
   const { peaks, timeline } = await samples();
   await sampler.terminate();

@@ -2,14 +2,19 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
+import {
+  type MemoryEdge,
+  type RelationType,
+  SCHEMA_RELATION_TYPES,
+  type SchemaRelationType,
+} from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
 import { compactSemantic } from './incremental/compact-semantic.ts';
 import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
 import { loadRecords } from './load-records.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
-import { mergeRelationEdges } from './relations/merge-relation-edges.ts';
+import { RelationEdgeMerger } from './relations/merge-relation-edges.ts';
 import { recordGroundingPairs } from './relations/record-grounding.ts';
 import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
@@ -131,16 +136,16 @@ export async function buildRelations(
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };
 }
 
-/** Every schema relation's edges; the pairs are garbage once the edges are written (nothing holds them). */
+/** Every schema relation's edges, one type at a time: each type's pairs are garbage once merged. */
 function schemaEdges(
   contextId: string,
   records: readonly MemoryRecord[],
   lap: (step: string) => void,
-): ReturnType<typeof mergeRelationEdges> {
-  const schema: Partial<Record<SchemaRelationType, RecordPair[]>> = {};
+): MemoryEdge[] {
+  const merger = new RelationEdgeMerger();
   for (const [type, compute] of SCHEMA_RELATIONS) {
-    schema[type] = compute(records);
+    merger.addSchema(type, compute(records));
     lap(type);
   }
-  return mergeRelationEdges(contextId, schema, []);
+  return merger.edges(contextId);
 }

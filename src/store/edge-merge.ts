@@ -58,6 +58,43 @@ export function diffEdgeReplacement(
 }
 
 /**
+ * replaceEdges without the diff's maps, when no stored edge of the context carries any of the replaced types
+ * (a bulk import's rebuild: the schema edges into a fresh context, then its semantic_knn edges next to them)
+ * and `edges` name every pair once in strictly increasing (a, b) order after normalisation (what
+ * mergeRelationEdges and compactSemantic produce). Then nothing is stripped or deleted, and each new edge
+ * becomes its pair's stored edge merged with it: the diff's upserts, in the same order, computed as they
+ * stream by with one `stored` read per pair. All edges are checked first (the same INVALID_INPUT as the
+ * diff, before anything is written); undefined when a pair repeats or the order differs (the caller then
+ * takes diffEdgeReplacement, which merges repeats). At 1M memories the diff held every stored edge and
+ * every new one in maps (~1M each): about a third of the import's peak RSS (docs/living-archive.md).
+ */
+export function streamEdgeReplacement(
+  contextId: string,
+  types: readonly RelationType[],
+  edges: readonly MemoryEdge[],
+  stored: (a: string, b: string) => MemoryEdge | undefined,
+): Iterable<MemoryEdge> | undefined {
+  const replaced = new Set(types);
+  let last: MemoryEdge | undefined;
+  for (const raw of edges) {
+    const edge = normalizeEdge(contextId, raw, replaced);
+    if (last !== undefined && !(last.a < edge.a || (last.a === edge.a && last.b < edge.b))) return undefined;
+    last = edge;
+  }
+  return (function* () {
+    for (const raw of edges) {
+      const edge = normalizeEdge(contextId, raw, replaced);
+      const previous = stored(edge.a, edge.b);
+      if (previous === undefined) yield edge;
+      else {
+        const merged = mergeTwo(previous, edge);
+        if (!sameEdge(previous, merged)) yield merged;
+      }
+    }
+  })();
+}
+
+/**
  * The changeEdges semantics shared by every backend: the edge after one pair's change, or undefined when the
  * pair is left without types. `existing` is the stored edge of the pair (if any).
  */

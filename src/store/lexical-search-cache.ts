@@ -5,8 +5,13 @@ import type { FieldRow } from './search-lexical-index.ts';
  * postings cache is dropped whenever the database changes, the document cache holds rows that never change.
  */
 
-/** Rows of postings pages a connection keeps between writes (8 bytes each: about 8 MiB). */
-const PAGE_CACHE_ROWS = 1_000_000;
+/**
+ * Byte budgets of a connection's PostingsCache (estimated sizes: see the `*Bytes` functions below). Each part
+ * is dropped whole when an entry would take it past its budget: pages (doclist rows, 8 bytes each) 8 MiB,
+ * term statistics 8 MiB, field rows 1 MiB. Counts of entries did not bound memory (a statistics entry holds
+ * one object per impact bucket), and issue #10 bounds peak RSS at 1M memories.
+ */
+export const POSTINGS_CACHE_BUDGET = { pages: 8 << 20, stats: 8 << 20, fields: 1 << 20 } as const;
 
 /**
  * What searches read from the postings (FTS5 doclist pages, per-term bucket counts, field statistics), kept
@@ -19,10 +24,19 @@ export class PostingsCache {
   private version = -1;
   private written = false;
   private active = true;
-  private rows = 0;
+  private readonly bytes = { pages: 0, stats: 0, fields: 0 };
   private readonly pages = new Map<string, number[]>();
   private readonly stats = new Map<string, { bucket: number; docs: number }[] | null>();
   private readonly fieldRows = new Map<string, FieldRow[]>();
+
+  constructor(
+    private readonly budget: { pages: number; stats: number; fields: number } = POSTINGS_CACHE_BUDGET,
+  ) {}
+
+  /** Estimated bytes held per part (tests). */
+  get held(): Readonly<{ pages: number; stats: number; fields: number }> {
+    return { ...this.bytes };
+  }
 
   validate(version: number): void {
     if (version !== this.version || this.written) this.clear();
@@ -49,8 +63,13 @@ export class PostingsCache {
     let rows = this.fieldRows.get(contextId);
     if (rows === undefined) {
       rows = read();
-      if (this.fieldRows.size > 4096) this.fieldRows.clear();
+      const bytes = entryBytes(contextId) + 96 * rows.length;
+      if (this.bytes.fields + bytes > this.budget.fields) {
+        this.fieldRows.clear();
+        this.bytes.fields = 0;
+      }
       this.fieldRows.set(contextId, rows);
+      this.bytes.fields += bytes;
     }
     return rows;
   }
@@ -70,11 +89,18 @@ export class PostingsCache {
     }
     if (missing.length > 0) {
       const read_ = read(missing);
-      if (this.stats.size > 200_000) this.stats.clear();
       for (const term of missing) {
         const list = read_.get(term);
+        const key = `${field}:${term}`;
+        // One object per impact bucket (~40 bytes each with its array slot).
+        const bytes = entryBytes(key) + 40 * (list?.length ?? 0);
+        if (this.bytes.stats + bytes > this.budget.stats) {
+          this.stats.clear();
+          this.bytes.stats = 0;
+        }
         // null: the term has no postings in this field (remembered too).
-        this.stats.set(`${field}:${term}`, list ?? null);
+        this.stats.set(key, list ?? null);
+        this.bytes.stats += bytes;
         if (list) found.set(term, list);
       }
     }
@@ -87,12 +113,13 @@ export class PostingsCache {
     let rows = this.pages.get(key);
     if (rows === undefined) {
       rows = read();
-      if (this.rows + rows.length > PAGE_CACHE_ROWS) {
+      const bytes = entryBytes(key) + 8 * rows.length;
+      if (this.bytes.pages + bytes > this.budget.pages) {
         this.pages.clear();
-        this.rows = 0;
+        this.bytes.pages = 0;
       }
       this.pages.set(key, rows);
-      this.rows += rows.length;
+      this.bytes.pages += bytes;
     }
     return rows;
   }
@@ -101,8 +128,15 @@ export class PostingsCache {
     this.pages.clear();
     this.stats.clear();
     this.fieldRows.clear();
-    this.rows = 0;
+    this.bytes.pages = 0;
+    this.bytes.stats = 0;
+    this.bytes.fields = 0;
   }
+}
+
+/** A map entry keyed by `key`: the key string (2 bytes a character at most), the entry and its array header. */
+function entryBytes(key: string): number {
+  return 2 * key.length + 64;
 }
 
 /** This connection wrote to the lexical index (called after its transaction committed). */

@@ -1,7 +1,11 @@
 import type { SemanticPosting } from './semantic-index-spec.ts';
 
-/** Postings a connection keeps between writes (~100 bytes each with the id string: about 40 MiB). */
-const CACHE_POSTINGS = 400_000;
+/**
+ * Bytes of postings a connection keeps between writes, estimated per posting (postingBytes: the object, its
+ * array slot and its id string); past it the least recently used lists are dropped. 40 MiB is ~400k
+ * postings of short ids.
+ */
+export const SEMANTIC_POSTINGS_CACHE_BYTES = 40 << 20;
 
 /** Only reads at least this long are kept: the truncated reads of common terms (MAX_POSTINGS_PER_TERM). */
 export const CACHED_TOP_MIN = 256;
@@ -20,18 +24,30 @@ export const CACHED_TOP_MIN = 256;
  */
 export class SemanticPostingsCache {
   private version = -1;
-  private size = 0;
+  /** Estimated bytes of the cached postings. */
+  private bytes = 0;
+  private count = 0;
   /** context -> term -> n -> rows. */
   private readonly lists = new Map<string, Map<string, Map<number, SemanticPosting[]>>>();
   /**
    * The kept lists by last use, least recent first. A full cache evicts from here: at 1M an add reads ~8
-   * common terms, more than fit, and dropping every list at once (as before) made each add re-read ~2
-   * of them (2,200 posting rows) whatever its terms.
+   * common terms, more than fit, and dropping every list at once made each add re-read ~2 of them (2,200
+   * posting rows) whatever its terms.
    */
   private readonly order = new Map<string, { contextId: string; term: string; top: number }>();
 
-  /** `capacity`: postings kept (tests use a small one). */
-  constructor(private readonly capacity = CACHE_POSTINGS) {}
+  /** `budget`: estimated bytes kept (tests use a small one). */
+  constructor(private readonly budget = SEMANTIC_POSTINGS_CACHE_BYTES) {}
+
+  /** Estimated bytes held (tests). */
+  get held(): number {
+    return this.bytes;
+  }
+
+  /** Kept postings (tests). */
+  get postings(): number {
+    return this.count;
+  }
 
   validate(version: number): void {
     if (version !== this.version) this.clear();
@@ -41,19 +57,15 @@ export class SemanticPostingsCache {
   clear(): void {
     this.lists.clear();
     this.order.clear();
-    this.size = 0;
+    this.bytes = 0;
+    this.count = 0;
   }
 
   clearContext(contextId: string): void {
     const terms = this.lists.get(contextId);
     if (!terms) return;
-    for (const [term, byTop] of terms) {
-      for (const [top, rows] of byTop) {
-        this.size -= rows.length;
-        this.order.delete(keyOf(contextId, term, top));
-      }
-    }
-    this.lists.delete(contextId);
+    for (const [term, byTop] of [...terms])
+      for (const top of [...byTop.keys()]) this.remove(contextId, term, top);
   }
 
   get(contextId: string, term: string, top: number): SemanticPosting[] | undefined {
@@ -66,10 +78,12 @@ export class SemanticPostingsCache {
   }
 
   set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
-    if (top < CACHED_TOP_MIN || rows.length > this.capacity) return;
+    if (top < CACHED_TOP_MIN) return;
+    const bytes = listBytes(rows);
+    if (bytes > this.budget) return;
     this.remove(contextId, term, top);
     for (const oldest of this.order.values()) {
-      if (this.size + rows.length <= this.capacity) break;
+      if (this.bytes + bytes <= this.budget) break;
       this.remove(oldest.contextId, oldest.term, oldest.top);
     }
     let terms = this.lists.get(contextId);
@@ -82,7 +96,8 @@ export class SemanticPostingsCache {
       byTop = new Map();
       terms.set(term, byTop);
     }
-    this.size += rows.length;
+    this.bytes += bytes;
+    this.count += rows.length;
     byTop.set(top, rows.slice());
     this.order.set(keyOf(contextId, term, top), { contextId, term, top });
   }
@@ -96,19 +111,16 @@ export class SemanticPostingsCache {
       if (!byTop) return;
       const weight = weights[at]!;
       for (const [top, rows] of [...byTop]) {
-        const outcome = enter(rows, top, { memoryId, weight });
+        const posting = { memoryId, weight };
+        const outcome = enter(rows, top, posting);
         if (outcome === 'drop') this.remove(contextId, term, top);
         else if (outcome === 'inserted') {
-          if (rows.length > top) rows.pop();
-          else this.size++;
+          this.bytes += postingBytes(posting);
+          if (rows.length > top) this.bytes -= postingBytes(rows.pop()!);
+          else this.count++;
         }
       }
     });
-  }
-
-  /** Kept postings (tests). */
-  get postings(): number {
-    return this.size;
   }
 
   private remove(contextId: string, term: string, top: number): void {
@@ -116,7 +128,8 @@ export class SemanticPostingsCache {
     const byTop = terms?.get(term);
     const rows = byTop?.get(top);
     if (!terms || !byTop || !rows) return;
-    this.size -= rows.length;
+    this.bytes -= listBytes(rows);
+    this.count -= rows.length;
     byTop.delete(top);
     if (byTop.size === 0) terms.delete(term);
     if (terms.size === 0) this.lists.delete(contextId);
@@ -150,4 +163,15 @@ function enter(
   if (lo === rows.length && rows.length >= top) return 'below';
   rows.splice(lo, 0, posting);
   return 'inserted';
+}
+
+/** A cached posting: the object (~40 bytes), its array slot and its memory id (2 bytes a character at most). */
+function postingBytes(posting: SemanticPosting): number {
+  return 48 + 2 * posting.memoryId.length;
+}
+
+function listBytes(rows: readonly SemanticPosting[]): number {
+  let bytes = 64;
+  for (const posting of rows) bytes += postingBytes(posting);
+  return bytes;
 }

@@ -88,12 +88,21 @@ interface PendingViews {
   views: MemoryView[];
 }
 
-/** Term ids and fields learnt per connection: ids are permanent, so the cache never goes stale. */
-const TERM_CACHE_LIMIT = 1_000_000;
+/**
+ * Estimated bytes of the term ids a connection learns (termBytes per entry); ids are permanent, so the cache
+ * never goes stale, and it is dropped whole past this budget: ~250k typical words.
+ */
+export const TERM_CACHE_BYTES = 24 << 20;
+
+/** A learnt term: the map entry and the term string (2 bytes a character at most). */
+function termBytes(term: string): number {
+  return 2 * term.length + 72;
+}
 
 export class SqliteLexicalIndex {
   private readonly s: ReturnType<typeof prepareLexicalStatements>;
   private readonly termIds = new Map<string, number>();
+  private termIdBytes = 0;
   private readonly fields = new Map<string, FieldRef>();
   /** Learnt inside the current write transaction: kept only once it commits (a rollback would reuse ids). */
   private pendingTerms = new Map<string, number>();
@@ -103,7 +112,10 @@ export class SqliteLexicalIndex {
   private statDeltas = new Map<string, number>();
   private fieldDeltas = new Map<number, { docs: number; length: number }>();
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly termBudget = TERM_CACHE_BYTES,
+  ) {
     this.s = prepareLexicalStatements(db);
   }
 
@@ -202,8 +214,7 @@ export class SqliteLexicalIndex {
   commit(): void {
     // Cached postings pages and statistics of this connection's searches are out of date now.
     lexicalIndexWritten(this.db);
-    if (this.termIds.size + this.pendingTerms.size > TERM_CACHE_LIMIT) this.termIds.clear();
-    for (const [term, id] of this.pendingTerms) this.termIds.set(term, id);
+    for (const [term, id] of this.pendingTerms) this.learn(term, id);
     for (const [key, field] of this.pendingFields) this.fields.set(key, field);
     this.pendingTerms = new Map();
     this.pendingFields = new Map();
@@ -217,6 +228,7 @@ export class SqliteLexicalIndex {
   rolledBack(): void {
     lexicalIndexWritten(this.db);
     this.termIds.clear();
+    this.termIdBytes = 0;
     this.fields.clear();
     this.begin();
   }
@@ -230,9 +242,25 @@ export class SqliteLexicalIndex {
     // Ids a search reads are committed and permanent: cached like those a write learns, so a warm process
     // hashes and looks up each query term once (dictionaryKey is a sha256).
     return searchLexicalIndex(this.db, this.termIds, contextId, query, options, (term, id) => {
-      if (this.termIds.size >= TERM_CACHE_LIMIT) this.termIds.clear();
-      this.termIds.set(term, id);
+      this.learn(term, id);
     });
+  }
+
+  /** Estimated bytes of the learnt term ids (tests). */
+  get termCacheBytes(): number {
+    return this.termIdBytes;
+  }
+
+  /** Keeps a committed term id, within the term budget (TERM_CACHE_BYTES). */
+  private learn(term: string, id: number): void {
+    if (this.termIds.has(term)) return;
+    const bytes = termBytes(term);
+    if (this.termIdBytes + bytes > this.termBudget) {
+      this.termIds.clear();
+      this.termIdBytes = 0;
+    }
+    this.termIds.set(term, id);
+    this.termIdBytes += bytes;
   }
 
   private termId(term: string): number | undefined {

@@ -61,9 +61,19 @@ export class SqliteRelationKeys {
     return this.s.pending.all(after?.contextId ?? '', after?.id ?? '', limit) as PendingMediaRef[];
   }
 
-  /** Replaces the keys of one memory (none when `keys` is empty). */
-  replace(contextId: string, memoryId: string, sequence: number, keys: readonly string[]): void {
-    this.s.deleteKeys.run(contextId, memoryId);
+  /**
+   * Replaces the keys of one memory (none when `keys` is empty). `fresh`: the memory row was inserted by this
+   * transaction, so it has no keys yet (they go with their memory: ON DELETE CASCADE) and the delete, one
+   * index probe per record of an import, is skipped.
+   */
+  replace(
+    contextId: string,
+    memoryId: string,
+    sequence: number,
+    keys: readonly string[],
+    fresh = false,
+  ): void {
+    if (!fresh) this.s.deleteKeys.run(contextId, memoryId);
     for (const key of keys) this.s.insertKey.run(contextId, memoryId, key, sequence);
   }
 

@@ -24,7 +24,13 @@ import type {
   VectorSearchOptions,
   WriteOutcome,
 } from './archive-store-spec.ts';
-import { diffEdgeChanges, diffEdgeReplacement, emptyEdgeCounts, pairKey } from './edge-merge.ts';
+import {
+  diffEdgeChanges,
+  diffEdgeReplacement,
+  emptyEdgeCounts,
+  pairKey,
+  streamEdgeReplacement,
+} from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
@@ -219,7 +225,7 @@ class SqliteStore implements ArchiveStore {
               s.insertMemory.run(contextId, record.id, ...columns);
               outcome.inserted.push(record.id);
             }
-            this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
+            this.keys.replace(contextId, record.id, record.sequence, keys ?? [], previous === undefined);
             for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
             views.forEach((view, position) => {
               s.insertView.run(
@@ -527,6 +533,21 @@ class SqliteStore implements ArchiveStore {
     this.run(() =>
       this.db
         .transaction(() => {
+          // No stored edge has a replaced type (the kept per-type counts say so): a bulk import's rebuild
+          // streams its edges, each merged with its pair's stored edge (none in a context without edges).
+          const counts = s.countEdgeTypes.all(contextId) as { type: string; n: number }[];
+          if (!counts.some((row) => row.n > 0 && (types as readonly string[]).includes(row.type))) {
+            const empty = s.anyEdge.get(contextId) === undefined;
+            const upserts = streamEdgeReplacement(contextId, types, edges, (a, b) => {
+              if (empty) return undefined;
+              const row = s.getEdge.get(contextId, a, b) as EdgeRow | undefined;
+              return row ? toEdge(contextId, row) : undefined;
+            });
+            if (upserts !== undefined) {
+              this.writeEdgeDiff(contextId, { upserts, deletes: [] });
+              return;
+            }
+          }
           const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
           this.writeEdgeDiff(contextId, diffEdgeReplacement(contextId, existing, types, edges));
         })
@@ -558,7 +579,7 @@ class SqliteStore implements ArchiveStore {
   /** Inside a write transaction: the edge rows a diff removes and upserts. */
   private writeEdgeDiff(
     contextId: string,
-    diff: { upserts: readonly MemoryEdge[]; deletes: readonly MemoryEdge[] },
+    diff: { upserts: Iterable<MemoryEdge>; deletes: readonly MemoryEdge[] },
   ): void {
     const s = this.statements;
     for (const edge of diff.deletes) s.deleteEdge.run(contextId, edge.a, edge.b);
@@ -969,6 +990,7 @@ function prepareStatements(db: Database.Database) {
     lexicalDocuments: p(`SELECT memory_id AS memoryId, kind, key, text FROM views
       WHERE context_id = ? AND text != '' ORDER BY memory_id, position`),
     listEdges: p('SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ?'),
+    anyEdge: p('SELECT 1 FROM edges WHERE context_id = ? LIMIT 1'),
     deleteEdge: p('DELETE FROM edges WHERE context_id = ? AND a = ? AND b = ?'),
     getEdge: p(
       'SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ? AND b = ?',

@@ -4,6 +4,9 @@ import { SemanticPostingsCache } from '../../src/store/semantic-postings-cache.t
 
 const rows = (term: string, n: number): SemanticPosting[] =>
   Array.from({ length: n }, (_, i) => ({ memoryId: `${term}${i}`, weight: 1 - i / (n + 1) }));
+/** The cache's byte estimate of a list (semantic-postings-cache.ts: 64 + 48 + 2 bytes per id character). */
+const bytesOf = (list: readonly SemanticPosting[]): number =>
+  64 + list.reduce((sum, p) => sum + 48 + 2 * p.memoryId.length, 0);
 
 /**
  * The kept `{ top: n }` posting reads (semantic-postings-cache.ts): a full cache evicts the least recently
@@ -11,12 +14,13 @@ const rows = (term: string, n: number): SemanticPosting[] =>
  */
 describe('SemanticPostingsCache', () => {
   it('evicts the least recently used lists when full and keeps the rest', () => {
-    const cache = new SemanticPostingsCache(1000);
+    // Room for three of the four lists (all four have the same estimate: ids of the same lengths).
+    const cache = new SemanticPostingsCache(3 * bytesOf(rows('a', 300)) + 100);
     cache.set('ctx', 'a', 256, rows('a', 300));
     cache.set('ctx', 'b', 256, rows('b', 300));
     cache.set('ctx', 'c', 256, rows('c', 300));
     expect(cache.get('ctx', 'a', 256)).toEqual(rows('a', 300));
-    // 1,200 > 1,000: b (least recently used) goes, a (just read) and c stay.
+    // A fourth list passes the budget: b (least recently used) goes, a (just read) and c stay.
     cache.set('ctx', 'd', 256, rows('d', 300));
     expect(cache.get('ctx', 'b', 256)).toBeUndefined();
     expect(cache.get('ctx', 'a', 256)).toEqual(rows('a', 300));
@@ -26,13 +30,13 @@ describe('SemanticPostingsCache', () => {
     // Setting a list again replaces it (no double count); a list larger than the cache is not kept.
     cache.set('ctx', 'd', 256, rows('d', 300));
     expect(cache.postings).toBe(900);
-    cache.set('ctx', 'e', 256, rows('e', 1001));
+    cache.set('ctx', 'e', 256, rows('e', 1200));
     expect(cache.get('ctx', 'e', 256)).toBeUndefined();
     expect(cache.postings).toBe(900);
   });
 
   it('keeps a written document in its terms lists, drops a list on a weight tie, and forgets contexts', () => {
-    const cache = new SemanticPostingsCache(10_000);
+    const cache = new SemanticPostingsCache(1 << 20);
     cache.set('ctx', 'a', 256, rows('a', 256));
     cache.set('ctx', 'b', 256, rows('b', 10));
     cache.set('other', 'a', 256, rows('a', 5));

@@ -196,6 +196,56 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect((await store.neighbors('ctx', ['c', 'd'])).map((e) => `${e.a}-${e.b}`)).toEqual(['c-d']);
     });
 
+    it('replaceEdges into a context without edges: sorted, unsorted and repeated pairs store the same', async () => {
+      // Sorted distinct pairs take the SQLite store's streaming path (no diff); the others the diff.
+      const ids = ['a', 'b', 'c', 'd'];
+      const sorted = [
+        edge('x', 'a', 'b', ['same_round', 'consecutive_turn']),
+        edge('x', 'a', 'c', ['event_bridge']),
+        edge('x', 'b', 'd', ['consecutive_turn']),
+      ];
+      const variants = {
+        sorted,
+        unsorted: [sorted[2]!, edge('x', 'c', 'a', ['event_bridge']), sorted[0]!],
+        repeated: [
+          edge('x', 'b', 'a', ['same_round']),
+          edge('x', 'a', 'b', ['consecutive_turn']),
+          sorted[1]!,
+          sorted[2]!,
+        ],
+      };
+      const stored: Record<string, unknown> = {};
+      for (const [name, edges] of Object.entries(variants)) {
+        const ctx = `fresh-${name}`;
+        await store.writeMemories(
+          ctx,
+          ids.map((id, i) => write(ctx, id, `text ${id}`, i)),
+        );
+        await store.replaceEdges(
+          ctx,
+          ['same_round', 'consecutive_turn', 'event_bridge'],
+          edges.map((e) => ({ ...e, contextId: ctx })),
+        );
+        stored[name] = {
+          edges: (await store.neighbors(ctx, ids)).map(({ contextId: _, ...rest }) => rest),
+          counts: await store.countEdges(ctx),
+        };
+      }
+      expect(stored.unsorted).toEqual(stored.sorted);
+      expect(stored.repeated).toEqual(stored.sorted);
+      expect((stored.sorted as { edges: unknown[] }).edges).toHaveLength(3);
+      // A bad edge after good ones writes none of them.
+      await store.writeMemories('bad', [write('bad', 'a', 'x', 0), write('bad', 'b', 'y', 1)]);
+      await expect(
+        store.replaceEdges(
+          'bad',
+          ['same_round'],
+          [edge('bad', 'a', 'b', ['same_round']), edge('bad', 'b', 'zz', ['same_round'])],
+        ),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.neighbors('bad', ['a', 'b'])).toEqual([]);
+    });
+
     it('replaceEdges rejects self-loops, foreign types and unknown endpoints', async () => {
       await store.writeMemories('ctx', [write('ctx', 'a', 'x', 0), write('ctx', 'b', 'y', 1)]);
       await expect(
