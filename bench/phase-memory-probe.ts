@@ -11,9 +11,9 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { chatQuestions, chatRecords } from './support/realistic-chat.ts';
+import { rssSampler } from './support/rss-sampler.ts';
 
 const args = process.argv.slice(2);
 const db = args[0];
@@ -28,18 +28,7 @@ const adds100 = flag('--adds100', 10);
 
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 const PHASES = ['open', 'retrieve', 'add-1', 'add-100', 'close'] as const;
-const shared = new Int32Array(new SharedArrayBuffer(4));
-const sampler = new Worker(
-  `const { parentPort, workerData } = require('node:worker_threads');
-  const phase = new Int32Array(workerData.shared);
-  const peaks = {};
-  const timer = setInterval(() => {
-    const p = Atomics.load(phase, 0);
-    peaks[p] = Math.max(peaks[p] ?? 0, process.memoryUsage.rss());
-  }, 200);
-  parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage(peaks); });`,
-  { eval: true, workerData: { shared: shared.buffer } },
-);
+const sampler = rssSampler(PHASES, 200);
 const gc = (globalThis as { gc?: () => void }).gc;
 const usage = (label: string): void => {
   const before = process.memoryUsage();
@@ -59,19 +48,19 @@ const load = loadavg()[0]!;
 const gm = await openGraphmemix({ db: copy });
 const size = await gm.store.countMemories('big');
 usage('open');
-Atomics.store(shared, 0, 1);
+sampler.phase(1);
 const archive = { contextId: 'big', count: size, seed: 11 };
 const cpu = process.cpuUsage();
 for (const question of chatQuestions(queries + 10, 5, archive)) await gm.retrieve('big', question);
 usage('retrieve');
-Atomics.store(shared, 0, 2);
+sampler.phase(2);
 let next = size;
 for (let i = 0; i < adds; i++) {
   const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: next++ })];
   await gm.addMemories('big', [record!]);
 }
 usage('add-1');
-Atomics.store(shared, 0, 3);
+sampler.phase(3);
 for (let i = 0; i < adds100; i++) {
   const records = [...chatRecords({ contextId: 'big', count: 100, seed: 1900 + i, start: next })];
   next += 100;
@@ -82,19 +71,14 @@ usage('add-100');
 const added = Array.from({ length: next - size }, (_, i) => `m${size + i}`);
 const edges = await gm.store.neighbors('big', added);
 const digest = createHash('sha256').update(JSON.stringify(edges)).digest('hex').slice(0, 16);
-Atomics.store(shared, 0, 4);
+sampler.phase(4);
 await gm.close();
 usage('close');
 const spent = process.cpuUsage(cpu);
-const peaks = await new Promise<Record<number, number>>((resolve) => {
-  sampler.once('message', resolve);
-  sampler.postMessage('stop');
-});
-await sampler.terminate();
+const peaks = await sampler.stop();
 process.stdout.write(
   `edges of the added memories: ${edges.length}, digest ${digest}\n` +
     `${size} memories, load ${load.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)}, CPU ${((spent.user + spent.system) / 1e6).toFixed(1)} s\n`,
 );
-for (const [code, rss] of Object.entries(peaks))
-  process.stdout.write(`  ${PHASES[Number(code)]}: peak RSS ${mib(rss)} MiB\n`);
+for (const [phase, rss] of Object.entries(peaks)) process.stdout.write(`  ${phase}: peak RSS ${rss} MiB\n`);
 process.stdout.write(`  process max RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB\n`);

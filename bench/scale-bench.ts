@@ -27,12 +27,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { readApproximateMark } from '../src/digest/incremental/approximate-knn-mark.ts';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { chatArchive, chatQuestions, chatRecords } from './support/realistic-chat.ts';
+import { rssSampler } from './support/rss-sampler.ts';
 
 interface ScenarioResult {
   scenario: string;
@@ -278,35 +278,6 @@ async function runScenario(
     load: { start: round(loadStart), end: round(loadavg()[0]!) },
     knnApproximate: mark === undefined ? null : `${mark.reason} since ${mark.since} (${mark.documents})`,
     peakRssByPhase,
-  };
-}
-
-/** Peak RSS per phase from a worker thread (this thread's timers never run during synchronous SQLite work). */
-function rssSampler(names: readonly string[]) {
-  const shared = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    const phase = new Int32Array(workerData.shared);
-    const peaks = {};
-    const timer = setInterval(() => {
-      const p = Atomics.load(phase, 0);
-      peaks[p] = Math.max(peaks[p] ?? 0, process.memoryUsage.rss());
-    }, 500);
-    parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage(peaks); });`,
-    { eval: true, workerData: { shared: shared.buffer } },
-  );
-  return {
-    phase: (code: number) => Atomics.store(shared, 0, code),
-    stop: async (): Promise<Record<string, number>> => {
-      const peaks = await new Promise<Record<number, number>>((resolve) => {
-        worker.once('message', resolve);
-        worker.postMessage('stop');
-      });
-      await worker.terminate();
-      return Object.fromEntries(
-        Object.entries(peaks).map(([code, rss]) => [names[Number(code)]!, Math.round(rss / 1024 / 1024)]),
-      );
-    },
   };
 }
 

@@ -1,8 +1,7 @@
-import pg from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { EdgeChange } from '../../src/store/archive-store-spec.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
 /**
@@ -13,18 +12,8 @@ import { write } from './store-conformance.ts';
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres statement pipeline skipped] ${PG_SKIP}`);
 
-let roundTrips = 0;
-const original = pg.Client.prototype.query;
-beforeEach(() => {
-  roundTrips = 0;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    roundTrips++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-});
-afterEach(() => {
-  pg.Client.prototype.query = original;
-});
+/** Round trips of this process's pg clients. */
+const roundTrips = countRoundTrips();
 
 /** Ids that a literal must carry exactly: quotes, backslashes, array syntax, a NULL look-alike, non-ASCII. */
 const IDS = ["q'uote", 'back\\slash', 'dq"uote', 'brace{x}', 'comma,id', 'NULL', 'sp ace', 'ünï\\"'];
@@ -51,20 +40,20 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL statement pipeline', () => {
 
       await store.unitOfWork!('ctx', async () => {
         await store.neighbors('ctx', ['warm']); // prepared on this connection now
-        roundTrips = 0;
+        roundTrips.reset();
         const got = await Promise.all(ids.map((id) => store.neighbors('ctx', [id])));
-        expect(roundTrips).toBe(1);
+        expect(roundTrips.count).toBe(1);
         expect(got).toEqual(expected);
 
         // A write between two reads: the first read does not see it, the second does.
         await store.changeEdges('ctx', [{ a: 'x', b: 'NULL', add: ['same_round'] }]); // prepares the write
-        roundTrips = 0;
+        roundTrips.reset();
         const [before, , after] = await Promise.all([
           store.neighbors('ctx', ['x']),
           store.changeEdges('ctx', [{ a: 'x', b: 'sp ace', add: ['consecutive_turn'] }]),
           store.neighbors('ctx', ['x']),
         ]);
-        expect(roundTrips).toBe(1);
+        expect(roundTrips.count).toBe(1);
         expect(before.map((edge) => `${edge.a}|${edge.b}|${edge.types}`)).toEqual(['NULL|x|same_round']);
         expect(after.map((edge) => `${edge.a}|${edge.b}|${edge.types}`)).toEqual([
           'NULL|x|same_round',
@@ -81,10 +70,10 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL statement pipeline', () => {
     const store = await openPostgresStore({ url: await createTestDatabase(), maxConnections: 1 });
     try {
       await store.writeMemories('ctx', [write('ctx', 'warm', 'warm up the statements', 0)]);
-      roundTrips = 0;
+      roundTrips.reset();
       // BEGIN with the stored hashes, the records with their lexical documents, the counters with COMMIT.
       await store.writeMemories('ctx', [write('ctx', 'm1', 'a memory about apples', 1)]);
-      expect(roundTrips).toBe(3);
+      expect(roundTrips.count).toBe(3);
       expect((await store.searchLexical('ctx', 'apples', { limit: 5 })).map((hit) => hit.memoryId)).toEqual([
         'm1',
       ]);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterEach, beforeEach } from 'vitest';
 
 /** The server the Postgres tests use (see test/support/postgres-global-setup.ts), or undefined. */
 export const PG_URL = process.env.GRAPHMEMIX_TEST_PG_URL;
@@ -36,4 +37,31 @@ export async function dropTestDatabases(): Promise<void> {
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * Counts this process's pg round trips (each `client.query` call is one) while each test of the calling file
+ * runs: reset before every test, the pg client restored after it.
+ */
+export function countRoundTrips(): { readonly count: number; reset(): void } {
+  let count = 0;
+  const original = pg.Client.prototype.query;
+  beforeEach(() => {
+    count = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      count++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+  });
+  afterEach(() => {
+    pg.Client.prototype.query = original;
+  });
+  return {
+    get count() {
+      return count;
+    },
+    reset() {
+      count = 0;
+    },
+  };
 }

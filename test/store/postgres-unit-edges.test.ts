@@ -1,9 +1,8 @@
-import pg from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore, EdgeChange } from '../../src/store/archive-store-spec.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
 /**
@@ -15,18 +14,8 @@ import { write } from './store-conformance.ts';
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres unit edges skipped] ${PG_SKIP}`);
 
-let roundTrips = 0;
-const original = pg.Client.prototype.query;
-beforeEach(() => {
-  roundTrips = 0;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    roundTrips++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-});
-afterEach(() => {
-  pg.Client.prototype.query = original;
-});
+/** Round trips of this process's pg clients. */
+const roundTrips = countRoundTrips();
 
 const IDS = ['m0', 'm1', 'm2', 'm3', 'm4'];
 
@@ -63,11 +52,11 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes fr
       await seeded(store);
       await store.unitOfWork!('ctx', async () => {
         await store.neighbors('ctx', ['m0']);
-        roundTrips = 0;
+        roundTrips.reset();
         await store.changeEdges('ctx', CHANGES);
         // The second change sees the first one's result (the knowledge took its diff).
         await store.changeEdges('ctx', [{ a: 'm0', b: 'm3', remove: ['semantic_knn'] }]);
-        expect(roundTrips).toBe(2);
+        expect(roundTrips.count).toBe(2);
       });
       expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
       expect(await store.countEdges('ctx')).toEqual(await reference.countEdges('ctx'));
@@ -83,14 +72,14 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes fr
       const before = await store.neighbors('ctx', IDS);
       await store.unitOfWork!('ctx', async () => {
         await store.neighbors('ctx', ['m0']);
-        roundTrips = 0;
+        roundTrips.reset();
         await expect(
           store.changeEdges('ctx', [
             { a: 'm0', b: 'm1', remove: ['same_round', 'semantic_knn'] },
             { a: 'm0', b: 'ghost', add: ['same_round'] },
           ]),
         ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-        expect(roundTrips).toBe(1);
+        expect(roundTrips.count).toBe(1);
         // The transaction is intact (the statement did not fail) and the delete of m0-m1 did not happen.
         expect(await store.neighbors('ctx', IDS)).toEqual(before);
       });
@@ -118,10 +107,10 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes fr
         await store.replaceEdges('ctx', ['same_round'], []);
         await store.changeEdges('ctx', [{ a: 'm0', b: 'm2', add: ['consecutive_turn'] }]);
         await store.neighbors('ctx', ['m0']);
-        roundTrips = 0;
+        roundTrips.reset();
         // m3-m4 touches no id whose neighbours were read: the stored edges are read (two statements).
         await store.changeEdges('ctx', [{ a: 'm3', b: 'm4', add: ['same_round'] }]);
-        expect(roundTrips).toBe(2);
+        expect(roundTrips.count).toBe(2);
       });
       expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
     } finally {

@@ -1,10 +1,9 @@
-import pg from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { updateRelations } from '../../src/digest/update-relations.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
 
 /**
@@ -17,19 +16,8 @@ import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres unit read-ahead skipped] ${PG_SKIP}`);
 
-/** Round trips of this process's pg clients (each client.query call is one). */
-let roundTrips = 0;
-const original = pg.Client.prototype.query;
-beforeEach(() => {
-  roundTrips = 0;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    roundTrips++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-});
-afterEach(() => {
-  pg.Client.prototype.query = original;
-});
+/** Round trips of this process's pg clients. */
+const roundTrips = countRoundTrips();
 
 describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and queued writes', () => {
   it('serves the read-ahead exactly, sees its own queued writes, and learns meta keys for the next unit', async () => {
@@ -46,7 +34,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and 
       await store.setMeta('probe:ctx', { n: 1 });
 
       // First unit: reads the meta key with a statement (and learns it); the rest comes from the read-ahead.
-      roundTrips = 0;
+      roundTrips.reset();
       await store.unitOfWork!('ctx', async () => {
         expect(await store.relationWorkStatus('ctx')).toEqual({
           pending: TEXTS.length,
@@ -59,10 +47,10 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and 
         expect((await store.getMemories('ctx', ['m1', 'm0'])).map((r) => r.id)).toEqual(['m1', 'm0']);
       });
       // BEGIN with the read-ahead, the meta read, COMMIT.
-      expect(roundTrips).toBe(3);
+      expect(roundTrips.count).toBe(3);
 
       // Second unit: the learned key comes with BEGIN; queued writes are seen by later statements.
-      roundTrips = 0;
+      roundTrips.reset();
       await store.unitOfWork!('ctx', async () => {
         expect(await store.getMeta('probe:ctx')).toEqual({ n: 1 });
         await store.setMeta('probe:ctx', { n: 2 });
@@ -71,7 +59,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: read-ahead and 
           'ctx',
           journal.slice(0, 2).map((entry) => entry.seq),
         );
-        expect(roundTrips).toBe(1); // BEGIN only: the meta write and the journal delete are queued
+        expect(roundTrips.count).toBe(1); // BEGIN only: the meta write and the journal delete are queued
         // A statement after queued writes sees them (they go out first, in order).
         expect((await store.pendingRelationWork('ctx', 100)).length).toBe(TEXTS.length - 2);
         expect(await store.relationWorkStatus('ctx')).toMatchObject({ pending: TEXTS.length - 2 });

@@ -8,6 +8,7 @@ import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+import { put, record, skewedText } from './knn-test-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-edge-sync-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,21 +21,7 @@ const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
 
 const WORDS = 'apple river stone cloud lamp violin garden harbor tiger pencil orange mirror'.split(' ');
 
-function randomText(random: () => number): string {
-  const length = 1 + Math.floor(random() * 7);
-  return Array.from({ length }, () => WORDS[Math.floor(random() ** 2 * WORDS.length)]!).join(' ');
-}
-
-function record(id: string, text: string, sequence: number): MemoryRecord {
-  return { id, contextId: 'ctx', kind: 'message', sequence, text, assets: [] };
-}
-
-async function put(store: ArchiveStore, records: readonly MemoryRecord[]): Promise<void> {
-  await store.writeMemories(
-    'ctx',
-    records.map((r) => ({ record: r, views: [], contentHash: `${r.id}:${r.text}` })),
-  );
-}
+const randomText = (random: () => number): string => skewedText(WORDS, random, 1, 7);
 
 /** "a|b|similarity" of every mutual pair of the stored lists (similarity = mean of the two scores). */
 async function mutualPairs(store: ArchiveStore, ids: readonly string[]): Promise<string[]> {

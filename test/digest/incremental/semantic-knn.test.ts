@@ -15,6 +15,7 @@ import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../../src/store/semantic-index-spec.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+import { put, record, skewedText } from './knn-test-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-knn-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,22 +29,7 @@ const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
 const WORDS =
   'apple river stone cloud lamp violin garden harbor tiger pencil orange mirror bread salt piano'.split(' ');
 
-function randomText(random: () => number): string {
-  const length = Math.floor(random() * 9);
-  // Skewed draw: low-index words are common (long posting lists, many ties).
-  return Array.from({ length }, () => WORDS[Math.floor(random() ** 2 * WORDS.length)]!).join(' ');
-}
-
-function record(id: string, text: string, sequence: number): MemoryRecord {
-  return { id, contextId: 'ctx', kind: 'message', sequence, text, assets: [] };
-}
-
-async function put(store: ArchiveStore, records: readonly MemoryRecord[]): Promise<void> {
-  await store.writeMemories(
-    'ctx',
-    records.map((r) => ({ record: r, views: [], contentHash: `${r.id}:${r.text}` })),
-  );
-}
+const randomText = (random: () => number): string => skewedText(WORDS, random, 0, 9);
 
 /** Sorted "a|b|similarity" of the stored semantic_knn edges. */
 async function semanticEdges(store: ArchiveStore, ids: readonly string[]): Promise<string[]> {
