@@ -53,6 +53,33 @@ describe('unitSupport (BM25-style, per unit)', () => {
     expect(s.byUnit[s.unitOf.get('two')!]!).toBeGreaterThan(s.byUnit[s.unitOf.get('rep')!]!);
     expect(s.byUnit[s.unitOf.get('none')!]).toBe(0);
   });
+
+  it('gives the same support whatever was counted before (term counts kept per question terms and text)', () => {
+    const docs = [
+      { id: 'q', text: 'Which kayak should I buy? kayak kayak' },
+      { id: 'a', text: 'A touring model from Lisbon harbour.' },
+      { id: 'x', text: 'Lisbon is sunny, kayak rental closed.' },
+    ];
+    const renamed = docs.map((d, i) => ({ id: d.id, text: docs[(i + 1) % docs.length]!.text }));
+    const first = unitSupport('kayak Lisbon', docs, [round('q', 'a')]);
+    const other = unitSupport('sunny harbour', docs, []);
+    const otherFirst = JSON.stringify(other);
+    // Same ids, other texts (an edited memory): counted by text, not by id.
+    const swapped = unitSupport('kayak Lisbon', renamed, [round('q', 'a')]);
+    expect(swapped.byUnit).not.toEqual(first.byUnit);
+    expect(unitSupport('kayak Lisbon', docs, [round('q', 'a')])).toEqual(first);
+    expect(JSON.stringify(unitSupport('sunny harbour', docs, []))).toBe(otherFirst);
+    // By hand: unit {q, a} has kayak x3 and Lisbon x1; unit x has each once. Equal df, so equal weights.
+    const w = Math.log(1 + 3 / 3);
+    const lengths = [
+      tokenize(docs[0]!.text).length + tokenize(docs[1]!.text).length,
+      tokenize(docs[2]!.text).length,
+    ];
+    const avg = (lengths[0]! + lengths[1]!) / 2;
+    const part = (tf: number, length: number) => (w * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avg));
+    expect(first.byUnit[0]).toBeCloseTo((part(3, lengths[0]!) + part(1, lengths[0]!)) / (2 * w), 12);
+    expect(first.byUnit[1]).toBeCloseTo((part(1, lengths[1]!) + part(1, lengths[1]!)) / (2 * w), 12);
+  });
 });
 
 describe('contextSupportScores (lexical-context-support)', () => {
