@@ -135,10 +135,70 @@ export function contextSupportParts(
   question: string,
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
-): Map<string, { unit: number; context: number; bestAdjacent: number }> {
+): ReadonlyMap<string, SupportParts> {
+  // The node verifier and the ranker ask for the same pool in context one after the other.
+  const last = lastParts;
+  if (
+    last !== undefined &&
+    last.question === question &&
+    sameItems(last.relations, relations) &&
+    sameDocuments(last.documents, documents)
+  )
+    return last.parts;
+  const parts = computeSupportParts(question, documents, relations);
+  lastParts = {
+    question,
+    documents: documents.map((d) => ({ id: d.id, text: d.text })),
+    relations: [...relations],
+    parts,
+  };
+  return parts;
+}
+
+/** A document's two parts of the score, and the best adjacent unit's support (the ranker's features). */
+export interface SupportParts {
+  unit: number;
+  context: number;
+  bestAdjacent: number;
+}
+
+/**
+ * The latest contextSupportParts answer, by its inputs (copied): the same question text, the same relation
+ * objects in the same order (the pool's, shared by the verifier and the ranker) and documents equal id by id
+ * and text by text. The map is shared: callers only read it.
+ */
+let lastParts:
+  | {
+      question: string;
+      documents: { id: string; text: string }[];
+      relations: readonly PoolRelation[];
+      parts: ReadonlyMap<string, SupportParts>;
+    }
+  | undefined;
+
+function sameItems<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+function sameDocuments(
+  x: readonly { id: string; text: string }[],
+  y: readonly { id: string; text: string }[],
+): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i]!.id !== y[i]!.id || x[i]!.text !== y[i]!.text) return false;
+  return true;
+}
+
+function computeSupportParts(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+  relations: readonly PoolRelation[],
+): Map<string, SupportParts> {
   const support = unitSupport(question, documents, relations);
   const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
-  const parts = new Map<string, { unit: number; context: number; bestAdjacent: number }>();
+  const parts = new Map<string, SupportParts>();
   for (const { id } of documents) {
     const unit = support.unitOf.get(id)!;
     const adjacent = [...(neighbours.get(unit) ?? [])];

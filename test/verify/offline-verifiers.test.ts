@@ -7,6 +7,7 @@ import {
   REPLY_SUPPORT,
 } from '../../src/verify/anchor-novelty-edge-verifier.ts';
 import {
+  contextSupportParts,
   contextSupportScores,
   createContextLexicalNodeVerifier,
   unitSupport,
@@ -79,6 +80,42 @@ describe('unitSupport (BM25-style, per unit)', () => {
     const part = (tf: number, length: number) => (w * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avg));
     expect(first.byUnit[0]).toBeCloseTo((part(3, lengths[0]!) + part(1, lengths[0]!)) / (2 * w), 12);
     expect(first.byUnit[1]).toBeCloseTo((part(1, lengths[1]!) + part(1, lengths[1]!)) / (2 * w), 12);
+  });
+});
+
+describe('contextSupportParts (kept for the same inputs)', () => {
+  it('answers a repeat of the same pool from the last call, and anything else afresh', () => {
+    const docs = [
+      { id: 'q', text: 'Which kayak should I buy?' },
+      { id: 'a', text: 'A touring model from Lisbon harbour.' },
+      { id: 'n', text: 'The Lisbon kayak shop opens at nine.' },
+    ];
+    const relations = [round('q', 'a'), next('a', 'n')];
+    const first = contextSupportParts('kayak Lisbon', docs, relations);
+    // The verifier and the ranker: equal documents (new objects), the same relations.
+    expect(
+      contextSupportParts(
+        'kayak Lisbon',
+        docs.map((d) => ({ ...d })),
+        relations,
+      ),
+    ).toBe(first);
+    const fresh = (rels: PoolRelation[], documents = docs) =>
+      contextSupportParts(
+        'kayak Lisbon',
+        documents.map((d) => ({ ...d })),
+        [...rels],
+      );
+    // A relation array changed in place, an edited text, another question: computed again.
+    relations.pop();
+    const changed = contextSupportParts('kayak Lisbon', docs, relations);
+    expect(changed).not.toBe(first);
+    expect(changed.get('n')).not.toEqual(first.get('n'));
+    expect(changed).toEqual(fresh([round('q', 'a')]));
+    const edited = docs.map((d) => (d.id === 'n' ? { id: 'n', text: 'Closed today.' } : d));
+    expect(contextSupportParts('kayak Lisbon', edited, relations).get('n')!.unit).toBe(0);
+    expect(contextSupportParts('harbour', docs, relations)).not.toEqual(changed);
+    expect(contextSupportParts('kayak Lisbon', docs, [round('q', 'a'), next('a', 'n')])).toEqual(first);
   });
 });
 
