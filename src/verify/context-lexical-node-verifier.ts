@@ -136,22 +136,23 @@ export function contextSupportParts(
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
 ): ReadonlyMap<string, SupportParts> {
-  // The node verifier and the ranker ask for the same pool in context one after the other.
-  const last = lastParts;
-  if (
-    last !== undefined &&
-    last.question === question &&
-    sameItems(last.relations, relations) &&
-    sameDocuments(last.documents, documents)
-  )
-    return last.parts;
+  // The node verifier and then the ranker ask for the same pool in context (the ranker also alone).
+  for (const kept of keptParts) {
+    if (
+      kept.question === question &&
+      sameItems(kept.relations, relations) &&
+      sameDocuments(kept.documents, documents)
+    )
+      return kept.parts;
+  }
   const parts = computeSupportParts(question, documents, relations);
-  lastParts = {
+  keptParts.unshift({
     question,
     documents: documents.map((d) => ({ id: d.id, text: d.text })),
     relations: [...relations],
     parts,
-  };
+  });
+  keptParts.length = Math.min(keptParts.length, KEPT_PARTS);
   return parts;
 }
 
@@ -163,18 +164,18 @@ export interface SupportParts {
 }
 
 /**
- * The latest contextSupportParts answer, by its inputs (copied): the same question text, the same relation
- * objects in the same order (the pool's, shared by the verifier and the ranker) and documents equal id by id
- * and text by text. The map is shared: callers only read it.
+ * The latest contextSupportParts answers, newest first, by their inputs (copied): the same question text,
+ * the same relation objects in the same order (the pool's, shared by the verifier and the ranker) and
+ * documents equal id by id and text by text. The maps are shared: callers only read them.
  */
-let lastParts:
-  | {
-      question: string;
-      documents: { id: string; text: string }[];
-      relations: readonly PoolRelation[];
-      parts: ReadonlyMap<string, SupportParts>;
-    }
-  | undefined;
+const keptParts: {
+  question: string;
+  documents: { id: string; text: string }[];
+  relations: readonly PoolRelation[];
+  parts: ReadonlyMap<string, SupportParts>;
+}[] = [];
+/** Answers kept: the verifier's, then the ranker's pool alone, come before the ranker's pool in context. */
+const KEPT_PARTS = 2;
 
 function sameItems<T>(x: readonly T[], y: readonly T[]): boolean {
   if (x.length !== y.length) return false;

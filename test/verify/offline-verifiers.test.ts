@@ -92,7 +92,9 @@ describe('contextSupportParts (kept for the same inputs)', () => {
     ];
     const relations = [round('q', 'a'), next('a', 'n')];
     const first = contextSupportParts('kayak Lisbon', docs, relations);
-    // The verifier and the ranker: equal documents (new objects), the same relations.
+    // The verifier, then the ranker alone and in context: equal documents (new objects), the same relations.
+    const alone = contextSupportParts('kayak Lisbon', docs, []);
+    expect(alone).not.toBe(first);
     expect(
       contextSupportParts(
         'kayak Lisbon',
