@@ -1,7 +1,10 @@
 /**
  * `npx tsx bench/store-call-probe.ts --db F [--queries 300]`: CPU per warm retrieve spent inside each
- * ArchiveStore method (calls and ms per question), the rest being the pipeline's own work. Same archive and
- * questions as bench/retrieve-probe.ts (build the archive with it first).
+ * ArchiveStore method (calls and ms per question), the rest being the pipeline's own work, and per SQL
+ * statement (calls and CPU per question). Same archive and questions as bench/retrieve-probe.ts (build the
+ * archive with it first). process.cpuUsage counts every thread of the process (V8's GC helpers too), so a
+ * short call that overlaps a concurrent collection is overstated: read the call counts, and compare CPU only
+ * between runs at the same load (a one-row read measured ~0.4 ms here, ~3-5 us in a loop of its own).
  */
 import { loadavg } from 'node:os';
 import Database from 'better-sqlite3';
