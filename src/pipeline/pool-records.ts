@@ -96,6 +96,8 @@ function approximateBytes(value: unknown): number {
     for (const item of value) bytes += 8 + approximateBytes(item);
     return bytes;
   }
-  for (const [key, item] of Object.entries(value)) bytes += 8 + 2 * key.length + approximateBytes(item);
+  // for-in over a parsed record's own keys (no prototype keys): Object.entries built an array per object.
+  const record = value as Record<string, unknown>;
+  for (const key in record) bytes += 8 + 2 * key.length + approximateBytes(record[key]);
   return bytes;
 }

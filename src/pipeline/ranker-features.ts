@@ -115,16 +115,18 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
   const sessions = sessionStats(input.candidates, verifierOf);
   const temporal = temporalOrder(input.question, input.candidates);
   const entities = properNouns(input.question);
+  const numberSet = new Set(queryNumbers);
+  const entitySet = new Set(entities);
   const raw = input.candidates.map((candidate, index) => {
     const id = candidate.memoryId;
     const record = candidate.record;
     const views = input.viewScores.get(id) ?? {};
     const rank = input.seedRank.get(id);
-    // Only questions with numbers or proper nouns read the memory's token set.
-    const tokens =
+    // Only questions with numbers or proper nouns read the memory's tokens.
+    const found =
       queryNumbers.length === 0 && entities.length === 0
-        ? new Set<string>()
-        : new Set(tokenizeCached(documents[index]!.text));
+        ? { numbers: 0, entities: 0 }
+        : termsFound(tokenizeCached(documents[index]!.text), numberSet, entitySet);
     const speaker = record.speaker === undefined ? [] : tokenizeCached(record.speaker);
     const dayTokens = record.timestamp === undefined ? [] : dayTerms(record.timestamp.slice(0, 10));
     const parts = inContext.get(id)!;
@@ -143,10 +145,7 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
       has_media: record.assets.length > 0 ? 1 : 0,
       media_asked: mediaAsked && record.assets.length > 0 ? 1 : 0,
       speaker_named: speaker.length > 0 && speaker.some((t) => queryTokens.has(t)) ? 1 : 0,
-      number_overlap:
-        queryNumbers.length === 0
-          ? 0
-          : queryNumbers.filter((t) => tokens.has(t)).length / queryNumbers.length,
+      number_overlap: queryNumbers.length === 0 ? 0 : found.numbers / queryNumbers.length,
       date_named: dayTokens.some((t) => queryTokens.has(t) && !/^\d{1,2}$/.test(t)) ? 1 : 0,
       profile: record.kind === 'profile' ? 1 : 0,
       neighbour_retrieval: maxOver(neighbours.get(id), (n) => retrievalOf.get(n) ?? 0),
@@ -154,8 +153,7 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
       session_proximity: sessions.proximity(candidate),
       session_hits: sessions.hits(candidate),
       temporal_order: temporal.get(id) ?? 0,
-      entity_overlap:
-        entities.length === 0 ? 0 : entities.filter((t) => tokens.has(t)).length / entities.length,
+      entity_overlap: entities.length === 0 ? 0 : found.entities / entities.length,
       role_user: record.role === 'user' ? 1 : 0,
     };
     return RANKER_FEATURES.map((name) => values[name]);
@@ -197,6 +195,27 @@ function poolNeighbours(relations: readonly PoolRelation[]): Map<string, string[
     link(r.b, r.a);
   }
   return out;
+}
+
+/**
+ * How many of `numbers` and of `entities` (each without repeats) occur among `tokens`: one pass over the
+ * memory's tokens, no set of them built per memory.
+ */
+function termsFound(
+  tokens: readonly string[],
+  numbers: ReadonlySet<string>,
+  entities: ReadonlySet<string>,
+): { numbers: number; entities: number } {
+  const seen = new Set<string>();
+  let numbersFound = 0;
+  let entitiesFound = 0;
+  for (const token of tokens) {
+    if ((!numbers.has(token) && !entities.has(token)) || seen.has(token)) continue;
+    seen.add(token);
+    if (numbers.has(token)) numbersFound++;
+    if (entities.has(token)) entitiesFound++;
+  }
+  return { numbers: numbersFound, entities: entitiesFound };
 }
 
 function maxOver(ids: readonly string[] | undefined, value: (id: string) => number): number {

@@ -2,6 +2,7 @@ import { orderVersions, type VersionLink } from '../core/order-versions.ts';
 import type { ArchiveStore, MemoryFilter } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { supersessionOrder } from '../types/supersession.ts';
+import { mayHaveSupersedes } from './may-have-supersedes.ts';
 import { edgesTouchingIds, type SeedEdges } from './pool-edges.ts';
 import { poolRecords } from './pool-records.ts';
 import type { EvidenceItem } from './retrieval-result.ts';
@@ -10,7 +11,8 @@ import type { EvidenceItem } from './retrieval-result.ts';
  * The supersedes links of the packet's memories: every stored `supersedes` edge touching an evidence item,
  * oriented by supersessionOrder, the far end read when it is not in `records`. With a filter, only links
  * whose far end passes it (a memory outside the question's scope is never named). Cost: one neighbors read
- * for at most K ids (those that were not seeds: `seedEdges` has theirs), one getMemories for the far ends, one matchMemories by id when filtered.
+ * for at most K ids (those that were not seeds: `seedEdges` has theirs), one getMemories for the far ends, one matchMemories by id when filtered;
+ * none of these when the context has no supersedes edge (mayHaveSupersedes, one small read per generation).
  */
 export async function packetVersionLinks(
   store: ArchiveStore,
@@ -22,6 +24,8 @@ export async function packetVersionLinks(
 ): Promise<{ links: VersionLink[]; records: Map<string, MemoryRecord> }> {
   const known = new Map(records);
   if (evidence.length === 0) return { links: [], records: known };
+  // Without any supersedes edge in the context, the edge read below could only find none.
+  if (!(await mayHaveSupersedes(store, contextId))) return { links: [], records: known };
   const ids = evidence.map((item) => item.memoryId);
   // Edges of seeds in the packet were read by expansion (with a filter, those inside it: the links
   // dropped by that are dropped below anyway).

@@ -29,15 +29,36 @@ export const TOKENIZER_VERSION = 2;
  */
 export function tokenizeWith(text: string, stemmer: (token: string) => string): string[] {
   // Fast path: pure ASCII needs no Unicode normalisation and cannot contain CJK (same result, ~2x faster).
-  const ascii = ASCII.test(text);
-  const normalized = (ascii ? text : text.normalize('NFKC')).toLowerCase().replace(INNER_APOSTROPHE, '$1$2');
+  if (ASCII.test(text)) return asciiTokens(text, stemmer);
+  const normalized = text.normalize('NFKC').toLowerCase().replace(INNER_APOSTROPHE, '$1$2');
   const tokens: string[] = [];
-  for (const match of normalized.matchAll(ascii ? ASCII_WORD : WORD)) {
+  for (const match of normalized.matchAll(WORD)) {
     const word = match[0];
-    if (!ascii && CJK.test(word)) {
+    if (CJK.test(word)) {
       for (const part of splitCjk(word)) pushToken(tokens, part, stemmer);
     } else {
       pushToken(tokens, word, stemmer);
+    }
+  }
+  return tokens;
+}
+
+/**
+ * The ASCII case of tokenizeWith: words are the runs of [a-z0-9] of the lowercased text, scanned by char code
+ * (no match objects; the apostrophe rule only runs on a text that has one). Same tokens as the regex path.
+ */
+function asciiTokens(text: string, stemmer: (token: string) => string): string[] {
+  const lower = text.toLowerCase();
+  const normalized = lower.includes("'") ? lower.replace(INNER_APOSTROPHE, '$1$2') : lower;
+  const tokens: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= normalized.length; i++) {
+    const code = i < normalized.length ? normalized.charCodeAt(i) : 0;
+    if ((code >= 97 && code <= 122) || (code >= 48 && code <= 57)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      pushToken(tokens, normalized.slice(start, i), stemmer);
+      start = -1;
     }
   }
   return tokens;
@@ -63,8 +84,18 @@ export function tokenizeWith(text: string, stemmer: (token: string) => string): 
  * Rules 1-5 are Harman's S stemmer (TOKENIZER_VERSION 1) plus the sibilant case and the invariants.
  */
 export function stem(token: string): string {
-  if (token.length < 4 || !ALPHA.test(token) || INVARIANT_WORDS.has(token)) return token;
+  if (token.length < 4 || !isLetters(token) || INVARIANT_WORDS.has(token)) return token;
   return singular(plural(token));
+}
+
+/** ALPHA.test(token), by char code while the token is ASCII (most are; the Unicode regex is far slower). */
+function isLetters(token: string): boolean {
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (code >= 128) return ALPHA.test(token);
+    if (!((code >= 97 && code <= 122) || (code >= 65 && code <= 90))) return false;
+  }
+  return true;
 }
 
 /** Words ending in "s" that are not plurals of a shorter term (or whose stripped form is another word). */
@@ -113,7 +144,6 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 const INNER_APOSTROPHE = /(\p{L})['\u2019](\p{L})/gu;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
-const ASCII_WORD = /[a-z0-9]+/g;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 const ALPHA = /^\p{L}+$/u;
 

@@ -478,8 +478,13 @@ function prepareSearchStatements(db: Database.Database) {
 function readTermFrequencies(blob: Buffer, position: ReadonlyMap<number, number>, tfs: Float64Array): number {
   tfs.fill(0);
   for (let i = 8; i + 8 <= blob.length; i += 8) {
-    const at = position.get(blob.readUInt32LE(i));
-    if (at !== undefined) tfs[at] = blob.readUInt32LE(i + 4);
+    const at = position.get(u32At(blob, i));
+    if (at !== undefined) tfs[at] = u32At(blob, i + 4);
   }
-  return blob.readUInt32LE(4);
+  return u32At(blob, 4);
+}
+
+/** blob.readUInt32LE(at) without its argument checks (the loop above stays inside the blob). */
+function u32At(blob: Buffer, at: number): number {
+  return (blob[at]! | (blob[at + 1]! << 8) | (blob[at + 2]! << 16)) + blob[at + 3]! * 0x1000000;
 }

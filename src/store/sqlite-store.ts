@@ -610,7 +610,7 @@ class SqliteStore implements ArchiveStore {
       if (missing.length === 0) return;
       const ids = JSON.stringify(missing);
       sqliteReadWork.edgeStatements++;
-      const rows = this.statements.edgesOf.all(contextId, ids, contextId, ids) as EdgeRow[];
+      const rows = edgeRows(this.statements.edgesOf.all(contextId, ids, contextId, ids));
       for (const row of rows) take(row);
       // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
       if (!cache) return;
@@ -626,7 +626,7 @@ class SqliteStore implements ArchiveStore {
       if (!cache) {
         const ids = JSON.stringify(unique);
         sqliteReadWork.edgeStatements++;
-        return this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[];
+        return edgeRows(this.statements.edgesAmong.all(contextId, ids, ids));
       }
       // An edge with a cached end is in that end's complete list; only edges between two uncached ends
       // need the statement. Each pair once (the primary key (context_id, a, b) yields it once).
@@ -646,7 +646,7 @@ class SqliteStore implements ArchiveStore {
       if (uncached.length >= 2) {
         const ids = JSON.stringify(uncached);
         sqliteReadWork.edgeStatements++;
-        for (const row of this.statements.edgesAmong.all(contextId, ids, ids) as EdgeRow[])
+        for (const row of edgeRows(this.statements.edgesAmong.all(contextId, ids, ids)))
           byPair.set(pairKey(row.a, row.b), row);
       }
       return [...byPair.values()];
@@ -931,6 +931,8 @@ interface VectorDbRow {
 
 function prepareStatements(db: Database.Database) {
   const p = (sql: string) => lazyStatement(db, sql);
+  // Rows as arrays, for the question path's edge reads (edgeRows turns them into EdgeRow).
+  const raw = (sql: string) => lazyStatement(db, sql, true);
   // A read-only store of an older schema (not migrated) has no kept count: count the rows then.
   const kept = (db.pragma('table_info(contexts)') as { name: string }[]).some((c) => c.name === 'memories');
   const memoryCount = kept ? 'c.memories' : '(SELECT COUNT(*) FROM memories m WHERE m.context_id = c.id)';
@@ -998,12 +1000,12 @@ function prepareStatements(db: Database.Database) {
     upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
       similarity = excluded.similarity`),
-    edgesOf: p(`SELECT a, b, types, strength, similarity FROM edges
+    edgesOf: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
       UNION ALL SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND b IN (SELECT value FROM json_each(?))`),
     // a IN ids probes the primary key (context_id, a, b) once per id; b is checked against the same list.
-    edgesAmong: p(`SELECT a, b, types, strength, similarity FROM edges
+    edgesAmong: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
     deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
@@ -1091,6 +1093,17 @@ function edgeTypes(json: string): RelationType[] {
 
 function compareKeys(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Raw edge rows (a, b, types, strength, similarity) as EdgeRow objects. */
+function edgeRows(rows: unknown[]): EdgeRow[] {
+  return (rows as [string, string, string, number, number | null][]).map((row) => ({
+    a: row[0],
+    b: row[1],
+    types: row[2],
+    strength: row[3],
+    similarity: row[4],
+  }));
 }
 
 /** Each id's edges among `rows` (every edge touching one of `ids`), empty lists included. */

@@ -135,10 +135,71 @@ export function contextSupportParts(
   question: string,
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
-): Map<string, { unit: number; context: number; bestAdjacent: number }> {
+): ReadonlyMap<string, SupportParts> {
+  // The node verifier and then the ranker ask for the same pool in context (the ranker also alone).
+  for (const kept of keptParts) {
+    if (
+      kept.question === question &&
+      sameItems(kept.relations, relations) &&
+      sameDocuments(kept.documents, documents)
+    )
+      return kept.parts;
+  }
+  const parts = computeSupportParts(question, documents, relations);
+  keptParts.unshift({
+    question,
+    documents: documents.map((d) => ({ id: d.id, text: d.text })),
+    relations: [...relations],
+    parts,
+  });
+  keptParts.length = Math.min(keptParts.length, KEPT_PARTS);
+  return parts;
+}
+
+/** A document's two parts of the score, and the best adjacent unit's support (the ranker's features). */
+export interface SupportParts {
+  unit: number;
+  context: number;
+  bestAdjacent: number;
+}
+
+/**
+ * The latest contextSupportParts answers, newest first, by their inputs (copied): the same question text,
+ * the same relation objects in the same order (the pool's, shared by the verifier and the ranker) and
+ * documents equal id by id and text by text. The maps are shared: callers only read them.
+ */
+const keptParts: {
+  question: string;
+  documents: { id: string; text: string }[];
+  relations: readonly PoolRelation[];
+  parts: ReadonlyMap<string, SupportParts>;
+}[] = [];
+/** Answers kept: the verifier's, then the ranker's pool alone, come before the ranker's pool in context. */
+const KEPT_PARTS = 2;
+
+function sameItems<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+function sameDocuments(
+  x: readonly { id: string; text: string }[],
+  y: readonly { id: string; text: string }[],
+): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i]!.id !== y[i]!.id || x[i]!.text !== y[i]!.text) return false;
+  return true;
+}
+
+function computeSupportParts(
+  question: string,
+  documents: readonly { id: string; text: string }[],
+  relations: readonly PoolRelation[],
+): Map<string, SupportParts> {
   const support = unitSupport(question, documents, relations);
   const neighbours = adjacency(relations, CONTEXT_RELATIONS, support.unitOf);
-  const parts = new Map<string, { unit: number; context: number; bestAdjacent: number }>();
+  const parts = new Map<string, SupportParts>();
   for (const { id } of documents) {
     const unit = support.unitOf.get(id)!;
     const adjacent = [...(neighbours.get(unit) ?? [])];
@@ -181,15 +242,17 @@ export function unitSupport(
   const position = new Map(terms.map((term, at) => [term, at]));
   const tf: Uint32Array[] = Array.from({ length: unitCount }, () => new Uint32Array(terms.length));
   const length = new Array<number>(unitCount).fill(0);
+  const counted = questionCounts(terms);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
     const counts = tf[unit]!;
-    const tokens = tokenizeCached(document.text);
-    for (const token of tokens) {
-      const at = position.get(token);
-      if (at !== undefined) counts[at]!++;
+    let own = counted.byText.get(document.text);
+    if (own === undefined) {
+      own = termCounts(tokenizeCached(document.text), position, terms.length);
+      counted.byText.set(document.text, own);
     }
-    length[unit]! += tokens.length;
+    for (let at = 0; at < terms.length; at++) counts[at]! += own.counts[at]!;
+    length[unit]! += own.length;
   }
   const averageLength = Math.max(1, length.reduce((sum, n) => sum + n, 0) / Math.max(1, unitCount));
   const weights = terms.map((_, t) => {
@@ -209,6 +272,43 @@ export function unitSupport(
     return sum / total;
   });
   return { unitOf, byUnit };
+}
+
+/** A document's counts of the question's terms (question order) and its length in tokens. */
+interface TermCounts {
+  counts: Uint32Array;
+  length: number;
+}
+
+function termCounts(
+  tokens: readonly string[],
+  position: ReadonlyMap<string, number>,
+  size: number,
+): TermCounts {
+  const counts = new Uint32Array(size);
+  for (const token of tokens) {
+    const at = position.get(token);
+    if (at !== undefined) counts[at]!++;
+  }
+  return { counts, length: tokens.length };
+}
+
+/**
+ * The documents' term counts for the latest question's terms: one question runs unitSupport four times over
+ * the same pool texts (node verifier, the ranker alone and in context, the edge verifier), and each run
+ * scanned every token of every text again. Kept for one terms list at a time (another question's terms
+ * start afresh), so it holds at most the texts of the questions in flight; counts are a function of the
+ * terms and the text, so a hit is exact.
+ */
+let latestCounts: { key: string; byText: Map<string, TermCounts> } = { key: '', byText: new Map() };
+/** Texts counted per terms list at most (a pool has ~50-100; a larger caller just starts over). */
+const MAX_COUNTED_TEXTS = 4096;
+
+function questionCounts(terms: readonly string[]): { byText: Map<string, TermCounts> } {
+  const key = terms.join('\u0000');
+  if (latestCounts.key !== key || latestCounts.byText.size >= MAX_COUNTED_TEXTS)
+    latestCounts = { key, byText: new Map() };
+  return latestCounts;
 }
 
 /** Connected components over the unit relations; units numbered in order of first appearance. */

@@ -85,6 +85,32 @@ describe('tokenize', () => {
     expect(tokenize('münchen')).toEqual(['münchen']);
   });
 
+  it('gives the tokens of the regex rule on ASCII text (the char-code scan) and on any text', () => {
+    // The rule as regexes (before the ASCII scan): lowercase, inner apostrophes dropped, [a-z0-9] runs, and
+    // stem only on letter-only tokens.
+    const reference = (text: string): string[] =>
+      (/^[\x00-\x7f]*$/.test(text) ? text : text.normalize('NFKC'))
+        .toLowerCase()
+        .replace(/(\p{L})['\u2019](\p{L})/gu, '$1$2')
+        .match(/[\p{L}\p{M}\p{N}]+/gu)
+        ?.flatMap((word) =>
+          /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(word)
+            ? tokenize(word)
+            : STOPWORDS.has(word)
+              ? []
+              : [word.length >= 4 && /^\p{L}+$/u.test(word) ? stem(word) : word],
+        ) ?? [];
+    const ascii = fc.string({ unit: fc.constantFrom(..."abcSXYZ0129 '’-.es".split('')), maxLength: 40 });
+    const same = (text: string): void => {
+      expect(tokenize(text)).toEqual(reference(text));
+    };
+    fc.assert(fc.property(ascii, same), { numRuns: 500 });
+    fc.assert(fc.property(fc.string(), same));
+    for (const text of ["rock'n'roll o'neil a'b'c x''y 4x4s abc1s test's", 'Straße MASSES ÜBER ﬁles é1s']) {
+      same(text);
+    }
+  });
+
   it('never yields empty tokens or stopwords', () => {
     fc.assert(
       fc.property(fc.string(), (text) => {

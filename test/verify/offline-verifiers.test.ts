@@ -7,6 +7,7 @@ import {
   REPLY_SUPPORT,
 } from '../../src/verify/anchor-novelty-edge-verifier.ts';
 import {
+  contextSupportParts,
   contextSupportScores,
   createContextLexicalNodeVerifier,
   unitSupport,
@@ -52,6 +53,71 @@ describe('unitSupport (BM25-style, per unit)', () => {
     const s = unitSupport('kayak paddle', docs, []);
     expect(s.byUnit[s.unitOf.get('two')!]!).toBeGreaterThan(s.byUnit[s.unitOf.get('rep')!]!);
     expect(s.byUnit[s.unitOf.get('none')!]).toBe(0);
+  });
+
+  it('gives the same support whatever was counted before (term counts kept per question terms and text)', () => {
+    const docs = [
+      { id: 'q', text: 'Which kayak should I buy? kayak kayak' },
+      { id: 'a', text: 'A touring model from Lisbon harbour.' },
+      { id: 'x', text: 'Lisbon is sunny, kayak rental closed.' },
+    ];
+    const renamed = docs.map((d, i) => ({ id: d.id, text: docs[(i + 1) % docs.length]!.text }));
+    const first = unitSupport('kayak Lisbon', docs, [round('q', 'a')]);
+    const other = unitSupport('sunny harbour', docs, []);
+    const otherFirst = JSON.stringify(other);
+    // Same ids, other texts (an edited memory): counted by text, not by id.
+    const swapped = unitSupport('kayak Lisbon', renamed, [round('q', 'a')]);
+    expect(swapped.byUnit).not.toEqual(first.byUnit);
+    expect(unitSupport('kayak Lisbon', docs, [round('q', 'a')])).toEqual(first);
+    expect(JSON.stringify(unitSupport('sunny harbour', docs, []))).toBe(otherFirst);
+    // By hand: unit {q, a} has kayak x3 and Lisbon x1; unit x has each once. Equal df, so equal weights.
+    const w = Math.log(1 + 3 / 3);
+    const lengths = [
+      tokenize(docs[0]!.text).length + tokenize(docs[1]!.text).length,
+      tokenize(docs[2]!.text).length,
+    ];
+    const avg = (lengths[0]! + lengths[1]!) / 2;
+    const part = (tf: number, length: number) => (w * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avg));
+    expect(first.byUnit[0]).toBeCloseTo((part(3, lengths[0]!) + part(1, lengths[0]!)) / (2 * w), 12);
+    expect(first.byUnit[1]).toBeCloseTo((part(1, lengths[1]!) + part(1, lengths[1]!)) / (2 * w), 12);
+  });
+});
+
+describe('contextSupportParts (kept for the same inputs)', () => {
+  it('answers a repeat of the same pool from the last call, and anything else afresh', () => {
+    const docs = [
+      { id: 'q', text: 'Which kayak should I buy?' },
+      { id: 'a', text: 'A touring model from Lisbon harbour.' },
+      { id: 'n', text: 'The Lisbon kayak shop opens at nine.' },
+    ];
+    const relations = [round('q', 'a'), next('a', 'n')];
+    const first = contextSupportParts('kayak Lisbon', docs, relations);
+    // The verifier, then the ranker alone and in context: equal documents (new objects), the same relations.
+    const alone = contextSupportParts('kayak Lisbon', docs, []);
+    expect(alone).not.toBe(first);
+    expect(
+      contextSupportParts(
+        'kayak Lisbon',
+        docs.map((d) => ({ ...d })),
+        relations,
+      ),
+    ).toBe(first);
+    const fresh = (rels: PoolRelation[], documents = docs) =>
+      contextSupportParts(
+        'kayak Lisbon',
+        documents.map((d) => ({ ...d })),
+        [...rels],
+      );
+    // A relation array changed in place, an edited text, another question: computed again.
+    relations.pop();
+    const changed = contextSupportParts('kayak Lisbon', docs, relations);
+    expect(changed).not.toBe(first);
+    expect(changed.get('n')).not.toEqual(first.get('n'));
+    expect(changed).toEqual(fresh([round('q', 'a')]));
+    const edited = docs.map((d) => (d.id === 'n' ? { id: 'n', text: 'Closed today.' } : d));
+    expect(contextSupportParts('kayak Lisbon', edited, relations).get('n')!.unit).toBe(0);
+    expect(contextSupportParts('harbour', docs, relations)).not.toEqual(changed);
+    expect(contextSupportParts('kayak Lisbon', docs, [round('q', 'a'), next('a', 'n')])).toEqual(first);
   });
 });
 

@@ -1,0 +1,101 @@
+/**
+ * Warm retrieve cost of two checkouts under the same load, in one process: each checkout opens its own copy
+ * of one archive through its own modules, and every question runs on both (the order alternating question by
+ * question), so a busy shared machine slows both alike. Also checks that both give the same pool (ids and
+ * scores), kept edges and packet text for every question.
+ *
+ *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]
+ *
+ * <file.db>: the bench:scale archive of bench/retrieve-probe.ts (one context 'big', seed 11; `--size` its
+ * memory count, default 10k); copies <file.db>.<n>.ab are removed afterwards. Questions: chatQuestions seed 5
+ * as retrieve-probe, 10 warm-up then <queries> timed. Prints per checkout: CPU mean / median (this process's
+ * user + system per retrieve) and wall p50 / p95, with the 1-minute load. One heap: a checkout's garbage
+ * may be collected during the other's retrieve, so GC is shared out between them.
+ */
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { Graphmemix } from '../src/graphmemix-api.ts';
+import type { RetrievalResult } from '../src/pipeline/retrieval-result.ts';
+
+interface Side {
+  checkout: string;
+  gm: Graphmemix;
+  copy: string;
+  cpu: number[];
+  wall: number[];
+}
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--size');
+const sizeText = at < 0 ? '10k' : args[at + 1]!;
+const [db, queriesText, ...checkouts] = at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+if (!db || checkouts.length !== 2)
+  throw new Error('usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]');
+const size = Math.round(
+  Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1),
+);
+const queries = Number(queriesText);
+const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic-chat.ts`)) as {
+  chatQuestions(
+    count: number,
+    seed: number,
+    options: { contextId: string; count: number; seed: number },
+  ): string[];
+};
+const sides: Side[] = [];
+for (const [n, checkout] of checkouts.entries()) {
+  const copy = `${db}.${n}.ab`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    rmSync(copy + suffix, { force: true });
+    if (existsSync(db + suffix)) copyFileSync(db + suffix, copy + suffix);
+  }
+  const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
+    openGraphmemix(options: { db: string }): Promise<Graphmemix>;
+  };
+  sides.push({ checkout, gm: await openGraphmemix({ db: copy }), copy, cpu: [], wall: [] });
+}
+
+/** What a retrieve decides (as retrieve-probe's --digest): pool and scores, kept edges, packet text. */
+const decided = (result: RetrievalResult): string =>
+  JSON.stringify([
+    result.pool.map((c) => [c.memoryId, c.retrievalScore, c.verifierScore, c.prize, c.origin.kind]),
+    result.verifiedEdges.map((e) => [e.a, e.b, e.weight, e.kept]),
+    result.packetText,
+  ]);
+
+const questions = chatQuestions(queries + 10, 5, { contextId: 'big', count: size, seed: 11 });
+let differences = 0;
+for (const [i, question] of questions.entries()) {
+  const order = i % 2 === 0 ? sides : [...sides].reverse();
+  const answers = new Map<Side, string>();
+  for (const side of order) {
+    const wall = performance.now();
+    const usage = process.cpuUsage();
+    const result = await side.gm.retrieve('big', question);
+    const spent = process.cpuUsage(usage);
+    if (i >= 10) {
+      side.wall.push(performance.now() - wall);
+      side.cpu.push((spent.user + spent.system) / 1000);
+    }
+    answers.set(side, decided(result));
+  }
+  if (answers.get(sides[0]!) !== answers.get(sides[1]!)) differences++;
+}
+for (const side of sides) {
+  await side.gm.close();
+  for (const suffix of ['', '-wal', '-shm']) rmSync(side.copy + suffix, { force: true });
+}
+
+const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
+const quantile = (values: number[], p: number) =>
+  sorted(values)[Math.min(values.length - 1, Math.ceil(p * values.length) - 1)]!;
+for (const side of sides) {
+  const mean = side.cpu.reduce((sum, v) => sum + v, 0) / side.cpu.length;
+  process.stdout.write(
+    `${side.checkout}: CPU ${mean.toFixed(2)} ms (median ${quantile(side.cpu, 0.5).toFixed(2)}), ` +
+      `wall p50 ${quantile(side.wall, 0.5).toFixed(2)} / p95 ${quantile(side.wall, 0.95).toFixed(2)} ms\n`,
+  );
+}
+process.stdout.write(
+  `${size} memories, ${queries} questions each, ${differences} with different results, load ${loadavg()[0]!.toFixed(2)}\n`,
+);
