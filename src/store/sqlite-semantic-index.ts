@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { noSnapshot } from './memory-semantic-index.ts';
+import { multiRowInsert } from './multi-row-insert.ts';
 import {
   listThreshold,
   type SemanticDoc,
@@ -100,12 +101,16 @@ export function createSqliteSemanticIndex(
     const s = statements();
     const threshold = listThreshold(doc.neighbours, k);
     s.insertDoc.run(contextId, doc.memoryId, threshold, JSON.stringify([doc.terms, doc.weights]));
+    const postings: unknown[] = [];
     doc.terms.forEach((term, at) => {
-      s.insertPosting.run(contextId, doc.memoryId, term, doc.weights[at]!);
+      postings.push(contextId, doc.memoryId, term, doc.weights[at]!);
     });
+    s.insertPostings(postings, doc.terms.length);
+    const list: unknown[] = [];
     doc.neighbours.forEach((n, rank) => {
-      s.insertNeighbour.run(contextId, doc.memoryId, rank, n.memoryId, n.score);
+      list.push(contextId, doc.memoryId, rank, n.memoryId, n.score);
     });
+    s.insertNeighbours(list, doc.neighbours.length);
   };
 
   return {
@@ -413,8 +418,15 @@ function prepare(db: Database.Database) {
     neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
     // ratio: unmaintained since migration 9 (computed from semantic_docs.threshold when read).
-    insertPosting: p(
-      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, 0)',
+    insertPostings: multiRowInsert(
+      db,
+      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)',
+      '(?, ?, ?, ?, 0)',
+    ),
+    insertNeighbours: multiRowInsert(
+      db,
+      'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)',
+      '(?, ?, ?, ?, ?)',
     ),
     deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
     insertNeighbour: p(
