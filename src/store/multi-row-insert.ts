@@ -8,16 +8,21 @@ export const MULTI_ROW_MAX = 32;
  * VALUES, `row` one row's placeholder tuple. A bulk rebuild writes ~20 rows per memory, and each call of a
  * prepared statement carries a fixed cost (binding, VDBE start, the native boundary) that several rows then
  * share: ~30% less CPU for 300k posting rows on this machine. Statements are prepared on first use per row
- * count. `values` holds the rows' parameters one row after another.
+ * count. `values` holds the rows' parameters one row after another. An upsert `tail` applies to each row in
+ * turn, as one statement per row would.
  */
 export function multiRowInsert(
   db: Database.Database,
   head: string,
   row: string,
+  /** After the rows: an upsert clause (`ON CONFLICT ... DO UPDATE ...`). */
+  tail = '',
 ): (values: readonly unknown[], rows: number) => void {
   const statements: Database.Statement[] = [];
   const statement = (rows: number): Database.Statement => {
-    statements[rows] ??= db.prepare(`${head} VALUES ${Array.from({ length: rows }, () => row).join(', ')}`);
+    statements[rows] ??= db.prepare(
+      `${head} VALUES ${Array.from({ length: rows }, () => row).join(', ')}${tail === '' ? '' : ` ${tail}`}`,
+    );
     return statements[rows]!;
   };
   return (values, rows) => {

@@ -3,6 +3,7 @@ import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
+import { multiRowInsert } from './multi-row-insert.ts';
 import {
   bucketToken,
   IMPACT_BUCKETS,
@@ -201,6 +202,8 @@ export class SqliteLexicalIndex {
     }
     // In primary-key order (field, term, bucket): a batch's few thousand rows go to neighbouring leaf pages
     // one after another instead of to random pages of a table that grows with the archive.
+    // Additions (an import's only kind) go in multi-row upserts; a removal may empty its row, so it goes alone.
+    const added: number[] = [];
     for (const field of [...this.statDeltas.keys()].sort(ascending)) {
       const deltas = this.statDeltas.get(field)!;
       for (const key of [...deltas.keys()].sort(ascending)) {
@@ -208,10 +211,15 @@ export class SqliteLexicalIndex {
         if (delta === 0) continue;
         const term = Math.floor(key / IMPACT_BUCKETS);
         const bucket = key % IMPACT_BUCKETS;
+        if (delta > 0) {
+          added.push(field, term, bucket, delta);
+          continue;
+        }
         this.s.addStat.run(field, term, bucket, delta);
-        if (delta < 0) this.s.dropEmptyStat.run(field, term, bucket);
+        this.s.dropEmptyStat.run(field, term, bucket);
       }
     }
+    this.s.addStats(added, added.length / 4);
     for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
     this.pendingViews = new Map();
     this.statDeltas = new Map();
@@ -387,6 +395,12 @@ function prepareLexicalStatements(db: Database.Database) {
     insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
     addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
       ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
+    addStats: multiRowInsert(
+      db,
+      'INSERT INTO lex_term_stats (field, term, bucket, docs)',
+      '(?, ?, ?, ?)',
+      'ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs',
+    ),
     dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
     lastDoc: p("SELECT seq FROM sqlite_sequence WHERE name = 'lex_docs'"),
     insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),

@@ -20,6 +20,27 @@ describe('multiRowInsert', () => {
     db.close();
   });
 
+  it('applies an upsert tail to every row, existing keys and new ones', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+    db.exec('INSERT INTO t VALUES (1, 10), (40, 5)');
+    const upsert = multiRowInsert(
+      db,
+      'INSERT INTO t (k, n)',
+      '(?, ?)',
+      'ON CONFLICT (k) DO UPDATE SET n = n + excluded.n',
+    );
+    const values: unknown[] = [];
+    for (let k = 0; k < MULTI_ROW_MAX + 10; k++) values.push(k, 1);
+    upsert(values, MULTI_ROW_MAX + 10);
+    const stored = new Map(db.prepare('SELECT k, n FROM t').raw().all() as [number, number][]);
+    expect(stored.size).toBe(MULTI_ROW_MAX + 10);
+    expect(stored.get(1)).toBe(11);
+    expect(stored.get(40)).toBe(6);
+    expect(stored.get(0)).toBe(1);
+    db.close();
+  });
+
   it('writes nothing of a chunk that breaks a constraint', () => {
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
