@@ -3,8 +3,10 @@ import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
+import { multiRowInsert } from './multi-row-insert.ts';
 import {
   bucketToken,
+  IMPACT_BUCKETS,
   impactBucket,
   lexicalIndexWritten,
   searchLexicalIndex,
@@ -108,8 +110,8 @@ export class SqliteLexicalIndex {
   private pendingTerms = new Map<string, number>();
   private pendingFields = new Map<string, FieldRef>();
   private pendingViews = new Map<string, PendingViews>();
-  /** "field:term:bucket" -> change of its document count in this batch. */
-  private statDeltas = new Map<string, number>();
+  /** field -> (term * IMPACT_BUCKETS + bucket) -> change of its document count in this batch. */
+  private statDeltas = new Map<number, Map<number, number>>();
   private fieldDeltas = new Map<number, { docs: number; length: number }>();
 
   constructor(
@@ -198,12 +200,26 @@ export class SqliteLexicalIndex {
       this.s.insertTokens.run(id, tokens.join(' '));
       this.addFieldDelta(field.id, 1, doc.length);
     }
-    for (const [key, delta] of this.statDeltas) {
-      if (delta === 0) continue;
-      const [field, term, bucket] = key.split(':').map(Number) as [number, number, number];
-      this.s.addStat.run(field, term, bucket, delta);
-      if (delta < 0) this.s.dropEmptyStat.run(field, term, bucket);
+    // In primary-key order (field, term, bucket): a batch's few thousand rows go to neighbouring leaf pages
+    // one after another instead of to random pages of a table that grows with the archive.
+    // Additions (an import's only kind) go in multi-row upserts; a removal may empty its row, so it goes alone.
+    const added: number[] = [];
+    for (const field of [...this.statDeltas.keys()].sort(ascending)) {
+      const deltas = this.statDeltas.get(field)!;
+      for (const key of [...deltas.keys()].sort(ascending)) {
+        const delta = deltas.get(key)!;
+        if (delta === 0) continue;
+        const term = Math.floor(key / IMPACT_BUCKETS);
+        const bucket = key % IMPACT_BUCKETS;
+        if (delta > 0) {
+          added.push(field, term, bucket, delta);
+          continue;
+        }
+        this.s.addStat.run(field, term, bucket, delta);
+        this.s.dropEmptyStat.run(field, term, bucket);
+      }
     }
+    this.s.addStats(added, added.length / 4);
     for (const [field, delta] of this.fieldDeltas) this.s.addFieldStats.run(delta.docs, delta.length, field);
     this.pendingViews = new Map();
     this.statDeltas = new Map();
@@ -311,8 +327,13 @@ export class SqliteLexicalIndex {
   }
 
   private addStat(field: number, term: number, bucket: number, delta: number): void {
-    const key = `${field}:${term}:${bucket}`;
-    this.statDeltas.set(key, (this.statDeltas.get(key) ?? 0) + delta);
+    let deltas = this.statDeltas.get(field);
+    if (!deltas) {
+      deltas = new Map();
+      this.statDeltas.set(field, deltas);
+    }
+    const key = term * IMPACT_BUCKETS + bucket;
+    deltas.set(key, (deltas.get(key) ?? 0) + delta);
   }
 
   private addFieldDelta(field: number, docs: number, length: number): void {
@@ -321,6 +342,10 @@ export class SqliteLexicalIndex {
     delta.length += length;
     this.fieldDeltas.set(field, delta);
   }
+}
+
+function ascending(x: number, y: number): number {
+  return x - y;
 }
 
 /** Indexes every view of a store written before the index existed (migration 2: explicit upgrade work). */
@@ -370,6 +395,12 @@ function prepareLexicalStatements(db: Database.Database) {
     insertTerm: p('INSERT INTO lex_terms (term) VALUES (?)'),
     addStat: p(`INSERT INTO lex_term_stats (field, term, bucket, docs) VALUES (?, ?, ?, ?)
       ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs`),
+    addStats: multiRowInsert(
+      db,
+      'INSERT INTO lex_term_stats (field, term, bucket, docs)',
+      '(?, ?, ?, ?)',
+      'ON CONFLICT (field, term, bucket) DO UPDATE SET docs = docs + excluded.docs',
+    ),
     dropEmptyStat: p('DELETE FROM lex_term_stats WHERE field = ? AND term = ? AND bucket = ? AND docs <= 0'),
     lastDoc: p("SELECT seq FROM sqlite_sequence WHERE name = 'lex_docs'"),
     insertDoc: p('INSERT INTO lex_docs (id, field, memory_id, key, length, terms) VALUES (?, ?, ?, ?, ?, ?)'),

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { noSnapshot } from './memory-semantic-index.ts';
+import { multiRowInsert } from './multi-row-insert.ts';
 import {
   listThreshold,
   type SemanticDoc,
@@ -100,12 +101,16 @@ export function createSqliteSemanticIndex(
     const s = statements();
     const threshold = listThreshold(doc.neighbours, k);
     s.insertDoc.run(contextId, doc.memoryId, threshold, JSON.stringify([doc.terms, doc.weights]));
+    const postings: unknown[] = [];
     doc.terms.forEach((term, at) => {
-      s.insertPosting.run(contextId, doc.memoryId, term, doc.weights[at]!);
+      postings.push(contextId, doc.memoryId, term, doc.weights[at]!);
     });
+    s.insertPostings(postings, doc.terms.length);
+    const list: unknown[] = [];
     doc.neighbours.forEach((n, rank) => {
-      s.insertNeighbour.run(contextId, doc.memoryId, rank, n.memoryId, n.score);
+      list.push(contextId, doc.memoryId, rank, n.memoryId, n.score);
     });
+    s.insertNeighbours(list, doc.neighbours.length);
   };
 
   return {
@@ -130,6 +135,8 @@ export function createSqliteSemanticIndex(
         db
           .transaction(() => {
             const s = statements();
+            const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
+            for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
             for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
               statement.run(contextId);
             }
@@ -142,6 +149,8 @@ export function createSqliteSemanticIndex(
             );
             for (const [term, df] of snapshot.df) s.insertDf.run(contextId, term, df);
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
+            // The same statements that made them (so the schema reads the same), now one sort each.
+            for (const { sql } of rebuilt) db.exec(sql);
           })
           .immediate(),
       );
@@ -338,6 +347,32 @@ export function createSqliteSemanticIndex(
 }
 
 /**
+ * Contexts from this size rewrite the semantic tables' secondary indexes by one sort (`bulkIndexes`); below
+ * it the schema change (every connection re-prepares its statements) is not worth saving a few row updates.
+ */
+export const BULK_INDEX_REBUILD_FROM = 2000;
+
+/**
+ * The secondary indexes of the postings and neighbour tables that a whole-context rewrite (`replaceAll`)
+ * drops and builds again afterwards, or none. Why: their keys (term, weight / neighbour id) arrive in random
+ * order while the rows arrive in primary-key order, so every row of a bulk rebuild was a random insert into
+ * a large index (about two thirds of the rows' write cost: 100k memories write ~1M postings and ~0.8M list
+ * rows); CREATE INDEX sorts once. Only when the context is at least as large as every other context of the
+ * file together (snapshot sizes): the build reads the whole table, other contexts' rows included, so for a
+ * small context in a large file (1,000 contexts of 1,000) the row-by-row updates stay cheaper. Either way the
+ * tables and indexes hold the same rows.
+ */
+function bulkIndexes(
+  s: ReturnType<typeof prepare>,
+  contextId: string,
+  documents: number,
+): { name: string; sql: string }[] {
+  if (documents < BULK_INDEX_REBUILD_FROM) return [];
+  const others = s.otherDocuments.get(contextId) as number;
+  return others > documents ? [] : (s.bulkIndexes.all() as { name: string; sql: string }[]);
+}
+
+/**
  * The order every list is written in (score desc, then id: compareNeighbours of the kNN updaters), restored
  * on read because a row's rank is its slot (writeList), not its position.
  */
@@ -359,6 +394,12 @@ function prepare(db: Database.Database) {
       VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
       documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`),
     thresholds: p('SELECT memory_id, threshold FROM semantic_docs WHERE context_id = ?'),
+    otherDocuments: p(
+      'SELECT COALESCE(SUM(documents), 0) FROM semantic_snapshots WHERE context_id != ?',
+    ).pluck(),
+    // Explicit indexes only (sql NULL: a primary key's own index, never dropped).
+    bulkIndexes: p(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+      AND tbl_name IN ('semantic_postings', 'semantic_neighbours') ORDER BY name`),
     addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
     getDf: p('SELECT df FROM semantic_df WHERE context_id = ? AND term = ?'),
     insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),
@@ -377,8 +418,15 @@ function prepare(db: Database.Database) {
     neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
     // ratio: unmaintained since migration 9 (computed from semantic_docs.threshold when read).
-    insertPosting: p(
-      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio) VALUES (?, ?, ?, ?, 0)',
+    insertPostings: multiRowInsert(
+      db,
+      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)',
+      '(?, ?, ?, ?, 0)',
+    ),
+    insertNeighbours: multiRowInsert(
+      db,
+      'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)',
+      '(?, ?, ?, ?, ?)',
     ),
     deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
     insertNeighbour: p(

@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { BULK_INDEX_REBUILD_FROM } from '../../src/store/sqlite-semantic-index.ts';
+import { write } from './store-conformance.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-bulkidx-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const WORDS = ['harbour', 'sunset', 'milk', 'eggs', 'dog', 'dawn', 'walk', 'picnic', 'train', 'rain', 'tea'];
+
+/** `count` memories of three words each (a seeded mix, so lists and postings differ between memories). */
+async function fill(store: ArchiveStore, contextId: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  const writes = [];
+  for (let i = 0; i < count; i++) {
+    const id = `${contextId}-${String(i).padStart(5, '0')}`;
+    const text = [i % 11, (i * 7 + 3) % 11, (i * 13 + 5) % 11].map((w) => WORDS[w]).join(' ') + ` n${i}`;
+    writes.push(write(contextId, id, text, i));
+    ids.push(id);
+  }
+  await store.writeMemories(contextId, writes);
+  return ids;
+}
+
+/** The schema cookie: every CREATE / DROP moves it, so it tells whether a compaction rebuilt the indexes. */
+function schemaVersion(file: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.pragma('schema_version', { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+}
+
+function indexSql(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db
+        .prepare(`SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+          AND tbl_name IN ('semantic_postings', 'semantic_neighbours') ORDER BY name`)
+        .pluck()
+        .all() as string[]
+    ).sort();
+  } finally {
+    db.close();
+  }
+}
+
+/** What the two rebuilt indexes answer (top postings per word, referrers) must follow from the documents. */
+async function expectIndexesAnswer(store: ArchiveStore, contextId: string, ids: string[]): Promise<void> {
+  const docs = await store.semantic.getDocs(contextId, ids);
+  for (const term of ['harbour', 'tea']) {
+    const want = docs
+      .flatMap((doc) => {
+        const at = doc.terms.indexOf(term);
+        return at < 0 ? [] : [{ memoryId: doc.memoryId, weight: doc.weights[at]! }];
+      })
+      .sort((x, y) => y.weight - x.weight || (x.memoryId < y.memoryId ? -1 : 1))
+      .slice(0, 5);
+    expect(await store.semantic.postings(contextId, term, { top: 5 })).toEqual(want);
+  }
+  const target = ids[7]!;
+  const want = docs
+    .filter((doc) => doc.neighbours.some((n) => n.memoryId === target))
+    .map((doc) => doc.memoryId)
+    .sort();
+  expect(want.length).toBeGreaterThan(0);
+  expect(await store.semantic.referrers(contextId, [target])).toEqual(want);
+}
+
+describe('SQLite semantic replaceAll: secondary indexes of a bulk rebuild', () => {
+  it('rebuilds them by one sort when the context is most of the file, and keeps them otherwise', async () => {
+    const file = join(dir, 'bulk.db');
+    const store = await openStore(file);
+    const before = indexSql(file);
+    expect(before.length).toBe(2);
+
+    const big = await fill(store, 'big', BULK_INDEX_REBUILD_FROM + 500);
+    let version = schemaVersion(file);
+    await compactSemantic(store, 'big', { k: 4 });
+    // The only context: dropped and created again (two indexes, two schema changes each), same definitions.
+    expect(schemaVersion(file)).toBe(version + 4);
+    expect(indexSql(file)).toEqual(before);
+    await expectIndexesAnswer(store, 'big', big);
+
+    // A context smaller than the rest of the file: row by row, the schema stays.
+    const small = await fill(store, 'small', BULK_INDEX_REBUILD_FROM);
+    version = schemaVersion(file);
+    await compactSemantic(store, 'small', { k: 4 });
+    expect(schemaVersion(file)).toBe(version);
+    await expectIndexesAnswer(store, 'small', small);
+
+    // The larger one again: rebuilt over both contexts' rows; the other context's entries are all there.
+    await compactSemantic(store, 'big', { k: 4 });
+    expect(schemaVersion(file)).toBe(version + 4);
+    expect(indexSql(file)).toEqual(before);
+    await expectIndexesAnswer(store, 'big', big);
+    await expectIndexesAnswer(store, 'small', small);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
+  });
+
+  it('leaves a context below the bulk size to row-by-row updates', async () => {
+    const file = join(dir, 'few.db');
+    const store = await openStore(file);
+    const ids = await fill(store, 'few', 300);
+    const version = schemaVersion(file);
+    await compactSemantic(store, 'few', { k: 4 });
+    expect(schemaVersion(file)).toBe(version);
+    await expectIndexesAnswer(store, 'few', ids);
+    await store.close();
+  });
+});
