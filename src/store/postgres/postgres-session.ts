@@ -1,33 +1,28 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { pendingLiteralPlans } from './postgres-literal-plans.ts';
-import { RLS_ROLE } from './postgres-schema.ts';
-import { StatementPipeline } from './postgres-statement-pipeline.ts';
+import { endPipeline, preparing, startPipeline } from './postgres-prepared-client.ts';
+import {
+  asStoreError,
+  assertContextId,
+  escapeLiteral,
+  scopedBeginSql,
+  settingsSql,
+} from './postgres-transaction-sql.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
+export {
+  asStoreError,
+  createPool,
+  escapeLiteral,
+  redactUrl,
+  scopedBeginSql,
+} from './postgres-transaction-sql.ts';
+
 /** A client inside one of our transactions (the only way store code reaches the database). */
 export type Sql = pg.PoolClient;
-
-/**
- * int8 and numeric as JS numbers (counts, sequences and journal seqs stay far below 2^53); everything else
- * keeps pg's defaults. Per pool (not pg.types.setTypeParser), so no other pg user in the process is affected.
- */
-const TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  }) as typeof pg.types.getTypeParser,
-};
-
-export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types: TYPES });
-  // An idle client losing its server (a restart, a failover) must not crash the process: the pool drops it.
-  pool.on('error', () => {});
-  return pool;
-}
 
 /**
  * Transactions of the PostgreSQL store. Every operation is ONE transaction that first sets
@@ -302,14 +297,12 @@ export class PostgresSession {
       }
       plans.done();
       // Statements the work issues together share a round trip (StatementPipeline).
-      const raw = rawQueries.get(client);
-      if (raw) pipelines.set(client, new StatementPipeline(raw));
+      startPipeline(client);
       let result: T;
       try {
         result = await work(client, Array.isArray(began) ? began : [began]);
       } finally {
-        pipelines.get(client)?.flush();
-        pipelines.delete(client);
+        endPipeline(client);
       }
       if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
       return result;
@@ -325,66 +318,6 @@ export class PostgresSession {
     }
   }
 }
-
-/** Statement texts prepared per connection at most (dynamic texts beyond it run unnamed). */
-const MAX_PREPARED = 400;
-const statementNames = new Map<string, string>();
-const PREPARING = Symbol('graphmemix.preparing');
-
-/**
- * Makes a pooled client run every parameterised statement as a named prepared statement (once per
- * connection, by a hash of its text): with generic plans (settingsSql) the plan is made once per connection
- * instead of at every call. Planning was a large part of a small statement's time (a few ms for the
- * policy-expanded semantic reads, against well under 1 ms of execution). Texts are the store's own; the few
- * built at run time (filters, table names) are bounded, and MAX_PREPARED caps them regardless.
- */
-function preparing(client: pg.PoolClient): void {
-  const tagged = client as pg.PoolClient & { [PREPARING]?: true };
-  if (tagged[PREPARING]) return;
-  tagged[PREPARING] = true;
-  const direct = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  // One statement at a time on the connection, in call order (what the driver's queue does, without
-  // handing it a query while one runs: deprecated in pg 8, removed in pg 9). Work issued together still
-  // shares round trips through the pipeline.
-  let tail: Promise<unknown> = Promise.resolve();
-  const query = (...args: unknown[]): Promise<unknown> => {
-    if (args.some((arg) => typeof arg === 'function')) return direct(...args);
-    const run = tail.then(() => direct(...args));
-    tail = run.catch(() => {});
-    return run;
-  };
-  rawQueries.set(client, query);
-  // Names this connection has prepared (a named statement is prepared by its first successful run).
-  const prepared = new Set<string>();
-  (client as { query: unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
-    const pipeline = pipelines.get(client);
-    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && rest.length === 0) {
-      let name = statementNames.get(config);
-      if (name === undefined && statementNames.size < MAX_PREPARED) {
-        name = `gmx_${createHash('sha256').update(config).digest('hex').slice(0, 24)}`;
-        statementNames.set(config, name);
-      }
-      if (name !== undefined) {
-        if (pipeline && prepared.has(name) && StatementPipeline.joins(values)) {
-          return pipeline.add(name, config, values);
-        }
-        pipeline?.flush();
-        const known = name;
-        return query({ name, text: config, values }).then((result) => {
-          prepared.add(known);
-          return result;
-        });
-      }
-    }
-    pipeline?.flush();
-    return query(config, values, ...rest);
-  };
-}
-
-/** The pipeline of each connection while it runs a transaction's work (StatementPipeline). */
-const pipelines = new WeakMap<pg.PoolClient, StatementPipeline>();
-/** Each prepared connection's own query, below the wrappers (what a pipeline sends with). */
-const rawQueries = new WeakMap<pg.PoolClient, (config: unknown) => Promise<unknown>>();
 
 /** What a scoped transaction's work gets beside its client (PostgresSession.scoped). */
 export interface ScopedTransaction {
@@ -414,82 +347,3 @@ interface Unit {
 }
 
 const units = new AsyncLocalStorage<Unit>();
-
-/**
- * The first round trip of a scoped transaction: isolation, settings, the context (SET LOCAL semantics) and,
- * for a write, the context's write lock. Exported for tests that plan statements exactly as the store does.
- */
-export function scopedBeginSql(contextId: string, mode: 'read' | 'write', switchRole: boolean): string {
-  const literal = escapeLiteral(contextId);
-  const begin =
-    mode === 'read'
-      ? // Room for a search's hash aggregate over a common term's postings (the 4 MB default spills to disk).
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL work_mem = '32MB';"
-      : 'BEGIN ISOLATION LEVEL READ COMMITTED;';
-  const lock = mode === 'write' ? `, pg_advisory_xact_lock(${contextLockKey(literal)})` : '';
-  return `${begin}${settingsSql(switchRole)} SELECT set_config('graphmemix.context_id', ${literal}, true)${lock};`;
-}
-
-/**
- * The role switch when needed, and generic plans for every statement. Per-context statistics mean little in
- * a shared table: a context written since the last ANALYZE is estimated at one row, and a custom plan then
- * walks the whole context where an index on (context, key) finds a few rows (findByKeys took ~1 s per call at
- * 1,000 memories, stalling a bulk ingest at ~16 memories/s: issue #11). A generic plan does not see the
- * context value and costs it at the average context size, so every context gets the same, indexed plan.
- */
-function settingsSql(switchRole: boolean): string {
-  return `${switchRole ? ` SET LOCAL ROLE ${RLS_ROLE};` : ''} SET LOCAL plan_cache_mode = force_generic_plan;`;
-}
-
-/** Key of a context's write lock: 64-bit hash of a namespaced id (a collision only serialises two contexts). */
-function contextLockKey(literal: string): string {
-  return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
-}
-
-/**
- * A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). A
- * NUL is refused (INVALID_INPUT, as the server refuses it in a parameter): the protocol ends a query text
- * at a NUL, so it could never reach the server as data.
- */
-export function escapeLiteral(value: string): string {
-  if (value.includes('\u0000')) {
-    throw new GraphmemixError('INVALID_INPUT', 'a memory id or meta key holds a NUL character');
-  }
-  return pg.escapeLiteral(value);
-}
-
-function assertContextId(contextId: string): void {
-  if (typeof contextId !== 'string' || contextId.length === 0 || contextId.includes('\u0000')) {
-    throw new GraphmemixError('INVALID_INPUT', 'contextId must be a non-empty string without NUL', {
-      location: { field: 'contextId' },
-    });
-  }
-}
-
-/** Maps driver failures: constraint and data errors are the caller's input, everything else is STORE. */
-export function asStoreError(error: unknown, where: string): unknown {
-  if (error instanceof GraphmemixError) return error;
-  const code = (error as { code?: unknown }).code;
-  const message = (error as Error).message ?? String(error);
-  if (typeof code === 'string' && (code.startsWith('23') || code.startsWith('22'))) {
-    return new GraphmemixError('INVALID_INPUT', `store constraint failed: ${message}`, {
-      location: { file: where },
-      cause: error,
-    });
-  }
-  return new GraphmemixError('STORE', `store failure: ${message}`, {
-    location: { file: where },
-    cause: error,
-  });
-}
-
-/** A URL without its password, for errors and traces. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable url)';
-  }
-}
