@@ -34,7 +34,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
   return {
     async getSnapshot(contextId) {
       // Read ahead by the unit of work (UnitPrefetch), kept current by writeDocs.
-      const ahead = session.prefetchFor(contextId)?.snapshot;
+      const ahead = (await session.readAhead(contextId))?.snapshot;
       if (ahead !== undefined) return ahead === null ? undefined : { ...ahead };
       return read(contextId, (sql) => snapshotOf(sql, contextId));
     },

@@ -11,6 +11,7 @@ import {
   settingsSql,
 } from './postgres-transaction-sql.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
+import { UnitOfWork } from './postgres-unit-of-work.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
 
 export {
@@ -68,10 +69,11 @@ export class PostgresSession {
     assertContextId(contextId);
     const held = this.unitFor(contextId);
     if (held) {
-      if (mode === 'write' && !options?.keepsPrefetch) held.prefetch?.invalidateContext();
+      if (mode === 'write' && !options?.keepsPrefetch) held.invalidatePrefetch();
       if (mode === 'write' && !options?.keepsEdges) held.edges = undefined;
-      const first = options?.first === undefined ? undefined : await held.client.query(options.first);
-      return work(held.client, { first, defer: (text) => held.deferred.push(text) });
+      // With what the unit holds back (its queued writes, a lazy unit's BEGIN): one round trip.
+      const first = options?.first === undefined ? undefined : await held.send(options.first);
+      return work(held.client, { first, defer: (text) => held.defer(text) });
     }
     const deferred: string[] = [];
     const begin = scopedBeginSql(contextId, mode, this.switchRole);
@@ -79,10 +81,10 @@ export class PostgresSession {
       options?.first === undefined ? begin : `${begin} ${options.first};`,
       (sql, began) =>
         work(sql, {
-          first: options?.first === undefined ? undefined : began.at(-1),
+          first: options?.first === undefined ? undefined : began?.at(-1),
           defer: (text) => deferred.push(text),
         }),
-      { commit: () => [...deferred, 'COMMIT'].join('; ') },
+      { commit: () => ({ text: [...deferred, 'COMMIT'].join('; ') }) },
     );
   }
 
@@ -99,19 +101,63 @@ export class PostgresSession {
     assertContextId(contextId);
     const text = statement(escapeLiteral(contextId));
     const held = this.unitFor(contextId);
-    if (held) return (await held.client.query<R>(text)).rows;
+    if (held) return (await held.send(text)).rows as R[];
     const results = await this.transaction(
       `${scopedBeginSql(contextId, 'read', this.switchRole)} ${text}; COMMIT;`,
       async (_sql, began) => began,
       { committed: true },
     );
     // The simple query's results: the begin's statements, the read, then COMMIT.
-    return (results.at(-2) as pg.QueryResult<R>).rows;
+    return (results?.at(-2) as pg.QueryResult<R>).rows;
   }
 
-  /** What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). */
+  /**
+   * Inside a unit of work of `contextId`, a read of ONE statement (like scopedOne) whose result the caller
+   * collects later: it is sent with the unit's next statement or its COMMIT (UnitOfWork.queueRead), so it
+   * costs no round trip of its own. undefined outside such a unit (the caller reads as usual).
+   */
+  readLater<R extends pg.QueryResultRow>(
+    contextId: string,
+    statement: (literal: string) => string,
+  ): Promise<R[]> | undefined {
+    assertContextId(contextId);
+    const held = this.unitFor(contextId);
+    if (!held) return undefined;
+    return held.queueRead(statement(escapeLiteral(contextId))).then((result) => result.rows as R[]);
+  }
+
+  /**
+   * What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). Synchronous:
+   * for the unit's own writes that keep it current; readers use `readAhead`.
+   */
   prefetchFor(contextId: string): UnitPrefetch | undefined {
     return this.unitFor(contextId)?.prefetch;
+  }
+
+  /**
+   * prefetchFor for a reader: a unit begun before its records' write (`unitOfWork(..., { lazy })`) reads
+   * ahead here, at its first read, with the statements it holds back (the write's counters): one round trip,
+   * after the write, so the read-ahead includes it.
+   */
+  async readAhead(contextId: string): Promise<UnitPrefetch | undefined> {
+    const unit = this.unitFor(contextId);
+    if (!unit) return undefined;
+    if (unit.prefetchDue === 'due') {
+      const keys = this.learnedMeta.of(contextId);
+      // The read-ahead reads meta: meta writes queued so far go first.
+      unit.releaseMeta();
+      const changes = unit.changes;
+      unit.prefetchDue = unit
+        .send(prefetchSql(escapeLiteral(contextId), keys, escapeLiteral))
+        .then((result) => {
+          const read = parsePrefetch(result.rows[0]!, keys);
+          // A write of the unit issued while it was in flight: the read-ahead may miss it (readers read then).
+          if (unit.changes === changes) unit.prefetch = read;
+          return read;
+        });
+    }
+    if (unit.prefetchDue !== undefined) await unit.prefetchDue;
+    return unit.prefetch;
   }
 
   /**
@@ -130,6 +176,12 @@ export class PostgresSession {
     return this.unitFor(undefined);
   }
 
+  /** readAhead for the unit the caller runs in, whatever its context (global meta reads). */
+  async currentReadAhead(): Promise<UnitPrefetch | undefined> {
+    const unit = this.unitFor(undefined);
+    return unit ? this.readAhead(unit.contextId) : undefined;
+  }
+
   /**
    * Runs `work` as ONE write transaction of `contextId`: every scoped call of that context and every global
    * call made inside it (through this session, in work's async context) joins it instead of opening its
@@ -138,51 +190,58 @@ export class PostgresSession {
    * writer of the context interleaves; a failure rolls all of it back (the relation journal stays, and the
    * next update redoes it). Calls for other contexts and cross-context reads keep their own transactions.
    */
-  async unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+  async unitOfWork<T>(
+    contextId: string,
+    work: () => Promise<T>,
+    options?: {
+      /**
+       * `work` starts with a write (an add's records): BEGIN waits for the unit's first statement (one round
+       * trip for both) and the read-ahead for its first read (readAhead: after the write, so it includes it).
+       */
+      lazy?: boolean;
+    },
+  ): Promise<T> {
     if (this.unitFor(contextId)) return work();
     assertContextId(contextId);
+    const lazy = options?.lazy === true;
     const metaKeys = this.learnedMeta.of(contextId);
     // The unit's first round trip also reads ahead what its work reads first (UnitPrefetch).
-    const begin = `${scopedBeginSql(contextId, 'write', this.switchRole)} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
-    let unit: Unit | undefined;
+    const beginSql = scopedBeginSql(contextId, 'write', this.switchRole);
+    const begin = lazy
+      ? beginSql
+      : `${beginSql} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    let unit: UnitOfWork | undefined;
     return this.transaction(
       begin,
       async (client, began) => {
-        const row = began.at(-1)?.rows[0];
-        const held: Unit = {
-          session: this,
-          contextId,
-          client,
-          open: true,
-          deferred: [],
-          deferredMeta: new Map(),
-        };
-        unit = held;
-        if (row) held.prefetch = parsePrefetch(row, metaKeys);
-        // Deferred writes (deferInUnit) go out, in order, before the unit's next statement.
+        // Deferred statements go out, in order, with or before the unit's next statement.
         const query = client.query;
+        const raw = (text: string) => (query as (text: string) => Promise<unknown>).call(client, text);
+        const held = new UnitOfWork(this, contextId, client, raw, began === undefined ? begin : undefined);
+        unit = held;
+        if (lazy) held.prefetchDue = 'due';
+        else {
+          const row = began?.at(-1)?.rows[0];
+          if (row) held.prefetch = parsePrefetch(row, metaKeys);
+        }
         (client as { query: unknown }).query = (...args: unknown[]) => {
           const call = () => (query as (...a: unknown[]) => unknown).apply(client, args);
-          if (held.deferred.length === 0) return call();
-          return (query as (text: string) => Promise<unknown>)
-            .call(client, held.deferred.splice(0).join('; '))
-            .then(call);
+          if (!held.waiting()) return call();
+          return held.send().then(call);
         };
         try {
           return await units.run(held, work);
+        } catch (error) {
+          held.abandon(error);
+          throw error;
         } finally {
           // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
           held.open = false;
           client.query = query;
         }
       },
-      // Writes still deferred at the end ride with COMMIT: the unit's last statements cost no round trip.
-      {
-        commit: () => {
-          const meta = [...(unit?.deferredMeta.values() ?? [])];
-          return [...(unit?.deferred.splice(0) ?? []), ...meta, 'COMMIT'].join('; ');
-        },
-      },
+      // What the unit still holds back rides with COMMIT: the unit's last statements cost no round trip.
+      { lazy, commit: () => unit?.commitText() ?? { text: 'COMMIT' } },
     );
   }
 
@@ -195,7 +254,7 @@ export class PostgresSession {
   deferInUnit(contextId: string | undefined, text: string): boolean {
     const unit = this.unitFor(contextId);
     if (!unit) return false;
-    unit.deferred.push(text);
+    unit.defer(text);
     return true;
   }
 
@@ -207,6 +266,7 @@ export class PostgresSession {
   deferMetaInUnit(key: string, text: string): boolean {
     const unit = this.unitFor(undefined);
     if (!unit) return false;
+    unit.changes++;
     unit.deferredMeta.delete(key);
     unit.deferredMeta.set(key, text);
     return true;
@@ -225,7 +285,7 @@ export class PostgresSession {
     return this.unitFor(contextId);
   }
 
-  private unitFor(contextId: string | undefined): Unit | undefined {
+  private unitFor(contextId: string | undefined): UnitOfWork | undefined {
     const unit = units.getStore();
     if (!unit?.open || unit.session !== this) return undefined;
     return contextId === undefined || unit.contextId === contextId ? unit : undefined;
@@ -247,8 +307,7 @@ export class PostgresSession {
     const held = this.unitFor(undefined);
     if (held) {
       // Queued meta writes go out before this meta statement (with the other queued writes, in order).
-      held.deferred.push(...held.deferredMeta.values());
-      held.deferredMeta.clear();
+      held.releaseMeta();
       return work(held.client);
     }
     return this.transaction(`BEGIN;${settingsSql(this.switchRole)}`, work);
@@ -266,9 +325,16 @@ export class PostgresSession {
 
   private async transaction<T>(
     begin: string,
-    work: (sql: Sql, began: pg.QueryResult[]) => Promise<T>,
-    /** The begin text ends with its own COMMIT (scopedOne); or the text that commits (default COMMIT). */
-    options?: { committed?: boolean; commit?: () => string },
+    /** `began` is undefined when the begin was left to the work (`lazy`). */
+    work: (sql: Sql, began: pg.QueryResult[] | undefined) => Promise<T>,
+    options?: {
+      /** The begin text ends with its own COMMIT (scopedOne). */
+      committed?: boolean;
+      /** The text that commits (default COMMIT), told how its simple query ended. */
+      commit?: () => { text: string; settle?: (out: unknown) => void; fail?: (error: unknown) => void };
+      /** The work sends the begin with its first statement (a connection with PREPAREs to send excepted). */
+      lazy?: boolean;
+    },
   ): Promise<T> {
     if (this.closed) {
       throw new GraphmemixError('STORE', 'the store is closed', { location: { file: this.where } });
@@ -285,26 +351,38 @@ export class PostgresSession {
       // A fresh connection prepares the literal statements in its first transaction's first round trip (none
       // of their own); if that round trip fails, which PREPAREs ran is unknown: the connection is dropped.
       const plans = pendingLiteralPlans(client);
-      let began: pg.QueryResult | pg.QueryResult[];
-      try {
-        // After the BEGIN statement (which sets the isolation level: nothing may run before it).
-        const at = begin.indexOf(';') + 1;
-        const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
-        began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-      } catch (error) {
-        if (plans.sql !== '') broken = true;
-        throw error;
-      }
+      let began: pg.QueryResult | pg.QueryResult[] | undefined;
+      if (options?.lazy && plans.sql === '') began = undefined;
+      else
+        try {
+          // After the BEGIN statement (which sets the isolation level: nothing may run before it).
+          const at = begin.indexOf(';') + 1;
+          const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
+          began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        } catch (error) {
+          if (plans.sql !== '') broken = true;
+          throw error;
+        }
       plans.done();
       // Statements the work issues together share a round trip (StatementPipeline).
       startPipeline(client);
       let result: T;
       try {
-        result = await work(client, Array.isArray(began) ? began : [began]);
+        result = await work(client, began === undefined || Array.isArray(began) ? began : [began]);
       } finally {
         endPipeline(client);
       }
-      if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
+      if (!options?.committed) {
+        const commit = options?.commit?.() ?? { text: 'COMMIT' };
+        let out: unknown;
+        try {
+          out = await client.query(commit.text);
+        } catch (error) {
+          commit.fail?.(error);
+          throw error;
+        }
+        commit.settle?.(out);
+      }
       return result;
     } catch (error) {
       try {
@@ -331,19 +409,4 @@ export interface ScopedTransaction {
   defer(text: string): void;
 }
 
-/** A unit of work in progress (PostgresSession.unitOfWork). */
-interface Unit {
-  session: PostgresSession;
-  contextId: string;
-  client: pg.PoolClient;
-  open: boolean;
-  prefetch?: UnitPrefetch;
-  /** Stored edges read in the unit (changeEdges skips its read for pairs that touch them). */
-  edges?: UnitEdges | undefined;
-  /** Writes queued by deferInUnit, not yet sent. */
-  deferred: string[];
-  /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
-  deferredMeta: Map<string, string>;
-}
-
-const units = new AsyncLocalStorage<Unit>();
+const units = new AsyncLocalStorage<UnitOfWork>();

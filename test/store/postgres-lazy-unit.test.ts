@@ -1,0 +1,178 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ingestItems } from '../../src/digest/ingest.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { MemoryRecord } from '../../src/types/memory-record.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { write } from './store-conformance.ts';
+
+/**
+ * An add (a small ingest into one context) is ONE PostgreSQL transaction with its relation update: a lazy
+ * unit of work (PostgresSession.unitOfWork `lazy`) sends its BEGIN with the write's first read and reads
+ * ahead at its first read after the write; the report's edge counts are a read queued for the COMMIT
+ * (UnitOfWork.queueRead). Results must be SQLite's; a failure takes the write back.
+ */
+afterAll(dropTestDatabases);
+if (PG_SKIP) console.warn(`[postgres lazy unit skipped] ${PG_SKIP}`);
+
+/** Texts of this process's pg queries while a test runs (each `client.query` call is one round trip). */
+const sent: string[] = [];
+const original = pg.Client.prototype.query;
+beforeEach(() => {
+  sent.length = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
+    sent.push(text ?? '');
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+});
+afterEach(() => {
+  pg.Client.prototype.query = original;
+});
+
+const TEXTS = [
+  'harbour at sunset with Ann',
+  'milk and eggs from the market',
+  'the dog at dawn on the beach',
+  'sunset harbour wall painted blue',
+  'eggs for the dog and the cat',
+  'market day at the harbour',
+];
+
+const item = (id: string, text: string, sequence: number) => ({
+  type: 'record' as const,
+  record: { id, contextId: 'c', kind: 'message', sequence, text, assets: [], speaker: 'Ann' } as MemoryRecord,
+  source: { file: 't' },
+});
+
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', () => {
+  it('an add is one transaction with its relation update, with the report and edges of SQLite', async () => {
+    const pgStore = await openPostgresStore({ url: await createTestDatabase() });
+    const sqlite = await openStore(':memory:');
+    try {
+      const base = TEXTS.map((text, i) => item(`m${i}`, text, i));
+      const adds = [
+        item('n0', 'the dog at the harbour at sunset', 10),
+        item('n1', 'eggs and milk for the market', 11),
+        item('n0', 'the dog at the harbour wall at dawn', 10), // an update
+      ];
+      const reports: Record<string, unknown[]> = { pg: [], sqlite: [] };
+      for (const [name, store] of [
+        ['pg', pgStore],
+        ['sqlite', sqlite],
+      ] as Array<[string, ArchiveStore]>) {
+        await ingestItems(store, base, { contextId: 'c' });
+        for (const add of adds) {
+          sent.length = 0;
+          const report = await ingestItems(store, [add], { contextId: 'c' });
+          reports[name]!.push({ ...report, seconds: 0, stepSeconds: {} });
+          if (name !== 'pg') continue;
+          // One transaction: its BEGIN rides with the write's first read; the edge counts with COMMIT.
+          expect(sent.filter((text) => text.includes('BEGIN'))).toHaveLength(1);
+          expect(sent[0]).toContain('gmx_l_stored_hashes');
+          const commit = sent.filter((text) => /COMMIT$/.test(text));
+          expect(commit).toHaveLength(1);
+          expect(commit[0]).toContain('gmx_l_edge_counts');
+          // The read-ahead went out after the write, with the write's counters.
+          const ahead = sent.findIndex((text) => text.includes('gmx_l_unit_prefetch'));
+          expect(sent[ahead]).toContain('gmx_l_write_counters');
+        }
+      }
+      expect(reports.pg).toEqual(reports.sqlite);
+      const ids = [...TEXTS.keys()].map((i) => `m${i}`).concat(['n0', 'n1']);
+      const edges = async (store: ArchiveStore) =>
+        (await store.neighbors('c', ids))
+          .map((e) => `${e.a}-${e.b}:${[...e.types].sort().join(',')}:${e.similarity ?? ''}`)
+          .sort();
+      const expected = await edges(sqlite);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await edges(pgStore)).toEqual(expected);
+      expect(await pgStore.relationWorkStatus('c')).toEqual({ pending: 0 });
+      expect((await pgStore.integrityCheck()).problems).toEqual([]);
+    } finally {
+      await pgStore.close();
+      await sqlite.close();
+    }
+  });
+
+  it('a lazy unit reads ahead after its write, and a failure takes the write back', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await store.writeMemories('c', [write('c', 'm0', 'one', 0)]);
+      const journal = await store.pendingRelationWork('c', 10);
+      sent.length = 0;
+      await store.unitOfWork!(
+        'c',
+        async () => {
+          await store.writeMemories('c', [write('c', 'm1', 'two', 1)]);
+          const status = await store.relationWorkStatus('c');
+          expect(status.pending).toBe(2);
+          const trips = sent.length;
+          // Served from the read-ahead: no statement of their own.
+          expect(await store.countMemories('c')).toBe(2);
+          expect((await store.pendingRelationWork('c', 10)).map((entry) => entry.memoryId)).toEqual(['m0', 'm1']);
+          expect((await store.getMemories('c', ['m1'])).map((record) => record.text)).toEqual(['two']);
+          expect(sent.length).toBe(trips);
+        },
+        { recordWrite: true },
+      );
+      // BEGIN with the stored hashes, the records and lexical writes, the counters with the read-ahead, COMMIT.
+      expect(sent).toHaveLength(4);
+      expect(await store.countMemories('c')).toBe(2);
+
+      await expect(
+        store.unitOfWork!(
+          'c',
+          async () => {
+            await store.writeMemories('c', [write('c', 'm2', 'three', 2)]);
+            expect(await store.countMemories('c')).toBe(3);
+            throw new Error('boom');
+          },
+          { recordWrite: true },
+        ),
+      ).rejects.toThrow('boom');
+      expect(await store.countMemories('c')).toBe(2);
+      expect(await store.getMemory('c', 'm2')).toBeUndefined();
+      expect((await store.pendingRelationWork('c', 10)).length).toBe(journal.length + 1);
+      // A unit that fails before sending anything leaves the connection usable.
+      await expect(
+        store.unitOfWork!('c', async () => Promise.reject(new Error('early')), { recordWrite: true }),
+      ).rejects.toThrow('early');
+      expect(await store.countMemories('c')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a read queued in a unit sees the state when it was queued; awaited inside, it goes alone', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await store.writeMemories('c', [write('c', 'a', 'one', 0), write('c', 'b', 'two', 1)]);
+      let queued: Promise<Record<string, number>> | undefined;
+      const inside = await store.unitOfWork!('c', async () => {
+        queued = store.countEdges('c');
+        await store.changeEdges('c', [{ a: 'a', b: 'b', add: ['same_round'] }]);
+        // Awaited inside the unit with nothing else to send: it is sent on its own (no deadlock).
+        return store.countEdges('c');
+      });
+      expect((await queued!).same_round).toBe(0);
+      expect(inside.same_round).toBe(1);
+      expect((await store.countEdges('c')).same_round).toBe(1);
+
+      // A failing unit rejects the reads it still held.
+      let lost: Promise<unknown> | undefined;
+      await expect(
+        store.unitOfWork!('c', async () => {
+          lost = store.countEdges('c');
+          lost.catch(() => {});
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      await expect(lost).rejects.toThrow('boom');
+    } finally {
+      await store.close();
+    }
+  });
+});
