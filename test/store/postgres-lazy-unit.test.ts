@@ -112,7 +112,10 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', 
           const trips = sent.length;
           // Served from the read-ahead: no statement of their own.
           expect(await store.countMemories('c')).toBe(2);
-          expect((await store.pendingRelationWork('c', 10)).map((entry) => entry.memoryId)).toEqual(['m0', 'm1']);
+          expect((await store.pendingRelationWork('c', 10)).map((entry) => entry.memoryId)).toEqual([
+            'm0',
+            'm1',
+          ]);
           expect((await store.getMemories('c', ['m1'])).map((record) => record.text)).toEqual(['two']);
           expect(sent.length).toBe(trips);
         },

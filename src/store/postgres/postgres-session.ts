@@ -108,7 +108,7 @@ export class PostgresSession {
       { committed: true },
     );
     // The simple query's results: the begin's statements, the read, then COMMIT.
-    return (results?.at(-2) as pg.QueryResult<R>).rows;
+    return (results!.at(-2) as pg.QueryResult<R>).rows;
   }
 
   /**
