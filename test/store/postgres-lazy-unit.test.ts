@@ -59,6 +59,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', 
         item('n0', 'the dog at the harbour wall at dawn', 10), // an update
       ];
       const reports: Record<string, unknown[]> = { pg: [], sqlite: [] };
+      const trips: number[] = [];
       for (const [name, store] of [
         ['pg', pgStore],
         ['sqlite', sqlite],
@@ -69,6 +70,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', 
           const report = await ingestItems(store, [add], { contextId: 'c' });
           reports[name]!.push({ ...report, seconds: 0, stepSeconds: {} });
           if (name !== 'pg') continue;
+          trips.push(sent.length);
           // One transaction: its BEGIN rides with the write's first read; the edge counts with COMMIT.
           expect(sent.filter((text) => text.includes('BEGIN'))).toHaveLength(1);
           expect(sent[0]).toContain('gmx_l_stored_hashes');
@@ -81,6 +83,8 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', 
         }
       }
       expect(reports.pg).toEqual(reports.sqlite);
+      // Round trips per add (13 for the second before the kNN sync's edge read went with the lists' write).
+      expect(trips).toEqual([18, 12, 36]);
       const ids = [...TEXTS.keys()].map((i) => `m${i}`).concat(['n0', 'n1']);
       const edges = async (store: ArchiveStore) =>
         (await store.neighbors('c', ids))

@@ -139,8 +139,8 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
           if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
           else if (prefetch) prefetch.snapshot = undefined;
         },
-        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead.
-        { keepsPrefetch: true },
+        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
+        { keepsPrefetch: true, keepsEdges: true },
       );
     },
 
