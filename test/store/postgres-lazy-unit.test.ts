@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
+import { retrieveEvidence } from '../../src/pipeline/retrieve-evidence.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
@@ -12,7 +13,8 @@ import { write } from './store-conformance.ts';
  * An add (a small ingest into one context) is ONE PostgreSQL transaction with its relation update: a lazy
  * unit of work (PostgresSession.unitOfWork `lazy`) sends its BEGIN with the write's first read and reads
  * ahead at its first read after the write; the report's edge counts are a read queued for the COMMIT
- * (UnitOfWork.queueRead). Results must be SQLite's; a failure takes the write back.
+ * (UnitOfWork.queueRead). Results must be SQLite's; a failure takes the write back. A question's reads run in
+ * one read-only transaction (a read unit, PostgresSession.readUnit).
  */
 afterAll(dropTestDatabases);
 if (PG_SKIP) console.warn(`[postgres lazy unit skipped] ${PG_SKIP}`);
@@ -180,6 +182,81 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL add: one lazy unit of work', 
       await expect(lost).rejects.toThrow('boom');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL read unit: a question in one read transaction', () => {
+  it('runs the reads of a unit in one transaction, writes in their own, and joins a write unit', async () => {
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await store.writeMemories('c', [write('c', 'a', 'one', 0), write('c', 'b', 'two', 1)]);
+      await store.changeEdges('c', [{ a: 'a', b: 'b', add: ['same_round'] }]);
+      sent.length = 0;
+      const read = await store.unitOfWork!(
+        'c',
+        async () => {
+          const edges = await store.neighbors('c', ['a']);
+          const records = await store.getMemories('c', ['a', 'b']);
+          const meta = await store.getMeta('probe:c');
+          // A write inside a read unit is its own transaction (the unit's is read-only) and commits.
+          await store.setMeta('probe:c', 1);
+          return { edges: edges.length, records: records.length, meta };
+        },
+        { read: true },
+      );
+      // One read transaction (its BEGIN, three reads, COMMIT) and the write's own.
+      expect(sent.filter((text) => text.includes('READ ONLY'))).toHaveLength(1);
+      expect(sent.filter((text) => text.startsWith('BEGIN'))).toHaveLength(2);
+      expect(read).toEqual({ edges: 1, records: 2, meta: undefined });
+      expect(await store.getMeta('probe:c')).toBe(1);
+
+      // Inside a write unit of the context, a read unit joins it: its reads see the unit's writes.
+      await store.unitOfWork!('c', async () => {
+        await store.changeEdges('c', [{ a: 'a', b: 'b', remove: ['same_round'] }]);
+        const inside = await store.unitOfWork!('c', () => store.neighbors('c', ['a']), { read: true });
+        expect(inside).toEqual([]);
+      });
+      // With a model call inside (`remote`), the calls run as they are (no transaction held across it).
+      sent.length = 0;
+      await store.unitOfWork!(
+        'c',
+        async () => {
+          await store.getMemories('c', ['a']);
+          await store.getMemories('c', ['b']);
+        },
+        { read: true, remote: true },
+      );
+      expect(sent.filter((text) => text.includes('READ ONLY'))).toHaveLength(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a retrieve is one read transaction and returns what SQLite returns', async () => {
+    const url = await createTestDatabase();
+    const pgStore = await openPostgresStore({ url });
+    const sqlite = await openStore(':memory:');
+    try {
+      const base = TEXTS.map((text, i) => item(`m${i}`, text, i));
+      const results: unknown[] = [];
+      for (const store of [pgStore, sqlite]) {
+        await ingestItems(store, base, { contextId: 'c' });
+        sent.length = 0;
+        const result = await retrieveEvidence({ store, models: {} }, 'c', {
+          prompt: 'where was the dog at sunset?',
+        });
+        if (store === pgStore) expect(sent.filter((text) => text.startsWith('BEGIN'))).toHaveLength(1);
+        results.push({
+          evidence: result.evidence.map((e) => e.memoryId),
+          pool: result.pool.map((c) => [c.memoryId, c.retrievalScore, c.prize]),
+        });
+      }
+      expect((results[1] as { evidence: string[] }).evidence.length).toBeGreaterThan(0);
+      expect(results[0]).toEqual(results[1]);
+    } finally {
+      await pgStore.close();
+      await sqlite.close();
     }
   });
 });

@@ -67,7 +67,7 @@ export class PostgresSession {
     },
   ): Promise<T> {
     assertContextId(contextId);
-    const held = this.unitFor(contextId);
+    const held = this.unitFor(contextId, mode);
     if (held) {
       if (mode === 'write' && !options?.keepsPrefetch) held.invalidatePrefetch();
       if (mode === 'write' && !options?.keepsEdges) held.edges = undefined;
@@ -100,7 +100,7 @@ export class PostgresSession {
   ): Promise<R[]> {
     assertContextId(contextId);
     const text = statement(escapeLiteral(contextId));
-    const held = this.unitFor(contextId);
+    const held = this.unitFor(contextId, 'read');
     if (held) return (await held.send(text)).rows as R[];
     const results = await this.transaction(
       `${scopedBeginSql(contextId, 'read', this.switchRole)} ${text}; COMMIT;`,
@@ -121,7 +121,7 @@ export class PostgresSession {
     statement: (literal: string) => string,
   ): Promise<R[]> | undefined {
     assertContextId(contextId);
-    const held = this.unitFor(contextId);
+    const held = this.unitFor(contextId, 'read');
     if (!held) return undefined;
     return held.queueRead(statement(escapeLiteral(contextId))).then((result) => result.rows as R[]);
   }
@@ -210,6 +210,36 @@ export class PostgresSession {
     const begin = lazy
       ? beginSql
       : `${beginSql} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    return this.runUnit(contextId, begin, { lazy, readOnly: false }, work, (held, began) => {
+      if (lazy) held.prefetchDue = 'due';
+      else {
+        const row = began?.at(-1)?.rows[0];
+        if (row) held.prefetch = parsePrefetch(row, metaKeys);
+      }
+    });
+  }
+
+  /**
+   * Runs `work`'s reads of `contextId` (and global meta reads) in ONE read-only REPEATABLE READ transaction:
+   * one snapshot and one BEGIN/COMMIT for a question's reads instead of a transaction each (each paid the
+   * begin's settings and two round trips). Writes inside it, and other contexts, keep their own transactions;
+   * inside a unit of work of the context it joins that unit (its reads see the unit's writes).
+   */
+  async readUnit<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+    if (this.unitFor(contextId, 'read')) return work();
+    assertContextId(contextId);
+    const begin = scopedBeginSql(contextId, 'read', this.switchRole);
+    return this.runUnit(contextId, begin, { lazy: true, readOnly: true }, work, () => {});
+  }
+
+  /** One transaction for the calls of `work` (unitOfWork, readUnit): the unit joined through `units`. */
+  private async runUnit<T>(
+    contextId: string,
+    begin: string,
+    options: { lazy: boolean; readOnly: boolean },
+    work: () => Promise<T>,
+    setup: (held: UnitOfWork, began: pg.QueryResult[] | undefined) => void,
+  ): Promise<T> {
     let unit: UnitOfWork | undefined;
     return this.transaction(
       begin,
@@ -218,12 +248,9 @@ export class PostgresSession {
         const query = client.query;
         const raw = (text: string) => (query as (text: string) => Promise<unknown>).call(client, text);
         const held = new UnitOfWork(this, contextId, client, raw, began === undefined ? begin : undefined);
+        held.readOnly = options.readOnly;
         unit = held;
-        if (lazy) held.prefetchDue = 'due';
-        else {
-          const row = began?.at(-1)?.rows[0];
-          if (row) held.prefetch = parsePrefetch(row, metaKeys);
-        }
+        setup(held, began);
         (client as { query: unknown }).query = (...args: unknown[]) => {
           const call = () => (query as (...a: unknown[]) => unknown).apply(client, args);
           if (!held.waiting()) return call();
@@ -241,7 +268,7 @@ export class PostgresSession {
         }
       },
       // What the unit still holds back rides with COMMIT: the unit's last statements cost no round trip.
-      { lazy, commit: () => unit?.commitText() ?? { text: 'COMMIT' } },
+      { lazy: options.lazy, commit: () => unit?.commitText() ?? { text: 'COMMIT' } },
     );
   }
 
@@ -282,12 +309,13 @@ export class PostgresSession {
    * coalesced into one statement must come from the same transaction.
    */
   unitToken(contextId: string): object | undefined {
-    return this.unitFor(contextId);
+    return this.unitFor(contextId, 'read');
   }
 
-  private unitFor(contextId: string | undefined): UnitOfWork | undefined {
+  /** `access` 'write' (default): not a read unit (readUnit), whose transaction is read-only. */
+  private unitFor(contextId: string | undefined, access: 'read' | 'write' = 'write'): UnitOfWork | undefined {
     const unit = units.getStore();
-    if (!unit?.open || unit.session !== this) return undefined;
+    if (!unit?.open || unit.session !== this || (access === 'write' && unit.readOnly)) return undefined;
     return contextId === undefined || unit.contextId === contextId ? unit : undefined;
   }
 
@@ -300,6 +328,12 @@ export class PostgresSession {
       `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;${settingsSql(this.switchRole)} SELECT set_config('graphmemix.all_contexts', 'on', true);`,
       work,
     );
+  }
+
+  /** A read of global tables (meta): inside any unit of work (a read unit too) it runs in the unit. */
+  async globalRead<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const held = this.unitFor(undefined, 'read');
+    return held?.readOnly ? work(held.client) : this.global(work);
   }
 
   /** Global tables without a context (meta): a plain transaction, still under the RLS role. */

@@ -735,7 +735,7 @@ class PostgresStore implements PostgresArchiveStore {
     const unit = this.session.currentUnit();
     const ahead = await this.session.currentReadAhead();
     if (ahead?.meta.has(key)) return structuredClone(ahead.meta.get(key)) as T | undefined;
-    const rows = await this.session.global((sql) =>
+    const rows = await this.session.globalRead((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),
     );
     // Learned once read (a key the server refused, a NUL in it, never enters the read-ahead).
@@ -773,6 +773,8 @@ class PostgresStore implements PostgresArchiveStore {
    * COMMIT between them.
    */
   unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    // A read unit that waits on a model call would hold a pooled connection meanwhile: plain calls then.
+    if (options?.read) return options.remote ? work() : this.session.readUnit(contextId, work);
     return this.session.unitOfWork(contextId, work, { lazy: options?.recordWrite === true });
   }
 

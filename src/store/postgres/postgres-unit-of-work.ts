@@ -20,6 +20,8 @@ interface Queued {
  */
 export class UnitOfWork {
   open = true;
+  /** A read unit (PostgresSession.readUnit): a read-only transaction that writes never join. */
+  readOnly = false;
   prefetch?: UnitPrefetch;
   /** The read-ahead is read by the first call that wants it (a unit that starts with the records' write). */
   prefetchDue?: Promise<UnitPrefetch> | 'due';
