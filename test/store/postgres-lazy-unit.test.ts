@@ -246,7 +246,15 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL read unit: a question in one 
         const result = await retrieveEvidence({ store, models: {} }, 'c', {
           prompt: 'where was the dog at sunset?',
         });
-        if (store === pgStore) expect(sent.filter((text) => text.startsWith('BEGIN'))).toHaveLength(1);
+        if (store === pgStore) {
+          expect(sent.filter((text) => text.startsWith('BEGIN'))).toHaveLength(1);
+          // Once the connection has prepared the search's first statement, the BEGIN rides with it.
+          sent.length = 0;
+          await retrieveEvidence({ store, models: {} }, 'c', { prompt: 'where was the dog at sunset?' });
+          expect(sent[0]).toMatch(
+            /^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;.*EXECUTE graphmemix_lex_plan\(/s,
+          );
+        }
         results.push({
           evidence: result.evidence.map((e) => e.memoryId),
           pool: result.pool.map((c) => [c.memoryId, c.retrievalScore, c.prize]),

@@ -32,8 +32,24 @@ export function preparing(client: pg.PoolClient): void {
   rawQueries.set(client, query);
   // Names this connection has prepared (a named statement is prepared by its first successful run).
   const prepared = new Set<string>();
+  joinTests.set(client, (config, values, explicit) => {
+    const name = explicit ?? statementNames.get(config);
+    return name !== undefined && prepared.has(name) && StatementPipeline.joins(values);
+  });
   (client as { query: unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
     const pipeline = pipelines.get(client);
+    const named = values === undefined && rest.length === 0 ? namedStatement(config) : undefined;
+    if (named) {
+      // A statement the store names itself (the lexical search's): joins like the hashed names.
+      if (pipeline && prepared.has(named.name) && StatementPipeline.joins(named.values)) {
+        return pipeline.add(named.name, named.text, named.values);
+      }
+      pipeline?.flush();
+      return query(config).then((result) => {
+        prepared.add(named.name);
+        return result;
+      });
+    }
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && rest.length === 0) {
       let name = statementNames.get(config);
       if (name === undefined && statementNames.size < MAX_PREPARED) {
@@ -72,4 +88,37 @@ export function startPipeline(client: pg.PoolClient): void {
 export function endPipeline(client: pg.PoolClient): void {
   pipelines.get(client)?.flush();
   pipelines.delete(client);
+}
+
+/** Per prepared connection: whether a parameterised statement would join its pipeline now. */
+const joinTests = new WeakMap<
+  pg.PoolClient,
+  (config: string, values: readonly unknown[], name?: string) => boolean
+>();
+
+/**
+ * The connection's pipeline when a `client.query(...args)` call would join it (a parameterised statement
+ * already prepared on the connection, with literal values), else undefined.
+ */
+export function joiningPipeline(
+  client: pg.PoolClient,
+  args: readonly unknown[],
+): StatementPipeline | undefined {
+  const named = args.length === 1 ? namedStatement(args[0]) : undefined;
+  const [config, values, ...rest] = named ? [named.text, named.values] : args;
+  if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0 || rest.length > 0) {
+    return undefined;
+  }
+  const pipeline = pipelines.get(client);
+  return pipeline && joinTests.get(client)?.(config, values, named?.name) ? pipeline : undefined;
+}
+
+/** A `{ name, text, values }` query config with nothing else (no row mode, no own type parsers). */
+function namedStatement(config: unknown): { name: string; text: string; values: unknown[] } | undefined {
+  if (typeof config !== 'object' || config === null) return undefined;
+  const { name, text, values, ...rest } = config as Record<string, unknown>;
+  if (typeof name !== 'string' || typeof text !== 'string' || !Array.isArray(values) || values.length === 0) {
+    return undefined;
+  }
+  return Object.keys(rest).length === 0 ? { name, text, values } : undefined;
 }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { pendingLiteralPlans } from './postgres-literal-plans.ts';
-import { endPipeline, preparing, startPipeline } from './postgres-prepared-client.ts';
+import { endPipeline, joiningPipeline, preparing, startPipeline } from './postgres-prepared-client.ts';
 import {
   asStoreError,
   assertContextId,
@@ -254,6 +254,13 @@ export class PostgresSession {
         (client as { query: unknown }).query = (...args: unknown[]) => {
           const call = () => (query as (...a: unknown[]) => unknown).apply(client, args);
           if (!held.waiting()) return call();
+          // A statement that joins the pipeline takes what waits in front of its batch: no round trip of its own.
+          const pipeline = joiningPipeline(client, args);
+          const lead = pipeline ? held.take() : undefined;
+          if (pipeline && lead) {
+            pipeline.prefix(lead);
+            return call();
+          }
           return held.send().then(call);
         };
         try {

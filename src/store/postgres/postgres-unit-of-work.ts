@@ -2,6 +2,22 @@ import type pg from 'pg';
 import type { UnitEdges } from './postgres-unit-edges.ts';
 import type { UnitPrefetch } from './postgres-unit-prefetch.ts';
 
+/**
+ * Statements sent in front of others in one simple query (a unit's BEGIN, its queued statements): `count`
+ * queued statements end it; `settle` gets its results (those of the statements after it removed).
+ */
+export interface Lead {
+  text: string;
+  count: number;
+  settle: (results: pg.QueryResult[]) => void;
+  fail: (error: unknown) => void;
+}
+
+/** A simple query's results as a list (one statement gives one result, not a list). */
+export function asResults(out: unknown): pg.QueryResult[] {
+  return Array.isArray(out) ? (out as pg.QueryResult[]) : [out as pg.QueryResult];
+}
+
 /** A connection's own query below the unit's wrapper (texts and named statements, in call order). */
 type RawQuery = (text: string) => Promise<unknown>;
 
@@ -80,29 +96,44 @@ export class UnitOfWork {
     return this.begin !== undefined || this.queue.length > 0;
   }
 
+  /** Takes what waits (the unit's BEGIN, queued statements) to send in front of a statement. */
+  take(): Lead | undefined {
+    const begin = this.begin;
+    const queued = this.queue.splice(0);
+    this.begin = undefined;
+    if (begin === undefined && queued.length === 0) return undefined;
+    return {
+      text: [...(begin === undefined ? [] : [begin]), ...queued.map((entry) => entry.text)].join('; '),
+      count: queued.length,
+      settle: (results) => {
+        const tail = results.slice(results.length - queued.length);
+        queued.forEach((entry, at) => {
+          entry.read?.resolve(tail[at]!);
+        });
+      },
+      fail: (error) => {
+        for (const entry of queued) entry.read?.reject(error);
+      },
+    };
+  }
+
   /**
    * Sends what waits and `text` (ONE statement, literals only; none: only what waits) as one simple query;
    * `text`'s result.
    */
   async send(text?: string): Promise<pg.QueryResult> {
-    const begin = this.begin;
-    const queued = this.queue.splice(0);
-    this.begin = undefined;
-    const texts = [...queued.map((entry) => entry.text), ...(text === undefined ? [] : [text])];
-    if (begin === undefined && texts.length === 0) throw new Error('unit: nothing to send');
+    const lead = this.take();
+    if (lead === undefined && text === undefined) throw new Error('unit: nothing to send');
+    const full = [lead?.text, text].filter((part) => part !== undefined).join('; ');
     let results: pg.QueryResult[];
     try {
-      const out = await this.query([...(begin === undefined ? [] : [begin]), ...texts].join('; '));
-      results = Array.isArray(out) ? (out as pg.QueryResult[]) : [out as pg.QueryResult];
+      results = asResults(await this.query(full));
     } catch (error) {
-      for (const entry of queued) entry.read?.reject(error);
+      lead?.fail(error);
       throw error;
     }
-    const tail = results.slice(results.length - texts.length);
-    queued.forEach((entry, at) => {
-      entry.read?.resolve(tail[at]!);
-    });
-    return tail.at(-1)!;
+    lead?.settle(text === undefined ? results : results.slice(0, -1));
+    return results.at(-1)!;
   }
 
   /** The text that commits the unit: what still waits, the queued meta writes, COMMIT. */
@@ -116,7 +147,7 @@ export class UnitOfWork {
     return {
       text: [...(begin === undefined ? [] : [begin]), ...texts].join('; '),
       settle: (out) => {
-        const results = Array.isArray(out) ? (out as pg.QueryResult[]) : [out as pg.QueryResult];
+        const results = asResults(out);
         const tail = results.slice(results.length - texts.length);
         queued.forEach((entry, at) => {
           entry.read?.resolve(tail[at]!);
