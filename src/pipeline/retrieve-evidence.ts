@@ -67,12 +67,12 @@ export async function retrieveEvidence(
   // Without a model call to wait on, the whole question's reads share ONE read transaction (PostgreSQL: one
   // snapshot, one BEGIN and COMMIT instead of one per store call); else retrieval with expansion and the
   // stages after the verifiers each get one (verifiedPool, below).
-  const verifiers = selectVerifiers(options.verifiers, deps.models);
+  // (selectVerifiers' rule: 'auto' and 'model' use the verifier model when one is configured.)
+  const verifierMode = options.verifiers ?? 'auto';
   const remote =
     deps.models.embedding !== undefined ||
     deps.models.vision !== undefined ||
-    (verifiers.node !== undefined && verifiers.node.kind !== 'offline') ||
-    (verifiers.edge !== undefined && verifiers.edge.kind !== 'offline');
+    ((verifierMode === 'auto' || verifierMode === 'model') && deps.models.verifier !== undefined);
   return inUnitOfWork(
     deps.store,
     contextId,
