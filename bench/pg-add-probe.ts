@@ -5,10 +5,11 @@
  *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds]
  *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE)
  *
- * Prints add-1 wall p50/p90/max, Node CPU ms per add, the server's CPU ms per add (the postmaster's children,
+ * Prints add-1 wall p50/p90/p99/max (and the 1-minute load average), Node CPU ms per add, the server's CPU ms per add (the postmaster's children,
  * when the server runs on this machine), statements and transactions per add (a wrapper of pg.Client.query),
  * and the mean IngestReport.stepSeconds.
  */
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
@@ -102,7 +103,7 @@ if (mode === 'build') {
   for (const [pid, seconds] of await backendCpu()) pgCpu += seconds - (pg0.get(pid) ?? 0);
   const s = [...times].sort((a, b) => a - b);
   console.log(
-    `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms`,
+    `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,
   );
   console.log(
     `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}`,

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db] [--queries 200] [--digest out.json]`
+ * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--digest out.json]`
  *
  * The warm read path alone, for profiling (`node --cpu-prof --import tsx bench/retrieve-probe.ts ...`) and
  * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
@@ -31,7 +31,8 @@ const queries = Number(flag('queries', '200'));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;
 
 const archive = { contextId: 'big', count: size, seed: 11 };
-if (!existsSync(file)) {
+// A PostgreSQL URL names a database built beforehand (bench/pg-add-probe.ts build <admin-url> <n>).
+if (!/^postgres(ql)?:\/\//.test(file) && !existsSync(file)) {
   const gm = await openGraphmemix({ db: file });
   const started = performance.now();
   await ingestItems(gm.store, chatArchive(archive) as Iterable<ImportItem>);

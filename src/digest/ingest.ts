@@ -131,6 +131,8 @@ export async function ingestItems(
   seen.clear();
   const contexts = [...recordContexts].sort();
   const relations = options.relations !== false;
+  // Edge counts read at the end of a unit, collected after it (the report's figures are the same).
+  const counted = new Map<string, Promise<Record<RelationType, number>>>();
   if (relations && batch.oneUnit(flushed, contexts)) {
     // A small write into one context (an add): its records and their relation update commit together, one
     // transaction instead of two (all or nothing: a crash leaves neither, and the write is simply redone).
@@ -140,6 +142,10 @@ export async function ingestItems(
       async () => {
         await batch.flush();
         await relationsStage(store, contexts, options, trace);
+        // Not awaited here: PostgreSQL sends this read with the unit's COMMIT (no round trip of its own).
+        const counts = store.countEdges(contexts[0]!);
+        counts.catch(() => {}); // a failing unit throws first; its read's rejection is the same failure
+        counted.set(contexts[0]!, counts);
       },
       { recordWrite: true, adds: batch.records.length },
     );
@@ -150,7 +156,7 @@ export async function ingestItems(
     if (relations) await relationsStage(store, contexts, options, trace);
   }
   for (const contextId of recordContexts) {
-    const counts = await store.countEdges(contextId);
+    const counts = await (counted.get(contextId) ?? store.countEdges(contextId));
     for (const type of Object.keys(report.edges) as RelationType[]) report.edges[type] += counts[type] ?? 0;
   }
   return trace.finish(allContexts);

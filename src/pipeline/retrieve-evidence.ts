@@ -1,6 +1,6 @@
 import type { ModelSet } from '../providers/model-spec.ts';
 import { retrieverName } from '../retrieval/multi-view-retriever.ts';
-import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import { type ArchiveStore, inUnitOfWork } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
 import type { VerifierQuestion } from '../verify/verifier-input.ts';
@@ -64,8 +64,41 @@ export async function retrieveEvidence(
   ),
 ): Promise<RetrievalResult> {
   const trace = new TraceBuilder(deps.clock ?? systemClock);
+  // Without a model call to wait on, the whole question's reads share ONE read transaction (PostgreSQL: one
+  // snapshot, one BEGIN and COMMIT instead of one per store call); else retrieval with expansion and the
+  // stages after the verifiers each get one (verifiedPool, below).
+  // (selectVerifiers' rule: 'auto' and 'model' use the verifier model when one is configured.)
+  const verifierMode = options.verifiers ?? 'auto';
+  const remote =
+    deps.models.embedding !== undefined ||
+    deps.models.vision !== undefined ||
+    ((verifierMode === 'auto' || verifierMode === 'model') && deps.models.verifier !== undefined);
+  return inUnitOfWork(
+    deps.store,
+    contextId,
+    async () => {
+      const verified = await verifiedPool(deps, contextId, question, options, deadline.signal, trace);
+      const stage = { contextId, question, options, deadline, trace, verified };
+      return inUnitOfWork(deps.store, contextId, () => packetStages(deps, stage), { read: true });
+    },
+    { read: true, remote },
+  );
+}
+
+/** Prizes, solve and packet (stages 4-6), after the verifiers. */
+async function packetStages(
+  deps: PipelineDeps,
+  stage: {
+    contextId: string;
+    question: QuestionInput;
+    options: RetrieveOptions;
+    deadline: QuestionDeadline;
+    trace: TraceBuilder;
+    verified: VerifiedPool;
+  },
+): Promise<RetrievalResult> {
+  const { contextId, question, options, deadline, trace, verified } = stage;
   const k = options.k ?? PIPELINE_DEFAULTS.k;
-  const verified = await verifiedPool(deps, contextId, question, options, deadline.signal, trace);
   const { retrieved, expanded, verifiers, nodeResult, edgeResult } = verified;
 
   const components = {
@@ -210,11 +243,22 @@ export async function verifiedPool(
     ...(options.filter ? { filter: options.filter } : {}),
   };
 
-  const retrieved = await retrieveViews(ctx, question, { seeds, poolSize }, options.expansion);
-  trace.lap('retrieve');
-
-  const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
-  trace.lap('expand');
+  // The reads of retrieval and expansion share one read transaction (PostgreSQL: one snapshot, one BEGIN and
+  // COMMIT instead of one per store call), unless a model call (query embedding, captions) waits inside. Inside
+  // a caller's read unit (retrieveEvidence, all offline) it joins that one.
+  const remote = deps.models.embedding !== undefined || deps.models.vision !== undefined;
+  const { retrieved, expanded } = await inUnitOfWork(
+    deps.store,
+    contextId,
+    async () => {
+      const retrieved = await retrieveViews(ctx, question, { seeds, poolSize }, options.expansion);
+      trace.lap('retrieve');
+      const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
+      trace.lap('expand');
+      return { retrieved, expanded };
+    },
+    { read: true, remote },
+  );
 
   const verifierQuestion = verifierQuestionOf(question, retrieved.captions);
   const [node, edgeResult] = await Promise.all([

@@ -234,10 +234,16 @@ export interface UnitOfWorkOptions {
    */
   remote?: boolean;
   /**
-   * `work` starts by writing records (a small add: its records and their relation update). A backend whose
-   * unit reads ahead what a relation update reads (PostgreSQL's UnitPrefetch) may run `work` as plain calls.
+   * `work` starts by writing records (a small add: its records and their relation update). PostgreSQL then
+   * begins the unit with the write's first statement and reads ahead (UnitPrefetch) after the write.
    */
   recordWrite?: boolean;
+  /**
+   * `work` only reads `contextId` (a question's retrieval): PostgreSQL runs its reads in ONE read-only
+   * transaction (one snapshot, one BEGIN and COMMIT; not with `remote`); writes inside keep their own
+   * transactions. SQLite and the in-memory store run `work` as it is.
+   */
+  read?: boolean;
   /**
    * Journal entries `work` will add before its relation update (the records of a small add). A backend whose
    * unit holds a file-wide write lock (SQLite) takes the unit only while the pending work stays small

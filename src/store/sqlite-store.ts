@@ -834,7 +834,7 @@ class SqliteStore implements ArchiveStore {
    */
   async unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
     // A read-only handle cannot BEGIN IMMEDIATE: its calls run as they are (a write among them fails alone).
-    if (options?.remote || this.db.inTransaction || this.db.readonly) return work();
+    if (options?.read || options?.remote || this.db.inTransaction || this.db.readonly) return work();
     // SQLite has ONE writer lock for the whole file, and a unit holds it while the relation update computes
     // (kNN searches included). Other processes waiting on it poll (busy_timeout) and cannot queue: a writer
     // that runs long units back to back starves them into "database is locked" (test/api/concurrent-writers).

@@ -3,6 +3,7 @@ import type { ArchiveStore, EdgeChange } from '../../store/archive-store-spec.ts
 import { pairKey } from '../../store/edge-merge.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
+import type { MemoryEdge } from '../../types/relation.ts';
 import { semanticText } from '../semantic/semantic-text.ts';
 import { compactSemantic } from './compact-semantic.ts';
 import { exactTopK, reverseCandidates } from './exact-top-k-search.ts';
@@ -218,6 +219,7 @@ export async function updateSemanticKnn(
   //    cache of term bounds, postings and documents serves the whole chunk) and among the chunk's other
   //    newcomers in memory; the lists it enters are updated in memory; one writeDocs per chunk.
   const known = new Map<string, SemanticDoc>();
+  let storedEdges: Promise<MemoryEdge[]> | undefined;
   for (let at = 0; at < toAdd.length; at += INSERT_CHUNK) {
     const chunk = toAdd.slice(at, at + INSERT_CHUNK);
     const cached = memoKnnSource({
@@ -233,16 +235,23 @@ export async function updateSemanticKnn(
       search,
       reverse: exactReverse ? (doc) => reverseCandidates(cached, doc, df) : undefined,
     });
-    await index.writeDocs(contextId, { put: inserted.put, lists: inserted.lists });
     result.listsChanged += inserted.lists.length;
     for (const doc of inserted.put) known.set(doc.memoryId, doc);
     for (const list of inserted.lists) {
       touched.add(list.memoryId);
       known.set(list.memoryId, { ...inserted.stored.get(list.memoryId)!, neighbours: list.neighbours });
     }
+    const writing = index.writeDocs(contextId, { put: inserted.put, lists: inserted.lists });
+    if (at + INSERT_CHUNK >= toAdd.length) {
+      // The last write and the stored edges the sync reads read nothing of each other (semantic rows vs
+      // edges): issued together, one round trip where the store pipelines them.
+      storedEdges = store.neighbors(contextId, [...touched]);
+      storedEdges.catch(() => {}); // a failing write fails the update first
+    }
+    await writing;
   }
 
-  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched], known, refilled);
+  result.edgeChanges = await syncSemanticEdges(store, contextId, [...touched], known, refilled, storedEdges);
   result.needsCompaction = (await semanticNeedsCompaction(store, contextId, options.rule)).needed;
   return result;
 }
@@ -264,6 +273,8 @@ export async function syncSemanticEdges(
    * list a touched one names is read.
    */
   refilled?: ReadonlySet<string>,
+  /** The stored edges touching `ids`, when the caller has read them already (after the lists changed). */
+  storedEdges?: Promise<MemoryEdge[]>,
 ): Promise<number> {
   if (ids.length === 0) return 0;
   const touched = new Set(ids);
@@ -285,7 +296,7 @@ export async function syncSemanticEdges(
   // The stored edges do not depend on the lists: read together with the first lists.
   const [, edges] = await Promise.all([
     readLists(ids.filter((id) => !lists.has(id))),
-    store.neighbors(contextId, ids),
+    storedEdges ?? store.neighbors(contextId, ids),
   ]);
   const missing = new Set<string>();
   for (const doc of lists.values()) {

@@ -34,7 +34,7 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
   return {
     async getSnapshot(contextId) {
       // Read ahead by the unit of work (UnitPrefetch), kept current by writeDocs.
-      const ahead = session.prefetchFor(contextId)?.snapshot;
+      const ahead = (await session.readAhead(contextId))?.snapshot;
       if (ahead !== undefined) return ahead === null ? undefined : { ...ahead };
       return read(contextId, (sql) => snapshotOf(sql, contextId));
     },
@@ -139,8 +139,8 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
           if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
           else if (prefetch) prefetch.snapshot = undefined;
         },
-        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead.
-        { keepsPrefetch: true },
+        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
+        { keepsPrefetch: true, keepsEdges: true },
       );
     },
 

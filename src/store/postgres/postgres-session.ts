@@ -1,33 +1,29 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { pendingLiteralPlans } from './postgres-literal-plans.ts';
-import { RLS_ROLE } from './postgres-schema.ts';
-import { StatementPipeline } from './postgres-statement-pipeline.ts';
+import { endPipeline, joiningPipeline, preparing, startPipeline } from './postgres-prepared-client.ts';
+import {
+  asStoreError,
+  assertContextId,
+  escapeLiteral,
+  scopedBeginSql,
+  settingsSql,
+} from './postgres-transaction-sql.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
+import { UnitOfWork } from './postgres-unit-of-work.ts';
 import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
+
+export {
+  asStoreError,
+  createPool,
+  escapeLiteral,
+  redactUrl,
+  scopedBeginSql,
+} from './postgres-transaction-sql.ts';
 
 /** A client inside one of our transactions (the only way store code reaches the database). */
 export type Sql = pg.PoolClient;
-
-/**
- * int8 and numeric as JS numbers (counts, sequences and journal seqs stay far below 2^53); everything else
- * keeps pg's defaults. Per pool (not pg.types.setTypeParser), so no other pg user in the process is affected.
- */
-const TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  }) as typeof pg.types.getTypeParser,
-};
-
-export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types: TYPES });
-  // An idle client losing its server (a restart, a failover) must not crash the process: the pool drops it.
-  pool.on('error', () => {});
-  return pool;
-}
 
 /**
  * Transactions of the PostgreSQL store. Every operation is ONE transaction that first sets
@@ -71,12 +67,13 @@ export class PostgresSession {
     },
   ): Promise<T> {
     assertContextId(contextId);
-    const held = this.unitFor(contextId);
+    const held = this.unitFor(contextId, mode);
     if (held) {
-      if (mode === 'write' && !options?.keepsPrefetch) held.prefetch?.invalidateContext();
+      if (mode === 'write' && !options?.keepsPrefetch) held.invalidatePrefetch();
       if (mode === 'write' && !options?.keepsEdges) held.edges = undefined;
-      const first = options?.first === undefined ? undefined : await held.client.query(options.first);
-      return work(held.client, { first, defer: (text) => held.deferred.push(text) });
+      // With what the unit holds back (its queued writes, a lazy unit's BEGIN): one round trip.
+      const first = options?.first === undefined ? undefined : await held.send(options.first);
+      return work(held.client, { first, defer: (text) => held.defer(text) });
     }
     const deferred: string[] = [];
     const begin = scopedBeginSql(contextId, mode, this.switchRole);
@@ -84,10 +81,10 @@ export class PostgresSession {
       options?.first === undefined ? begin : `${begin} ${options.first};`,
       (sql, began) =>
         work(sql, {
-          first: options?.first === undefined ? undefined : began.at(-1),
+          first: options?.first === undefined ? undefined : began?.at(-1),
           defer: (text) => deferred.push(text),
         }),
-      { commit: () => [...deferred, 'COMMIT'].join('; ') },
+      { commit: () => ({ text: [...deferred, 'COMMIT'].join('; ') }) },
     );
   }
 
@@ -103,20 +100,64 @@ export class PostgresSession {
   ): Promise<R[]> {
     assertContextId(contextId);
     const text = statement(escapeLiteral(contextId));
-    const held = this.unitFor(contextId);
-    if (held) return (await held.client.query<R>(text)).rows;
+    const held = this.unitFor(contextId, 'read');
+    if (held) return (await held.send(text)).rows as R[];
     const results = await this.transaction(
       `${scopedBeginSql(contextId, 'read', this.switchRole)} ${text}; COMMIT;`,
       async (_sql, began) => began,
       { committed: true },
     );
     // The simple query's results: the begin's statements, the read, then COMMIT.
-    return (results.at(-2) as pg.QueryResult<R>).rows;
+    return (results!.at(-2) as pg.QueryResult<R>).rows;
   }
 
-  /** What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). */
+  /**
+   * Inside a unit of work of `contextId`, a read of ONE statement (like scopedOne) whose result the caller
+   * collects later: it is sent with the unit's next statement or its COMMIT (UnitOfWork.queueRead), so it
+   * costs no round trip of its own. undefined outside such a unit (the caller reads as usual).
+   */
+  readLater<R extends pg.QueryResultRow>(
+    contextId: string,
+    statement: (literal: string) => string,
+  ): Promise<R[]> | undefined {
+    assertContextId(contextId);
+    const held = this.unitFor(contextId, 'read');
+    if (!held) return undefined;
+    return held.queueRead(statement(escapeLiteral(contextId))).then((result) => result.rows as R[]);
+  }
+
+  /**
+   * What the unit of work of `contextId` the caller runs in read ahead (undefined outside one). Synchronous:
+   * for the unit's own writes that keep it current; readers use `readAhead`.
+   */
   prefetchFor(contextId: string): UnitPrefetch | undefined {
     return this.unitFor(contextId)?.prefetch;
+  }
+
+  /**
+   * prefetchFor for a reader: a unit begun before its records' write (`unitOfWork(..., { lazy })`) reads
+   * ahead here, at its first read, with the statements it holds back (the write's counters): one round trip,
+   * after the write, so the read-ahead includes it.
+   */
+  async readAhead(contextId: string): Promise<UnitPrefetch | undefined> {
+    const unit = this.unitFor(contextId);
+    if (!unit) return undefined;
+    if (unit.prefetchDue === 'due') {
+      const keys = this.learnedMeta.of(contextId);
+      // The read-ahead reads meta: meta writes queued so far go first.
+      unit.releaseMeta();
+      const changes = unit.changes;
+      unit.prefetchDue = unit
+        .send(prefetchSql(escapeLiteral(contextId), keys, escapeLiteral))
+        .then((result) => {
+          const read = parsePrefetch(result.rows[0]!, keys);
+          // A write of the unit issued while it was in flight: the read-ahead may miss it (readers read then).
+          if (unit.changes === changes) unit.prefetch = read;
+          return read;
+        });
+    }
+    if (unit.prefetchDue !== undefined) await unit.prefetchDue;
+    return unit.prefetch;
   }
 
   /**
@@ -135,6 +176,12 @@ export class PostgresSession {
     return this.unitFor(undefined);
   }
 
+  /** readAhead for the unit the caller runs in, whatever its context (global meta reads). */
+  async currentReadAhead(): Promise<UnitPrefetch | undefined> {
+    const unit = this.unitFor(undefined);
+    return unit ? this.readAhead(unit.contextId) : undefined;
+  }
+
   /**
    * Runs `work` as ONE write transaction of `contextId`: every scoped call of that context and every global
    * call made inside it (through this session, in work's async context) joins it instead of opening its
@@ -143,51 +190,92 @@ export class PostgresSession {
    * writer of the context interleaves; a failure rolls all of it back (the relation journal stays, and the
    * next update redoes it). Calls for other contexts and cross-context reads keep their own transactions.
    */
-  async unitOfWork<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+  async unitOfWork<T>(
+    contextId: string,
+    work: () => Promise<T>,
+    options?: {
+      /**
+       * `work` starts with a write (an add's records): BEGIN waits for the unit's first statement (one round
+       * trip for both) and the read-ahead for its first read (readAhead: after the write, so it includes it).
+       */
+      lazy?: boolean;
+    },
+  ): Promise<T> {
     if (this.unitFor(contextId)) return work();
     assertContextId(contextId);
+    const lazy = options?.lazy === true;
     const metaKeys = this.learnedMeta.of(contextId);
     // The unit's first round trip also reads ahead what its work reads first (UnitPrefetch).
-    const begin = `${scopedBeginSql(contextId, 'write', this.switchRole)} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
-    let unit: Unit | undefined;
+    const beginSql = scopedBeginSql(contextId, 'write', this.switchRole);
+    const begin = lazy
+      ? beginSql
+      : `${beginSql} ${prefetchSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    return this.runUnit(contextId, begin, { lazy, readOnly: false }, work, (held, began) => {
+      if (lazy) held.prefetchDue = 'due';
+      else {
+        const row = began?.at(-1)?.rows[0];
+        if (row) held.prefetch = parsePrefetch(row, metaKeys);
+      }
+    });
+  }
+
+  /**
+   * Runs `work`'s reads of `contextId` (and global meta reads) in ONE read-only REPEATABLE READ transaction:
+   * one snapshot and one BEGIN/COMMIT for a question's reads instead of a transaction each (each paid the
+   * begin's settings and two round trips). Writes inside it, and other contexts, keep their own transactions;
+   * inside a unit of work of the context it joins that unit (its reads see the unit's writes).
+   */
+  async readUnit<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+    if (this.unitFor(contextId, 'read')) return work();
+    assertContextId(contextId);
+    const begin = scopedBeginSql(contextId, 'read', this.switchRole);
+    return this.runUnit(contextId, begin, { lazy: true, readOnly: true }, work, () => {});
+  }
+
+  /** One transaction for the calls of `work` (unitOfWork, readUnit): the unit joined through `units`. */
+  private async runUnit<T>(
+    contextId: string,
+    begin: string,
+    options: { lazy: boolean; readOnly: boolean },
+    work: () => Promise<T>,
+    setup: (held: UnitOfWork, began: pg.QueryResult[] | undefined) => void,
+  ): Promise<T> {
+    let unit: UnitOfWork | undefined;
     return this.transaction(
       begin,
       async (client, began) => {
-        const row = began.at(-1)?.rows[0];
-        const held: Unit = {
-          session: this,
-          contextId,
-          client,
-          open: true,
-          deferred: [],
-          deferredMeta: new Map(),
-        };
-        unit = held;
-        if (row) held.prefetch = parsePrefetch(row, metaKeys);
-        // Deferred writes (deferInUnit) go out, in order, before the unit's next statement.
+        // Deferred statements go out, in order, with or before the unit's next statement.
         const query = client.query;
+        const raw = (text: string) => (query as (text: string) => Promise<unknown>).call(client, text);
+        const held = new UnitOfWork(this, contextId, client, raw, began === undefined ? begin : undefined);
+        held.readOnly = options.readOnly;
+        unit = held;
+        setup(held, began);
         (client as { query: unknown }).query = (...args: unknown[]) => {
           const call = () => (query as (...a: unknown[]) => unknown).apply(client, args);
-          if (held.deferred.length === 0) return call();
-          return (query as (text: string) => Promise<unknown>)
-            .call(client, held.deferred.splice(0).join('; '))
-            .then(call);
+          if (!held.waiting()) return call();
+          // A statement that joins the pipeline takes what waits in front of its batch: no round trip of its own.
+          const pipeline = joiningPipeline(client, args);
+          const lead = pipeline ? held.take() : undefined;
+          if (pipeline && lead) {
+            pipeline.prefix(lead);
+            return call();
+          }
+          return held.send().then(call);
         };
         try {
           return await units.run(held, work);
+        } catch (error) {
+          held.abandon(error);
+          throw error;
         } finally {
           // Work scheduled inside but finishing later (a stray promise) must not reach a released client.
           held.open = false;
           client.query = query;
         }
       },
-      // Writes still deferred at the end ride with COMMIT: the unit's last statements cost no round trip.
-      {
-        commit: () => {
-          const meta = [...(unit?.deferredMeta.values() ?? [])];
-          return [...(unit?.deferred.splice(0) ?? []), ...meta, 'COMMIT'].join('; ');
-        },
-      },
+      // What the unit still holds back rides with COMMIT: the unit's last statements cost no round trip.
+      { lazy: options.lazy, commit: () => unit?.commitText() ?? { text: 'COMMIT' } },
     );
   }
 
@@ -200,7 +288,7 @@ export class PostgresSession {
   deferInUnit(contextId: string | undefined, text: string): boolean {
     const unit = this.unitFor(contextId);
     if (!unit) return false;
-    unit.deferred.push(text);
+    unit.defer(text);
     return true;
   }
 
@@ -212,6 +300,7 @@ export class PostgresSession {
   deferMetaInUnit(key: string, text: string): boolean {
     const unit = this.unitFor(undefined);
     if (!unit) return false;
+    unit.changes++;
     unit.deferredMeta.delete(key);
     unit.deferredMeta.set(key, text);
     return true;
@@ -227,12 +316,13 @@ export class PostgresSession {
    * coalesced into one statement must come from the same transaction.
    */
   unitToken(contextId: string): object | undefined {
-    return this.unitFor(contextId);
+    return this.unitFor(contextId, 'read');
   }
 
-  private unitFor(contextId: string | undefined): Unit | undefined {
+  /** `access` 'write' (default): not a read unit (readUnit), whose transaction is read-only. */
+  private unitFor(contextId: string | undefined, access: 'read' | 'write' = 'write'): UnitOfWork | undefined {
     const unit = units.getStore();
-    if (!unit?.open || unit.session !== this) return undefined;
+    if (!unit?.open || unit.session !== this || (access === 'write' && unit.readOnly)) return undefined;
     return contextId === undefined || unit.contextId === contextId ? unit : undefined;
   }
 
@@ -247,13 +337,18 @@ export class PostgresSession {
     );
   }
 
+  /** A read of global tables (meta): inside any unit of work (a read unit too) it runs in the unit. */
+  async globalRead<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const held = this.unitFor(undefined, 'read');
+    return held?.readOnly ? work(held.client) : this.global(work);
+  }
+
   /** Global tables without a context (meta): a plain transaction, still under the RLS role. */
   async global<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     const held = this.unitFor(undefined);
     if (held) {
       // Queued meta writes go out before this meta statement (with the other queued writes, in order).
-      held.deferred.push(...held.deferredMeta.values());
-      held.deferredMeta.clear();
+      held.releaseMeta();
       return work(held.client);
     }
     return this.transaction(`BEGIN;${settingsSql(this.switchRole)}`, work);
@@ -271,9 +366,16 @@ export class PostgresSession {
 
   private async transaction<T>(
     begin: string,
-    work: (sql: Sql, began: pg.QueryResult[]) => Promise<T>,
-    /** The begin text ends with its own COMMIT (scopedOne); or the text that commits (default COMMIT). */
-    options?: { committed?: boolean; commit?: () => string },
+    /** `began` is undefined when the begin was left to the work (`lazy`). */
+    work: (sql: Sql, began: pg.QueryResult[] | undefined) => Promise<T>,
+    options?: {
+      /** The begin text ends with its own COMMIT (scopedOne). */
+      committed?: boolean;
+      /** The text that commits (default COMMIT), told how its simple query ended. */
+      commit?: () => { text: string; settle?: (out: unknown) => void; fail?: (error: unknown) => void };
+      /** The work sends the begin with its first statement (a connection with PREPAREs to send excepted). */
+      lazy?: boolean;
+    },
   ): Promise<T> {
     if (this.closed) {
       throw new GraphmemixError('STORE', 'the store is closed', { location: { file: this.where } });
@@ -290,28 +392,38 @@ export class PostgresSession {
       // A fresh connection prepares the literal statements in its first transaction's first round trip (none
       // of their own); if that round trip fails, which PREPAREs ran is unknown: the connection is dropped.
       const plans = pendingLiteralPlans(client);
-      let began: pg.QueryResult | pg.QueryResult[];
-      try {
-        // After the BEGIN statement (which sets the isolation level: nothing may run before it).
-        const at = begin.indexOf(';') + 1;
-        const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
-        began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-      } catch (error) {
-        if (plans.sql !== '') broken = true;
-        throw error;
-      }
+      let began: pg.QueryResult | pg.QueryResult[] | undefined;
+      if (options?.lazy && plans.sql === '') began = undefined;
+      else
+        try {
+          // After the BEGIN statement (which sets the isolation level: nothing may run before it).
+          const at = begin.indexOf(';') + 1;
+          const text = plans.sql === '' ? begin : `${begin.slice(0, at)} ${plans.sql}${begin.slice(at)}`;
+          began = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        } catch (error) {
+          if (plans.sql !== '') broken = true;
+          throw error;
+        }
       plans.done();
       // Statements the work issues together share a round trip (StatementPipeline).
-      const raw = rawQueries.get(client);
-      if (raw) pipelines.set(client, new StatementPipeline(raw));
+      startPipeline(client);
       let result: T;
       try {
-        result = await work(client, Array.isArray(began) ? began : [began]);
+        result = await work(client, began === undefined || Array.isArray(began) ? began : [began]);
       } finally {
-        pipelines.get(client)?.flush();
-        pipelines.delete(client);
+        endPipeline(client);
       }
-      if (!options?.committed) await client.query(options?.commit?.() ?? 'COMMIT');
+      if (!options?.committed) {
+        const commit = options?.commit?.() ?? { text: 'COMMIT' };
+        let out: unknown;
+        try {
+          out = await client.query(commit.text);
+        } catch (error) {
+          commit.fail?.(error);
+          throw error;
+        }
+        commit.settle?.(out);
+      }
       return result;
     } catch (error) {
       try {
@@ -326,66 +438,6 @@ export class PostgresSession {
   }
 }
 
-/** Statement texts prepared per connection at most (dynamic texts beyond it run unnamed). */
-const MAX_PREPARED = 400;
-const statementNames = new Map<string, string>();
-const PREPARING = Symbol('graphmemix.preparing');
-
-/**
- * Makes a pooled client run every parameterised statement as a named prepared statement (once per
- * connection, by a hash of its text): with generic plans (settingsSql) the plan is made once per connection
- * instead of at every call. Planning was a large part of a small statement's time (a few ms for the
- * policy-expanded semantic reads, against well under 1 ms of execution). Texts are the store's own; the few
- * built at run time (filters, table names) are bounded, and MAX_PREPARED caps them regardless.
- */
-function preparing(client: pg.PoolClient): void {
-  const tagged = client as pg.PoolClient & { [PREPARING]?: true };
-  if (tagged[PREPARING]) return;
-  tagged[PREPARING] = true;
-  const direct = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  // One statement at a time on the connection, in call order (what the driver's queue does, without
-  // handing it a query while one runs: deprecated in pg 8, removed in pg 9). Work issued together still
-  // shares round trips through the pipeline.
-  let tail: Promise<unknown> = Promise.resolve();
-  const query = (...args: unknown[]): Promise<unknown> => {
-    if (args.some((arg) => typeof arg === 'function')) return direct(...args);
-    const run = tail.then(() => direct(...args));
-    tail = run.catch(() => {});
-    return run;
-  };
-  rawQueries.set(client, query);
-  // Names this connection has prepared (a named statement is prepared by its first successful run).
-  const prepared = new Set<string>();
-  (client as { query: unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
-    const pipeline = pipelines.get(client);
-    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && rest.length === 0) {
-      let name = statementNames.get(config);
-      if (name === undefined && statementNames.size < MAX_PREPARED) {
-        name = `gmx_${createHash('sha256').update(config).digest('hex').slice(0, 24)}`;
-        statementNames.set(config, name);
-      }
-      if (name !== undefined) {
-        if (pipeline && prepared.has(name) && StatementPipeline.joins(values)) {
-          return pipeline.add(name, config, values);
-        }
-        pipeline?.flush();
-        const known = name;
-        return query({ name, text: config, values }).then((result) => {
-          prepared.add(known);
-          return result;
-        });
-      }
-    }
-    pipeline?.flush();
-    return query(config, values, ...rest);
-  };
-}
-
-/** The pipeline of each connection while it runs a transaction's work (StatementPipeline). */
-const pipelines = new WeakMap<pg.PoolClient, StatementPipeline>();
-/** Each prepared connection's own query, below the wrappers (what a pipeline sends with). */
-const rawQueries = new WeakMap<pg.PoolClient, (config: unknown) => Promise<unknown>>();
-
 /** What a scoped transaction's work gets beside its client (PostgresSession.scoped). */
 export interface ScopedTransaction {
   /** The result of `options.first`, when given. */
@@ -398,98 +450,4 @@ export interface ScopedTransaction {
   defer(text: string): void;
 }
 
-/** A unit of work in progress (PostgresSession.unitOfWork). */
-interface Unit {
-  session: PostgresSession;
-  contextId: string;
-  client: pg.PoolClient;
-  open: boolean;
-  prefetch?: UnitPrefetch;
-  /** Stored edges read in the unit (changeEdges skips its read for pairs that touch them). */
-  edges?: UnitEdges | undefined;
-  /** Writes queued by deferInUnit, not yet sent. */
-  deferred: string[];
-  /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
-  deferredMeta: Map<string, string>;
-}
-
-const units = new AsyncLocalStorage<Unit>();
-
-/**
- * The first round trip of a scoped transaction: isolation, settings, the context (SET LOCAL semantics) and,
- * for a write, the context's write lock. Exported for tests that plan statements exactly as the store does.
- */
-export function scopedBeginSql(contextId: string, mode: 'read' | 'write', switchRole: boolean): string {
-  const literal = escapeLiteral(contextId);
-  const begin =
-    mode === 'read'
-      ? // Room for a search's hash aggregate over a common term's postings (the 4 MB default spills to disk).
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL work_mem = '32MB';"
-      : 'BEGIN ISOLATION LEVEL READ COMMITTED;';
-  const lock = mode === 'write' ? `, pg_advisory_xact_lock(${contextLockKey(literal)})` : '';
-  return `${begin}${settingsSql(switchRole)} SELECT set_config('graphmemix.context_id', ${literal}, true)${lock};`;
-}
-
-/**
- * The role switch when needed, and generic plans for every statement. Per-context statistics mean little in
- * a shared table: a context written since the last ANALYZE is estimated at one row, and a custom plan then
- * walks the whole context where an index on (context, key) finds a few rows (findByKeys took ~1 s per call at
- * 1,000 memories, stalling a bulk ingest at ~16 memories/s: issue #11). A generic plan does not see the
- * context value and costs it at the average context size, so every context gets the same, indexed plan.
- */
-function settingsSql(switchRole: boolean): string {
-  return `${switchRole ? ` SET LOCAL ROLE ${RLS_ROLE};` : ''} SET LOCAL plan_cache_mode = force_generic_plan;`;
-}
-
-/** Key of a context's write lock: 64-bit hash of a namespaced id (a collision only serialises two contexts). */
-function contextLockKey(literal: string): string {
-  return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
-}
-
-/**
- * A literal safe under any standard_conforming_strings setting (pg's escaping: E'...' when it holds \\). A
- * NUL is refused (INVALID_INPUT, as the server refuses it in a parameter): the protocol ends a query text
- * at a NUL, so it could never reach the server as data.
- */
-export function escapeLiteral(value: string): string {
-  if (value.includes('\u0000')) {
-    throw new GraphmemixError('INVALID_INPUT', 'a memory id or meta key holds a NUL character');
-  }
-  return pg.escapeLiteral(value);
-}
-
-function assertContextId(contextId: string): void {
-  if (typeof contextId !== 'string' || contextId.length === 0 || contextId.includes('\u0000')) {
-    throw new GraphmemixError('INVALID_INPUT', 'contextId must be a non-empty string without NUL', {
-      location: { field: 'contextId' },
-    });
-  }
-}
-
-/** Maps driver failures: constraint and data errors are the caller's input, everything else is STORE. */
-export function asStoreError(error: unknown, where: string): unknown {
-  if (error instanceof GraphmemixError) return error;
-  const code = (error as { code?: unknown }).code;
-  const message = (error as Error).message ?? String(error);
-  if (typeof code === 'string' && (code.startsWith('23') || code.startsWith('22'))) {
-    return new GraphmemixError('INVALID_INPUT', `store constraint failed: ${message}`, {
-      location: { file: where },
-      cause: error,
-    });
-  }
-  return new GraphmemixError('STORE', `store failure: ${message}`, {
-    location: { file: where },
-    cause: error,
-  });
-}
-
-/** A URL without its password, for errors and traces. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable url)';
-  }
-}
+const units = new AsyncLocalStorage<UnitOfWork>();

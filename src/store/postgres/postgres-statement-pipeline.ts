@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { asResults, type Lead } from './postgres-unit-of-work.ts';
 
 /** Microtask hops a pipeline waits for more statements before it sends (async call chains differ in depth). */
 const HOPS = 8;
@@ -29,6 +30,8 @@ interface Item {
  */
 export class StatementPipeline {
   private waiting: Item[] = [];
+  /** Statements that go in front of the next batch (a unit's BEGIN and queued statements). */
+  private lead: Lead | undefined;
 
   constructor(
     /** The connection's own query (named statements and texts), below the session's wrappers. */
@@ -55,6 +58,28 @@ export class StatementPipeline {
     return true;
   }
 
+  /**
+   * Sends `lead` in front of the next batch (the caller adds a statement right after): a unit's BEGIN or
+   * queued writes cost no round trip of their own when its next statement joins.
+   */
+  prefix(lead: Lead): void {
+    const first = this.lead;
+    this.lead = first
+      ? {
+          text: `${first.text}; ${lead.text}`,
+          count: first.count + lead.count,
+          settle: (results) => {
+            lead.settle(results);
+            first.settle(results.slice(0, results.length - lead.count));
+          },
+          fail: (error) => {
+            first.fail(error);
+            lead.fail(error);
+          },
+        }
+      : lead;
+  }
+
   add(name: string, text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ name, text, values, resolve, reject });
@@ -65,9 +90,11 @@ export class StatementPipeline {
   /** Sends what waits (one statement as itself, several as one simple query). */
   flush(): void {
     const items = this.waiting;
-    if (items.length === 0) return;
+    const lead = this.lead;
+    if (items.length === 0 && lead === undefined) return;
     this.waiting = [];
-    if (items.length === 1) {
+    this.lead = undefined;
+    if (items.length === 1 && lead === undefined) {
       const [item] = items as [Item];
       this.query({ name: item.name, text: item.text, values: item.values }).then(
         (result) => item.resolve(result as pg.QueryResult),
@@ -75,17 +102,23 @@ export class StatementPipeline {
       );
       return;
     }
-    const text = items
-      .map((item) => `EXECUTE ${item.name}(${item.values.map((value) => literalOf(value)!).join(', ')})`)
-      .join('; ');
+    const text = [
+      ...(lead === undefined ? [] : [lead.text]),
+      ...items.map(
+        (item) => `EXECUTE ${item.name}(${item.values.map((value) => literalOf(value)!).join(', ')})`,
+      ),
+    ].join('; ');
     this.query(text).then(
-      (results) => {
-        const list = results as pg.QueryResult[];
+      (out) => {
+        const list = asResults(out);
+        const first = list.length - items.length;
+        lead?.settle(list.slice(0, first));
         items.forEach((item, at) => {
-          item.resolve(list[at]!);
+          item.resolve(list[first + at]!);
         });
       },
       (error: unknown) => {
+        lead?.fail(error);
         for (const item of items) item.reject(error);
       },
     );

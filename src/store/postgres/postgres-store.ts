@@ -287,7 +287,7 @@ class PostgresStore implements PostgresArchiveStore {
   async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
     if (ids.length === 0) return [];
     // The journaled memories' records, read ahead by the unit of work (UnitPrefetch).
-    const ahead = this.session.prefetchFor(contextId)?.journal?.records;
+    const ahead = (await this.session.readAhead(contextId))?.journal?.records;
     if (ahead && ids.every((id) => ahead.has(id))) {
       return ids.flatMap((id) => {
         const record = ahead.get(id);
@@ -345,7 +345,7 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async countMemories(contextId: string): Promise<number> {
-    const ahead = this.session.prefetchFor(contextId)?.memories;
+    const ahead = (await this.session.readAhead(contextId))?.memories;
     if (ahead !== undefined) return ahead;
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ n: number }>('SELECT memories AS n FROM contexts WHERE id = $1', [contextId]),
@@ -548,7 +548,7 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
-    const prefetch = this.session.prefetchFor(contextId);
+    const prefetch = await this.session.readAhead(contextId);
     const ahead = prefetch?.journal;
     if (ahead && ahead.entries.length <= limit) {
       // Served once (the records stay for getMemories); a second call reads the table.
@@ -598,7 +598,7 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
-    const ahead = this.session.prefetchFor(contextId)?.journalStatus;
+    const ahead = (await this.session.readAhead(contextId))?.journalStatus;
     if (ahead) return { ...ahead };
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ n: number; last: number | null }>(
@@ -643,10 +643,12 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
-    // One round trip (a primary-key read): it follows every add (the ingest report).
-    const rows = await this.session.scopedOne<{ type: RelationType; n: number }>(contextId, (literal) =>
-      EDGE_COUNTS.call(literal),
-    );
+    // One round trip (a primary-key read): it follows every add (the ingest report). Inside a unit of the
+    // context it waits for the unit's next statement or its COMMIT (an add asks at the unit's end).
+    const statement = (literal: string) => EDGE_COUNTS.call(literal);
+    type Row = { type: RelationType; n: number };
+    const rows = await (this.session.readLater<Row>(contextId, statement) ??
+      this.session.scopedOne<Row>(contextId, statement));
     const counts = emptyEdgeCounts();
     for (const row of rows) if (row.type in counts) counts[row.type] = row.n;
     return counts;
@@ -731,8 +733,9 @@ class PostgresStore implements PostgresArchiveStore {
   async getMeta<T = unknown>(key: string): Promise<T | undefined> {
     // Inside a unit of work: the value read ahead with its BEGIN, else read and remembered for the next unit.
     const unit = this.session.currentUnit();
-    if (unit?.prefetch?.meta.has(key)) return structuredClone(unit.prefetch.meta.get(key)) as T | undefined;
-    const rows = await this.session.global((sql) =>
+    const ahead = await this.session.currentReadAhead();
+    if (ahead?.meta.has(key)) return structuredClone(ahead.meta.get(key)) as T | undefined;
+    const rows = await this.session.globalRead((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),
     );
     // Learned once read (a key the server refused, a NUL in it, never enters the read-ahead).
@@ -764,13 +767,15 @@ class PostgresStore implements PostgresArchiveStore {
 
   /**
    * One write transaction for every call of `work` on this context (PostgresSession.unitOfWork). A unit that
-   * starts with the records' write (`recordWrite`) runs as plain calls: the write would void the unit's
-   * read-ahead (UnitPrefetch), worth more round trips than the write's own transaction costs; its relation
-   * update is then a unit of its own.
+   * starts with the records' write (`recordWrite`: an add) is lazy: its BEGIN goes with the write's first
+   * statement and its read-ahead (UnitPrefetch) with its first read after the write (with the write's
+   * queued counters), so the add and its relation update are one transaction with no round trip of BEGIN or
+   * COMMIT between them.
    */
   unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
-    if (options?.recordWrite && !this.session.currentUnit()) return work();
-    return this.session.unitOfWork(contextId, work);
+    // A read unit that waits on a model call would hold a pooled connection meanwhile: plain calls then.
+    if (options?.read) return options.remote ? work() : this.session.readUnit(contextId, work);
+    return this.session.unitOfWork(contextId, work, { lazy: options?.recordWrite === true });
   }
 
   async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
