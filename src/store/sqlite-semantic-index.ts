@@ -12,6 +12,7 @@ import {
   type SemanticSnapshot,
   type SemanticSnapshotInput,
   type SemanticTermBound,
+  type SemanticVector,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { compareStrings } from './store-rules.ts';
@@ -108,6 +109,48 @@ export function createSqliteSemanticIndex(
     });
   };
 
+  /** The vectors and entry bounds of the ids in `wanted` (a JSON array), by id. */
+  const readVectors = (contextId: string, wanted: string): Map<string, SemanticVector> => {
+    const s = statements();
+    const out = new Map<string, SemanticVector & { terms: string[]; weights: number[] }>();
+    // Vectors come from the document row (migration 9); rows written before it read their postings.
+    const older: string[] = [];
+    for (const [id, threshold, vector] of s.docsIn.all(contextId, wanted) as [
+      string,
+      number,
+      string | null,
+    ][]) {
+      if (vector === null) {
+        older.push(id);
+        out.set(id, { memoryId: id, terms: [], weights: [], threshold });
+        continue;
+      }
+      const [terms, weights] = JSON.parse(vector) as [string[], number[]];
+      out.set(id, { memoryId: id, terms, weights, threshold });
+    }
+    if (older.length === 0) return out;
+    const byDoc = new Map<string, Array<[string, number]>>();
+    for (const [id, term, weight] of s.postingsIn.all(contextId, JSON.stringify(older)) as [
+      string,
+      string,
+      number,
+    ][]) {
+      const list = byDoc.get(id);
+      if (list) list.push([term, weight]);
+      else byDoc.set(id, [[term, weight]]);
+    }
+    for (const [id, entries] of byDoc) {
+      const doc = out.get(id);
+      if (!doc) continue;
+      entries.sort((x, y) => compareStrings(x[0], y[0]));
+      for (const [term, weight] of entries) {
+        doc.terms.push(term);
+        doc.weights.push(weight);
+      }
+    }
+    return out;
+  };
+
   return {
     async getSnapshot(contextId) {
       return run(() => snapshotOf(contextId));
@@ -150,44 +193,14 @@ export function createSqliteSemanticIndex(
 
     async getDocs(contextId, ids) {
       return run(() => {
-        // Three statements per call, not three per id (a forward search reads its candidates in batches).
+        // Two statements per call, not three per id (a forward search reads its candidates in batches).
         const s = statements();
         const wanted = JSON.stringify([...new Set(ids)]);
-        const docs = new Map<
-          string,
-          { terms: string[]; weights: number[]; neighbours: SemanticNeighbour[] }
-        >();
-        // Vectors come from the document row (migration 9); rows written before it read their postings.
-        const older: string[] = [];
-        for (const [id, vector] of s.docsIn.all(contextId, wanted) as [string, string | null][]) {
-          if (vector === null) {
-            older.push(id);
-            docs.set(id, { terms: [], weights: [], neighbours: [] });
-            continue;
-          }
-          const [terms, weights] = JSON.parse(vector) as [string[], number[]];
-          docs.set(id, { terms, weights, neighbours: [] });
+        const docs = new Map<string, SemanticDoc & { neighbours: SemanticNeighbour[] }>();
+        for (const { memoryId, terms, weights } of readVectors(contextId, wanted).values()) {
+          docs.set(memoryId, { memoryId, terms, weights, neighbours: [] });
         }
         if (docs.size === 0) return [];
-        const postings =
-          older.length === 0
-            ? []
-            : (s.postingsIn.all(contextId, JSON.stringify(older)) as [string, string, number][]);
-        const byDoc = new Map<string, Array<[string, number]>>();
-        for (const [id, term, weight] of postings) {
-          const list = byDoc.get(id);
-          if (list) list.push([term, weight]);
-          else byDoc.set(id, [[term, weight]]);
-        }
-        for (const [id, entries] of byDoc) {
-          const doc = docs.get(id);
-          if (!doc) continue;
-          entries.sort((x, y) => compareStrings(x[0], y[0]));
-          for (const [term, weight] of entries) {
-            doc.terms.push(term);
-            doc.weights.push(weight);
-          }
-        }
         for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
           string,
           string,
@@ -198,9 +211,17 @@ export function createSqliteSemanticIndex(
         for (const doc of docs.values()) doc.neighbours.sort(byListOrder);
         return ids.flatMap((memoryId): SemanticDoc[] => {
           const doc = docs.get(memoryId);
-          return doc
-            ? [{ memoryId, terms: doc.terms, weights: doc.weights, neighbours: doc.neighbours }]
-            : [];
+          return doc ? [doc] : [];
+        });
+      });
+    },
+
+    async getVectors(contextId, ids) {
+      return run(() => {
+        const vectors = readVectors(contextId, JSON.stringify([...new Set(ids)]));
+        return ids.flatMap((memoryId): SemanticVector[] => {
+          const vector = vectors.get(memoryId);
+          return vector ? [vector] : [];
         });
       });
     },
@@ -370,7 +391,7 @@ function prepare(db: Database.Database) {
     insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold, vector) VALUES (?, ?, ?, ?)'),
     setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
     deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    docsIn: p(`SELECT memory_id, vector FROM semantic_docs WHERE context_id = ?
+    docsIn: p(`SELECT memory_id, threshold, vector FROM semantic_docs WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
     postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
       AND memory_id IN (SELECT value FROM json_each(?))`).raw(),

@@ -94,6 +94,20 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
       );
       expect(await store.semantic.getLists('other', ['a'])).toEqual(new Map());
     }
+    if (store.semantic.getVectors) {
+      // The vectors alone, as getDocs has them, each with its list's entry bound (thresholds above).
+      const docs = await store.semantic.getDocs('ctx', ['c', 'a', 'b']);
+      const vectors = await store.semantic.getVectors('ctx', ['c', 'zz', 'a', 'b']);
+      expect(vectors).toEqual(
+        docs.map((doc) => ({
+          memoryId: doc.memoryId,
+          terms: doc.terms,
+          weights: doc.weights,
+          threshold: thresholds.get(doc.memoryId),
+        })),
+      );
+      expect(await store.semantic.getVectors('other', ['a'])).toEqual([]);
+    }
   });
 
   it('semantic: postings by weight, by ratio, and term bounds', async () => {

@@ -225,6 +225,7 @@ export async function updateSemanticKnn(
       postings: source.postings,
       topPostings: source.topPostings,
       getDocs: (ids) => index.getDocs(contextId, ids),
+      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
     });
     const inserted = await insertChunk(cached, chunk, {
       k,
@@ -236,9 +237,10 @@ export async function updateSemanticKnn(
     await index.writeDocs(contextId, { put: inserted.put, lists: inserted.lists });
     result.listsChanged += inserted.lists.length;
     for (const doc of inserted.put) known.set(doc.memoryId, doc);
-    for (const list of inserted.lists) {
-      touched.add(list.memoryId);
-      known.set(list.memoryId, { ...inserted.stored.get(list.memoryId)!, neighbours: list.neighbours });
+    // The edge sync reads only lists.
+    for (const { memoryId, neighbours } of inserted.lists) {
+      touched.add(memoryId);
+      known.set(memoryId, { memoryId, terms: [], weights: [], neighbours });
     }
   }
 
