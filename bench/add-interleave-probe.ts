@@ -45,6 +45,8 @@ const { chatRecords } = (await import(`${checkouts[0]}/bench/support/realistic-c
 const sides: Side[] = [];
 for (const [at, checkout] of checkouts.entries()) {
   const copy = `${db}.${at}.ab`;
+  // A stale -shm of an earlier copy (a killed run) would not match the new WAL.
+  rmSync(`${copy}-shm`, { force: true });
   for (const suffix of ['', '-wal']) {
     if (existsSync(db + suffix)) copyFileSync(db + suffix, copy + suffix);
     else rmSync(copy + suffix, { force: true });

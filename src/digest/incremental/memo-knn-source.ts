@@ -33,14 +33,22 @@ export function memoKnnSource(read: {
   getDocs(ids: readonly string[]): Promise<SemanticDoc[]>;
   /** Vectors without lists (SemanticIndexStore.getVectors), when the source has it. */
   getVectors?: ((ids: readonly string[]) => Promise<SemanticVector[]>) | undefined;
+  /**
+   * Terms whose first weight window reads their whole list instead (later windows then read nothing): the
+   * short lists of rare terms, which the forward search's first cutoff already reads to the end nearly
+   * always, and whose deeper windows were each one more statement that found nothing (~5 per newcomer).
+   */
+  wholeList?: ((term: string) => boolean) | undefined;
 }): MemoKnnSource {
   // Keyed by whether maxRatio was asked for (without it, a backend may give Infinity).
   const bounds = [new Map<string, SemanticTermBound | null>(), new Map<string, SemanticTermBound | null>()];
   const postings = new Map<string, Promise<readonly SemanticPosting[]>>();
   const docs = new Map<string, SemanticDoc | null>();
   const vectors = new Map<string, SemanticVector | null>();
-  const prefixes = new PostingPrefixes((term, minWeight, below) =>
-    read.postings(term, below === undefined ? { minWeight } : { minWeight, below }),
+  const prefixes = new PostingPrefixes(
+    (term, minWeight, below) =>
+      read.postings(term, below === undefined ? { minWeight } : { minWeight, below }),
+    read.wholeList ?? (() => false),
   );
   const readDocs = async (ids: readonly string[]): Promise<Map<string, SemanticDoc>> => {
     const missing = [...new Set(ids)].filter((id) => !docs.has(id));
@@ -146,6 +154,7 @@ class PostingPrefixes {
       minWeight: number,
       below: number | undefined,
     ) => Promise<readonly SemanticPosting[]>,
+    private readonly wholeList: (term: string) => boolean,
   ) {}
 
   /** `postings(term, { minWeight, below })`. */
@@ -155,7 +164,11 @@ class PostingPrefixes {
     const next = (async () => {
       const prefix = previous ? await previous : undefined;
       if (prefix && minWeight >= prefix.floor) return prefix;
-      if (!prefix) return { rows: [...(await this.load(term, minWeight, undefined))], floor: minWeight };
+      if (!prefix) {
+        // Weights are positive: a read from 0 holds the whole list, and every later window is a slice.
+        const floor = this.wholeList(term) ? Math.min(0, minWeight) : minWeight;
+        return { rows: [...(await this.load(term, floor, undefined))], floor };
+      }
       const deeper = await this.load(term, minWeight, prefix.floor);
       return { rows: [...prefix.rows, ...deeper], floor: minWeight };
     })();
