@@ -305,6 +305,12 @@ export function createSqliteSemanticIndex(
     async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
       return run(() => {
         const s = statements();
+        if (cache && 'top' in filter && filter.top < CACHED_TOP_MIN && cache.postings > 0) {
+          // A short top read of a term whose longer top read is kept: its prefix (not kept itself).
+          cache.validate(s.dataVersion.get() as number);
+          const known = cache.prefix(contextId, term, Math.max(0, filter.top));
+          if (known) return known;
+        }
         if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
           // Another connection's commit invalidates every cached list (data_version moves).
           cache.validate(s.dataVersion.get() as number);
