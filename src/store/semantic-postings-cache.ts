@@ -77,6 +77,11 @@ export class SemanticPostingsCache {
     return rows.slice();
   }
 
+  /** True when some read of `term` is kept (it may still be stale until `validate`). */
+  keeps(contextId: string, term: string): boolean {
+    return this.lists.get(contextId)?.has(term) ?? false;
+  }
+
   /**
    * The first `n` postings of a kept list of `term` with top >= n: the same rows as `{ top: n }` (same
    * order; a kept list shorter than its top is the whole list). A forward search reads each query term's

@@ -305,8 +305,9 @@ export function createSqliteSemanticIndex(
     async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
       return run(() => {
         const s = statements();
-        if (cache && 'top' in filter && filter.top < CACHED_TOP_MIN && cache.postings > 0) {
-          // A short top read of a term whose longer top read is kept: its prefix (not kept itself).
+        if (cache && 'top' in filter && filter.top < CACHED_TOP_MIN && cache.keeps(contextId, term)) {
+          // A short top read of a term whose longer top read is kept: its prefix (not kept itself). Checked
+          // before the data_version statement, which would otherwise run for every uncached term too.
           cache.validate(s.dataVersion.get() as number);
           const known = cache.prefix(contextId, term, Math.max(0, filter.top));
           if (known) return known;
