@@ -71,7 +71,12 @@ export function createSqliteSemanticIndex(
     const wanted = new Map(neighbours.map((n) => [n.memoryId, n.score]));
     const free: number[] = [];
     const used = new Set<number>();
-    for (const [slot, neighbourId, score] of s.listRows.all(contextId, id) as [number, string, number][]) {
+    const rows = s.listRows.all(contextId, id) as [number, string, number][];
+    // Stored rows exist only with a document: only a memory without any needs the document lookup.
+    if (rows.length === 0 && s.getDoc.get(contextId, id) === undefined) {
+      throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${id}"`);
+    }
+    for (const [slot, neighbourId, score] of rows) {
       const want = wanted.get(neighbourId);
       if (want === undefined) {
         free.push(slot);
@@ -158,12 +163,14 @@ export function createSqliteSemanticIndex(
 
     async documentFrequencies(contextId, terms) {
       return run(() => {
-        const s = statements();
+        // One statement for every term (an add-100 asks for ~500).
         const out = new Map<string, number>();
-        for (const term of terms) {
-          const row = s.getDf.get(contextId, term) as { df: number } | undefined;
-          if (row) out.set(term, row.df);
-        }
+        if (terms.length === 0) return out;
+        const rows = statements().dfIn.all(contextId, JSON.stringify([...new Set(terms)])) as [
+          string,
+          number,
+        ][];
+        for (const [term, df] of rows) out.set(term, df);
         return out;
       });
     },
@@ -264,12 +271,9 @@ export function createSqliteSemanticIndex(
               }
               insertDoc(contextId, doc, snapshot.k);
             }
-            for (const list of change.lists ?? []) {
-              if (!s.getDoc.get(contextId, list.memoryId)) {
-                throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${list.memoryId}"`);
-              }
+            // writeList checks that the document exists (a list's rows prove it: one statement fewer).
+            for (const list of change.lists ?? [])
               writeList(contextId, list.memoryId, list.neighbours, snapshot.k);
-            }
             const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
             if (changed > 0) s.addChanges.run(changed, contextId);
           })
@@ -406,7 +410,9 @@ function prepare(db: Database.Database) {
       documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`),
     thresholds: p('SELECT memory_id, threshold FROM semantic_docs WHERE context_id = ?'),
     addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
-    getDf: p('SELECT df FROM semantic_df WHERE context_id = ? AND term = ?'),
+    dfIn: p(
+      'SELECT term, df FROM semantic_df WHERE context_id = ? AND term IN (SELECT value FROM json_each(?))',
+    ).raw(),
     insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),
     clearDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
     clearDocs: p('DELETE FROM semantic_docs WHERE context_id = ?'),
