@@ -7,9 +7,13 @@
  * <file.db>: one context 'big' (`knn-add-probe.ts build`); each checkout (a worktree path, e.g. main and a
  * branch) opens its own copy (<file.db>.<n>.ab, removed afterwards) through its own modules. Prints per
  * checkout: add-1 CPU mean / p50 and wall p50 / p99, then each add-100's CPU and wall (CPU = this process's
- * user + system per call).
+ * user + system per call). `--digest` then hashes each copy's resulting state (every row of `edges`,
+ * `edge_counts`, `semantic_snapshots`, `semantic_docs` and the lists of `semantic_neighbours` in list order,
+ * not by slot): an optimisation must print the same digest for both checkouts.
  */
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import type { Graphmemix } from '../src/graphmemix-api.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
 
@@ -23,7 +27,9 @@ interface Side {
   wall100: number[];
 }
 
-const [db, addsText, batchesText, ...checkouts] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const digest = args.includes('--digest');
+const [db, addsText, batchesText, ...checkouts] = args.filter((arg) => arg !== '--digest');
 if (!db || checkouts.length < 1)
   throw new Error('usage: <file.db> <adds> <batches> <checkoutA> [<checkoutB>]');
 const adds = Number(addsText);
@@ -39,6 +45,8 @@ const { chatRecords } = (await import(`${checkouts[0]}/bench/support/realistic-c
 const sides: Side[] = [];
 for (const [at, checkout] of checkouts.entries()) {
   const copy = `${db}.${at}.ab`;
+  // A stale -shm of an earlier copy (a killed run) would not match the new WAL.
+  rmSync(`${copy}-shm`, { force: true });
   for (const suffix of ['', '-wal']) {
     if (existsSync(db + suffix)) copyFileSync(db + suffix, copy + suffix);
     else rmSync(copy + suffix, { force: true });
@@ -92,5 +100,25 @@ for (const side of sides) {
       `\n  add-100 CPU ${side.cpu100.map((x) => x.toFixed(0)).join(', ')} ms, wall ${side.wall100.map((x) => x.toFixed(0)).join(', ')} ms`,
   );
   await side.gm.close();
+  if (digest) console.log(`  state digest ${stateDigest(side.copy)}`);
   for (const suffix of ['', '-wal', '-shm']) rmSync(side.copy + suffix, { force: true });
+}
+
+/** sha256 of the relation state a write produces (see the header); list rows in list order, not by slot. */
+function stateDigest(file: string): string {
+  const reader = new Database(file, { readonly: true });
+  const hash = createHash('sha256');
+  for (const sql of [
+    'SELECT context_id, a, b, types, strength, similarity FROM edges ORDER BY context_id, a, b',
+    'SELECT context_id, type, n FROM edge_counts ORDER BY context_id, type',
+    'SELECT context_id, space, documents, k, changes FROM semantic_snapshots ORDER BY context_id',
+    'SELECT context_id, memory_id, threshold, vector FROM semantic_docs ORDER BY context_id, memory_id',
+    `SELECT context_id, memory_id, neighbour_id, score FROM semantic_neighbours
+      ORDER BY context_id, memory_id, score DESC, neighbour_id`,
+  ]) {
+    hash.update(sql);
+    for (const row of reader.prepare(sql).raw().iterate()) hash.update(`${JSON.stringify(row)}\n`);
+  }
+  reader.close();
+  return hash.digest('hex').slice(0, 16);
 }

@@ -10,6 +10,7 @@ import {
   type SemanticSnapshot,
   type SemanticSnapshotInput,
   type SemanticTermBound,
+  type SemanticVector,
 } from './semantic-index-spec.ts';
 import { compareStrings } from './store-rules.ts';
 
@@ -109,6 +110,17 @@ export class MemorySemanticIndex implements SemanticIndexStore {
               neighbours: doc.neighbours.map((n) => ({ ...n })),
             },
           ]
+        : [];
+    });
+  }
+
+  async getVectors(contextId: string, ids: readonly string[]): Promise<SemanticVector[]> {
+    const docs = this.contexts.get(contextId)?.docs;
+    if (!docs) return [];
+    return ids.flatMap((memoryId) => {
+      const doc = docs.get(memoryId);
+      return doc
+        ? [{ memoryId, terms: [...doc.terms], weights: [...doc.weights], threshold: doc.threshold }]
         : [];
     });
   }

@@ -28,6 +28,13 @@ export interface SemanticIndexStore {
    */
   getLists?(contextId: string, ids: readonly string[]): Promise<Map<string, SemanticNeighbour[]>>;
   /**
+   * Only the vectors of `ids` (what getDocs returns as terms and weights), each with its list's entry bound
+   * (listThreshold), in the order of `ids`; ids without a document are skipped. Optional: a forward search
+   * scores its candidates from their vectors, and a newcomer can enter a candidate's list only when its
+   * score reaches that bound, so most lists need not be read (callers fall back to getDocs).
+   */
+  getVectors?(contextId: string, ids: readonly string[]): Promise<SemanticVector[]>;
+  /**
    * One transaction: `remove` drops documents, `put` upserts whole documents (vector and list), `lists`
    * replaces only lists. `changes` of the snapshot grows by put + remove. Needs a snapshot (STORE otherwise);
    * unknown memory ids are INVALID_INPUT.
@@ -93,6 +100,15 @@ export interface SemanticDoc {
   weights: readonly number[];
   /** Best first: score desc, then memory id asc; at most k entries, all scores > 0. */
   neighbours: readonly SemanticNeighbour[];
+}
+
+/** A document's vector and its list's entry bound (getVectors). */
+export interface SemanticVector {
+  memoryId: string;
+  terms: readonly string[];
+  weights: readonly number[];
+  /** listThreshold of its list: a score below it cannot enter the list. */
+  threshold: number;
 }
 
 export interface SemanticNeighbour {

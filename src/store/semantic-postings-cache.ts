@@ -77,6 +77,29 @@ export class SemanticPostingsCache {
     return rows.slice();
   }
 
+  /** True when some read of `term` is kept (it may still be stale until `validate`). */
+  keeps(contextId: string, term: string): boolean {
+    return this.lists.get(contextId)?.has(term) ?? false;
+  }
+
+  /**
+   * The first `n` postings of a kept list of `term` with top >= n: the same rows as `{ top: n }` (same
+   * order; a kept list shorter than its top is the whole list). A forward search reads each query term's
+   * top k (32) first, and at 1M most query terms are common ones whose 1,024 heaviest postings are kept.
+   */
+  prefix(contextId: string, term: string, n: number): SemanticPosting[] | undefined {
+    const byTop = this.lists.get(contextId)?.get(term);
+    if (!byTop) return undefined;
+    for (const [top, rows] of byTop) {
+      if (top < n) continue;
+      const key = keyOf(contextId, term, top);
+      this.order.delete(key);
+      this.order.set(key, { contextId, term, top });
+      return rows.slice(0, n);
+    }
+    return undefined;
+  }
+
   set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
     if (top < CACHED_TOP_MIN) return;
     const bytes = listBytes(rows);

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { noSnapshot } from './memory-semantic-index.ts';
-import { multiRowInsert } from './multi-row-insert.ts';
 import {
   listThreshold,
   type SemanticDoc,
@@ -13,12 +12,12 @@ import {
   type SemanticSnapshot,
   type SemanticSnapshotInput,
   type SemanticTermBound,
+  type SemanticVector,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
+import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
 import { compareStrings } from './store-rules.ts';
 
-/** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
-const OPEN_RATIO = 1e308;
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
 const BEYOND = Number.POSITIVE_INFINITY;
 
@@ -34,9 +33,9 @@ export function createSqliteSemanticIndex(
   cache?: SemanticPostingsCache,
 ): SemanticIndexStore {
   // Prepared on first use: a read-only handle on a store older than migration 5 has no such tables.
-  let prepared: ReturnType<typeof prepare> | undefined;
-  const statements = (): ReturnType<typeof prepare> => {
-    prepared ??= prepare(db);
+  let prepared: ReturnType<typeof prepareSemanticStatements> | undefined;
+  const statements = (): ReturnType<typeof prepareSemanticStatements> => {
+    prepared ??= prepareSemanticStatements(db);
     return prepared;
   };
   const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
@@ -71,7 +70,12 @@ export function createSqliteSemanticIndex(
     const wanted = new Map(neighbours.map((n) => [n.memoryId, n.score]));
     const free: number[] = [];
     const used = new Set<number>();
-    for (const [slot, neighbourId, score] of s.listRows.all(contextId, id) as [number, string, number][]) {
+    const rows = s.listRows.all(contextId, id) as [number, string, number][];
+    // Stored rows exist only with a document: only a memory without any needs the document lookup.
+    if (rows.length === 0 && s.getDoc.get(contextId, id) === undefined) {
+      throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${id}"`);
+    }
+    for (const [slot, neighbourId, score] of rows) {
       const want = wanted.get(neighbourId);
       if (want === undefined) {
         free.push(slot);
@@ -113,6 +117,48 @@ export function createSqliteSemanticIndex(
     s.insertNeighbours(list, doc.neighbours.length);
   };
 
+  /** The vectors and entry bounds of the ids in `wanted` (a JSON array), by id. */
+  const readVectors = (contextId: string, wanted: string): Map<string, SemanticVector> => {
+    const s = statements();
+    const out = new Map<string, SemanticVector & { terms: string[]; weights: number[] }>();
+    // Vectors come from the document row (migration 9); rows written before it read their postings.
+    const older: string[] = [];
+    for (const [id, threshold, vector] of s.docsIn.all(contextId, wanted) as [
+      string,
+      number,
+      string | null,
+    ][]) {
+      if (vector === null) {
+        older.push(id);
+        out.set(id, { memoryId: id, terms: [], weights: [], threshold });
+        continue;
+      }
+      const [terms, weights] = JSON.parse(vector) as [string[], number[]];
+      out.set(id, { memoryId: id, terms, weights, threshold });
+    }
+    if (older.length === 0) return out;
+    const byDoc = new Map<string, Array<[string, number]>>();
+    for (const [id, term, weight] of s.postingsIn.all(contextId, JSON.stringify(older)) as [
+      string,
+      string,
+      number,
+    ][]) {
+      const list = byDoc.get(id);
+      if (list) list.push([term, weight]);
+      else byDoc.set(id, [[term, weight]]);
+    }
+    for (const [id, entries] of byDoc) {
+      const doc = out.get(id);
+      if (!doc) continue;
+      entries.sort((x, y) => compareStrings(x[0], y[0]));
+      for (const [term, weight] of entries) {
+        doc.terms.push(term);
+        doc.weights.push(weight);
+      }
+    }
+    return out;
+  };
+
   return {
     async getSnapshot(contextId) {
       return run(() => snapshotOf(contextId));
@@ -120,12 +166,14 @@ export function createSqliteSemanticIndex(
 
     async documentFrequencies(contextId, terms) {
       return run(() => {
-        const s = statements();
+        // One statement for every term (an add-100 asks for ~500).
         const out = new Map<string, number>();
-        for (const term of terms) {
-          const row = s.getDf.get(contextId, term) as { df: number } | undefined;
-          if (row) out.set(term, row.df);
-        }
+        if (terms.length === 0) return out;
+        const rows = statements().dfIn.all(contextId, JSON.stringify([...new Set(terms)])) as [
+          string,
+          number,
+        ][];
+        for (const [term, df] of rows) out.set(term, df);
         return out;
       });
     },
@@ -159,44 +207,14 @@ export function createSqliteSemanticIndex(
 
     async getDocs(contextId, ids) {
       return run(() => {
-        // Three statements per call, not three per id (a forward search reads its candidates in batches).
+        // Two statements per call, not three per id (a forward search reads its candidates in batches).
         const s = statements();
         const wanted = JSON.stringify([...new Set(ids)]);
-        const docs = new Map<
-          string,
-          { terms: string[]; weights: number[]; neighbours: SemanticNeighbour[] }
-        >();
-        // Vectors come from the document row (migration 9); rows written before it read their postings.
-        const older: string[] = [];
-        for (const [id, vector] of s.docsIn.all(contextId, wanted) as [string, string | null][]) {
-          if (vector === null) {
-            older.push(id);
-            docs.set(id, { terms: [], weights: [], neighbours: [] });
-            continue;
-          }
-          const [terms, weights] = JSON.parse(vector) as [string[], number[]];
-          docs.set(id, { terms, weights, neighbours: [] });
+        const docs = new Map<string, SemanticDoc & { neighbours: SemanticNeighbour[] }>();
+        for (const { memoryId, terms, weights } of readVectors(contextId, wanted).values()) {
+          docs.set(memoryId, { memoryId, terms, weights, neighbours: [] });
         }
         if (docs.size === 0) return [];
-        const postings =
-          older.length === 0
-            ? []
-            : (s.postingsIn.all(contextId, JSON.stringify(older)) as [string, string, number][]);
-        const byDoc = new Map<string, Array<[string, number]>>();
-        for (const [id, term, weight] of postings) {
-          const list = byDoc.get(id);
-          if (list) list.push([term, weight]);
-          else byDoc.set(id, [[term, weight]]);
-        }
-        for (const [id, entries] of byDoc) {
-          const doc = docs.get(id);
-          if (!doc) continue;
-          entries.sort((x, y) => compareStrings(x[0], y[0]));
-          for (const [term, weight] of entries) {
-            doc.terms.push(term);
-            doc.weights.push(weight);
-          }
-        }
         for (const [id, neighbourId, score] of s.neighboursIn.all(contextId, wanted) as [
           string,
           string,
@@ -207,9 +225,17 @@ export function createSqliteSemanticIndex(
         for (const doc of docs.values()) doc.neighbours.sort(byListOrder);
         return ids.flatMap((memoryId): SemanticDoc[] => {
           const doc = docs.get(memoryId);
-          return doc
-            ? [{ memoryId, terms: doc.terms, weights: doc.weights, neighbours: doc.neighbours }]
-            : [];
+          return doc ? [doc] : [];
+        });
+      });
+    },
+
+    async getVectors(contextId, ids) {
+      return run(() => {
+        const vectors = readVectors(contextId, JSON.stringify([...new Set(ids)]));
+        return ids.flatMap((memoryId): SemanticVector[] => {
+          const vector = vectors.get(memoryId);
+          return vector ? [vector] : [];
         });
       });
     },
@@ -252,12 +278,9 @@ export function createSqliteSemanticIndex(
               }
               insertDoc(contextId, doc, snapshot.k);
             }
-            for (const list of change.lists ?? []) {
-              if (!s.getDoc.get(contextId, list.memoryId)) {
-                throw new GraphmemixError('INVALID_INPUT', `no semantic document for "${list.memoryId}"`);
-              }
+            // writeList checks that the document exists (a list's rows prove it: one statement fewer).
+            for (const list of change.lists ?? [])
               writeList(contextId, list.memoryId, list.neighbours, snapshot.k);
-            }
             const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
             if (changed > 0) s.addChanges.run(changed, contextId);
           })
@@ -293,36 +316,48 @@ export function createSqliteSemanticIndex(
     async postings(contextId: string, term: string, filter: SemanticPostingFilter) {
       return run(() => {
         const s = statements();
+        if (cache && 'top' in filter && filter.top < CACHED_TOP_MIN && cache.keeps(contextId, term)) {
+          // A short top read of a term whose longer top read is kept: its prefix (not kept itself). Checked
+          // before the data_version statement, which would otherwise run for every uncached term too.
+          cache.validate(s.dataVersion.get() as number);
+          const known = cache.prefix(contextId, term, Math.max(0, filter.top));
+          if (known) return known;
+        }
         if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
           // Another connection's commit invalidates every cached list (data_version moves).
           cache.validate(s.dataVersion.get() as number);
           const known = cache.get(contextId, term, filter.top);
           if (known) return known;
-          const rows = (
-            s.topPostings.all(contextId, term, filter.top) as { memory_id: string; weight: number }[]
-          ).map((row): SemanticPosting => ({ memoryId: row.memory_id, weight: row.weight }));
+          const rows = weightRows(s.topPostings.all(contextId, term, filter.top) as [string, number][]);
           cache.set(contextId, term, filter.top, rows);
           return rows;
         }
-        const rows = (
-          'top' in filter
-            ? s.topPostings.all(contextId, term, Math.max(0, filter.top))
-            : 'minWeight' in filter
-              ? s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND)
-              : s.postingsAboveRatio.all(
-                  contextId,
-                  term,
-                  Math.min(filter.minRatio, OPEN_RATIO),
-                  filter.below === undefined || filter.below > OPEN_RATIO ? BEYOND : filter.below,
-                )
-        ) as { memory_id: string; weight: number; ratio?: number }[];
-        return rows.map((row): SemanticPosting => {
-          const posting: SemanticPosting = { memoryId: row.memory_id, weight: row.weight };
-          if (row.ratio !== undefined) {
-            posting.ratio = row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio;
-          }
-          return posting;
-        });
+        if ('top' in filter) {
+          return weightRows(
+            s.topPostings.all(contextId, term, Math.max(0, filter.top)) as [string, number][],
+          );
+        }
+        if ('minWeight' in filter) {
+          return weightRows(
+            s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND) as [
+              string,
+              number,
+            ][],
+          );
+        }
+        const rows = s.postingsAboveRatio.all(
+          contextId,
+          term,
+          Math.min(filter.minRatio, OPEN_RATIO),
+          filter.below === undefined || filter.below > OPEN_RATIO ? BEYOND : filter.below,
+        ) as [string, number, number][];
+        return rows.map(
+          ([memoryId, weight, ratio]): SemanticPosting => ({
+            memoryId,
+            weight,
+            ratio: ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : ratio,
+          }),
+        );
       });
     },
 
@@ -363,7 +398,7 @@ export const BULK_INDEX_REBUILD_FROM = 2000;
  * tables and indexes hold the same rows.
  */
 function bulkIndexes(
-  s: ReturnType<typeof prepare>,
+  s: ReturnType<typeof prepareSemanticStatements>,
   contextId: string,
   documents: number,
 ): { name: string; sql: string }[] {
@@ -373,86 +408,22 @@ function bulkIndexes(
 }
 
 /**
+ * Raw rows (memory id, weight) as postings: the forward search reads ~10^3-10^4 of them per add, and the
+ * statements' row objects were a second allocation per posting.
+ */
+function weightRows(rows: ReadonlyArray<[string, number]>): SemanticPosting[] {
+  const out = new Array<SemanticPosting>(rows.length);
+  for (let at = 0; at < rows.length; at++) {
+    const row = rows[at]!;
+    out[at] = { memoryId: row[0], weight: row[1] };
+  }
+  return out;
+}
+
+/**
  * The order every list is written in (score desc, then id: compareNeighbours of the kNN updaters), restored
  * on read because a row's rank is its slot (writeList), not its position.
  */
 function byListOrder(x: SemanticNeighbour, y: SemanticNeighbour): number {
   return y.score - x.score || compareStrings(x.memoryId, y.memoryId);
-}
-
-/** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
-const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO} END`;
-
-function prepare(db: Database.Database) {
-  const p = (sql: string) => db.prepare(sql);
-  return {
-    dataVersion: p('PRAGMA data_version').pluck(),
-    getSnapshot: p(
-      'SELECT space, documents, k, created_at, changes FROM semantic_snapshots WHERE context_id = ?',
-    ),
-    upsertSnapshot: p(`INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
-      VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
-      documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`),
-    thresholds: p('SELECT memory_id, threshold FROM semantic_docs WHERE context_id = ?'),
-    otherDocuments: p(
-      'SELECT COALESCE(SUM(documents), 0) FROM semantic_snapshots WHERE context_id != ?',
-    ).pluck(),
-    // Explicit indexes only (sql NULL: a primary key's own index, never dropped).
-    bulkIndexes: p(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
-      AND tbl_name IN ('semantic_postings', 'semantic_neighbours') ORDER BY name`),
-    addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
-    getDf: p('SELECT df FROM semantic_df WHERE context_id = ? AND term = ?'),
-    insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),
-    clearDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
-    clearDocs: p('DELETE FROM semantic_docs WHERE context_id = ?'),
-    clearPostings: p('DELETE FROM semantic_postings WHERE context_id = ?'),
-    clearNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ?'),
-    getDoc: p('SELECT threshold FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    insertDoc: p('INSERT INTO semantic_docs (context_id, memory_id, threshold, vector) VALUES (?, ?, ?, ?)'),
-    setThreshold: p('UPDATE semantic_docs SET threshold = ? WHERE context_id = ? AND memory_id = ?'),
-    deleteDoc: p('DELETE FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),
-    docsIn: p(`SELECT memory_id, vector FROM semantic_docs WHERE context_id = ?
-      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
-    postingsIn: p(`SELECT memory_id, term, weight FROM semantic_postings WHERE context_id = ?
-      AND memory_id IN (SELECT value FROM json_each(?))`).raw(),
-    neighboursIn: p(`SELECT memory_id, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
-      AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, rank`).raw(),
-    // ratio: unmaintained since migration 9 (computed from semantic_docs.threshold when read).
-    insertPostings: multiRowInsert(
-      db,
-      'INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)',
-      '(?, ?, ?, ?, 0)',
-    ),
-    insertNeighbours: multiRowInsert(
-      db,
-      'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)',
-      '(?, ?, ?, ?, ?)',
-    ),
-    deletePostings: p('DELETE FROM semantic_postings WHERE context_id = ? AND memory_id = ?'),
-    insertNeighbour: p(
-      'INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score) VALUES (?, ?, ?, ?, ?)',
-    ),
-    deleteNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?'),
-    listRows: p(
-      'SELECT rank, neighbour_id, score FROM semantic_neighbours WHERE context_id = ? AND memory_id = ?',
-    ).raw(),
-    setNeighbour: p(`UPDATE semantic_neighbours SET neighbour_id = ?, score = ?
-      WHERE context_id = ? AND memory_id = ? AND rank = ?`),
-    setNeighbourScore: p(
-      'UPDATE semantic_neighbours SET score = ? WHERE context_id = ? AND memory_id = ? AND rank = ?',
-    ),
-    deleteNeighbour: p('DELETE FROM semantic_neighbours WHERE context_id = ? AND memory_id = ? AND rank = ?'),
-    referrers: p('SELECT memory_id FROM semantic_neighbours WHERE context_id = ? AND neighbour_id = ?'),
-    maxWeight: p('SELECT MAX(weight) AS value FROM semantic_postings WHERE context_id = ? AND term = ?'),
-    maxRatio: p(`SELECT MAX(${RATIO}) AS value FROM semantic_postings p JOIN semantic_docs d
-      ON d.context_id = p.context_id AND d.memory_id = p.memory_id WHERE p.context_id = ? AND p.term = ?`),
-    topPostings: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
-      ORDER BY weight DESC, memory_id LIMIT ?`),
-    postingsAboveWeight: p(`SELECT memory_id, weight FROM semantic_postings WHERE context_id = ? AND term = ?
-      AND weight >= ? AND weight < ? ORDER BY weight DESC, memory_id`),
-    postingsAboveRatio:
-      p(`SELECT memory_id, weight, ratio FROM (SELECT p.memory_id, p.weight, ${RATIO} AS ratio
-      FROM semantic_postings p JOIN semantic_docs d ON d.context_id = p.context_id AND d.memory_id = p.memory_id
-      WHERE p.context_id = ? AND p.term = ?) WHERE ratio >= ? AND ratio < ?`),
-  };
 }

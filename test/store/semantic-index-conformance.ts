@@ -94,6 +94,20 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
       );
       expect(await store.semantic.getLists('other', ['a'])).toEqual(new Map());
     }
+    if (store.semantic.getVectors) {
+      // The vectors alone, as getDocs has them, each with its list's entry bound (thresholds above).
+      const docs = await store.semantic.getDocs('ctx', ['c', 'a', 'b']);
+      const vectors = await store.semantic.getVectors('ctx', ['c', 'zz', 'a', 'b']);
+      expect(vectors).toEqual(
+        docs.map((doc) => ({
+          memoryId: doc.memoryId,
+          terms: doc.terms,
+          weights: doc.weights,
+          threshold: thresholds.get(doc.memoryId),
+        })),
+      );
+      expect(await store.semantic.getVectors('other', ['a'])).toEqual([]);
+    }
   });
 
   it('semantic: postings by weight, by ratio, and term bounds', async () => {
@@ -161,6 +175,20 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     await expect(
       store.semantic.writeDocs('ctx', { put: [doc('nope', { apple: 1 }, [])] }),
     ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    // A list for a memory without a document (deleted c) is refused, with or without entries, and the
+    // call writes nothing (d's list in the same call stays as it was).
+    const before = await store.semantic.getDocs('ctx', ['d']);
+    for (const neighbours of [[], [{ memoryId: 'd', score: 0.5 }]]) {
+      await expect(
+        store.semantic.writeDocs('ctx', {
+          lists: [
+            { memoryId: 'd', neighbours: [] },
+            { memoryId: 'c', neighbours },
+          ],
+        }),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.semantic.getDocs('ctx', ['d'])).toEqual(before);
+    }
     expect((await store.integrityCheck()).ok).toBe(true);
   });
 

@@ -46,6 +46,15 @@ describe('SemanticPostingsCache', () => {
     expect(a).toHaveLength(256);
     expect(cache.get('ctx', 'b', 256)).toBeUndefined();
     expect(cache.postings).toBe(256 + 5);
+    // A shorter top read is the kept list's prefix; nothing for a longer one or another term.
+    expect(cache.prefix('ctx', 'a', 32)).toEqual(a.slice(0, 32));
+    expect(cache.prefix('ctx', 'a', 300)).toBeUndefined();
+    expect(cache.prefix('ctx', 'c', 32)).toBeUndefined();
+    expect([cache.keeps('ctx', 'a'), cache.keeps('ctx', 'c'), cache.keeps('nope', 'a')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     cache.clearContext('ctx');
     expect(cache.get('ctx', 'a', 256)).toBeUndefined();
     expect(cache.get('other', 'a', 256)).toEqual(rows('a', 5));

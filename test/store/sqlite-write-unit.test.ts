@@ -122,15 +122,17 @@ describe('SQLite write unit, kept postings and list slots', () => {
       first.map((id) => withWeights(docOf(id))),
     );
     const top = 256;
-    const fresh = async (term: string): Promise<SemanticPosting[]> => {
+    const fresh = async (term: string, n = top): Promise<SemanticPosting[]> => {
       const reader = createSqliteStore(file, { readonly: true });
-      const rows = await reader.semantic.postings('ctx', term, { top });
+      const rows = await reader.semantic.postings('ctx', term, { top: n });
       await reader.close();
       return rows;
     };
     const check = async () => {
       for (const term of terms) {
         expect(await store.semantic.postings('ctx', term, { top })).toEqual(await fresh(term));
+        // A short top read is served from the kept long one: the same rows.
+        expect(await store.semantic.postings('ctx', term, { top: 32 })).toEqual(await fresh(term, 32));
       }
     };
     await check();

@@ -25,8 +25,6 @@ export interface InsertedChunk {
   put: SemanticDoc[];
   /** Stored lists the newcomers entered, as they are after the chunk. */
   lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }>;
-  /** The stored documents of those lists before the chunk. */
-  stored: Map<string, SemanticDoc>;
 }
 
 /**
@@ -39,7 +37,9 @@ export interface InsertedChunk {
  * enters the stored lists of its pool whose k-th entry it beats (neighbourhood reverse search,
  * docs/semantic-knn.md); entries are kept in memory, so a list entered by several newcomers is read once
  * and ends as the top-k of its old entries and every newcomer that beat its k-th at the time, which is the
- * top-k of the old list and all newcomers that score above its final k-th: order does not matter.
+ * top-k of the old list and all newcomers that score above its final k-th: order does not matter. A stored
+ * list is read only when the newcomer's score reaches its entry bound (listThreshold, with the vectors): a
+ * score below it cannot enter, and most pool members' lists are full with a higher k-th score.
  */
 export async function insertChunk(
   source: MemoKnnSource,
@@ -58,7 +58,9 @@ export async function insertChunk(
   }
   const put: SemanticDoc[] = [];
   const lists = new Map<string, SemanticNeighbour[]>();
-  const stored = new Map<string, SemanticDoc>();
+  const enter = (owner: string, list: readonly SemanticNeighbour[], id: string, score: number) => {
+    if (entersList(list, k, id, score)) lists.set(owner, insertIntoList(list, k, id, score));
+  };
   for (const [at, doc] of chunk.entries()) {
     const nearest = await exactTopK(source, doc, pool, df, [], search);
     const neighbours = [...nearest, ...among[at]!].sort(compareNeighbours).slice(0, k);
@@ -66,17 +68,16 @@ export async function insertChunk(
     // Scores are symmetric: the forward search already scored its pool.
     const scores = new Map(nearest.map((n) => [n.memoryId, n.score]));
     const candidates = options.reverse ? await options.reverse(doc) : [...scores.keys()];
-    for (const other of (await source.docs(candidates)).values()) {
-      const list = lists.get(other.memoryId) ?? other.neighbours;
-      const score = scores.get(other.memoryId) ?? pairScore(doc, other);
-      if (!entersList(list, k, doc.memoryId, score)) continue;
-      lists.set(other.memoryId, insertIntoList(list, k, doc.memoryId, score));
-      stored.set(other.memoryId, other);
+    // Each candidate's list is distinct, so the order they are entered in does not matter.
+    const unread: Array<{ id: string; score: number }> = [];
+    for (const [id, vector] of await source.vectors(candidates)) {
+      const score = scores.get(id) ?? pairScore(doc, vector);
+      const list = lists.get(id);
+      if (list) enter(id, list, doc.memoryId, score);
+      else if (score > 0 && !(score < (source.entryBound(id) ?? 0))) unread.push({ id, score });
     }
+    const stored = await source.lists(unread.map((entry) => entry.id));
+    for (const { id, score } of unread) enter(id, stored.get(id)!, doc.memoryId, score);
   }
-  return {
-    put,
-    lists: [...lists].map(([memoryId, neighbours]) => ({ memoryId, neighbours })),
-    stored,
-  };
+  return { put, lists: [...lists].map(([memoryId, neighbours]) => ({ memoryId, neighbours })) };
 }

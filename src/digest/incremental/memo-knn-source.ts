@@ -1,15 +1,28 @@
-import type { SemanticDoc, SemanticPosting, SemanticTermBound } from '../../store/semantic-index-spec.ts';
+import type {
+  SemanticDoc,
+  SemanticNeighbour,
+  SemanticPosting,
+  SemanticTermBound,
+  SemanticVector,
+} from '../../store/semantic-index-spec.ts';
 import type { KnnSource } from './exact-top-k-search.ts';
+import type { SparseDoc } from './frozen-tfidf.ts';
 
 /**
- * A KnnSource that reads each term bound, posting window and document once: the forward searches of one
+ * A KnnSource that reads each term bound, posting window, vector and list once: the forward searches of one
  * batch of newcomers run against an index that does not change until the batch is written, and they share
- * most of their reads (common terms, the heaviest postings, the same neighbourhoods). `docs` also serves
- * the reverse step (the lists of pool members) without reading them again.
+ * most of their reads (common terms, the heaviest postings, the same neighbourhoods). `lists` serves the
+ * reverse step (the lists of pool members); with `getVectors` candidates are read without their lists, and
+ * `entryBound` says which lists a newcomer's score cannot enter, so those are never read.
  */
 export interface MemoKnnSource extends KnnSource {
-  /** Whole documents (vector and list) by id, read through the cache. */
-  docs(ids: readonly string[]): Promise<Map<string, SemanticDoc>>;
+  /** Stored lists by id (documents without one map to []), read through the cache. */
+  lists(ids: readonly string[]): Promise<Map<string, readonly SemanticNeighbour[]>>;
+  /**
+   * The entry bound (listThreshold) of a stored list whose vector was read, when the source gives it: a
+   * score below it cannot enter the list. Undefined otherwise (read the list to decide).
+   */
+  entryBound(id: string): number | undefined;
 }
 
 export function memoKnnSource(read: {
@@ -18,13 +31,24 @@ export function memoKnnSource(read: {
   /** Passed through (memoised with `postings`' top reads) when the source has it. */
   topPostings?: KnnSource['topPostings'];
   getDocs(ids: readonly string[]): Promise<SemanticDoc[]>;
+  /** Vectors without lists (SemanticIndexStore.getVectors), when the source has it. */
+  getVectors?: ((ids: readonly string[]) => Promise<SemanticVector[]>) | undefined;
+  /**
+   * Terms whose first weight window reads their whole list instead (later windows then read nothing): the
+   * short lists of rare terms, which the forward search's first cutoff already reads to the end nearly
+   * always, and whose deeper windows were each one more statement that found nothing (~5 per newcomer).
+   */
+  wholeList?: ((term: string) => boolean) | undefined;
 }): MemoKnnSource {
   // Keyed by whether maxRatio was asked for (without it, a backend may give Infinity).
   const bounds = [new Map<string, SemanticTermBound | null>(), new Map<string, SemanticTermBound | null>()];
   const postings = new Map<string, Promise<readonly SemanticPosting[]>>();
   const docs = new Map<string, SemanticDoc | null>();
-  const prefixes = new PostingPrefixes((term, minWeight, below) =>
-    read.postings(term, below === undefined ? { minWeight } : { minWeight, below }),
+  const vectors = new Map<string, SemanticVector | null>();
+  const prefixes = new PostingPrefixes(
+    (term, minWeight, below) =>
+      read.postings(term, below === undefined ? { minWeight } : { minWeight, below }),
+    read.wholeList ?? (() => false),
   );
   const readDocs = async (ids: readonly string[]): Promise<Map<string, SemanticDoc>> => {
     const missing = [...new Set(ids)].filter((id) => !docs.has(id));
@@ -36,6 +60,21 @@ export function memoKnnSource(read: {
     for (const id of ids) {
       const doc = docs.get(id);
       if (doc) out.set(id, doc);
+    }
+    return out;
+  };
+  const getVectors = read.getVectors;
+  const readVectors = async (ids: readonly string[]): Promise<Map<string, SparseDoc>> => {
+    if (!getVectors) return readDocs(ids);
+    const missing = [...new Set(ids)].filter((id) => !vectors.has(id));
+    if (missing.length > 0) {
+      for (const id of missing) vectors.set(id, null);
+      for (const vector of await getVectors(missing)) vectors.set(vector.memoryId, vector);
+    }
+    const out = new Map<string, SparseDoc>();
+    for (const id of ids) {
+      const vector = vectors.get(id);
+      if (vector) out.set(id, vector);
     }
     return out;
   };
@@ -89,8 +128,13 @@ export function memoKnnSource(read: {
       };
       return 'top' in filter ? prefixes.top(term, filter.top, memo) : memo();
     },
-    vectors: readDocs,
-    docs: readDocs,
+    vectors: readVectors,
+    // Whole documents (few: the lists a newcomer's score may enter); getLists stays the edge sync's read.
+    async lists(ids) {
+      const found = await readDocs(ids);
+      return new Map(ids.map((id) => [id, found.get(id)?.neighbours ?? []]));
+    },
+    entryBound: (id) => vectors.get(id)?.threshold,
   };
 }
 
@@ -110,6 +154,7 @@ class PostingPrefixes {
       minWeight: number,
       below: number | undefined,
     ) => Promise<readonly SemanticPosting[]>,
+    private readonly wholeList: (term: string) => boolean,
   ) {}
 
   /** `postings(term, { minWeight, below })`. */
@@ -119,7 +164,11 @@ class PostingPrefixes {
     const next = (async () => {
       const prefix = previous ? await previous : undefined;
       if (prefix && minWeight >= prefix.floor) return prefix;
-      if (!prefix) return { rows: [...(await this.load(term, minWeight, undefined))], floor: minWeight };
+      if (!prefix) {
+        // Weights are positive: a read from 0 holds the whole list, and every later window is a slice.
+        const floor = this.wholeList(term) ? Math.min(0, minWeight) : minWeight;
+        return { rows: [...(await this.load(term, floor, undefined))], floor };
+      }
       const deeper = await this.load(term, minWeight, prefix.floor);
       return { rows: [...prefix.rows, ...deeper], floor: minWeight };
     })();

@@ -12,7 +12,11 @@ export function storeKnnSource(index: SemanticIndexStore, contextId: string): Kn
       : { topPostings: (terms, n) => index.topPostings!(contextId, terms, n) }),
     async vectors(ids) {
       const out = new Map<string, SparseDoc>();
-      for (const doc of await index.getDocs(contextId, ids)) out.set(doc.memoryId, doc);
+      // Without the lists where the backend can (a search scores vectors only).
+      const docs = index.getVectors
+        ? await index.getVectors(contextId, ids)
+        : await index.getDocs(contextId, ids);
+      for (const doc of docs) out.set(doc.memoryId, doc);
       return out;
     },
   };

@@ -61,6 +61,14 @@ export const MAX_POSTINGS_PER_TERM = 1024;
  */
 export const INSERT_CHUNK = 256;
 
+/**
+ * Terms in at most this many documents at the snapshot have their whole posting list read by a chunk's
+ * first window on them (memoKnnSource `wholeList`): at 100k (one add-100, 50 add-1) the first window of
+ * every such term read its whole list anyway, and the ~5 deeper windows per newcomer found nothing.
+ * Longer lists are the truncated ones (MAX_POSTINGS_PER_TERM) or, in exact mode, read by windows.
+ */
+export const WHOLE_LIST_DF = 1024;
+
 /** Lists checked per newcomer in 'neighbourhood' mode: its nearest max(k, REVERSE_POOL_FACTOR * k). */
 export const REVERSE_POOL_FACTOR = 4;
 
@@ -227,6 +235,9 @@ export async function updateSemanticKnn(
       postings: source.postings,
       topPostings: source.topPostings,
       getDocs: (ids) => index.getDocs(contextId, ids),
+      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
+      // Lists short at the snapshot (not truncated; the searches read their first window to the end anyway).
+      wholeList: (term) => (df.get(term) ?? 0) <= WHOLE_LIST_DF,
     });
     const inserted = await insertChunk(cached, chunk, {
       k,
@@ -237,9 +248,10 @@ export async function updateSemanticKnn(
     });
     result.listsChanged += inserted.lists.length;
     for (const doc of inserted.put) known.set(doc.memoryId, doc);
-    for (const list of inserted.lists) {
-      touched.add(list.memoryId);
-      known.set(list.memoryId, { ...inserted.stored.get(list.memoryId)!, neighbours: list.neighbours });
+    // The edge sync reads only lists.
+    for (const { memoryId, neighbours } of inserted.lists) {
+      touched.add(memoryId);
+      known.set(memoryId, { memoryId, terms: [], weights: [], neighbours });
     }
     const writing = index.writeDocs(contextId, { put: inserted.put, lists: inserted.lists });
     if (at + INSERT_CHUNK >= toAdd.length) {
