@@ -8,7 +8,8 @@
  * from the timeline (`--every` seconds, stderr). The machine's 1-minute load average is printed with it.
  * Run as `node --expose-gc --import tsx bench/bulk-memory-probe.ts ...` to also get the heap after a full GC
  * at the end (what the store keeps vs the garbage the import left). `--base FILE` keeps the records-only
- * archive in FILE (written on first use, copied on later runs) so runs compare the rebuild alone.
+ * archive in FILE (written on first use, copied on later runs) so runs compare the rebuild alone; `--live`
+ * prints each sample at once (the peak is in the rebuild's first minute: the run can be stopped after it).
  */
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -45,10 +46,13 @@ const sampler = new Worker(
     const rss = process.memoryUsage.rss();
     const p = Atomics.load(phase, 0);
     peaks[p] = Math.max(peaks[p] ?? 0, rss);
-    timeline.push(Math.round((Date.now() - started) / 1000) + 's phase ' + p + ' rss ' + Math.round(rss / 1048576));
+    const line = Math.round((Date.now() - started) / 1000) + 's phase ' + p + ' rss ' + Math.round(rss / 1048576);
+    // --live: written at once (fs.writeSync: this worker's process.stderr would wait for the busy main thread).
+    if (workerData.live) require('node:fs').writeSync(2, line + '\\n');
+    else timeline.push(line);
   }, workerData.every);
   parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage({ peaks, timeline }); });`,
-  { eval: true, workerData: { shared: shared.buffer, every } },
+  { eval: true, workerData: { shared: shared.buffer, every, live: args.includes('--live') } },
 );
 const samples = (): Promise<{ peaks: Record<number, number>; timeline: string[] }> =>
   new Promise((resolve) => {
