@@ -2,12 +2,7 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import {
-  type MemoryEdge,
-  type RelationType,
-  SCHEMA_RELATION_TYPES,
-  type SchemaRelationType,
-} from '../types/relation.ts';
+import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
 import { compactSemantic } from './incremental/compact-semantic.ts';
 import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
@@ -20,6 +15,8 @@ import type { RecordPair } from './relations/record-pair.ts';
 import { sameRecordPairs } from './relations/same-record.ts';
 import { sameRoundPairs } from './relations/same-round.ts';
 import { supersedesPairs } from './relations/supersedes.ts';
+import { semanticText } from './semantic/semantic-text.ts';
+import type { TfidfDocument } from './semantic/tfidf-space.ts';
 
 export interface BuildRelationsOptions {
   /** Dense embeddings for semantic_knn; without one (or when it fails) the offline tfidf space is used. */
@@ -94,13 +91,26 @@ export async function buildRelations(
   let records: MemoryRecord[] | undefined = await loadRecords(store, contextId);
   lap('load');
 
-  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, schemaEdges(contextId, records, lap));
+  const merger = new RelationEdgeMerger();
+  for (const [type, compute] of SCHEMA_RELATIONS) {
+    // Each type's pair list is garbage once merged, before the next type is computed.
+    merger.addSchema(type, compute(records));
+    lap(type);
+  }
+  // Without an embedding model the rest reads only each record's id and semantic text: the records (~1/3 of
+  // the heap at 1M memories) are dropped before the schema edges are built and written.
+  let documents: TfidfDocument[] | undefined;
+  if (!options.embedding) {
+    documents = records.map((record) => ({ id: record.id, text: semanticText(record) }));
+    records = undefined;
+  }
+  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, merger.edges(contextId));
   lap('write');
   await options.afterStep?.('write');
 
   let semanticSpace = 'tfidf';
   if (options.embedding) {
-    const embedded = await embedViews(store, contextId, records, options.embedding);
+    const embedded = await embedViews(store, contextId, records!, options.embedding);
     if (embedded.ok) {
       await store.putVectors(
         contextId,
@@ -121,12 +131,22 @@ export async function buildRelations(
   if (semanticSpace === 'tfidf') {
     await compactSemantic(store, contextId, {
       k,
-      // Handed over, not shared: the records can be collected once the TF-IDF space is built.
-      records: () => {
-        const all = records!;
-        records = undefined;
-        return all;
-      },
+      // Handed over, not shared: they can be collected once the TF-IDF space is built.
+      ...(documents === undefined
+        ? {
+            records: () => {
+              const all = records!;
+              records = undefined;
+              return all;
+            },
+          }
+        : {
+            documents: () => {
+              const all = documents!;
+              documents = undefined;
+              return all;
+            },
+          }),
       method: options.knn ?? 'exact',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
     });
@@ -134,18 +154,4 @@ export async function buildRelations(
   lap('semantic_knn');
   seconds.total = (performance.now() - started) / 1000;
   return { counts: await store.countEdges(contextId), seconds, semanticSpace, warnings };
-}
-
-/** Every schema relation's edges, one type at a time: each type's pairs are garbage once merged. */
-function schemaEdges(
-  contextId: string,
-  records: readonly MemoryRecord[],
-  lap: (step: string) => void,
-): MemoryEdge[] {
-  const merger = new RelationEdgeMerger();
-  for (const [type, compute] of SCHEMA_RELATIONS) {
-    merger.addSchema(type, compute(records));
-    lap(type);
-  }
-  return merger.edges(contextId);
 }

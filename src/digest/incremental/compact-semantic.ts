@@ -5,7 +5,7 @@ import { compareStrings } from '../../store/store-rules.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
-import { buildTfidfSpace } from '../semantic/tfidf-space.ts';
+import { buildTfidfSpace, type TfidfDocument, TfidfSpace } from '../semantic/tfidf-space.ts';
 import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
 import { boundedKnnLists } from './bounded-knn-lists.ts';
 import { exactKnnLists } from './exact-knn-lists.ts';
@@ -28,6 +28,11 @@ export interface CompactSemanticOptions {
    * space is built (at 1M memories they are most of the heap; the kNN pass does not need them).
    */
   records?: readonly MemoryRecord[] | (() => readonly MemoryRecord[]);
+  /**
+   * Instead of `records`: every record's id and `semanticText`, handed over (the array is sorted in place and
+   * dropped). All the space reads from a record, so the records themselves can be collected earlier.
+   */
+  documents?: () => TfidfDocument[];
   /**
    * 'exact' (default: explicit maintenance, small contexts): exactKnnLists. 'auto' (automatic rebuilds:
    * bulk imports, recovery): the bounded pass from `approximateFrom` memories on, marked approximate.
@@ -65,13 +70,16 @@ export async function compactSemantic(
   // A caller that already holds every record (buildRelations) passes them: at 1M memories a second copy
   // would double the peak memory. Sorted by id here (the rebuild's order), not in the caller's array.
   // No local keeps them: once the space is built they are garbage.
-  const space = buildTfidfSpace(
-    sortedById(
-      typeof options.records === 'function'
-        ? options.records()
-        : (options.records ?? (await loadRecords(store, contextId))),
-    ),
-  );
+  const space =
+    options.documents !== undefined
+      ? new TfidfSpace(options.documents().sort((x, y) => compareStrings(x.id, y.id)))
+      : buildTfidfSpace(
+          sortedById(
+            typeof options.records === 'function'
+              ? options.records()
+              : (options.records ?? (await loadRecords(store, contextId))),
+          ),
+        );
   const approximate =
     options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
   const lists = approximate ? boundedKnnLists(space, k) : exactKnnLists(space, k);

@@ -195,27 +195,31 @@ export function detectedTarget(
 export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const out = new PairSet();
   const ids = new Set(records.map((record) => record.id));
-  // Per thread only the last `window` facts are kept (a newer memory is compared with no more), so a
-  // 1M-memory rebuild does not hold the facts of every memory at once (~1 GB there). Detections are kept
-  // per thread and added after the explicit pairs, in thread order: the same pairs in the same order.
-  const threads = new Map<string, { recent: SupersessionFacts[]; detected: Array<[string, string]> }>();
+  // Threads are walked one at a time, so only one thread's last `window` facts are alive: keeping them for
+  // every thread at once was ~200 MB at 1M memories (42k sessions x 8 facts). Explicit pairs come first in
+  // (sequence, id) order, then each thread's detections in order of its first memory: the same pairs in the
+  // same order as a single pass keeping every thread's recent facts.
+  const threads = new Map<string, MemoryRecord[]>();
   for (const record of [...records].sort(compareBySequence)) {
-    const facts = supersessionFacts(record);
-    for (const id of facts.explicit) if (ids.has(id)) out.add(record.id, id);
-    if (facts.thread === undefined) continue;
-    let thread = threads.get(facts.thread);
-    if (!thread) {
-      thread = { recent: [], detected: [] };
-      threads.set(facts.thread, thread);
-    }
-    if (thread.recent.length > 0) {
-      const target = detectedTarget(facts, [...thread.recent].reverse());
-      if (target !== undefined) thread.detected.push([facts.id, target]);
-    }
-    thread.recent.push(facts);
-    if (thread.recent.length > SUPERSEDES_RULE.window) thread.recent.shift();
+    for (const id of explicitSupersedes(record)) if (ids.has(id)) out.add(record.id, id);
+    const thread = supersessionThread(record);
+    if (thread === undefined) continue;
+    const members = threads.get(thread);
+    if (members) members.push(record);
+    else threads.set(thread, [record]);
   }
-  for (const { detected } of threads.values()) for (const [x, y] of detected) out.add(x, y);
+  for (const members of threads.values()) {
+    const recent: SupersessionFacts[] = [];
+    for (const record of members) {
+      const facts = supersessionFacts(record);
+      if (recent.length > 0) {
+        const target = detectedTarget(facts, [...recent].reverse());
+        if (target !== undefined) out.add(facts.id, target);
+      }
+      recent.push(facts);
+      if (recent.length > SUPERSEDES_RULE.window) recent.shift();
+    }
+  }
   return out.pairs;
 }
 

@@ -98,6 +98,29 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
     }
   });
 
+  it('compaction from handed-over documents (id, semantic text) equals compaction from the records', async () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const random = mulberry32(seed);
+      const records = Array.from({ length: 5 + Math.floor(random() * 40) }, (_, i) =>
+        record(`m${String(Math.floor(random() * 1e6)).padStart(6, '0')}-${i}`, randomText(random), i),
+      );
+      const [fromRecords, fromDocuments] = [await open(), await open()];
+      await put(fromRecords, records);
+      await put(fromDocuments, records);
+      await compactSemantic(fromRecords, 'ctx', { k: 3 });
+      // In (sequence) order, not id order: compaction sorts what it is handed.
+      const documents = records.map((r) => ({ id: r.id, text: semanticText(r) }));
+      await compactSemantic(fromDocuments, 'ctx', { k: 3, documents: () => documents });
+      const ids = records.map((r) => r.id);
+      expect(await semanticEdges(fromDocuments, ids)).toEqual(await semanticEdges(fromRecords, ids));
+      expect(await fromDocuments.semantic.getDocs('ctx', ids)).toEqual(
+        await fromRecords.semantic.getDocs('ctx', ids),
+      );
+      await fromRecords.close();
+      await fromDocuments.close();
+    }
+  });
+
   it('incremental adds, updates and deletes equal an exact kNN under the same frozen snapshot', async () => {
     for (let seed = 100; seed < 108; seed++) {
       const random = mulberry32(seed);

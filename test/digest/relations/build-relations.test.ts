@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { buildRelations } from '../../../src/digest/build-relations.ts';
-import { mergeRelationEdges } from '../../../src/digest/relations/merge-relation-edges.ts';
+import {
+  mergeRelationEdges,
+  RelationEdgeMerger,
+} from '../../../src/digest/relations/merge-relation-edges.ts';
+import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import type { EmbeddingInput, EmbeddingModel } from '../../../src/providers/model-spec.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
-import { type RelationType, SCHEMA_RELATION_TYPES } from '../../../src/types/relation.ts';
+import {
+  edgeStrength,
+  RELATION_TYPES,
+  type RelationType,
+  SCHEMA_RELATION_TYPES,
+} from '../../../src/types/relation.ts';
 import type { MemoryView } from '../../../src/types/view.ts';
 import { makeEmail, makePhoto, makeRecord } from './make-record.ts';
 
@@ -37,6 +46,52 @@ describe('mergeRelationEdges', () => {
       { contextId: 'ctx', a: 'b', b: 'c', types: ['consecutive_turn'], strength: 0.99 },
       { contextId: 'ctx', a: 'c', b: 'd', types: ['semantic_knn'], strength: 0.3, similarity: 0.3 },
     ]);
+  });
+});
+
+describe('RelationEdgeMerger', () => {
+  it('merges random pairs (repeats, both orientations, self-pairs) as a per-pair string map does', () => {
+    const random = mulberry32(3);
+    const id = () => `m${Math.floor(random() * 60)}${random() < 0.3 ? 'x' : ''}`;
+    const types = ['same_round', 'consecutive_turn', 'supersedes'] as const;
+    const expected = new Map<string, { types: Set<RelationType>; similarity?: number }>();
+    const merger = new RelationEdgeMerger();
+    for (const type of types) {
+      const pairs = Array.from({ length: 400 }, () => [id(), id()] as const);
+      merger.addSchema(type, pairs);
+      for (const [x, y] of pairs) {
+        if (x === y) continue;
+        const key = x < y ? `${x}|${y}` : `${y}|${x}`;
+        const entry = expected.get(key) ?? { types: new Set() };
+        entry.types.add(type);
+        expected.set(key, entry);
+      }
+    }
+    const semantic = Array.from({ length: 300 }, () => ({ a: id(), b: id(), similarity: random() }));
+    merger.addSemantic(semantic);
+    for (const { a, b, similarity } of semantic) {
+      if (a === b) continue;
+      const key = a < b ? `${a}|${b}` : `${b}|${a}`;
+      const entry = expected.get(key) ?? { types: new Set() };
+      entry.types.add('semantic_knn');
+      entry.similarity = similarity;
+      expected.set(key, entry);
+    }
+    const edges = merger.edges('ctx');
+    expect(edges.map((e) => `${e.a}|${e.b}`)).toEqual(
+      [...expected.keys()].sort((x, y) => {
+        const [xa, xb] = x.split('|') as [string, string];
+        const [ya, yb] = y.split('|') as [string, string];
+        return xa < ya ? -1 : xa > ya ? 1 : xb < yb ? -1 : xb > yb ? 1 : 0;
+      }),
+    );
+    for (const edge of edges) {
+      const entry = expected.get(`${edge.a}|${edge.b}`)!;
+      expect(edge.types).toEqual(RELATION_TYPES.filter((type) => entry.types.has(type)));
+      expect(edge.similarity).toBe(entry.similarity);
+      expect(edge.strength).toBe(edgeStrength(edge.types, entry.similarity));
+    }
+    expect(merger.edges('ctx')).toEqual([]);
   });
 });
 

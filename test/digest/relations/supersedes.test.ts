@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { compareBySequence, orderedPair } from '../../../src/digest/relations/record-pair.ts';
 import {
+  detectedTarget,
   revises,
   SUPERSEDES_RULE,
+  type SupersessionFacts,
   slotValues,
   supersedesPairs,
   supersessionFacts,
   supersessionOrder,
   supersessionThread,
 } from '../../../src/digest/relations/supersedes.ts';
+import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
+import type { MemoryRecord } from '../../../src/types/memory-record.ts';
 import { makeEmail, makeRecord, pairKeys } from './make-record.ts';
 
 const note = (id: string, sequence: number, text: string, extra = {}) =>
@@ -98,6 +103,58 @@ describe('supersedes: detection rule', () => {
     ];
     expect(pairKeys(supersedesPairs(records))).toEqual(['v2|x']);
     expect(supersessionOrder(records[1]!, records[2]!).newer.id).toBe('v2');
+  });
+
+  it('walking one thread at a time gives the pairs, in order, of one pass over all threads at once', () => {
+    const key = ([a, b]: readonly [string, string]) => `${a}|${b}`;
+    // The single pass the rule made before it grouped by thread (every thread's last `window` facts alive).
+    const singlePass = (records: readonly MemoryRecord[]): string[] => {
+      const ids = new Set(records.map((record) => record.id));
+      const explicit: string[] = [];
+      const threads = new Map<string, { recent: SupersessionFacts[]; detected: string[] }>();
+      for (const record of [...records].sort(compareBySequence)) {
+        const facts = supersessionFacts(record);
+        for (const id of facts.explicit) if (ids.has(id)) explicit.push(key(orderedPair(record.id, id)));
+        if (facts.thread === undefined) continue;
+        const thread = threads.get(facts.thread) ?? { recent: [], detected: [] };
+        threads.set(facts.thread, thread);
+        const target = detectedTarget(facts, [...thread.recent].reverse());
+        if (target !== undefined) thread.detected.push(key(orderedPair(facts.id, target)));
+        thread.recent.push(facts);
+        if (thread.recent.length > SUPERSEDES_RULE.window) thread.recent.shift();
+      }
+      const out = [...explicit, ...[...threads.values()].flatMap((thread) => thread.detected)];
+      return out.filter((key, i) => out.indexOf(key) === i);
+    };
+    const random = mulberry32(7);
+    const texts = [
+      'Dentist appointment on Monday June 3 at 9:00',
+      'Update: dentist appointment moved to Tuesday June 4',
+      'Actually the dentist appointment is at 10am on Friday',
+      'Team dinner at 7pm at Rosa',
+      'Correction: team dinner is at 8pm',
+      'Maya works at Acme Robotics',
+      'Maya no longer works at Acme Robotics',
+      'Bought oat milk and coffee',
+    ];
+    for (let round = 0; round < 20; round++) {
+      // Interleaved threads, repeated sequence numbers, explicit lists to present and missing ids.
+      const records = Array.from({ length: 60 }, (_, i) =>
+        note(
+          `n${Math.floor(random() * 1000)}-${i}`,
+          Math.floor(random() * 40),
+          texts[Math.floor(random() * 8)]!,
+          {
+            sessionId: `s${Math.floor(random() * 4)}`,
+            ...(random() < 0.2 ? { kind: 'photo' as const } : {}),
+            ...(random() < 0.1
+              ? { supersedes: [`n${Math.floor(random() * 1000)}-${i - 1}`, 'missing'] }
+              : {}),
+          },
+        ),
+      );
+      expect(supersedesPairs(records).map(key)).toEqual(singlePass(records));
+    }
   });
 
   it('threads: session, mail thread root, run, the unthreaded stream; none for photos', () => {
