@@ -19,6 +19,7 @@ import { ingestItems } from '../src/digest/ingest.ts';
 import { updateRelations } from '../src/digest/update-relations.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
+import { parseCount } from './support/probe-args.ts';
 import { chatArchive } from './support/realistic-chat.ts';
 
 const args = process.argv.slice(2);
@@ -27,7 +28,7 @@ const flag = (name: string): string | undefined => {
   return at >= 0 ? args[at + 1] : undefined;
 };
 const sizeText = flag('--size') ?? '60k';
-const size = Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1);
+const size = parseCount(sizeText);
 const every = Number(flag('--every') ?? 1) * 1000;
 const base = flag('--base');
 

@@ -18,16 +18,12 @@ import type { IngestReport } from '../src/digest/ingest-report.ts';
 import type { Graphmemix } from '../src/graphmemix-api.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import type { ArchiveStore } from '../src/store/archive-store-spec.ts';
+import { parseCount, probeFlags } from './support/probe-args.ts';
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const at = args.indexOf(`--${name}`);
-  return at < 0 ? fallback : args[at + 1]!;
-};
+const flag = probeFlags(args);
 const sizeText = flag('size', '10k');
-const size = Math.round(
-  Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1),
-);
+const size = parseCount(sizeText);
 const file = flag('db', `/tmp/graphmemix-ingest-${sizeText}.db`);
 const checkout = resolve(flag('checkout', resolve(import.meta.dirname, '..')));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;

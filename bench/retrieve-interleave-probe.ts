@@ -16,6 +16,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Graphmemix } from '../src/graphmemix-api.ts';
 import type { RetrievalResult } from '../src/pipeline/retrieval-result.ts';
+import { parseCount } from './support/probe-args.ts';
 
 interface Side {
   checkout: string;
@@ -31,9 +32,7 @@ const sizeText = at < 0 ? '10k' : args[at + 1]!;
 const [db, queriesText, ...checkouts] = at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
 if (!db || checkouts.length !== 2)
   throw new Error('usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]');
-const size = Math.round(
-  Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1),
-);
+const size = parseCount(sizeText);
 const queries = Number(queriesText);
 const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic-chat.ts`)) as {
   chatQuestions(

@@ -15,17 +15,13 @@ import { loadavg } from 'node:os';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { parseCount, probeFlags } from './support/probe-args.ts';
 import { chatArchive, chatQuestions } from './support/realistic-chat.ts';
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const at = args.indexOf(`--${name}`);
-  return at < 0 ? fallback : args[at + 1]!;
-};
+const flag = probeFlags(args);
 const sizeText = flag('size', '10k');
-const size = Math.round(
-  Number.parseFloat(sizeText) * (/k$/i.test(sizeText) ? 1e3 : /m$/i.test(sizeText) ? 1e6 : 1),
-);
+const size = parseCount(sizeText);
 const file = flag('db', `/tmp/graphmemix-probe-${sizeText}.db`);
 const queries = Number(flag('queries', '200'));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;

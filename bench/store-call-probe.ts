@@ -9,13 +9,11 @@
 import { loadavg } from 'node:os';
 import Database from 'better-sqlite3';
 import { openGraphmemix } from '../src/graphmemix.ts';
+import { probeFlags } from './support/probe-args.ts';
 import { chatQuestions } from './support/realistic-chat.ts';
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const at = args.indexOf(`--${name}`);
-  return at < 0 ? fallback : args[at + 1]!;
-};
+const flag = probeFlags(args);
 const file = flag('db', '/tmp/graphmemix-probe-10k.db');
 const queries = Number(flag('queries', '300'));
 const size = Number(flag('size-count', '10000'));
