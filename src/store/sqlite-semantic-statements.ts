@@ -7,8 +7,50 @@ export const OPEN_RATIO = 1e308;
 /** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
 const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO} END`;
 
+/** The semantic index's prepared statements (named, so that the declaration build can write this type). */
+type StatementName =
+  | 'dataVersion'
+  | 'getSnapshot'
+  | 'upsertSnapshot'
+  | 'thresholds'
+  | 'otherDocuments'
+  | 'bulkIndexes'
+  | 'addChanges'
+  | 'dfIn'
+  | 'insertDf'
+  | 'clearDf'
+  | 'clearDocs'
+  | 'clearPostings'
+  | 'clearNeighbours'
+  | 'getDoc'
+  | 'insertDoc'
+  | 'setThreshold'
+  | 'deleteDoc'
+  | 'docsIn'
+  | 'postingsIn'
+  | 'neighboursIn'
+  | 'deletePostings'
+  | 'insertNeighbour'
+  | 'deleteNeighbours'
+  | 'listRows'
+  | 'setNeighbour'
+  | 'setNeighbourScore'
+  | 'deleteNeighbour'
+  | 'referrers'
+  | 'maxWeight'
+  | 'maxRatio'
+  | 'topPostings'
+  | 'postingsAboveWeight'
+  | 'postingsAboveRatio';
+
+/** What prepareSemanticStatements returns: the statements, and the two multi-row writers. */
+export type SemanticStatements = Record<StatementName, Database.Statement> & {
+  insertPostings: (values: readonly unknown[], rows: number) => void;
+  insertNeighbours: (values: readonly unknown[], rows: number) => void;
+};
+
 /** The statements of the SQLite semantic index (sqlite-semantic-index.ts), prepared on first use. */
-export function prepareSemanticStatements(db: Database.Database) {
+export function prepareSemanticStatements(db: Database.Database): SemanticStatements {
   const p = (sql: string) => db.prepare(sql);
   return {
     dataVersion: p('PRAGMA data_version').pluck(),
