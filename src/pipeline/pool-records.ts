@@ -1,4 +1,5 @@
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
+import { BoundedMap, memoryKey } from '../store/sqlite-read-cache.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 
 /**
@@ -14,39 +15,16 @@ import type { MemoryRecord } from '../types/memory-record.ts';
  * evidence copies what it shows). Bounded by an estimate of their bytes; the oldest go first.
  */
 const RECORD_BYTES = 32 * 1024 * 1024;
-/** Share of the budget an eviction leaves: batches amortise the walk. */
-const EVICT_TO = 0.875;
-
-interface Entry {
-  record: MemoryRecord;
-  bytes: number;
-}
 
 class RecordCache {
   generation = '';
-  bytes = 0;
-  readonly entries = new Map<string, Entry>();
+  // Twice the record: the verifiers' texts memoised on it are about its text again.
+  readonly records = new BoundedMap<MemoryRecord>(RECORD_BYTES, (record) => 2 * approximateBytes(record));
 
   validate(generation: string): void {
     if (generation === this.generation) return;
-    this.entries.clear();
-    this.bytes = 0;
+    this.records.clear();
     this.generation = generation;
-  }
-
-  add(key: string, record: MemoryRecord): void {
-    if (this.entries.has(key)) return;
-    // Twice the record: the verifiers' texts memoised on it are about its text again.
-    const bytes = 2 * approximateBytes(record) + 2 * key.length;
-    if (bytes > RECORD_BYTES / 64) return;
-    this.entries.set(key, { record, bytes });
-    this.bytes += bytes;
-    if (this.bytes <= RECORD_BYTES) return;
-    for (const [old, entry] of this.entries) {
-      if (this.bytes <= RECORD_BYTES * EVICT_TO) break;
-      this.entries.delete(old);
-      this.bytes -= entry.bytes;
-    }
   }
 }
 
@@ -66,19 +44,18 @@ export async function poolRecords(
     caches.set(store, cache);
   }
   cache.validate(generation);
-  const prefix = `${contextId.length}:${contextId}`;
   const found = new Map<string, MemoryRecord>();
   const missing: string[] = [];
   for (const id of ids) {
-    const hit = cache.entries.get(prefix + id);
-    if (hit) found.set(id, hit.record);
+    const hit = cache.records.get(memoryKey(contextId, id));
+    if (hit) found.set(id, hit);
     else missing.push(id);
   }
   if (missing.length > 0) {
     for (const record of await store.getMemories(contextId, missing)) {
       found.set(record.id, record);
       // A write may have landed during the read: the next call's generation differs and drops this entry.
-      cache.add(prefix + record.id, record);
+      cache.records.set(memoryKey(contextId, record.id), record);
     }
   }
   return ids.flatMap((id) => {

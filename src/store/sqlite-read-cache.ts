@@ -49,9 +49,12 @@ export function memoryKey(contextId: string, memoryId: string): string {
   return `${contextId.length}:${contextId}${memoryId}`;
 }
 
-/** A Map bounded by an estimate of its values' bytes (keys counted too), evicting in insertion order. */
+/**
+ * A Map bounded by an estimate of its values' bytes (keys counted too), evicting in insertion order. Each
+ * entry keeps its estimate, so an eviction does not measure the value again.
+ */
 export class BoundedMap<T> {
-  private readonly entries = new Map<string, T>();
+  private readonly entries = new Map<string, { value: T; bytes: number }>();
   private bytes = 0;
 
   constructor(
@@ -60,14 +63,14 @@ export class BoundedMap<T> {
   ) {}
 
   get(key: string): T | undefined {
-    return this.entries.get(key);
+    return this.entries.get(key)?.value;
   }
 
   set(key: string, value: T): void {
     if (this.entries.has(key)) return;
     const bytes = this.sizeOf(value) + 2 * key.length;
     if (bytes > this.budget / 64) return;
-    this.entries.set(key, value);
+    this.entries.set(key, { value, bytes });
     this.bytes += bytes;
     if (this.bytes > this.budget) this.evict();
   }
@@ -83,10 +86,10 @@ export class BoundedMap<T> {
 
   private evict(): void {
     const target = this.budget * EVICT_TO;
-    for (const [key, value] of this.entries) {
+    for (const [key, entry] of this.entries) {
       if (this.bytes <= target) break;
       this.entries.delete(key);
-      this.bytes -= this.sizeOf(value) + 2 * key.length;
+      this.bytes -= entry.bytes;
     }
   }
 }
