@@ -36,6 +36,11 @@ import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SemanticPostingsCache } from './semantic-postings-cache.ts';
+import {
+  type CheckpointerOptions,
+  SqliteCheckpointer,
+  WRITER_CHECKPOINT_FRAMES,
+} from './sqlite-checkpointer.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { type EdgeRow, memoryKey, SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
@@ -71,6 +76,11 @@ export function createSqliteStore(
     readonly?: boolean;
     /** The persistent approximate vector index (tests: a lower threshold, a missing package). */
     ann?: { threshold?: number; load?: () => Promise<OptionalPackage<'usearch'>> };
+    /**
+     * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
+     * (default BACKGROUND_CHECKPOINT_FROM_BYTES); false: none (the writer checkpoints in its commits).
+     */
+    checkpointer?: CheckpointerOptions | false;
   } = {},
 ): ArchiveStore {
   let db: Database.Database;
@@ -127,6 +137,8 @@ class SqliteStore implements ArchiveStore {
   private readonly readTransaction: <T>(work: () => T) => T;
 
   private readonly ann: UsearchVectorIndexes;
+  /** Copies the WAL into the file off this thread (large writable files only). */
+  private readonly checkpointer: SqliteCheckpointer | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -148,6 +160,12 @@ class SqliteStore implements ArchiveStore {
     // Postings made by another tokenizer (a read-only store opened before its migration 7) cannot answer
     // queries tokenized by this one: such a store is searched from its views, like a schema-1 store.
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
+    this.checkpointer =
+      options.readonly || options.checkpointer === false
+        ? undefined
+        : SqliteCheckpointer.start(file, options.checkpointer);
+    // The checkpointer copies the WAL from here on; this connection's own checkpoint is the net.
+    if (this.checkpointer) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
   }
 
   get vectorSupport(): string {
@@ -857,6 +875,9 @@ class SqliteStore implements ArchiveStore {
   }
 
   async close(): Promise<void> {
+    // The checkpointer's connection first: this one stays the last, so closing it still checkpoints and
+    // removes the WAL as before.
+    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
     this.vectorCache.clear();
     this.ann.close();
