@@ -5,7 +5,9 @@
  * wrapped). Prints the slowest adds with their phases and the mean of each phase over all adds and over
  * the slowest 5%, so a tail is explained by the phase that grows in it.
  *
- *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--seed 900] [--json out.json]
+ *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--batch 1] [--seed 900] [--json out.json]
+ *
+ * `--batch n` adds n records per call (an add-100: --batch 100); the run's statement time by SQL is printed.
  *
  * <file.db>: one context 'big' (retrieve-probe.ts / knn-add-probe.ts build); it is WRITTEN TO: pass a copy.
  */
@@ -21,10 +23,12 @@ if (!file || file.startsWith('--'))
 const flag = probeFlags();
 const adds = parseCount(flag('adds', '200'));
 const seed = Number(flag('seed', '900'));
+const batch = parseCount(flag('batch', '1'));
 const jsonOut = flag('json', '');
 
 // Statement time: every better-sqlite3 Statement call, wrapped before the store prepares any.
 const statementStats = { calls: 0, ms: 0, slowest: [] as Array<{ sql: string; ms: number }> };
+const bySql = new Map<string, { calls: number; ms: number }>();
 const sqlOf = new WeakMap<object, string>();
 const proto = (Database.prototype as unknown as { prepare: (sql: string) => object }).prepare;
 const wrapped = new WeakSet<object>();
@@ -47,6 +51,11 @@ const wrapped = new WeakSet<object>();
           const ms = performance.now() - t;
           statementStats.calls++;
           statementStats.ms += ms;
+          const key = (sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' ').slice(0, 70);
+          const total = bySql.get(key) ?? { calls: 0, ms: 0 };
+          total.calls++;
+          total.ms += ms;
+          bySql.set(key, total);
           // The three slowest statements of the current add (what a tail add waited on).
           const slow = statementStats.slowest;
           if (slow.length < 3 || ms > slow[2]!.ms) {
@@ -75,10 +84,9 @@ new PerformanceObserver((list) => {
 const { openGraphmemix } = await import('../src/graphmemix.ts');
 const gm = await openGraphmemix({ db: file });
 const size = await gm.store.countMemories('big');
-const records = Array.from(
-  { length: adds },
-  (_, i) => [...chatRecords({ contextId: 'big', count: 1, seed: seed + i, start: size + i })][0]!,
-);
+const records = Array.from({ length: adds }, (_, i) => [
+  ...chatRecords({ contextId: 'big', count: batch, seed: seed + i, start: size + i * batch }),
+]);
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 const loadBefore = load();
 
@@ -102,7 +110,7 @@ for (let i = 0; i < adds; i++) {
   const gcBefore = { ...gcStats };
   const started = process.cpuUsage();
   const t = performance.now();
-  const report = await gm.addMemories('big', [records[i]!]);
+  const report = await gm.addMemories('big', records[i]!);
   const wall = performance.now() - t;
   const used = process.cpuUsage(started);
   // GC entries arrive asynchronously: let the observer run before reading them.
@@ -144,7 +152,7 @@ const describe = (set: Row[]) => {
 const walls = rows.map((row) => row.wall);
 const cpus = rows.map((row) => row.cpu);
 console.log(
-  `${size} memories, ${adds} add-1, 1-min load ${loadBefore} -> ${load()}: wall p50 ${quantile(walls, 0.5).toFixed(1)}` +
+  `${size} memories, ${adds} add-${batch}, 1-min load ${loadBefore} -> ${load()}: wall p50 ${quantile(walls, 0.5).toFixed(1)}` +
     ` / p99 ${quantile(walls, 0.99).toFixed(1)} ms, CPU p50 ${quantile(cpus, 0.5).toFixed(1)} / p99 ${quantile(cpus, 0.99).toFixed(1)} ms`,
 );
 const slowest = [...rows].sort((x, y) => y.wall - x.wall);
@@ -158,5 +166,9 @@ for (const row of slowest.slice(0, 10)) {
       .join(', ')}${row.warnings > 0 ? `, ${row.warnings} warnings` : ''}` +
       `\n    slowest statements: ${row.slowest.map(({ sql, ms }) => `${ms.toFixed(1)} ms ${sql}`).join(' | ')}`,
   );
+}
+console.log('statement time by SQL (whole run):');
+for (const [sql, { calls, ms }] of [...bySql].sort((x, y) => y[1].ms - x[1].ms).slice(0, 12)) {
+  console.log(`  ${ms.toFixed(1)} ms, ${calls} calls: ${sql}`);
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ size, load: loadBefore, rows }, null, 1));
