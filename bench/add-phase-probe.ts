@@ -5,9 +5,10 @@
  * wrapped). Prints the slowest adds with their phases and the mean of each phase over all adds and over
  * the slowest 5%, so a tail is explained by the phase that grows in it.
  *
- *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--batch 1] [--seed 900] [--json out.json]
+ *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--batch 1] [--seed 900] [--checkout dir] [--json out.json]
  *
  * `--batch n` adds n records per call (an add-100: --batch 100); the run's statement time by SQL is printed.
+ * `--checkout dir` runs another worktree's code (e.g. /work/main) with this probe.
  *
  * <file.db>: one context 'big' (retrieve-probe.ts / knn-add-probe.ts build); it is WRITTEN TO: pass a copy.
  */
@@ -24,10 +25,11 @@ const flag = probeFlags();
 const adds = parseCount(flag('adds', '200'));
 const seed = Number(flag('seed', '900'));
 const batch = parseCount(flag('batch', '1'));
+const checkout = flag('checkout', '..');
 const jsonOut = flag('json', '');
 
 // Statement time: every better-sqlite3 Statement call, wrapped before the store prepares any.
-const statementStats = { calls: 0, ms: 0, slowest: [] as Array<{ sql: string; ms: number }> };
+const statementStats = { calls: 0, ms: 0, commitMs: 0, slowest: [] as Array<{ sql: string; ms: number }> };
 const bySql = new Map<string, { calls: number; ms: number }>();
 const sqlOf = new WeakMap<object, string>();
 const proto = (Database.prototype as unknown as { prepare: (sql: string) => object }).prepare;
@@ -51,6 +53,7 @@ const wrapped = new WeakSet<object>();
           const ms = performance.now() - t;
           statementStats.calls++;
           statementStats.ms += ms;
+          if (sqlOf.get(this as object) === 'COMMIT') statementStats.commitMs += ms;
           const key = (sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' ').slice(0, 70);
           const total = bySql.get(key) ?? { calls: 0, ms: 0 };
           total.calls++;
@@ -81,7 +84,9 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
-const { openGraphmemix } = await import('../src/graphmemix.ts');
+const { openGraphmemix } = (await import(
+  `${checkout}/src/graphmemix.ts`
+)) as typeof import('../src/graphmemix.ts');
 const gm = await openGraphmemix({ db: file });
 const size = await gm.store.countMemories('big');
 const records = Array.from({ length: adds }, (_, i) => [
@@ -96,6 +101,8 @@ interface Row {
   cpu: number;
   statements: number;
   statementMs: number;
+  /** Time inside COMMIT statements (a writer's automatic checkpoint runs in the COMMIT that triggers it). */
+  commitMs: number;
   gcs: number;
   gcMs: number;
   majorGcs: number;
@@ -121,6 +128,7 @@ for (let i = 0; i < adds; i++) {
     cpu: (used.user + used.system) / 1000,
     statements: statementStats.calls - statementsBefore.calls,
     statementMs: statementStats.ms - statementsBefore.ms,
+    commitMs: statementStats.commitMs - statementsBefore.commitMs,
     gcs: gcStats.count - gcBefore.count,
     gcMs: gcStats.ms - gcBefore.ms,
     majorGcs: gcStats.major - gcBefore.major,
@@ -138,6 +146,7 @@ const phases = (row: Row): Record<string, number> => ({
   cpu: row.cpu,
   statements: row.statements,
   statementMs: row.statementMs,
+  commitMs: row.commitMs,
   gcs: row.gcs,
   gcMs: row.gcMs,
   majorGcs: row.majorGcs,
@@ -154,6 +163,11 @@ const cpus = rows.map((row) => row.cpu);
 console.log(
   `${size} memories, ${adds} add-${batch}, 1-min load ${loadBefore} -> ${load()}: wall p50 ${quantile(walls, 0.5).toFixed(1)}` +
     ` / p99 ${quantile(walls, 0.99).toFixed(1)} ms, CPU p50 ${quantile(cpus, 0.5).toFixed(1)} / p99 ${quantile(cpus, 0.99).toFixed(1)} ms`,
+);
+const commits = rows.map((row) => row.commitMs);
+console.log(
+  `COMMIT per add: p50 ${quantile(commits, 0.5).toFixed(1)} / max ${Math.max(...commits).toFixed(1)} ms,` +
+    ` adds with a COMMIT over 50 ms: ${commits.filter((ms) => ms > 50).length}`,
 );
 const slowest = [...rows].sort((x, y) => y.wall - x.wall);
 const tail = slowest.slice(0, Math.max(1, Math.ceil(adds * 0.05)));
