@@ -67,7 +67,7 @@ export class SqliteCheckpointer {
   private closed: Promise<void> | undefined;
   private exited = false;
 
-  private constructor(file: string, options: CheckpointerOptions) {
+  private constructor(file: string, options: CheckpointerOptions, onLost: () => void) {
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
@@ -85,15 +85,24 @@ export class SqliteCheckpointer {
     this.worker.on('exit', () => {
       this.exited = true;
       this.settle();
+      // Gone without close (its connection failed to open, the thread crashed): the writer takes over.
+      if (!this.closed) onLost();
     });
   }
 
-  /** A checkpointer for `file` when it is a file of at least `fromBytes`; undefined otherwise. */
-  static start(file: string, options: CheckpointerOptions = {}): SqliteCheckpointer | undefined {
+  /**
+   * A checkpointer for `file` when it is a file of at least `fromBytes`; undefined otherwise. `onLost` runs
+   * if its thread ends without close (the caller gives the writer its own checkpoints back).
+   */
+  static start(
+    file: string,
+    options: CheckpointerOptions = {},
+    onLost: () => void = () => {},
+  ): SqliteCheckpointer | undefined {
     if (file === ':memory:' || file === '') return undefined;
     try {
       if (statSync(file).size < (options.fromBytes ?? BACKGROUND_CHECKPOINT_FROM_BYTES)) return undefined;
-      return new SqliteCheckpointer(file, options);
+      return new SqliteCheckpointer(file, options, onLost);
     } catch {
       return undefined;
     }

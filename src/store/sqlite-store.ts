@@ -70,6 +70,9 @@ export const SQLITE_UNIT_MAX_PENDING = 16;
  * vector write/delete, so a cache built before a write (by this process or another one sharing the file) is
  * rebuilt on the next search (src/store/vector-index.ts: exact, IVF above 20k vectors).
  */
+/** The writer's own checkpoint threshold (WAL pages) while no background checkpointer runs. */
+const WRITER_CHECKPOINT_PAGES = 8192;
+
 export function createSqliteStore(
   file: string,
   options: {
@@ -97,7 +100,7 @@ export function createSqliteStore(
       // default checkpointed every ~9 adds, copying the same hot pages (counters, index roots) to the file
       // again each time; the commit of an add took ~40% less wall with this (docs/living-archive.md).
       // Deletes still truncate the WAL themselves (forget means forget).
-      db.pragma('wal_autocheckpoint = 8192');
+      db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     }
     db.pragma('foreign_keys = ON');
     // Deleted rows are overwritten with zeros, so a forgotten memory's text does not linger in free pages.
@@ -163,7 +166,9 @@ class SqliteStore implements ArchiveStore {
     this.checkpointer =
       options.readonly || options.checkpointer === false
         ? undefined
-        : SqliteCheckpointer.start(file, options.checkpointer);
+        : SqliteCheckpointer.start(file, options.checkpointer, () => {
+            if (db.open) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+          });
     // The checkpointer copies the WAL from here on; this connection's own checkpoint is the net.
     if (this.checkpointer) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
   }

@@ -81,6 +81,25 @@ describe('SqliteCheckpointer', () => {
     db.close();
   });
 
+  it('tells its owner when its thread ends without close (here: its connection cannot open)', async () => {
+    // A folder passes the size check but is no database: the thread fails and ends; the test times out if
+    // the owner is never told.
+    let checkpointer: SqliteCheckpointer | undefined;
+    await new Promise<void>((resolve) => {
+      checkpointer = SqliteCheckpointer.start(dir, { fromBytes: 0 }, resolve);
+    });
+    expect(checkpointer).toBeDefined();
+    expect(await checkpointer!.checkpoint()).toBeUndefined();
+    await checkpointer!.close();
+    // A closed one is not lost.
+    let lost = 0;
+    const { file, db } = walFile('closed.db');
+    const closed = SqliteCheckpointer.start(file, { fromBytes: 0 }, () => lost++)!;
+    await closed.close();
+    db.close();
+    expect(lost).toBe(0);
+  });
+
   it('runs beside a store: its writes survive close and reopen, and close leaves no WAL behind', async () => {
     const file = join(dir, 'store.db');
     const store = createSqliteStore(file, { checkpointer: { fromBytes: 0, pollMs: 1, frames: 1 } });
