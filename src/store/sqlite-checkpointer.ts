@@ -113,7 +113,16 @@ export class SqliteCheckpointer {
     return this.ask('checkpoint') as Promise<CheckpointResult | undefined>;
   }
 
-  private ask(message: 'checkpoint' | 'frames'): Promise<unknown> {
+  /**
+   * Copies the whole WAL and truncates it to zero bytes on the checkpointer's connection (after a delete
+   * whose own TRUNCATE found this thread copying: forgotten text must not stay in old frames). Needs the
+   * writer between transactions; `busy` = 1 otherwise.
+   */
+  truncate(): Promise<CheckpointResult | undefined> {
+    return this.ask('truncate') as Promise<CheckpointResult | undefined>;
+  }
+
+  private ask(message: 'checkpoint' | 'frames' | 'truncate'): Promise<unknown> {
     if (this.closed || this.exited) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.replies.push((result) => {
@@ -190,6 +199,7 @@ const timer = setInterval(() => {
 }, workerData.pollMs);
 parentPort.on('message', (message) => {
   if (message === 'checkpoint') parentPort.postMessage(checkpoint('PASSIVE'));
+  else if (message === 'truncate') parentPort.postMessage(checkpoint('TRUNCATE'));
   else if (message === 'frames') {
     const [log, copied] = frames();
     parentPort.postMessage({ log, copied });

@@ -462,11 +462,13 @@ class SqliteStore implements ArchiveStore {
   /**
    * After a delete: copies the WAL into the (secure-deleted) main file and truncates it, so the WAL does not
    * keep the forgotten text in old frames. Best effort: another process reading the file can hold frames
-   * back, and then the next delete or the next automatic checkpoint finishes the job.
+   * back, and then the next delete or the next automatic checkpoint finishes the job. A checkpoint running
+   * on the background checkpointer makes this one busy at once: that thread truncates after it instead.
    */
-  private truncateWal(): true {
+  private async truncateWal(): Promise<true> {
     if (!this.db.readonly && this.file !== ':memory:') {
-      this.run(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+      const [row] = this.run(() => this.db.pragma('wal_checkpoint(TRUNCATE)')) as Array<{ busy: number }>;
+      if (row?.busy && this.checkpointer) await this.checkpointer.truncate();
     }
     return true;
   }
