@@ -36,6 +36,11 @@ import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 import { SemanticPostingsCache } from './semantic-postings-cache.ts';
+import {
+  type CheckpointerOptions,
+  SqliteCheckpointer,
+  WRITER_CHECKPOINT_FRAMES,
+} from './sqlite-checkpointer.ts';
 import { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import { type EdgeRow, memoryKey, SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
@@ -65,12 +70,20 @@ export const SQLITE_UNIT_MAX_PENDING = 16;
  * vector write/delete, so a cache built before a write (by this process or another one sharing the file) is
  * rebuilt on the next search (src/store/vector-index.ts: exact, IVF above 20k vectors).
  */
+/** The writer's own checkpoint threshold (WAL pages) while no background checkpointer runs. */
+const WRITER_CHECKPOINT_PAGES = 8192;
+
 export function createSqliteStore(
   file: string,
   options: {
     readonly?: boolean;
     /** The persistent approximate vector index (tests: a lower threshold, a missing package). */
     ann?: { threshold?: number; load?: () => Promise<OptionalPackage<'usearch'>> };
+    /**
+     * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
+     * (default BACKGROUND_CHECKPOINT_FROM_BYTES); false: none (the writer checkpoints in its commits).
+     */
+    checkpointer?: CheckpointerOptions | false;
   } = {},
 ): ArchiveStore {
   let db: Database.Database;
@@ -87,7 +100,7 @@ export function createSqliteStore(
       // default checkpointed every ~9 adds, copying the same hot pages (counters, index roots) to the file
       // again each time; the commit of an add took ~40% less wall with this (docs/living-archive.md).
       // Deletes still truncate the WAL themselves (forget means forget).
-      db.pragma('wal_autocheckpoint = 8192');
+      db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     }
     db.pragma('foreign_keys = ON');
     // Deleted rows are overwritten with zeros, so a forgotten memory's text does not linger in free pages.
@@ -127,6 +140,8 @@ class SqliteStore implements ArchiveStore {
   private readonly readTransaction: <T>(work: () => T) => T;
 
   private readonly ann: UsearchVectorIndexes;
+  /** Copies the WAL into the file off this thread (large writable files only). */
+  private readonly checkpointer: SqliteCheckpointer | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -148,6 +163,14 @@ class SqliteStore implements ArchiveStore {
     // Postings made by another tokenizer (a read-only store opened before its migration 7) cannot answer
     // queries tokenized by this one: such a store is searched from its views, like a schema-1 store.
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
+    this.checkpointer =
+      options.readonly || options.checkpointer === false
+        ? undefined
+        : SqliteCheckpointer.start(file, options.checkpointer, () => {
+            if (db.open) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+          });
+    // The checkpointer copies the WAL from here on; this connection's own checkpoint is the net.
+    if (this.checkpointer) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
   }
 
   get vectorSupport(): string {
@@ -439,11 +462,13 @@ class SqliteStore implements ArchiveStore {
   /**
    * After a delete: copies the WAL into the (secure-deleted) main file and truncates it, so the WAL does not
    * keep the forgotten text in old frames. Best effort: another process reading the file can hold frames
-   * back, and then the next delete or the next automatic checkpoint finishes the job.
+   * back, and then the next delete or the next automatic checkpoint finishes the job. A checkpoint running
+   * on the background checkpointer makes this one busy at once: that thread truncates after it instead.
    */
-  private truncateWal(): true {
+  private async truncateWal(): Promise<true> {
     if (!this.db.readonly && this.file !== ':memory:') {
-      this.run(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+      const [row] = this.run(() => this.db.pragma('wal_checkpoint(TRUNCATE)')) as Array<{ busy: number }>;
+      if (row?.busy && this.checkpointer) await this.checkpointer.truncate();
     }
     return true;
   }
@@ -857,6 +882,9 @@ class SqliteStore implements ArchiveStore {
   }
 
   async close(): Promise<void> {
+    // The checkpointer's connection first: this one stays the last, so closing it still checkpoints and
+    // removes the WAL as before.
+    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
     this.vectorCache.clear();
     this.ann.close();

@@ -80,11 +80,12 @@ export class BoundSums {
     const lower = new LowerBounds(this.slots, this.sums, count, exact);
     const theta = lower.kth(k) - slack;
     const pending: Array<{ id: string; upper: number }> = [];
+    // A slot marked scored is one whose id has an exact score (LowerBounds marks them): no map lookup.
+    const scored = lower.scored;
     for (let slot = 0; slot < count; slot++) {
-      const id = this.ids[slot]!;
-      if (exact.has(id)) continue;
+      if (scored[slot] === 1) continue;
       const upper = this.sums[slot]! + capSum - this.seenCaps[slot]!;
-      if (upper >= theta) pending.push({ id, upper });
+      if (upper >= theta) pending.push({ id: this.ids[slot]!, upper });
     }
     pending.sort((x, y) => y.upper - x.upper);
     return { theta, pending, lower };
@@ -153,7 +154,8 @@ export class BoundSums {
  * entry per document: refine takes the k-th largest after every scored batch.
  */
 export class LowerBounds {
-  private readonly scored: Uint8Array;
+  /** Per slot: 1 once its document has an exact score (read by BoundSums.view). */
+  readonly scored: Uint8Array;
 
   constructor(
     private readonly slots: ReadonlyMap<string, number>,

@@ -1,0 +1,214 @@
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Files from this size get a background checkpointer: below it a checkpoint copies few pages into a small
+ * file (cheap), and the tests' many small archives would each start a thread for nothing.
+ */
+export const BACKGROUND_CHECKPOINT_FROM_BYTES = 64 * 1024 * 1024;
+
+/** How often the checkpointer looks at the WAL's size (one 136-byte read of the -shm file). */
+export const BACKGROUND_CHECKPOINT_POLL_MS = 100;
+
+/**
+ * WAL frames not yet in the file from which the checkpointer copies them (a PASSIVE checkpoint; ~19 add-1
+ * at 1M). Copying every few adds would copy the same hot pages (counters, index roots) again each time;
+ * copying only from 4,096 left the WAL long enough that the writer's own checkpoint still ran (measured).
+ */
+export const BACKGROUND_CHECKPOINT_FRAMES = 2048;
+
+/**
+ * A WAL of this many frames, all copied, is restarted by the checkpointer (RESTART with no busy wait: it
+ * needs the writer between transactions, and then has nothing left to copy, so the writer never waits on
+ * it). A writer restarts the WAL itself when a transaction of its begins with every frame copied. Writes
+ * back to back leave time for neither (measured at 1M: the WAL then grows to WRITER_CHECKPOINT_FRAMES and the
+ * writer's own checkpoint restarts it, copying only what the checkpointer has not: one COMMIT of ~130 ms
+ * in ~150 add-1 instead of one of 130-1,150 ms in ~77).
+ */
+export const BACKGROUND_RESTART_FRAMES = 8192;
+
+/**
+ * The writer's own wal_autocheckpoint while a checkpointer runs: the net when writes outrun it (a bulk
+ * import) or it cannot restart the WAL; then little is left for the writer to copy.
+ */
+export const WRITER_CHECKPOINT_FRAMES = 16384;
+
+export interface CheckpointerOptions {
+  /** Default BACKGROUND_CHECKPOINT_FROM_BYTES. */
+  fromBytes?: number;
+  /** Default BACKGROUND_CHECKPOINT_POLL_MS. */
+  pollMs?: number;
+  /** Default BACKGROUND_CHECKPOINT_FRAMES. */
+  frames?: number;
+  /** Default BACKGROUND_RESTART_FRAMES. */
+  restartFrames?: number;
+}
+
+/** A PASSIVE checkpoint's row: WAL frames, frames copied into the file, busy = 1 when it could not run. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/**
+ * The WAL checkpoints of a file, on a thread of their own: a second connection runs
+ * `PRAGMA wal_checkpoint(PASSIVE)` once BACKGROUND_CHECKPOINT_FRAMES frames wait in the WAL. The writer's
+ * automatic checkpoint runs inside the COMMIT that crosses its threshold, so one add in ~77 at 1M waited
+ * for 8,192 pages to be copied and the file synced (COMMIT 130-1,150 ms wall: the add-1 p99 of 200 adds,
+ * bench/add-phase-probe.ts). A PASSIVE checkpoint blocks neither readers nor the writer (SQLite WAL), so
+ * the writer's commits stay small; only the checkpointer waits for the copy and the sync. Crash safety is
+ * SQLite's own: a checkpoint interrupted at any point leaves the WAL authoritative.
+ */
+export class SqliteCheckpointer {
+  private readonly worker: Worker;
+  private readonly replies: Array<(result: unknown) => void> = [];
+  private closed: Promise<void> | undefined;
+  private exited = false;
+
+  private constructor(file: string, options: CheckpointerOptions, onLost: () => void) {
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        file,
+        pollMs: options.pollMs ?? BACKGROUND_CHECKPOINT_POLL_MS,
+        frames: options.frames ?? BACKGROUND_CHECKPOINT_FRAMES,
+        restartFrames: options.restartFrames ?? BACKGROUND_RESTART_FRAMES,
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      },
+    });
+    // Never keeps the process alive, never takes it down: without it the writer checkpoints as before.
+    this.worker.unref();
+    this.worker.on('message', (result: unknown) => this.replies.shift()?.(result));
+    this.worker.on('error', () => this.settle());
+    this.worker.on('exit', () => {
+      this.exited = true;
+      this.settle();
+      // Gone without close (its connection failed to open, the thread crashed): the writer takes over.
+      if (!this.closed) onLost();
+    });
+  }
+
+  /**
+   * A checkpointer for `file` when it is a file of at least `fromBytes`; undefined otherwise. `onLost` runs
+   * if its thread ends without close (the caller gives the writer its own checkpoints back).
+   */
+  static start(
+    file: string,
+    options: CheckpointerOptions = {},
+    onLost: () => void = () => {},
+  ): SqliteCheckpointer | undefined {
+    if (file === ':memory:' || file === '') return undefined;
+    try {
+      if (statSync(file).size < (options.fromBytes ?? BACKGROUND_CHECKPOINT_FROM_BYTES)) return undefined;
+      return new SqliteCheckpointer(file, options, onLost);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** One checkpoint now (on the checkpointer's thread); undefined when it is gone. */
+  checkpoint(): Promise<CheckpointResult | undefined> {
+    return this.ask('checkpoint') as Promise<CheckpointResult | undefined>;
+  }
+
+  /**
+   * Copies the whole WAL and truncates it to zero bytes on the checkpointer's connection (after a delete
+   * whose own TRUNCATE found this thread copying: forgotten text must not stay in old frames). Needs the
+   * writer between transactions; `busy` = 1 otherwise.
+   */
+  truncate(): Promise<CheckpointResult | undefined> {
+    return this.ask('truncate') as Promise<CheckpointResult | undefined>;
+  }
+
+  private ask(message: 'checkpoint' | 'frames' | 'truncate'): Promise<unknown> {
+    if (this.closed || this.exited) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.replies.push((result) => {
+        if (this.replies.length === 0) this.worker.unref();
+        resolve(result);
+      });
+      this.worker.ref();
+      this.worker.postMessage(message);
+    });
+  }
+
+  /** The WAL's frames and those copied into the file, as the checkpointer reads them; undefined when gone. */
+  frames(): Promise<{ log: number; copied: number } | undefined> {
+    return this.ask('frames') as Promise<{ log: number; copied: number } | undefined>;
+  }
+
+  /** Closes its connection and ends the thread; resolves once it has. */
+  close(): Promise<void> {
+    this.closed ??= this.exited
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.worker.once('exit', () => resolve());
+          // Referenced while closing: an unreferenced thread would let the process exit before it has.
+          this.worker.ref();
+          this.worker.postMessage('close');
+        });
+    return this.closed;
+  }
+
+  private settle(): void {
+    for (const reply of this.replies.splice(0)) reply(undefined);
+  }
+}
+
+/**
+ * The thread (CommonJS, evaluated: no loader needed under tsx or from dist/). Its connection only
+ * checkpoints: no migrations, no reads. It reads the WAL's size from the wal-index header in the -shm file
+ * (documented layout, sqlite.org/walformat.html: mxFrame, the last valid frame, at byte 16; nBackfill, the
+ * frames already copied, at byte 96; native byte order), without a lock: a torn read only moves one
+ * checkpoint by a poll. A failing checkpoint (busy, the file gone) is left for the next poll or the writer.
+ */
+const WORKER_SOURCE = `
+const fs = require('node:fs');
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+// timeout 0: a RESTART that would wait for the writer gives up instead (busy), the writer never waits.
+const db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
+db.pragma('synchronous = NORMAL');
+db.pragma('wal_autocheckpoint = 0');
+const header = new Uint32Array(34);
+const bytes = new Uint8Array(header.buffer);
+let shm;
+// [frames in the WAL, frames copied into the file]
+const frames = () => {
+  try {
+    shm ??= fs.openSync(workerData.file + '-shm', 'r');
+    if (fs.readSync(shm, bytes, 0, bytes.length, 0) < bytes.length) return [0, 0];
+    return [header[4], header[24]];
+  } catch {
+    return [0, 0];
+  }
+};
+const checkpoint = (mode) => {
+  try {
+    return db.pragma('wal_checkpoint(' + mode + ')')[0];
+  } catch {
+    return undefined;
+  }
+};
+const timer = setInterval(() => {
+  const [log, copied] = frames();
+  if (log - copied >= workerData.frames) checkpoint('PASSIVE');
+  else if (log >= workerData.restartFrames && log === copied) checkpoint('RESTART');
+}, workerData.pollMs);
+parentPort.on('message', (message) => {
+  if (message === 'checkpoint') parentPort.postMessage(checkpoint('PASSIVE'));
+  else if (message === 'truncate') parentPort.postMessage(checkpoint('TRUNCATE'));
+  else if (message === 'frames') {
+    const [log, copied] = frames();
+    parentPort.postMessage({ log, copied });
+  }
+  else if (message === 'close') {
+    clearInterval(timer);
+    if (shm !== undefined) fs.closeSync(shm);
+    db.close();
+    parentPort.close();
+  }
+});
+`;

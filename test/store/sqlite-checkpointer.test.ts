@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.ts';
+import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { write } from './store-conformance.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-checkpointer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A WAL file whose writer never checkpoints by itself (so whatever is copied, the checkpointer copied). */
+function walFile(name: string): { file: string; db: Database.Database; insert: (text: string) => void } {
+  const file = join(dir, name);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE t (x TEXT)');
+  const statement = db.prepare('INSERT INTO t VALUES (?)');
+  return { file, db, insert: (text) => statement.run(text) };
+}
+
+describe('SqliteCheckpointer', () => {
+  it('reads the WAL size from the wal-index and copies the WAL into the file on its own connection', async () => {
+    const { file, db, insert } = walFile('copy.db');
+    for (let i = 0; i < 100; i++) insert(`row ${i} ${'x'.repeat(3000)}`);
+    // Polls never fire here: only the explicit calls act.
+    const checkpointer = SqliteCheckpointer.start(file, { fromBytes: 0, pollMs: 1e7 })!;
+    expect(checkpointer).toBeDefined();
+    const before = (await checkpointer.frames())!;
+    expect(before.log).toBeGreaterThan(100);
+    expect(before.copied).toBe(0);
+    const result = (await checkpointer.checkpoint())!;
+    expect(result).toEqual({ busy: 0, log: before.log, checkpointed: before.log });
+    expect(await checkpointer.frames()).toEqual({ log: before.log, copied: before.log });
+    // The writer goes on meanwhile; the new frames are counted as waiting.
+    insert('one more');
+    const after = (await checkpointer.frames())!;
+    expect(after.log - after.copied).toBeGreaterThan(0);
+    // A truncation (a delete's, when its own found this thread copying) leaves an empty WAL file.
+    expect((await checkpointer.truncate())!.busy).toBe(0);
+    expect(statSync(`${file}-wal`).size).toBe(0);
+    expect(await checkpointer.frames()).toEqual({ log: 0, copied: 0 });
+    await checkpointer.close();
+    expect(await checkpointer.checkpoint()).toBeUndefined();
+    db.close();
+    const reader = new Database(file, { readonly: true });
+    expect(reader.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 101 });
+    reader.close();
+  });
+
+  it('copies by itself once enough frames wait, so the WAL restarts and stays short', async () => {
+    const { file, db, insert } = walFile('restart.db');
+    const checkpointer = SqliteCheckpointer.start(file, {
+      fromBytes: 0,
+      pollMs: 2,
+      frames: 4,
+      restartFrames: 8,
+    })!;
+    // Small transactions with gaps: the WAL's frame count drops once the checkpointer has copied it all and
+    // it restarts (this writer never checkpoints: without the checkpointer it would only grow).
+    let copied = false;
+    let restarted = false;
+    let previous = 0;
+    for (let i = 0; i < 400 && !restarted; i++) {
+      insert(`row ${i} ${'y'.repeat(2000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const frames = (await checkpointer.frames())!;
+      copied ||= frames.copied > 0;
+      restarted = frames.log < previous;
+      previous = frames.log;
+    }
+    expect(copied).toBe(true);
+    expect(restarted).toBe(true);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('is not started for small files, nor for in-memory databases', () => {
+    const { file, db } = walFile('small.db');
+    expect(SqliteCheckpointer.start(file)).toBeUndefined();
+    expect(SqliteCheckpointer.start(':memory:', { fromBytes: 0 })).toBeUndefined();
+    expect(SqliteCheckpointer.start(join(dir, 'missing.db'), { fromBytes: 0 })).toBeUndefined();
+    db.close();
+  });
+
+  it('tells its owner when its thread ends without close (here: its connection cannot open)', async () => {
+    // A folder passes the size check but is no database: the thread fails and ends; the test times out if
+    // the owner is never told.
+    let checkpointer: SqliteCheckpointer | undefined;
+    await new Promise<void>((resolve) => {
+      checkpointer = SqliteCheckpointer.start(dir, { fromBytes: 0 }, resolve);
+    });
+    expect(checkpointer).toBeDefined();
+    expect(await checkpointer!.checkpoint()).toBeUndefined();
+    await checkpointer!.close();
+    // A closed one is not lost.
+    let lost = 0;
+    const { file, db } = walFile('closed.db');
+    const closed = SqliteCheckpointer.start(file, { fromBytes: 0 }, () => lost++)!;
+    await closed.close();
+    db.close();
+    expect(lost).toBe(0);
+  });
+
+  it('runs beside a store: its writes survive close and reopen, and close leaves no WAL behind', async () => {
+    const file = join(dir, 'store.db');
+    const store = createSqliteStore(file, { checkpointer: { fromBytes: 0, pollMs: 1, frames: 1 } });
+    for (let i = 0; i < 20; i++) {
+      await store.writeMemories('c', [write('c', `m${i}`, `memory number ${i} about harbour walks`, i)]);
+    }
+    await store.close();
+    expect(() => statSync(`${file}-wal`)).toThrow();
+    const reopened = createSqliteStore(file, { checkpointer: false });
+    expect(await reopened.countMemories('c')).toBe(20);
+    expect((await reopened.integrityCheck()).ok).toBe(true);
+    await reopened.close();
+  });
+});
