@@ -109,7 +109,7 @@ export function searchLexicalIndex(
       );
       if (fields.length === 0) return [];
       const wanted = options.kinds ? new Set(options.kinds) : undefined;
-      const ids = resolveTermIds(statements, termIds, terms, learn);
+      const ids = resolveTermIds(statements, termIds, terms, learn, statements.cache.absentTerms());
       if (ids.length === 0) return [];
       const hits: ViewHit[] = [];
       for (const field of fields) {
@@ -174,23 +174,29 @@ function searchSubset(
 
 /**
  * Query term ids in query order; terms the dictionary has never seen cannot match and are dropped (and are
- * not remembered: another writer may add them). Ids found are passed to `learn` (they never change).
+ * not remembered past this state of the file: another writer may add them). Ids found are passed to `learn`
+ * (they never change). `absent` (PostingsCache.absentTerms) holds terms found missing under the current
+ * state: a question's words that no memory uses were looked up (and hashed) again by every question.
  */
 function resolveTermIds(
   s: ReturnType<typeof prepareSearchStatements>,
   known: ReadonlyMap<string, number>,
   terms: readonly string[],
   learn: ((term: string, id: number) => void) | undefined,
+  absent?: Set<string>,
 ): number[] {
   const found = new Map<string, number>();
   const missing = new Map(
-    terms.filter((term) => !known.has(term)).map((term) => [dictionaryKey(term), term]),
+    terms
+      .filter((term) => !known.has(term) && absent?.has(term) !== true)
+      .map((term) => [dictionaryKey(term), term]),
   );
   if (missing.size > 0) {
     for (const row of s.termIds.all(JSON.stringify([...missing.keys()])) as { term: string; id: number }[]) {
       found.set(missing.get(row.term)!, row.id);
       learn?.(missing.get(row.term)!, row.id);
     }
+    if (absent !== undefined) for (const term of missing.values()) if (!found.has(term)) absent.add(term);
   }
   return terms.flatMap((term) => {
     const id = known.get(term) ?? found.get(term);
