@@ -103,7 +103,7 @@ const MEDIA_WORDS: ReadonlySet<string> = new Set(
 /** One feature vector per candidate (pool order), in RANKER_FEATURES order. */
 export function rankerFeatures(input: RankerFeatureInput): number[][] {
   const queryText = verifierQueryText(input.question);
-  const queryTokens = new Set(tokenize(queryText));
+  const queryTokens = new Set(tokenizeCached(queryText));
   const queryNumbers = [...queryTokens].filter((t) => /^\d+$/.test(t));
   const mediaAsked = [...queryTokens].some((t) => MEDIA_WORDS.has(t));
   const documents = input.candidates.map((c) => ({ id: c.memoryId, text: verifierDocumentText(c.record) }));

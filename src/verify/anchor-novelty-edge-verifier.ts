@@ -1,6 +1,5 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
-import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -89,7 +88,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     kind: 'offline',
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       const query = verifierQueryText(input.question);
-      const terms = [...new Set(tokenize(query))];
+      const terms = [...new Set(tokenizeCached(query))];
       // Support reads the verifier document (content, media words, day); the pair checks read the content
       // only: every record's own date would otherwise be a "stated value" (two thread emails of different days
       // would conflict), and shared media words would make two short photo messages near-duplicates.
