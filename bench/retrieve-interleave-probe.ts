@@ -4,7 +4,7 @@
  * question), so a busy shared machine slows both alike. Also checks that both give the same pool (ids and
  * scores), kept edges and packet text for every question.
  *
- *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]
+ *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10]
  *
  * <file.db>: the bench:scale archive of bench/retrieve-probe.ts (one context 'big', seed 11; `--size` its
  * memory count, default 10k); copies <file.db>.<n>.ab are removed afterwards. Questions: chatQuestions seed 5
@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Graphmemix } from '../src/graphmemix-api.ts';
 import type { RetrievalResult } from '../src/pipeline/retrieval-result.ts';
-import { parseCount } from './support/probe-args.ts';
+import { parseCount, probeFlags } from './support/probe-args.ts';
 
 interface Side {
   checkout: string;
@@ -27,11 +27,15 @@ interface Side {
 }
 
 const args = process.argv.slice(2);
-const at = args.indexOf('--size');
-const sizeText = at < 0 ? '10k' : args[at + 1]!;
-const [db, queriesText, ...checkouts] = at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+const flag = probeFlags(args);
+const sizeText = flag('size', '10k');
+// Warm-up questions per checkout before the timed ones (V8 compiles the pipeline over the first ~100).
+const warmup = Number(flag('warmup', '10'));
+const [db, queriesText, ...checkouts] = args.filter(
+  (arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'),
+);
 if (!db || checkouts.length !== 2)
-  throw new Error('usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]');
+  throw new Error('usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10]');
 const size = parseCount(sizeText);
 const queries = Number(queriesText);
 const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic-chat.ts`)) as {
@@ -62,7 +66,7 @@ const decided = (result: RetrievalResult): string =>
     result.packetText,
   ]);
 
-const questions = chatQuestions(queries + 10, 5, { contextId: 'big', count: size, seed: 11 });
+const questions = chatQuestions(queries + warmup, 5, { contextId: 'big', count: size, seed: 11 });
 let differences = 0;
 for (const [i, question] of questions.entries()) {
   const order = i % 2 === 0 ? sides : [...sides].reverse();
@@ -72,7 +76,7 @@ for (const [i, question] of questions.entries()) {
     const usage = process.cpuUsage();
     const result = await side.gm.retrieve('big', question);
     const spent = process.cpuUsage(usage);
-    if (i >= 10) {
+    if (i >= warmup) {
       side.wall.push(performance.now() - wall);
       side.cpu.push((spent.user + spent.system) / 1000);
     }
