@@ -51,6 +51,7 @@ const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic
   ): string[];
 };
 const sides: Side[] = [];
+const perPass = (): number[][] => Array.from({ length: passes }, () => []);
 for (const [n, checkout] of checkouts.entries()) {
   const copy = `${db}.${n}.ab`;
   for (const suffix of ['', '-wal', '-shm']) {
@@ -60,7 +61,7 @@ for (const [n, checkout] of checkouts.entries()) {
   const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
     openGraphmemix(options: { db: string }): Promise<Graphmemix>;
   };
-  sides.push({ checkout, gm: await openGraphmemix({ db: copy }), copy, cpu: [], wall: [] });
+  sides.push({ checkout, gm: await openGraphmemix({ db: copy }), copy, cpu: perPass(), wall: perPass() });
 }
 
 /** What a retrieve decides (as retrieve-probe's --digest): pool and scores, kept edges, packet text. */
@@ -87,8 +88,8 @@ for (const [at, [i, question]] of asked.entries()) {
     const result = await side.gm.retrieve('big', question);
     const spent = process.cpuUsage(usage);
     if (i >= warmup) {
-      (side.wall[pass] ??= []).push(performance.now() - wall);
-      (side.cpu[pass] ??= []).push((spent.user + spent.system) / 1000);
+      side.wall[pass]!.push(performance.now() - wall);
+      side.cpu[pass]!.push((spent.user + spent.system) / 1000);
     }
     answers.set(side, decided(result));
   }
