@@ -4,7 +4,7 @@
  * question), so a busy shared machine slows both alike. Also checks that both give the same pool (ids and
  * scores), kept edges and packet text for every question.
  *
- *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]
+ *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1]
  *
  * <file.db>: the bench:scale archive of bench/retrieve-probe.ts (one context 'big', seed 11; `--size` its
  * memory count, default 10k); copies <file.db>.<n>.ab are removed afterwards. Questions: chatQuestions seed 5
@@ -16,22 +16,31 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Graphmemix } from '../src/graphmemix-api.ts';
 import type { RetrievalResult } from '../src/pipeline/retrieval-result.ts';
-import { parseCount } from './support/probe-args.ts';
+import { parseCount, probeFlags } from './support/probe-args.ts';
 
 interface Side {
   checkout: string;
   gm: Graphmemix;
   copy: string;
-  cpu: number[];
-  wall: number[];
+  /** Per pass, each timed question's CPU and wall ms. */
+  cpu: number[][];
+  wall: number[][];
 }
 
 const args = process.argv.slice(2);
-const at = args.indexOf('--size');
-const sizeText = at < 0 ? '10k' : args[at + 1]!;
-const [db, queriesText, ...checkouts] = at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+const flag = probeFlags(args);
+const sizeText = flag('size', '10k');
+// Warm-up questions per checkout before the timed ones (V8 compiles the pipeline over the first ~100).
+const warmup = Number(flag('warmup', '10'));
+// The timed questions asked again (pass 2...): every cache warm, the read path's floor.
+const passes = Math.max(1, Number(flag('passes', '1')));
+const [db, queriesText, ...checkouts] = args.filter(
+  (arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'),
+);
 if (!db || checkouts.length !== 2)
-  throw new Error('usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k]');
+  throw new Error(
+    'usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1]',
+  );
 const size = parseCount(sizeText);
 const queries = Number(queriesText);
 const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic-chat.ts`)) as {
@@ -42,6 +51,7 @@ const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic
   ): string[];
 };
 const sides: Side[] = [];
+const perPass = (): number[][] => Array.from({ length: passes }, () => []);
 for (const [n, checkout] of checkouts.entries()) {
   const copy = `${db}.${n}.ab`;
   for (const suffix of ['', '-wal', '-shm']) {
@@ -51,7 +61,7 @@ for (const [n, checkout] of checkouts.entries()) {
   const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
     openGraphmemix(options: { db: string }): Promise<Graphmemix>;
   };
-  sides.push({ checkout, gm: await openGraphmemix({ db: copy }), copy, cpu: [], wall: [] });
+  sides.push({ checkout, gm: await openGraphmemix({ db: copy }), copy, cpu: perPass(), wall: perPass() });
 }
 
 /** What a retrieve decides (as retrieve-probe's --digest): pool and scores, kept edges, packet text. */
@@ -62,9 +72,14 @@ const decided = (result: RetrievalResult): string =>
     result.packetText,
   ]);
 
-const questions = chatQuestions(queries + 10, 5, { contextId: 'big', count: size, seed: 11 });
+const questions = chatQuestions(queries + warmup, 5, { contextId: 'big', count: size, seed: 11 });
+const asked = [
+  ...questions.entries(),
+  ...Array.from({ length: passes - 1 }, () => [...questions.entries()].slice(warmup)).flat(),
+];
 let differences = 0;
-for (const [i, question] of questions.entries()) {
+for (const [at, [i, question]] of asked.entries()) {
+  const pass = at < questions.length ? 0 : 1 + Math.floor((at - questions.length) / queries);
   const order = i % 2 === 0 ? sides : [...sides].reverse();
   const answers = new Map<Side, string>();
   for (const side of order) {
@@ -72,9 +87,9 @@ for (const [i, question] of questions.entries()) {
     const usage = process.cpuUsage();
     const result = await side.gm.retrieve('big', question);
     const spent = process.cpuUsage(usage);
-    if (i >= 10) {
-      side.wall.push(performance.now() - wall);
-      side.cpu.push((spent.user + spent.system) / 1000);
+    if (i >= warmup) {
+      side.wall[pass]!.push(performance.now() - wall);
+      side.cpu[pass]!.push((spent.user + spent.system) / 1000);
     }
     answers.set(side, decided(result));
   }
@@ -89,12 +104,17 @@ const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
 const quantile = (values: number[], p: number) =>
   sorted(values)[Math.min(values.length - 1, Math.ceil(p * values.length) - 1)]!;
 for (const side of sides) {
-  const mean = side.cpu.reduce((sum, v) => sum + v, 0) / side.cpu.length;
-  process.stdout.write(
-    `${side.checkout}: CPU ${mean.toFixed(2)} ms (median ${quantile(side.cpu, 0.5).toFixed(2)}), ` +
-      `wall p50 ${quantile(side.wall, 0.5).toFixed(2)} / p95 ${quantile(side.wall, 0.95).toFixed(2)} ms\n`,
-  );
+  for (const [pass, cpu] of side.cpu.entries()) {
+    const wall = side.wall[pass]!;
+    const mean = cpu.reduce((sum, v) => sum + v, 0) / cpu.length;
+    process.stdout.write(
+      `${side.checkout}${passes > 1 ? ` pass ${pass + 1}` : ''}: CPU ${mean.toFixed(2)} ms (median ` +
+        `${quantile(cpu, 0.5).toFixed(2)}), wall p50 ${quantile(wall, 0.5).toFixed(2)} / p95 ` +
+        `${quantile(wall, 0.95).toFixed(2)} ms\n`,
+    );
+  }
 }
 process.stdout.write(
-  `${size} memories, ${queries} questions each, ${differences} with different results, load ${loadavg()[0]!.toFixed(2)}\n`,
+  `${size} memories, ${queries} questions each${passes > 1 ? ` x ${passes} passes` : ''}, ${differences} with ` +
+    `different results, load ${loadavg()[0]!.toFixed(2)}\n`,
 );

@@ -1,10 +1,10 @@
 /**
- * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--digest out.json]`
+ * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--warmup 10] [--digest out.json]`
  *
  * The warm read path alone, for profiling (`node --cpu-prof --import tsx bench/retrieve-probe.ts ...`) and
  * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
  * `bench:scale` (bench/support/realistic-chat.ts, seed 11) into `--db` once and reuses it afterwards, then
- * runs 10 warm-up questions and `--queries` timed ones (`chatQuestions`, seed 5, as bench:scale), printing
+ * runs `--warmup` questions (10, as bench:scale) and `--queries` timed ones (`chatQuestions`, seed 5), printing
  * p50 / p95 / p99 wall and mean (and median) CPU per retrieve with the 1-minute load. `--digest` writes, per question,
  * the pool (ids, retrieval scores, verifier scores, prizes), the kept edges and the packet text: two runs
  * of different code on the same archive must write the same file.
@@ -24,6 +24,9 @@ const sizeText = flag('size', '10k');
 const size = parseCount(sizeText);
 const file = flag('db', `/tmp/graphmemix-probe-${sizeText}.db`);
 const queries = Number(flag('queries', '200'));
+// V8 is still compiling the pipeline over the first ~100 questions (their CPU is ~2x the later ones' at 10k):
+// a larger --warmup measures the steady state (the warm-up questions are other questions, not repeats).
+const warmup = Number(flag('warmup', '10'));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;
 
 const archive = { contextId: 'big', count: size, seed: 11 };
@@ -38,7 +41,7 @@ if (!/^postgres(ql)?:\/\//.test(file) && !existsSync(file)) {
 
 const openedAt = performance.now();
 const gm = await openGraphmemix({ db: file });
-const questions = chatQuestions(queries + 10, 5, archive);
+const questions = chatQuestions(queries + warmup, 5, archive);
 const times: number[] = [];
 const cpus: number[] = [];
 let cpu = 0;
@@ -50,7 +53,7 @@ for (const [i, question] of questions.entries()) {
   const result = await gm.retrieve('big', question);
   if (i === 0)
     process.stderr.write(`first retrieve (open + 1): ${(performance.now() - openedAt).toFixed(1)} ms\n`);
-  if (i >= 10) {
+  if (i >= warmup) {
     times.push(performance.now() - started);
     const spent = process.cpuUsage(usage);
     cpu += (spent.user + spent.system) / 1000;

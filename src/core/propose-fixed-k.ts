@@ -62,8 +62,18 @@ export function proposeOnIndexed(graph: IndexedGraph, k: number, params: GainPar
   let current = evaluate();
   const initialObjective = current.value;
   const swaps: SwapStep[] = [];
+  // Scratch of every bestSwap call (|S| stays `size`, so the swap table keeps its shape).
+  const workspace: SwapWorkspace = {
+    values: new Float64Array(size * (m - size)),
+    joining: {
+      ranks: new Int32Array(edges.byRank.length),
+      ends: new Int32Array(edges.byRank.length),
+      count: 0,
+    },
+    mergeUf: new UnionFind(m),
+  };
   for (;;) {
-    const swap = bestSwap(graph, edges, members, current.value, params, uf);
+    const swap = bestSwap(graph, edges, members, current.value, params, uf, workspace);
     if (swap === null) break;
     members[swap.out] = 0;
     members[swap.in] = 1;
@@ -95,6 +105,7 @@ function bestSwap(
   currentValue: number,
   params: GainParams,
   uf: UnionFind,
+  workspace: SwapWorkspace,
 ): { out: number; in: number } | null {
   const m = graph.nodes.length;
   const inside: number[] = [];
@@ -108,14 +119,8 @@ function bestSwap(
   }
   const width = outside.length;
   if (width === 0 || inside.length === 0) return null;
-  const values = new Float64Array(inside.length * width);
+  const { values, joining: scratch, mergeUf } = workspace;
   let best = Number.NEGATIVE_INFINITY;
-  const scratch: JoiningEdges = {
-    ranks: new Int32Array(edges.byRank.length),
-    ends: new Int32Array(edges.byRank.length),
-    count: 0,
-  };
-  const mergeUf = new UnionFind(m);
   for (let oi = 0; oi < inside.length; oi++) {
     const out = inside[oi]!;
     members[out] = 0;
@@ -165,6 +170,14 @@ function bestSwap(
     }
   }
   return null;
+}
+
+/** What bestSwap writes into, allocated once per proposal: every entry it reads was written in the same call. */
+interface SwapWorkspace {
+  /** Value of each (outgoing, incoming) swap, row-major by the outgoing node's place in S. */
+  values: Float64Array;
+  joining: JoiningEdges;
+  mergeUf: UnionFind;
 }
 
 /** The entering node's positive-gain edges into the base node set: ranks ascending, and their far ends. */

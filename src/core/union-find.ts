@@ -2,17 +2,20 @@
  * Disjoint sets over the integers 0..size-1 with path halving and union by size.
  * `reset()` is O(1): entries are lazily re-initialised through a generation stamp, which matters because the
  * proposal search runs one small Kruskal per evaluated swap.
+ * Plain arrays of small integers, not typed arrays: a question builds ~10 of these over ~48 elements (solver,
+ * offline verifiers), and a typed array past 64 bytes is allocated off the V8 heap, several times the cost
+ * of these arrays' whole use.
  */
 export class UnionFind {
-  private readonly parent: Int32Array;
-  private readonly size: Int32Array;
-  private readonly stamp: Uint32Array;
+  private readonly parent: number[];
+  private readonly size: number[];
+  private readonly stamp: number[];
   private generation = 1;
 
   constructor(size: number) {
-    this.parent = new Int32Array(size);
-    this.size = new Int32Array(size);
-    this.stamp = new Uint32Array(size);
+    this.parent = new Array<number>(size).fill(0);
+    this.size = new Array<number>(size).fill(0);
+    this.stamp = new Array<number>(size).fill(0);
   }
 
   /** Makes every element a singleton again. */
@@ -43,7 +46,11 @@ export class UnionFind {
     let ra = this.find(a);
     let rb = this.find(b);
     if (ra === rb) return false;
-    if (this.size[ra]! < this.size[rb]!) [ra, rb] = [rb, ra];
+    if (this.size[ra]! < this.size[rb]!) {
+      const smaller = ra;
+      ra = rb;
+      rb = smaller;
+    }
     this.parent[rb] = ra;
     this.size[ra] = this.size[ra]! + this.size[rb]!;
     return true;

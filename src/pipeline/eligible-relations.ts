@@ -1,6 +1,8 @@
 import { type MemoryEdge, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import type { EligibleRelation } from '../verify/edge-verifier-spec.ts';
 
+const SCHEMA_TYPES: ReadonlySet<string> = new Set(SCHEMA_RELATION_TYPES);
+
 /**
  * ECV eligibility (paper eq. 7, method notes 5): pairs (anchor a, candidate i) of the pool joined by a SCHEMA
  * edge; semantic_knn never counts. An anchor can be the candidate of another anchor. Result: candidate id ->
@@ -14,20 +16,19 @@ export function eligibleRelations(
   const inPool = new Set(poolOrder);
   const anchorRank = new Map(anchors.map((id, rank) => [id, rank]));
   const byCandidate = new Map<string, EligibleRelation[]>();
+  const relate = (anchor: string, candidate: string, types: SchemaRelationType[]): void => {
+    if (!anchorRank.has(anchor) || !inPool.has(candidate) || anchor === candidate) return;
+    const list = byCandidate.get(candidate);
+    if (list === undefined) byCandidate.set(candidate, [{ anchorId: anchor, relationTypes: types }]);
+    else if (!list.some((r) => r.anchorId === anchor)) list.push({ anchorId: anchor, relationTypes: types });
+  };
   for (const edge of edges) {
-    const types = edge.types.filter((t): t is SchemaRelationType =>
-      (SCHEMA_RELATION_TYPES as readonly string[]).includes(t),
-    );
+    // Most edges touch no anchor: nothing to filter for them.
+    if (!anchorRank.has(edge.a) && !anchorRank.has(edge.b)) continue;
+    const types = edge.types.filter((t): t is SchemaRelationType => SCHEMA_TYPES.has(t));
     if (types.length === 0) continue;
-    for (const [anchor, candidate] of [
-      [edge.a, edge.b],
-      [edge.b, edge.a],
-    ] as const) {
-      if (!anchorRank.has(anchor) || !inPool.has(candidate) || anchor === candidate) continue;
-      const list = byCandidate.get(candidate) ?? [];
-      if (!list.some((r) => r.anchorId === anchor)) list.push({ anchorId: anchor, relationTypes: types });
-      byCandidate.set(candidate, list);
-    }
+    relate(edge.a, edge.b, types);
+    relate(edge.b, edge.a, types);
   }
   const ordered = new Map<string, EligibleRelation[]>();
   for (const id of poolOrder) {

@@ -103,7 +103,7 @@ const MEDIA_WORDS: ReadonlySet<string> = new Set(
 /** One feature vector per candidate (pool order), in RANKER_FEATURES order. */
 export function rankerFeatures(input: RankerFeatureInput): number[][] {
   const queryText = verifierQueryText(input.question);
-  const queryTokens = new Set(tokenize(queryText));
+  const queryTokens = new Set(tokenizeCached(queryText));
   const queryNumbers = [...queryTokens].filter((t) => /^\d+$/.test(t));
   const mediaAsked = [...queryTokens].some((t) => MEDIA_WORDS.has(t));
   const documents = input.candidates.map((c) => ({ id: c.memoryId, text: verifierDocumentText(c.record) }));
@@ -156,7 +156,7 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
       entity_overlap: entities.length === 0 ? 0 : found.entities / entities.length,
       role_user: record.role === 'user' ? 1 : 0,
     };
-    return RANKER_FEATURES.map((name) => values[name]);
+    return featureRow(values);
   });
   // Per-question normalisation of the relative features: divide by the pool's maximum.
   RANKER_FEATURES.forEach((name, j) => {
@@ -166,6 +166,40 @@ export function rankerFeatures(input: RankerFeatureInput): number[][] {
     for (const row of raw) row[j] = max > 0 ? row[j]! / max : 0;
   });
   return raw;
+}
+
+/**
+ * A candidate's features as a row in RANKER_FEATURES order: one named load each from one object shape (a
+ * load by a varying name, as `RANKER_FEATURES.map((name) => values[name])` did, is a slow generic lookup, 25
+ * per pool member). test/pipeline/offline-ranker.test.ts checks the order against RANKER_FEATURES.
+ */
+export function featureRow(values: Readonly<Record<RankerFeature, number>>): number[] {
+  return [
+    values.retrieval,
+    values.seed_rank,
+    values.view_text,
+    values.view_caption,
+    values.view_metadata,
+    values.view_ocr,
+    values.verifier,
+    values.own_support,
+    values.unit_support,
+    values.context_support,
+    values.best_adjacent_support,
+    values.has_media,
+    values.media_asked,
+    values.speaker_named,
+    values.number_overlap,
+    values.date_named,
+    values.profile,
+    values.neighbour_retrieval,
+    values.neighbour_verifier,
+    values.session_proximity,
+    values.session_hits,
+    values.temporal_order,
+    values.entity_overlap,
+    values.role_user,
+  ];
 }
 
 /** Terms of a day's date forms, by day: a pool has a few distinct days, each tokenised once per process. */

@@ -36,24 +36,28 @@ export function expandCandidates(
     .map((seed, rank) => ({ kind: 'seed', memoryId: seed.memoryId, rank, score: seed.score }));
   const rankOf = new Map(seeds.map((seed, rank) => [seed.memoryId, rank]));
   const best = new Map<string, Extract<PoolEntry, { kind: 'expanded' }>>();
+  // Both directions of every edge; a proposal (and its copy of the types) is built only when it wins.
+  const propose = (from: string, to: string, edge: MemoryEdge): void => {
+    const parentRank = rankOf.get(from);
+    if (parentRank === undefined || rankOf.has(to)) return;
+    const current = best.get(to);
+    if (
+      current !== undefined &&
+      compareProposals({ strength: edge.strength, parentRank, memoryId: to }, current) >= 0
+    )
+      return;
+    best.set(to, {
+      kind: 'expanded',
+      memoryId: to,
+      parentId: from,
+      parentRank,
+      relationTypes: [...edge.types],
+      strength: edge.strength,
+    });
+  };
   for (const edge of edges) {
-    for (const [from, to] of [
-      [edge.a, edge.b],
-      [edge.b, edge.a],
-    ] as const) {
-      const parentRank = rankOf.get(from);
-      if (parentRank === undefined || rankOf.has(to)) continue;
-      const proposal = {
-        kind: 'expanded' as const,
-        memoryId: to,
-        parentId: from,
-        parentRank,
-        relationTypes: [...edge.types],
-        strength: edge.strength,
-      };
-      const current = best.get(to);
-      if (current === undefined || compareProposals(proposal, current) < 0) best.set(to, proposal);
-    }
+    propose(edge.a, edge.b, edge);
+    propose(edge.b, edge.a, edge);
   }
   const proposals = [...best.values()].sort(compareProposals);
   for (const proposal of proposals) {

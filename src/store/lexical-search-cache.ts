@@ -28,6 +28,7 @@ export class PostingsCache {
   private readonly pages = new Map<string, number[]>();
   private readonly stats = new Map<string, { bucket: number; docs: number }[] | null>();
   private readonly fieldRows = new Map<string, FieldRow[]>();
+  private readonly absent = new Set<string>();
 
   constructor(
     private readonly budget: { pages: number; stats: number; fields: number } = POSTINGS_CACHE_BUDGET,
@@ -107,6 +108,16 @@ export class PostingsCache {
     return found;
   }
 
+  /**
+   * Query terms the dictionary lacks in the current state (dropped with the rest on a change: a write may add
+   * them); undefined while bypassed. Bounded: emptied past ABSENT_TERMS entries.
+   */
+  absentTerms(): Set<string> | undefined {
+    if (!this.active) return undefined;
+    if (this.absent.size >= ABSENT_TERMS) this.absent.clear();
+    return this.absent;
+  }
+
   page(token: string, after: number, size: number, read: () => number[]): number[] {
     if (!this.active) return read();
     const key = `${token}:${after}:${size}`;
@@ -125,6 +136,7 @@ export class PostingsCache {
   }
 
   private clear(): void {
+    this.absent.clear();
     this.pages.clear();
     this.stats.clear();
     this.fieldRows.clear();
@@ -133,6 +145,9 @@ export class PostingsCache {
     this.bytes.fields = 0;
   }
 }
+
+/** Absent terms a PostingsCache remembers at most (a few words of each question). */
+const ABSENT_TERMS = 4096;
 
 /** A map entry keyed by `key`: the key string (2 bytes a character at most), the entry and its array header. */
 function entryBytes(key: string): number {

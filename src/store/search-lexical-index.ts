@@ -5,6 +5,7 @@ import type { ViewHit, ViewKind } from '../types/view.ts';
 import { LexicalAccumulators } from './lexical-accumulators.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
 import { type CachedDocument, DocumentCache, PostingsCache } from './lexical-search-cache.ts';
+import { QueryTermSlots } from './query-term-slots.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
 export const IMPACT_BUCKETS = 64;
@@ -108,7 +109,7 @@ export function searchLexicalIndex(
       );
       if (fields.length === 0) return [];
       const wanted = options.kinds ? new Set(options.kinds) : undefined;
-      const ids = resolveTermIds(statements, termIds, terms, learn);
+      const ids = resolveTermIds(statements, termIds, terms, learn, statements.cache.absentTerms());
       if (ids.length === 0) return [];
       const hits: ViewHit[] = [];
       for (const field of fields) {
@@ -153,10 +154,11 @@ function searchSubset(
     for (let i = 0; i < idf.length; i++) idf[i] = idf[i]! > 0 ? bm25Idf(field.docs, idf[i]!) : 0;
     const top = new TopHits(options.limit);
     const tfs = new Float64Array(ids.length);
+    const slots = QueryTermSlots.of(ids);
     for (let from = 0; from < memoryIds.length; from += CHUNK) {
       const chunk = JSON.stringify(memoryIds.slice(from, from + CHUNK));
       for (const row of s.subsetDocs.all(field.id, chunk) as [string, string, Buffer][]) {
-        const length = readTermFrequencies(row[2], position, tfs);
+        const length = readTermFrequencies(row[2], slots, tfs);
         let rawScore = 0;
         for (let at = 0; at < ids.length; at++) {
           if (tfs[at]! > 0 && idf[at]! > 0)
@@ -172,23 +174,29 @@ function searchSubset(
 
 /**
  * Query term ids in query order; terms the dictionary has never seen cannot match and are dropped (and are
- * not remembered: another writer may add them). Ids found are passed to `learn` (they never change).
+ * not remembered past this state of the file: another writer may add them). Ids found are passed to `learn`
+ * (they never change). `absent` (PostingsCache.absentTerms) holds terms found missing under the current
+ * state: a question's words that no memory uses were looked up (and hashed) again by every question.
  */
 function resolveTermIds(
   s: ReturnType<typeof prepareSearchStatements>,
   known: ReadonlyMap<string, number>,
   terms: readonly string[],
   learn: ((term: string, id: number) => void) | undefined,
+  absent?: Set<string>,
 ): number[] {
   const found = new Map<string, number>();
   const missing = new Map(
-    terms.filter((term) => !known.has(term)).map((term) => [dictionaryKey(term), term]),
+    terms
+      .filter((term) => !known.has(term) && absent?.has(term) !== true)
+      .map((term) => [dictionaryKey(term), term]),
   );
   if (missing.size > 0) {
     for (const row of s.termIds.all(JSON.stringify([...missing.keys()])) as { term: string; id: number }[]) {
       found.set(missing.get(row.term)!, row.id);
       learn?.(missing.get(row.term)!, row.id);
     }
+    if (absent !== undefined) for (const term of missing.values()) if (!found.has(term)) absent.add(term);
   }
   return terms.flatMap((term) => {
     const id = known.get(term) ?? found.get(term);
@@ -365,8 +373,10 @@ function quickselect(values: Float64Array, rank: number): number {
     }
     if (rank <= j) hi = j;
     else if (rank >= i) lo = i;
-    else return values[rank]!;
+    else break;
   }
+  // One exit: a second `return values[rank]` that the optimised code had never run made V8 deoptimise
+  // this function again and again (--trace-deopt: "insufficient type feedback", ~20 times in 300 questions).
   return values[rank]!;
 }
 
@@ -389,15 +399,19 @@ function scoreCandidates(
     if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold)
       candidates.push(accumulators.docs[at]!);
   }
-  const position = new Map(cursors.map((cursor, i) => [cursor.term, i]));
+  const slots = QueryTermSlots.of(cursors.map((cursor) => cursor.term));
   const tfs = new Float64Array(cursors.length);
   const top = new TopHits(limit);
   const score = (doc: CachedDocument): void => {
-    const length = readTermFrequencies(doc.terms, position, tfs);
+    const length = readTermFrequencies(doc.terms, slots, tfs);
     let rawScore = 0;
     for (let at = 0; at < cursors.length; at++) {
       if (tfs[at]! > 0) rawScore += bm25TermScore(cursors[at]!.idf, tfs[at]!, length, averageLength);
     }
+    // A score below the worst kept hit's is rejected whatever its ids (compareHits orders by score first):
+    // no hit object for it.
+    const worst = top.worst;
+    if (top.full && worst !== undefined && rawScore < worst.rawScore) return;
     top.offer({ memoryId: doc.memoryId, kind: field.kind, key: doc.key, rawScore });
   };
   const missing: number[] = [];
@@ -475,11 +489,11 @@ function prepareSearchStatements(db: Database.Database) {
  * Decodes a document's term blob (u32 length at byte 4, then (term id, tf) u32 pairs from byte 8) into `tfs`
  * at the positions of the query's terms; returns the document length.
  */
-function readTermFrequencies(blob: Buffer, position: ReadonlyMap<number, number>, tfs: Float64Array): number {
+function readTermFrequencies(blob: Buffer, slots: QueryTermSlots, tfs: Float64Array): number {
   tfs.fill(0);
   for (let i = 8; i + 8 <= blob.length; i += 8) {
-    const at = position.get(u32At(blob, i));
-    if (at !== undefined) tfs[at] = u32At(blob, i + 4);
+    const at = slots.positionOf(u32At(blob, i));
+    if (at >= 0) tfs[at] = u32At(blob, i + 4);
   }
   return u32At(blob, 4);
 }

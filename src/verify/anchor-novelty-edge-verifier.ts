@@ -1,6 +1,5 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
-import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -89,7 +88,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     kind: 'offline',
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       const query = verifierQueryText(input.question);
-      const terms = [...new Set(tokenize(query))];
+      const terms = [...new Set(tokenizeCached(query))];
       // Support reads the verifier document (content, media words, day); the pair checks read the content
       // only: every record's own date would otherwise be a "stated value" (two thread emails of different days
       // would conflict), and shared media words would make two short photo messages near-duplicates.
@@ -101,7 +100,9 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
-      const tokenSets = new Map([...contents].map(([id, text]) => [id, new Set(tokenizeCached(text))]));
+      // One side per memory: an anchor met in several pairs has its values scanned once (valuesOf runs five
+      // regular expressions over the text; per pair it was most of this verifier's own time).
+      const sides = new Map([...contents].map(([id, text]) => [id, pairSide(text)]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
@@ -121,11 +122,8 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
           const sameUnit = relation.relationTypes.some((t) => SAME_UNIT.has(t));
           const anchorRecord = records.get(relation.anchorId);
           const verdict = judgePair(
-            { tokens: tokenSets.get(candidate.memoryId)!, text: contents.get(candidate.memoryId)! },
-            {
-              tokens: tokenSets.get(relation.anchorId) ?? new Set(),
-              text: contents.get(relation.anchorId) ?? '',
-            },
+            sides.get(candidate.memoryId)!,
+            sides.get(relation.anchorId) ?? { tokens: new Set(), text: '' },
             terms,
             {
               sameUnit,
@@ -163,8 +161,16 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
 }
 
 interface PairSide {
-  tokens: Set<string>;
+  tokens: ReadonlySet<string>;
   text: string;
+  /** valuesOf(text), remembered by the side (judgePair computes it when absent). */
+  values?: () => ReadonlySet<string>;
+}
+
+/** A memory's side of its pairs: its content tokens, and its stated values computed once when first asked. */
+function pairSide(text: string): PairSide {
+  let values: ReadonlySet<string> | undefined;
+  return { tokens: new Set(tokenizeCached(text)), text, values: () => (values ??= valuesOf(text)) };
 }
 
 /**
@@ -199,8 +205,10 @@ export function judgePair(
   if (!link.oneExchange) {
     // The two halves of one exchange state different things by design (question and answer); any other pair
     // can disagree about a value.
-    const candidateValues = valuesOf(candidate.text);
-    const anchorValues = valuesOf(anchor.text);
+    const candidateValues = candidate.values?.() ?? valuesOf(candidate.text);
+    // The anchor's values only matter when the candidate states some.
+    const anchorValues =
+      candidateValues.size > 0 ? (anchor.values?.() ?? valuesOf(anchor.text)) : candidateValues;
     const valuesDiffer =
       candidateValues.size > 0 &&
       anchorValues.size > 0 &&

@@ -1,7 +1,6 @@
 import { UnionFind } from '../core/union-find.ts';
 import { bm25TermScore } from '../retrieval/bm25-index.ts';
 import { tokenizeCached } from '../retrieval/token-cache.ts';
-import { tokenize } from '../retrieval/tokenize.ts';
 import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -231,7 +230,8 @@ export function unitSupport(
   documents: readonly { id: string; text: string }[],
   relations: readonly PoolRelation[],
 ): UnitSupport {
-  const terms = [...new Set(tokenize(question))];
+  // Cached: one question runs this four times (node verifier, ranker twice, edge verifier).
+  const terms = [...new Set(tokenizeCached(question))];
   const unitOf = groupUnits(
     documents.map((d) => d.id),
     relations,

@@ -10,7 +10,12 @@ import {
   resolveRanker,
   withoutRepeatPrizes,
 } from '../../src/pipeline/offline-ranker.ts';
-import { poolShape, RANKER_FEATURES, rankerFeatures } from '../../src/pipeline/ranker-features.ts';
+import {
+  featureRow,
+  poolShape,
+  RANKER_FEATURES,
+  rankerFeatures,
+} from '../../src/pipeline/ranker-features.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 
 const KEY = 'bm25-views@sat1|node=lexical-context-support|edge=anchor-novelty';
@@ -22,6 +27,14 @@ function record(id: string, text: string, extra: Partial<MemoryRecord> = {}): Me
 }
 
 describe('ranker features', () => {
+  it('lays a candidate out in RANKER_FEATURES order (the artifact weights are read by position)', () => {
+    const values = Object.fromEntries(RANKER_FEATURES.map((name, i) => [name, i + 0.5])) as Record<
+      (typeof RANKER_FEATURES)[number],
+      number
+    >;
+    expect(featureRow(values)).toEqual(RANKER_FEATURES.map((_, i) => i + 0.5));
+  });
+
   it('normalises continuous features by the pool maximum and states binary facts', () => {
     const candidates = [
       record('a', 'Ann adopted a grey cat in 2023', {

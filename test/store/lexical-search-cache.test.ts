@@ -76,4 +76,40 @@ describe('lexical search caches (SQLite)', () => {
     await reader.close();
     await writer.close();
   });
+
+  it('find a query word the archive lacked once a write brings it (absent terms are not kept past a change)', async () => {
+    const file = join(dir, 'absent.db');
+    const reader = createSqliteStore(file);
+    const writer = createSqliteStore(file);
+    const all: { id: string; text: string }[] = [];
+    let next = 0;
+    const add = async (store: typeof writer, count: number, word: string) => {
+      const batch = texts(next, count, word).map((text, i) => ({ id: `m${next + i}`, text }));
+      await store.writeMemories(
+        'ctx',
+        batch.map((m, i) => write('ctx', m.id, m.text, next + i)),
+      );
+      next += count;
+      all.push(...batch);
+    };
+    const search = (query: string) => reader.searchLexical('ctx', query, { limit: 20 });
+    await add(writer, 40, 'alpha');
+    // 'zebra' and 'quokka' are in no memory: twice, so the second search answers from the cache.
+    await search('zebra alpha');
+    expect(await search('zebra alpha')).toEqual(await expected(all, 'zebra alpha'));
+    // Another connection brings 'zebra': the reader's next search must score it.
+    await add(writer, 30, 'zebra');
+    const afterOther = await search('zebra alpha');
+    expect(afterOther.some((hit) => Number(hit.memoryId.slice(1)) >= 40)).toBe(true);
+    expect(afterOther).toEqual(await expected(all, 'zebra alpha'));
+    await search('quokka');
+    expect(await search('quokka')).toEqual([]);
+    // This connection brings 'quokka' (its own commits do not move data_version).
+    await add(reader, 10, 'quokka');
+    const afterOwn = await search('quokka');
+    expect(afterOwn.length).toBeGreaterThan(0);
+    expect(afterOwn).toEqual(await expected(all, 'quokka'));
+    await reader.close();
+    await writer.close();
+  });
 });

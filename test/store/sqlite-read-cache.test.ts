@@ -49,13 +49,18 @@ describe('SQLite read cache', () => {
     const before = { ...sqliteReadWork };
     const warm = await reads(store);
     expect(warm).toEqual(cold);
-    // neighbors is answered from the lists; edgesAmong reads only among m1, m9, m10 (no list cached).
-    expect(sqliteReadWork.edgeStatements - before.edgeStatements).toBe(1);
+    // neighbors is answered from the lists, and so is edgesAmong: its cold read kept the complete lists of
+    // m1, m9 and m10 (the ids no earlier read had cached).
+    expect(sqliteReadWork.edgeStatements - before.edgeStatements).toBe(0);
+    // Those lists are complete: neighbors of them needs no statement and equals a fresh connection's.
+    const listed = await store.neighbors('ctx', ['m1', 'm9', 'm10']);
+    expect(sqliteReadWork.edgeStatements - before.edgeStatements).toBe(0);
     // edgesAmong over ids whose lists are all cached needs no statement either, and equals the statement.
     const fresh = createSqliteStore(file);
     expect(await store.edgesAmong!('ctx', ['m0', 'm2', 'm5', 'm11'])).toEqual(
       await fresh.edgesAmong!('ctx', ['m0', 'm2', 'm5', 'm11']),
     );
+    expect(listed).toEqual(await fresh.neighbors('ctx', ['m1', 'm9', 'm10']));
     await fresh.close();
     // Callers may mutate what they get: the next read is unaffected.
     warm.neighbors[0]!.types.push('supersedes');
