@@ -12,7 +12,9 @@ import {
 } from '../semantic-index-spec.ts';
 import { compareStrings } from '../store-rules.ts';
 import { BatchedReads } from './postgres-batched-reads.ts';
+import { PostgresPostingsCache, type WindowRead } from './postgres-postings-cache.ts';
 import type { PostgresSession, Sql } from './postgres-session.ts';
+import { snapshotVersion } from './postgres-unit-prefetch.ts';
 
 /** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
 const OPEN_RATIO = 1e308;
@@ -30,6 +32,18 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
   const write = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
     session.scoped(contextId, 'write', work);
   const windows = postingWindows(session);
+  const kept = new PostgresPostingsCache();
+  // A weight-ordered read through the kept lists where the caller's unit may use them (postgres-postings-cache.ts).
+  const readWindow = async (contextId: string, request: WindowRead): Promise<SemanticPosting[]> => {
+    const unit = session.prefetchFor(contextId);
+    if (!kept.usable(contextId, unit)) return windows.read(contextId, request);
+    const known = kept.get(contextId, request);
+    if (known) return known;
+    const epoch = kept.epoch;
+    const rows = await windows.read(contextId, request);
+    kept.keep(contextId, unit, epoch, request, rows);
+    return rows;
+  };
 
   return {
     async getSnapshot(contextId) {
@@ -41,16 +55,28 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
 
     async documentFrequencies(contextId, terms) {
       if (terms.length === 0) return new Map();
-      return read(contextId, async (sql) => {
-        const rows = await sql.query<{ term: string; df: number }>(
-          'SELECT term, df FROM semantic_df WHERE context_id = $1 AND term = ANY($2::text[])',
-          [contextId, [...new Set(terms)]],
-        );
-        const found = new Map(rows.rows.map((row) => [row.term, row.df]));
-        const out = new Map<string, number>();
-        for (const term of terms) if (found.has(term)) out.set(term, found.get(term)!);
-        return out;
-      });
+      const unit = session.prefetchFor(contextId);
+      const usable = kept.usable(contextId, unit);
+      const { known, missing } = usable
+        ? kept.frequencies(contextId, terms)
+        : { known: new Map<string, number | null>(), missing: [...new Set(terms)] };
+      if (missing.length > 0) {
+        const found = await read(contextId, async (sql) => {
+          const rows = await sql.query<{ term: string; df: number }>(
+            'SELECT term, df FROM semantic_df WHERE context_id = $1 AND term = ANY($2::text[])',
+            [contextId, missing],
+          );
+          return new Map(rows.rows.map((row) => [row.term, row.df]));
+        });
+        for (const term of missing) known.set(term, found.get(term) ?? null);
+        if (usable) kept.keepFrequencies(contextId, unit, missing, found);
+      }
+      const out = new Map<string, number>();
+      for (const term of terms) {
+        const df = known.get(term);
+        if (df !== undefined && df !== null) out.set(term, df);
+      }
+      return out;
     },
 
     async replaceAll(contextId, snapshot, docs) {
@@ -102,51 +128,84 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     async writeDocs(contextId, change) {
       const prefetch = session.prefetchFor(contextId);
       const known = prefetch?.snapshot;
-      await session.scoped(
-        contextId,
-        'write',
-        async (sql) => {
-          // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
-          // drops the removed and replaced documents.
-          const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
-          const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
-          const first = sql.query<{ k: number; changes: number }>(
-            `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k, changes),
-           d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[])),
+      const written = kept.writing(contextId, prefetch);
+      let replaced = false;
+      await session
+        .scoped(
+          contextId,
+          'write',
+          async (sql) => {
+            // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
+            // drops the removed and replaced documents.
+            const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+            const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
+            // The row's new xmin is the postings' version (UnitPrefetch.snapshotVersion); `dropped` counts the
+            // documents removed or replaced (their postings go: kept lists cannot follow).
+            const first = sql.query<Written>(
+              `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1
+             RETURNING k, changes, xmin::text AS xmin),
+           d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[]) RETURNING 1),
            p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($3::text[])),
            n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($3::text[]))
-           SELECT k, changes FROM s`,
-            [contextId, changed, dropped],
-          );
-          let snapshot: pg.QueryResult<{ k: number; changes: number }>;
-          if (known) {
-            // k is the unit's read-ahead snapshot's (exact under the unit's lock): the three statements are
-            // issued together, one round trip where the unit pipelines them, and run in this order.
-            [snapshot] = await Promise.all([
-              first,
-              insertDocs(sql, contextId, change.put ?? [], known.k),
-              writeLists(sql, contextId, change.lists ?? [], known.k),
-            ]);
-            if (snapshot.rows[0]?.k !== known.k) throw noSnapshot(contextId);
-          } else {
-            snapshot = await first;
-            const k = snapshot.rows[0]?.k;
-            if (k === undefined) throw noSnapshot(contextId);
-            await insertDocs(sql, contextId, change.put ?? [], k);
-            await writeLists(sql, contextId, change.lists ?? [], k);
-          }
-          // The unit's read-ahead snapshot stays exact: only its change count moved.
-          if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
-          else if (prefetch) prefetch.snapshot = undefined;
-        },
-        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
-        { keepsPrefetch: true, keepsEdges: true },
-      );
+           SELECT k, changes, xmin, (SELECT count(*) FROM d)::integer AS dropped FROM s`,
+              [contextId, changed, dropped],
+            );
+            let snapshot: pg.QueryResult<Written>;
+            if (known) {
+              // k is the unit's read-ahead snapshot's (exact under the unit's lock): the three statements are
+              // issued together, one round trip where the unit pipelines them, and run in this order.
+              [snapshot] = await Promise.all([
+                first,
+                insertDocs(sql, contextId, change.put ?? [], known.k),
+                writeLists(sql, contextId, change.lists ?? [], known.k),
+              ]);
+              if (snapshot.rows[0]?.k !== known.k) throw noSnapshot(contextId);
+            } else {
+              snapshot = await first;
+              const k = snapshot.rows[0]?.k;
+              if (k === undefined) throw noSnapshot(contextId);
+              await insertDocs(sql, contextId, change.put ?? [], k);
+              await writeLists(sql, contextId, change.lists ?? [], k);
+            }
+            const row = snapshot.rows[0]!;
+            replaced = row.dropped > 0;
+            // The unit's read-ahead snapshot stays exact: only its change count (and row version) moved.
+            if (prefetch && known) {
+              prefetch.snapshot = { ...known, changes: row.changes };
+              prefetch.snapshotVersion = snapshotVersion(row.xmin, row.changes, known.createdAt);
+            } else if (prefetch) {
+              prefetch.snapshot = undefined;
+              prefetch.snapshotVersion = undefined;
+            }
+          },
+          // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
+          { keepsPrefetch: true, keepsEdges: true },
+        )
+        .then(
+          () => written({ put: change.put ?? [], replaced }),
+          (error: unknown) => {
+            written();
+            throw error;
+          },
+        );
     },
 
     async termBounds(contextId, terms, options) {
       if (terms.length === 0) return new Map();
-      return read(contextId, async (sql) => {
+      // Without `ratio`, a bound is the first posting's weight: a kept read of the term has it.
+      const out = new Map<string, SemanticTermBound>();
+      let missing: readonly string[] = terms;
+      if (!options?.ratio && kept.usable(contextId, session.prefetchFor(contextId))) {
+        missing = terms.filter((term) => {
+          const weight = kept.maxWeight(contextId, term);
+          if (weight !== undefined && weight !== null) {
+            out.set(term, { maxWeight: weight, maxRatio: Number.POSITIVE_INFINITY });
+          }
+          return weight === undefined;
+        });
+        if (missing.length === 0) return sortedLike(terms, out);
+      }
+      const found = await read(contextId, async (sql) => {
         // The first entry of each term's (weight desc) index: one probe per term (a max() over the term's
         // postings read all of them, a common term's thousands, at every add). The ratio bound reads the
         // whole list (ratios are computed from the thresholds since migration 6): only the exact reverse
@@ -165,26 +224,25 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
                  (SELECT p.weight FROM semantic_postings p WHERE p.context_id = $1 AND p.term = t.term
                   ORDER BY p.weight DESC LIMIT 1) AS w
                FROM unnest($2::text[]) AS t(term)`,
-          [contextId, [...new Set(terms)]],
+          [contextId, [...new Set(missing)]],
         );
-        const found = new Map(rows.rows.map((row) => [row.term, row]));
-        const out = new Map<string, SemanticTermBound>();
-        for (const term of terms) {
-          const row = found.get(term);
-          if (row?.w === null || row?.w === undefined) continue;
-          out.set(term, {
-            maxWeight: row.w,
-            maxRatio:
-              row.r === undefined || row.r === null || row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
-          });
-        }
-        return out;
+        return new Map(rows.rows.map((row) => [row.term, row]));
       });
+      for (const term of missing) {
+        const row = found.get(term);
+        if (row?.w === null || row?.w === undefined) continue;
+        out.set(term, {
+          maxWeight: row.w,
+          maxRatio:
+            row.r === undefined || row.r === null || row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
+        });
+      }
+      return sortedLike(terms, out);
     },
 
     async postings(contextId, term, filter) {
       if (!('minRatio' in filter)) {
-        return windows.read(
+        return readWindow(
           contextId,
           'top' in filter
             ? {
@@ -222,18 +280,43 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     async topPostings(contextId, terms, n) {
       const out = new Map<string, SemanticPosting[]>(terms.map((term) => [term, []]));
       if (terms.length === 0) return out;
-      return read(contextId, async (sql) => {
+      const unit = session.prefetchFor(contextId);
+      const usable = kept.usable(contextId, unit);
+      const top = (term: string): WindowRead => ({
+        term,
+        min: Number.NEGATIVE_INFINITY,
+        below: Number.POSITIVE_INFINITY,
+        top: Math.max(0, n),
+      });
+      // Terms whose read is kept are not read again; the others are kept once read.
+      const missing = usable
+        ? [...new Set(terms)].filter((term) => {
+            const rows = kept.get(contextId, top(term));
+            if (rows) out.set(term, rows);
+            return !rows;
+          })
+        : terms;
+      if (missing.length === 0) return out;
+      const epoch = kept.epoch;
+      const fresh = await read(contextId, async (sql) => {
         // The `top` read of postings() per term, all terms in one statement (each an index range scan).
         const rows = await sql.query<{ term: string; memory_id: string; weight: number }>(
           `SELECT t.term, p.memory_id, p.weight FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n)
            CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
              WHERE s.context_id = $1 AND s.term = t.term ORDER BY s.weight DESC, s.memory_id LIMIT $3) p
            ORDER BY t.n, p.weight DESC, p.memory_id`,
-          [contextId, [...new Set(terms)], Math.max(0, n)],
+          [contextId, [...new Set(missing)], Math.max(0, n)],
         );
-        for (const row of rows.rows) out.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
-        return out;
+        const found = new Map<string, SemanticPosting[]>(missing.map((term) => [term, []]));
+        for (const row of rows.rows)
+          found.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
+        return found;
       });
+      for (const [term, rows] of fresh) {
+        out.set(term, rows);
+        if (usable) kept.keep(contextId, unit, epoch, top(term), rows);
+      }
+      return out;
     },
 
     async thresholds(contextId) {
@@ -408,12 +491,25 @@ async function writeLists(
   }
 }
 
-/** One weight-ordered read of a term's postings: min <= weight < below, the first `top` (null: all). */
-interface WindowRead {
-  term: string;
-  min: number;
-  below: number;
-  top: number | null;
+/** `bounds` in the order of `terms` (the order the store's answer had before kept reads served some). */
+function sortedLike(
+  terms: readonly string[],
+  bounds: ReadonlyMap<string, SemanticTermBound>,
+): Map<string, SemanticTermBound> {
+  const out = new Map<string, SemanticTermBound>();
+  for (const term of terms) {
+    const bound = bounds.get(term);
+    if (bound) out.set(term, bound);
+  }
+  return out;
+}
+
+/** writeDocs' first statement's row. */
+interface Written {
+  k: number;
+  changes: number;
+  xmin: string;
+  dropped: number;
 }
 
 /**
