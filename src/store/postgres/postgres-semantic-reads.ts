@@ -3,6 +3,11 @@ import { BatchedReads } from './postgres-batched-reads.ts';
 import type { PostgresPostingsCache, WindowRead } from './postgres-postings-cache.ts';
 import type { PostgresSession, Sql } from './postgres-session.ts';
 
+/** A documentFrequencies request of at most this many terms without kept reads reads their postings too. */
+const SPECULATIVE_TERMS = 64;
+/** Postings read ahead per such term (an add's search reads each query term's top k = 32 first). */
+const SPECULATIVE_TOP = 64;
+
 /** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
 export const OPEN_RATIO = 1e308;
 /** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
@@ -25,6 +30,20 @@ export function keptSemanticReads(session: PostgresSession, kept: PostgresPostin
   const read = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
     session.scoped(contextId, 'read', work);
   const windows = postingWindows(session);
+  /** The `{ top: n }` read of each term (unique terms), all in one statement (each an index range scan). */
+  const readTops = (contextId: string, terms: readonly string[], n: number) =>
+    read(contextId, async (sql) => {
+      const rows = await sql.query<{ term: string; memory_id: string; weight: number }>(
+        `SELECT t.term, p.memory_id, p.weight FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n)
+         CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
+           WHERE s.context_id = $1 AND s.term = t.term ORDER BY s.weight DESC, s.memory_id LIMIT $3) p
+         ORDER BY t.n, p.weight DESC, p.memory_id`,
+        [contextId, [...new Set(terms)], Math.max(0, n)],
+      );
+      const found = new Map<string, SemanticPosting[]>(terms.map((term) => [term, []]));
+      for (const row of rows.rows) found.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
+      return found;
+    });
   return {
     async readWindow(contextId, request) {
       const unit = session.prefetchFor(contextId);
@@ -44,6 +63,15 @@ export function keptSemanticReads(session: PostgresSession, kept: PostgresPostin
       const { known, missing } = usable
         ? kept.frequencies(contextId, terms)
         : { known: new Map<string, number | null>(), missing: [...new Set(terms)] };
+      // The terms of a small request are an add's (its vector's); its kNN search reads their bounds and
+      // heaviest postings next. Those without a kept read are read now, with the frequencies (one round trip
+      // where the unit pipelines them): the search then finds them kept. Exact like any kept read.
+      const unread = usable ? terms.filter((term) => kept.maxWeight(contextId, term) === undefined) : [];
+      const epoch = kept.epoch;
+      const ahead =
+        unread.length > 0 && unread.length <= SPECULATIVE_TERMS
+          ? readTops(contextId, unread, SPECULATIVE_TOP)
+          : undefined;
       if (missing.length > 0) {
         const found = await read(contextId, async (sql) => {
           const rows = await sql.query<{ term: string; df: number }>(
@@ -54,6 +82,11 @@ export function keptSemanticReads(session: PostgresSession, kept: PostgresPostin
         });
         for (const term of missing) known.set(term, found.get(term) ?? null);
         if (usable) kept.keepFrequencies(contextId, unit, missing, found);
+      }
+      if (ahead) {
+        for (const [term, rows] of await ahead) {
+          kept.keep(contextId, unit, epoch, topRead(term, SPECULATIVE_TOP), rows);
+        }
       }
       const out = new Map<string, number>();
       for (const term of terms) {
@@ -118,43 +151,28 @@ export function keptSemanticReads(session: PostgresSession, kept: PostgresPostin
       if (terms.length === 0) return out;
       const unit = session.prefetchFor(contextId);
       const usable = kept.usable(contextId, unit);
-      const top = (term: string): WindowRead => ({
-        term,
-        min: Number.NEGATIVE_INFINITY,
-        below: Number.POSITIVE_INFINITY,
-        top: Math.max(0, n),
-      });
       // Terms whose read is kept are not read again; the others are kept once read.
       const missing = usable
         ? [...new Set(terms)].filter((term) => {
-            const rows = kept.get(contextId, top(term));
+            const rows = kept.get(contextId, topRead(term, n));
             if (rows) out.set(term, rows);
             return !rows;
           })
         : terms;
       if (missing.length === 0) return out;
       const epoch = kept.epoch;
-      const fresh = await read(contextId, async (sql) => {
-        // The `top` read of postings() per term, all terms in one statement (each an index range scan).
-        const rows = await sql.query<{ term: string; memory_id: string; weight: number }>(
-          `SELECT t.term, p.memory_id, p.weight FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n)
-           CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
-             WHERE s.context_id = $1 AND s.term = t.term ORDER BY s.weight DESC, s.memory_id LIMIT $3) p
-           ORDER BY t.n, p.weight DESC, p.memory_id`,
-          [contextId, [...new Set(missing)], Math.max(0, n)],
-        );
-        const found = new Map<string, SemanticPosting[]>(missing.map((term) => [term, []]));
-        for (const row of rows.rows)
-          found.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
-        return found;
-      });
-      for (const [term, rows] of fresh) {
+      for (const [term, rows] of await readTops(contextId, missing, n)) {
         out.set(term, rows);
-        if (usable) kept.keep(contextId, unit, epoch, top(term), rows);
+        if (usable) kept.keep(contextId, unit, epoch, topRead(term, n), rows);
       }
       return out;
     },
   };
+}
+
+/** The `{ top: n }` read of `term` as a window read. */
+function topRead(term: string, n: number): WindowRead {
+  return { term, min: Number.NEGATIVE_INFINITY, below: Number.POSITIVE_INFINITY, top: Math.max(0, n) };
 }
 
 /** `bounds` in the order of `terms` (the order the store's answer had before kept reads served some). */
