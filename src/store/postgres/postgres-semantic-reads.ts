@@ -5,8 +5,8 @@ import type { PostgresSession, Sql } from './postgres-session.ts';
 
 /** A documentFrequencies request of at most this many terms without kept reads reads their postings too. */
 const SPECULATIVE_TERMS = 64;
-/** Postings read ahead per such term (an add's search reads each query term's top k = 32 first). */
-const SPECULATIVE_TOP = 64;
+/** Postings read ahead per such term: an add's search reads each query term's top k = 32 first, and the whole list of a rare one (most lists of unkept terms are short). */
+const SPECULATIVE_TOP = 256;
 
 /** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
 export const OPEN_RATIO = 1e308;
