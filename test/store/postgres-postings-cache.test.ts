@@ -3,7 +3,9 @@ import { compactSemantic } from '../../src/digest/incremental/compact-semantic.t
 import { ingestItems } from '../../src/digest/ingest.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { PostgresPostingsCache } from '../../src/store/postgres/postgres-postings-cache.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { UnitPrefetch } from '../../src/store/postgres/postgres-unit-prefetch.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
@@ -24,6 +26,88 @@ const doc = (memoryId: string, weight: number) => ({
   terms: ['harbour', 'zebra'],
   weights: [weight, Math.sqrt(1 - weight * weight)],
   neighbours: [],
+});
+
+/** A unit's read-ahead with a snapshot at `version`. */
+function unitAt(version: string): UnitPrefetch {
+  const unit = new UnitPrefetch();
+  unit.snapshot = { space: 'tfidf', documents: 3, k: 2, createdAt: 't', changes: 0 };
+  unit.snapshotVersion = version;
+  return unit;
+}
+
+const ALL = { min: Number.NEGATIVE_INFINITY, below: Number.POSITIVE_INFINITY };
+
+describe('PostgresPostingsCache', () => {
+  it('serves a read only from a kept read that holds all of it', () => {
+    const cache = new PostgresPostingsCache();
+    const unit = unitAt('v1');
+    expect(cache.usable('c', unit)).toBe(true);
+    const rows = [
+      { memoryId: 'a', weight: 0.9 },
+      { memoryId: 'b', weight: 0.5 },
+      { memoryId: 'c', weight: 0.3 },
+    ];
+    cache.keep('c', unit, cache.epoch, { term: 't', ...ALL, top: 3 }, rows);
+    expect(cache.get('c', { term: 't', ...ALL, top: 2 })).toEqual(rows.slice(0, 2));
+    // Three kept of a top-3 read: a fourth may exist.
+    expect(cache.get('c', { term: 't', ...ALL, top: 4 })).toBeUndefined();
+    expect(cache.get('c', { term: 't', min: 0.4, below: 0.95, top: null })).toEqual(rows.slice(0, 2));
+    // A posting of weight 0.3 may follow the kept ones (ties): not served.
+    expect(cache.get('c', { term: 't', min: 0.3, below: 1, top: null })).toBeUndefined();
+    expect(cache.maxWeight('c', 't')).toBe(0.9);
+    // A whole list (read from 0) serves every window and top.
+    cache.keep(
+      'c',
+      unit,
+      cache.epoch,
+      { term: 'u', min: 0, below: Number.POSITIVE_INFINITY, top: null },
+      rows,
+    );
+    expect(cache.get('c', { term: 'u', ...ALL, top: 10 })).toEqual(rows);
+    expect(cache.get('c', { term: 'u', min: 0.1, below: 0.5, top: null })).toEqual(rows.slice(2));
+    cache.keep('c', unit, cache.epoch, { term: 'none', ...ALL, top: 5 }, []);
+    expect(cache.maxWeight('c', 'none')).toBeNull();
+    expect(cache.maxWeight('c', 'unread')).toBeUndefined();
+    // A read issued before a write started is not kept.
+    const epoch = cache.epoch;
+    cache.writing('c', unit)({ put: [], replaced: false });
+    cache.keep('c', unit, epoch, { term: 'late', ...ALL, top: 5 }, rows);
+    expect(cache.get('c', { term: 'late', ...ALL, top: 1 })).toBeUndefined();
+  });
+
+  it('keeps reads for the next unit only at the version its last owner committed', () => {
+    const cache = new PostgresPostingsCache();
+    const rows = [{ memoryId: 'a', weight: 0.9 }];
+    const read = { term: 't', ...ALL, top: 1 };
+    const first = unitAt('v1');
+    cache.usable('c', first);
+    cache.keep('c', first, cache.epoch, read, rows);
+    first.ended(true);
+    const same = unitAt('v1');
+    expect(cache.usable('c', same)).toBe(true);
+    expect(cache.get('c', read)).toEqual(rows);
+    same.ended(true);
+    // Another writer moved the version: dropped.
+    const moved = unitAt('v2');
+    expect(cache.usable('c', moved)).toBe(true);
+    expect(cache.get('c', read)).toBeUndefined();
+    cache.keep('c', moved, cache.epoch, read, rows);
+    moved.ended(false);
+    // Rolled back: dropped, even at the version it started from.
+    expect(cache.usable('c', unitAt('v2'))).toBe(true);
+    expect(cache.get('c', read)).toBeUndefined();
+    // A unit taking over from an owner whose end was not seen yet drops them (that version is unknown).
+    const open = unitAt('v4');
+    cache.usable('c', open);
+    cache.keep('c', open, cache.epoch, read, rows);
+    expect(cache.usable('c', unitAt('v4'))).toBe(true);
+    expect(cache.get('c', read)).toBeUndefined();
+    // A unit whose read-ahead was invalidated (a write other than writeDocs) does not use them.
+    const other = unitAt('v3');
+    other.invalidateContext();
+    expect(cache.usable('c', other)).toBe(false);
+  });
 });
 
 describe.skipIf(PG_SKIP !== undefined)('PostgreSQL kept posting reads', () => {

@@ -2,8 +2,10 @@ import type { SemanticPosting } from '../semantic-index-spec.ts';
 import { SemanticPostingsCache } from '../semantic-postings-cache.ts';
 import type { UnitPrefetch } from './postgres-unit-prefetch.ts';
 
-/** Document frequencies kept per context at most (~100 bytes each). */
+/** Document frequencies kept at most, all contexts together (~100 bytes each). */
 const MAX_KEPT_DF = 200_000;
+/** Contexts whose kept reads' version is remembered at most. */
+const MAX_VERSIONS = 4096;
 
 /** One weight-ordered read of a term's postings: min <= weight < below, the first `top` (null: all). */
 export interface WindowRead {
@@ -34,6 +36,8 @@ export class PostgresPostingsCache {
   private readonly lists: SemanticPostingsCache;
   /** Per context: document frequencies at the snapshot (null: the term has none), kept with the lists. */
   private readonly df = new Map<string, Map<string, number | null>>();
+  /** Frequencies kept, all contexts (MAX_KEPT_DF at most). */
+  private dfTerms = 0;
   /** Per context: the version its kept lists are exact at (set when the unit that used them committed). */
   private readonly versions = new Map<string, string>();
   /** Per context: the unit using (and maintaining) its lists now. */
@@ -76,8 +80,12 @@ export class PostgresPostingsCache {
     unit.onEnd((committed) => {
       if (this.owners.get(contextId) !== unit) return;
       this.owners.delete(contextId);
-      if (committed && unit.snapshotVersion !== undefined) this.versions.set(contextId, unit.snapshotVersion);
-      else this.clear(contextId);
+      if (committed && unit.snapshotVersion !== undefined) {
+        // Bounded: a context whose version was forgotten drops its lists at its next unit (a miss).
+        this.versions.delete(contextId);
+        if (this.versions.size >= MAX_VERSIONS) this.forget(this.versions.keys().next().value!);
+        this.versions.set(contextId, unit.snapshotVersion);
+      } else this.clear(contextId);
     });
     return true;
   }
@@ -188,20 +196,32 @@ export class PostgresPostingsCache {
     found: ReadonlyMap<string, number>,
   ) {
     if (this.owners.get(contextId) !== unit) return;
-    let kept = this.df.get(contextId);
-    if (!kept) {
-      kept = new Map();
-      this.df.set(contextId, kept);
-    }
-    // Bounded like the lists' budget would not be: a context's vocabulary, dropped whole when too large.
+    const kept = this.df.get(contextId) ?? new Map<string, number | null>();
+    // Most recently used context last; past the bound, the least recently used contexts' terms go whole.
+    this.df.delete(contextId);
+    this.dfTerms -= kept.size;
     if (kept.size + read.length > MAX_KEPT_DF) kept.clear();
+    for (const [other, terms] of this.df) {
+      if (this.dfTerms + kept.size + read.length <= MAX_KEPT_DF) break;
+      this.df.delete(other);
+      this.dfTerms -= terms.size;
+    }
     for (const term of read) kept.set(term, found.get(term) ?? null);
+    this.df.set(contextId, kept);
+    this.dfTerms += kept.size;
   }
 
   /** Drops what is kept of `contextId` (lists and frequencies). */
   private clear(contextId: string): void {
     this.lists.clearContext(contextId);
+    this.dfTerms -= this.df.get(contextId)?.size ?? 0;
     this.df.delete(contextId);
+  }
+
+  /** Drops what is kept of a context no unit owns (its version is forgotten). */
+  private forget(contextId: string): void {
+    this.versions.delete(contextId);
+    if (!this.owners.has(contextId)) this.clear(contextId);
   }
 
   /** Drops the lists of `contextId` and its owner (nothing is known of them any more). */
