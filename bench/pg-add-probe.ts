@@ -9,7 +9,9 @@
  *
  * Prints add-1 wall p50/p90/p99/max (and the 1-minute load average), Node CPU ms per add, the server's CPU ms per add (the postmaster's children,
  * when the server runs on this machine), statements and transactions per add (a wrapper of pg.Client.query),
- * and the mean IngestReport.stepSeconds.
+ * and the mean IngestReport.stepSeconds. PROBE_PGSS=1 resets pg_stat_statements once the store is open (a
+ * cluster with it loaded): its figures are then the warm-up and measured adds'. PROBE_TRACE=1 prints the last
+ * add's statements.
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -64,6 +66,7 @@ if (mode === 'build') {
   await adminQuery(`CREATE DATABASE ${work} TEMPLATE ${template}`);
   const counter = countPgStatements(150);
   const gm = await openGraphmemix({ db: dbUrl(work) });
+  if (process.env.PROBE_PGSS) await adminQuery('SELECT pg_stat_statements_reset()');
   const probe = new pg.Client({ connectionString: dbUrl(work) });
   await probe.connect();
   // The server's CPU for this database only (its backends: the store's pool), not the whole cluster's.

@@ -304,7 +304,9 @@ function codeUnitOrder(terms: string[], weights: number[]): { terms: string[]; w
 /**
  * Replaces whole lists (the last one given per memory wins) in ONE statement whatever their number: each
  * document's row takes the list and its entry bound (ratios follow from it when read), the reverse index
- * rows are upserted by rank and the ranks beyond the new length dropped (disjoint rows, so one statement).
+ * rows are upserted by rank (a rank whose entry did not move is left as it is: no new row version, no index
+ * entries; an entry entering a list moves only the ranks below it) and the ranks beyond the new length dropped
+ * (disjoint rows, so one statement).
  * A list for a memory without a document is INVALID_INPUT (the caller's transaction rolls back).
  */
 async function writeLists(
@@ -337,7 +339,9 @@ async function writeLists(
      upsert AS (INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
        SELECT $1, * FROM unnest($6::text[], $7::integer[], $8::text[], $9::float8[])
        ON CONFLICT (context_id, memory_id, rank)
-       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score),
+       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score
+       WHERE (semantic_neighbours.neighbour_id, semantic_neighbours.score)
+         IS DISTINCT FROM (excluded.neighbour_id, excluded.score)),
      surplus AS (DELETE FROM semantic_neighbours n USING unnest($2::text[], $5::integer[]) AS c(memory_id, length)
        WHERE n.context_id = $1 AND n.memory_id = c.memory_id AND n.rank >= c.length)
      SELECT memory_id FROM docs`,
