@@ -2,13 +2,18 @@
  * Add-1 into a large context on PostgreSQL, with what it costs (load-robust figures beside the wall time):
  *
  *   npx tsx bench/pg-add-probe.ts build <admin-url> <n>   database gmx_probe_<n>: one context 'big' of n memories
- *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds]
- *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE)
+ *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds] [--digest FILE]
+ *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE);
+ *                                                        --digest writes the context's semantic lists and
+ *                                                        edges after the adds (compare two checkouts' files)
  *
  * Prints add-1 wall p50/p90/p99/max (and the 1-minute load average), Node CPU ms per add, the server's CPU ms per add (the postmaster's children,
  * when the server runs on this machine), statements and transactions per add (a wrapper of pg.Client.query),
- * and the mean IngestReport.stepSeconds.
+ * and the mean IngestReport.stepSeconds. PROBE_PGSS=1 resets pg_stat_statements once the store is open (a
+ * cluster with it loaded): its figures are then the warm-up and measured adds'. PROBE_TRACE=1 prints the last
+ * add's statements.
  */
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { ingestItems } from '../src/digest/ingest.ts';
@@ -18,7 +23,10 @@ import { countPgStatements } from './support/pg-statement-counter.ts';
 import { processCpuSeconds } from './support/process-cpu.ts';
 import { chatArchive, chatRecords } from './support/realistic-chat.ts';
 
-const [mode, admin, nText, addsText] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const digestAt = argv.indexOf('--digest');
+const digestFile = digestAt >= 0 ? argv.splice(digestAt, 2)[1] : undefined;
+const [mode, admin, nText, addsText] = argv;
 if (!mode || !admin || !nText) throw new Error('usage: pg-add-probe.ts build|adds <admin-url> <n> [adds]');
 const n = Number(nText);
 const adds = Number(addsText ?? 60);
@@ -58,6 +66,7 @@ if (mode === 'build') {
   await adminQuery(`CREATE DATABASE ${work} TEMPLATE ${template}`);
   const counter = countPgStatements(150);
   const gm = await openGraphmemix({ db: dbUrl(work) });
+  if (process.env.PROBE_PGSS) await adminQuery('SELECT pg_stat_statements_reset()');
   const probe = new pg.Client({ connectionString: dbUrl(work) });
   await probe.connect();
   // The server's CPU for this database only (its backends: the store's pool), not the whole cluster's.
@@ -81,12 +90,14 @@ if (mode === 'build') {
   let pg0 = new Map<number, number>();
   let s0 = counter.statements;
   let b0 = counter.begins;
+  let r0 = counter.rows;
   for (let i = 0; i < warm + adds; i++) {
     if (i === warm) {
       cpu0 = process.cpuUsage();
       pg0 = await backendCpu();
       s0 = counter.statements;
       b0 = counter.begins;
+      r0 = counter.rows;
     }
     const record = records[i];
     if (process.env.PROBE_TRACE && i === warm + adds - 1) counter.trace = [];
@@ -106,12 +117,33 @@ if (mode === 'build') {
     `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,
   );
   console.log(
-    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}`,
+    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}, rows ${((counter.rows - r0) / adds).toFixed(0)}`,
   );
   console.log(
     'mean phases ms',
     JSON.stringify(Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, +v.toFixed(2)]))),
   );
+  if (digestFile) {
+    // Every memory's semantic list and every edge of the context, in a fixed order: equal files mean the
+    // adds left the same relation state.
+    const ids: string[] = [];
+    for (let last: { sequence: number; id: string } | undefined; ; ) {
+      const page = await gm.store.listMemories('big', {
+        limit: 1000,
+        ...(last ? { afterSequence: last.sequence, afterId: last.id } : {}),
+      });
+      ids.push(...page.map((record) => record.id));
+      if (page.length < 1000) break;
+      last = page.at(-1)!;
+    }
+    ids.sort();
+    const lists = (await gm.store.semantic!.getDocs('big', ids)).map((doc) => [doc.memoryId, doc.neighbours]);
+    const edges = (await gm.store.neighbors('big', ids))
+      .map((e) => `${e.a} ${e.b} ${[...e.types].sort().join(',')} ${e.strength} ${e.similarity ?? ''}`)
+      .sort();
+    writeFileSync(digestFile, JSON.stringify({ memories: ids.length, lists, edges }));
+    console.log(`digest ${digestFile}: ${ids.length} memories, ${edges.length} edges`);
+  }
   await probe.end();
   await gm.close();
 }

@@ -1,12 +1,23 @@
 import pg from 'pg';
 
 /**
- * Counts the statements and transactions (BEGIN) this process sends through `pg.Client.query`, and while
+ * Counts the statements and transactions (BEGIN) this process sends through `pg.Client.query` and the rows
+ * they return, and while
  * `trace` is an array, appends each statement's time, row count and first `width` characters to it. Probes
  * read differences of `statements` / `begins` around the calls they measure. Patches the prototype once.
  */
-export function countPgStatements(width = 150): { statements: number; begins: number; trace?: string[] } {
-  const counter: { statements: number; begins: number; trace?: string[] } = { statements: 0, begins: 0 };
+export function countPgStatements(width = 150): {
+  statements: number;
+  begins: number;
+  /** Rows received (every result of a simple query counted). */
+  rows: number;
+  trace?: string[];
+} {
+  const counter: { statements: number; begins: number; rows: number; trace?: string[] } = {
+    statements: 0,
+    begins: 0,
+    rows: 0,
+  };
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     counter.statements++;
@@ -14,6 +25,15 @@ export function countPgStatements(width = 150): { statements: number; begins: nu
     if (text?.startsWith('BEGIN')) counter.begins++;
     const t0 = performance.now();
     const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+    if (out instanceof Promise) {
+      void out.then(
+        (r: unknown) => {
+          for (const one of Array.isArray(r) ? r : [r])
+            counter.rows += (one as { rows?: unknown[] })?.rows?.length ?? 0;
+        },
+        () => {},
+      );
+    }
     const trace = counter.trace;
     if (trace && out instanceof Promise) {
       void out.then(

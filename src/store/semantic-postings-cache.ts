@@ -36,8 +36,14 @@ export class SemanticPostingsCache {
    */
   private readonly order = new Map<string, { contextId: string; term: string; top: number }>();
 
-  /** `budget`: estimated bytes kept (tests use a small one). */
-  constructor(private readonly budget = SEMANTIC_POSTINGS_CACHE_BYTES) {}
+  /**
+   * `budget`: estimated bytes kept (tests use a small one). `minTop`: shorter reads are not kept (SQLite
+   * re-reads short lists cheaply in process; a networked backend keeps them too, to skip whole statements).
+   */
+  constructor(
+    private readonly budget = SEMANTIC_POSTINGS_CACHE_BYTES,
+    private readonly minTop = CACHED_TOP_MIN,
+  ) {}
 
   /** Estimated bytes held (tests). */
   get held(): number {
@@ -100,8 +106,29 @@ export class SemanticPostingsCache {
     return undefined;
   }
 
+  /**
+   * The longest kept read of `term` (its `top` heaviest postings; `top` may be Infinity: the whole list),
+   * marked as used. The array itself, not a copy: callers must not change it.
+   */
+  widest(contextId: string, term: string): { top: number; rows: readonly SemanticPosting[] } | undefined {
+    const byTop = this.lists.get(contextId)?.get(term);
+    if (!byTop) return undefined;
+    let best: { top: number; rows: readonly SemanticPosting[] } | undefined;
+    for (const [top, rows] of byTop) {
+      // More rows cover more; of equal lengths, the larger top tells whether the list ends there.
+      if (!best || rows.length > best.rows.length || (rows.length === best.rows.length && top > best.top)) {
+        best = { top, rows };
+      }
+    }
+    if (!best) return undefined;
+    const key = keyOf(contextId, term, best.top);
+    this.order.delete(key);
+    this.order.set(key, { contextId, term, top: best.top });
+    return best;
+  }
+
   set(contextId: string, term: string, top: number, rows: readonly SemanticPosting[]): void {
-    if (top < CACHED_TOP_MIN) return;
+    if (top < this.minTop) return;
     const bytes = listBytes(rows);
     if (bytes > this.budget) return;
     this.remove(contextId, term, top);

@@ -8,16 +8,12 @@ import {
   type SemanticNeighbour,
   type SemanticPosting,
   type SemanticSnapshot,
-  type SemanticTermBound,
 } from '../semantic-index-spec.ts';
 import { compareStrings } from '../store-rules.ts';
-import { BatchedReads } from './postgres-batched-reads.ts';
+import { PostgresPostingsCache } from './postgres-postings-cache.ts';
+import { keptSemanticReads, OPEN_RATIO, RATIO } from './postgres-semantic-reads.ts';
 import type { PostgresSession, Sql } from './postgres-session.ts';
-
-/** The ratio of an open list (threshold 0), as in SQLite: read back as Infinity. */
-const OPEN_RATIO = 1e308;
-/** A posting's ratio from its document's list threshold (OPEN_RATIO while the list is open). */
-const RATIO = `CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE ${OPEN_RATIO}::float8 END`;
+import { snapshotVersion } from './postgres-unit-prefetch.ts';
 
 /**
  * The PostgreSQL semantic index: the tables and queries of the SQLite one (src/store/sqlite-semantic-index.ts)
@@ -29,28 +25,19 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     session.scoped(contextId, 'read', work);
   const write = <T>(contextId: string, work: (sql: Sql) => Promise<T>) =>
     session.scoped(contextId, 'write', work);
-  const windows = postingWindows(session);
+  const kept = new PostgresPostingsCache();
+  const reads = keptSemanticReads(session, kept);
 
   return {
+    documentFrequencies: reads.documentFrequencies,
+    termBounds: reads.termBounds,
+    topPostings: reads.topPostings,
+
     async getSnapshot(contextId) {
       // Read ahead by the unit of work (UnitPrefetch), kept current by writeDocs.
       const ahead = (await session.readAhead(contextId))?.snapshot;
       if (ahead !== undefined) return ahead === null ? undefined : { ...ahead };
       return read(contextId, (sql) => snapshotOf(sql, contextId));
-    },
-
-    async documentFrequencies(contextId, terms) {
-      if (terms.length === 0) return new Map();
-      return read(contextId, async (sql) => {
-        const rows = await sql.query<{ term: string; df: number }>(
-          'SELECT term, df FROM semantic_df WHERE context_id = $1 AND term = ANY($2::text[])',
-          [contextId, [...new Set(terms)]],
-        );
-        const found = new Map(rows.rows.map((row) => [row.term, row.df]));
-        const out = new Map<string, number>();
-        for (const term of terms) if (found.has(term)) out.set(term, found.get(term)!);
-        return out;
-      });
     },
 
     async replaceAll(contextId, snapshot, docs) {
@@ -102,89 +89,71 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
     async writeDocs(contextId, change) {
       const prefetch = session.prefetchFor(contextId);
       const known = prefetch?.snapshot;
-      await session.scoped(
-        contextId,
-        'write',
-        async (sql) => {
-          // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
-          // drops the removed and replaced documents.
-          const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
-          const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
-          const first = sql.query<{ k: number; changes: number }>(
-            `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1 RETURNING k, changes),
-           d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[])),
+      const written = kept.writing(contextId, prefetch);
+      let replaced = false;
+      await session
+        .scoped(
+          contextId,
+          'write',
+          async (sql) => {
+            // The change count moves first: the same statement reads the snapshot's k (proving it exists) and
+            // drops the removed and replaced documents.
+            const changed = (change.put?.length ?? 0) + (change.remove?.length ?? 0);
+            const dropped = [...(change.remove ?? []), ...(change.put ?? []).map((doc) => doc.memoryId)];
+            // The row's new xmin is the postings' version (UnitPrefetch.snapshotVersion); `dropped` counts the
+            // documents removed or replaced (their postings go: kept lists cannot follow).
+            const first = sql.query<Written>(
+              `WITH s AS (UPDATE semantic_snapshots SET changes = changes + $2 WHERE context_id = $1
+             RETURNING k, changes, xmin::text AS xmin),
+           d AS (DELETE FROM semantic_docs WHERE context_id = $1 AND memory_id = ANY($3::text[]) RETURNING 1),
            p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($3::text[])),
            n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = ANY($3::text[]))
-           SELECT k, changes FROM s`,
-            [contextId, changed, dropped],
-          );
-          let snapshot: pg.QueryResult<{ k: number; changes: number }>;
-          if (known) {
-            // k is the unit's read-ahead snapshot's (exact under the unit's lock): the three statements are
-            // issued together, one round trip where the unit pipelines them, and run in this order.
-            [snapshot] = await Promise.all([
-              first,
-              insertDocs(sql, contextId, change.put ?? [], known.k),
-              writeLists(sql, contextId, change.lists ?? [], known.k),
-            ]);
-            if (snapshot.rows[0]?.k !== known.k) throw noSnapshot(contextId);
-          } else {
-            snapshot = await first;
-            const k = snapshot.rows[0]?.k;
-            if (k === undefined) throw noSnapshot(contextId);
-            await insertDocs(sql, contextId, change.put ?? [], k);
-            await writeLists(sql, contextId, change.lists ?? [], k);
-          }
-          // The unit's read-ahead snapshot stays exact: only its change count moved.
-          if (prefetch && known) prefetch.snapshot = { ...known, changes: snapshot.rows[0]!.changes };
-          else if (prefetch) prefetch.snapshot = undefined;
-        },
-        // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
-        { keepsPrefetch: true, keepsEdges: true },
-      );
-    },
-
-    async termBounds(contextId, terms, options) {
-      if (terms.length === 0) return new Map();
-      return read(contextId, async (sql) => {
-        // The first entry of each term's (weight desc) index: one probe per term (a max() over the term's
-        // postings read all of them, a common term's thousands, at every add). The ratio bound reads the
-        // whole list (ratios are computed from the thresholds since migration 6): only the exact reverse
-        // search asks for it, and that mode grows with the context anyway. Without `ratio`, maxRatio is
-        // Infinity (allowed by the port: it bounds every ratio).
-        const rows = await sql.query<{ term: string; w: number | null; r: number | null }>(
-          options?.ratio
-            ? `SELECT t.term,
-                 (SELECT p.weight FROM semantic_postings p WHERE p.context_id = $1 AND p.term = t.term
-                  ORDER BY p.weight DESC LIMIT 1) AS w,
-                 (SELECT max(${RATIO}) FROM semantic_postings p JOIN semantic_docs d
-                  ON d.context_id = p.context_id AND d.memory_id = p.memory_id
-                  WHERE p.context_id = $1 AND p.term = t.term) AS r
-               FROM unnest($2::text[]) AS t(term)`
-            : `SELECT t.term,
-                 (SELECT p.weight FROM semantic_postings p WHERE p.context_id = $1 AND p.term = t.term
-                  ORDER BY p.weight DESC LIMIT 1) AS w
-               FROM unnest($2::text[]) AS t(term)`,
-          [contextId, [...new Set(terms)]],
+           SELECT k, changes, xmin, (SELECT count(*) FROM d)::integer AS dropped FROM s`,
+              [contextId, changed, dropped],
+            );
+            let snapshot: pg.QueryResult<Written>;
+            if (known) {
+              // k is the unit's read-ahead snapshot's (exact under the unit's lock): the three statements are
+              // issued together, one round trip where the unit pipelines them, and run in this order.
+              [snapshot] = await Promise.all([
+                first,
+                insertDocs(sql, contextId, change.put ?? [], known.k),
+                writeLists(sql, contextId, change.lists ?? [], known.k),
+              ]);
+              if (snapshot.rows[0]?.k !== known.k) throw noSnapshot(contextId);
+            } else {
+              snapshot = await first;
+              const k = snapshot.rows[0]?.k;
+              if (k === undefined) throw noSnapshot(contextId);
+              await insertDocs(sql, contextId, change.put ?? [], k);
+              await writeLists(sql, contextId, change.lists ?? [], k);
+            }
+            const row = snapshot.rows[0]!;
+            replaced = row.dropped > 0;
+            // The unit's read-ahead snapshot stays exact: only its change count (and row version) moved.
+            if (prefetch && known) {
+              prefetch.snapshot = { ...known, changes: row.changes };
+              prefetch.snapshotVersion = snapshotVersion(row.xmin, row.changes, known.createdAt);
+            } else if (prefetch) {
+              prefetch.snapshot = undefined;
+              prefetch.snapshotVersion = undefined;
+            }
+          },
+          // Semantic rows only (the snapshot is kept above): nothing else a unit reads ahead, and no edge.
+          { keepsPrefetch: true, keepsEdges: true },
+        )
+        .then(
+          () => written({ put: change.put ?? [], replaced }),
+          (error: unknown) => {
+            written();
+            throw error;
+          },
         );
-        const found = new Map(rows.rows.map((row) => [row.term, row]));
-        const out = new Map<string, SemanticTermBound>();
-        for (const term of terms) {
-          const row = found.get(term);
-          if (row?.w === null || row?.w === undefined) continue;
-          out.set(term, {
-            maxWeight: row.w,
-            maxRatio:
-              row.r === undefined || row.r === null || row.r >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.r,
-          });
-        }
-        return out;
-      });
     },
 
     async postings(contextId, term, filter) {
       if (!('minRatio' in filter)) {
-        return windows.read(
+        return reads.readWindow(
           contextId,
           'top' in filter
             ? {
@@ -216,23 +185,6 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
             ratio: row.ratio >= OPEN_RATIO ? Number.POSITIVE_INFINITY : row.ratio,
           }),
         );
-      });
-    },
-
-    async topPostings(contextId, terms, n) {
-      const out = new Map<string, SemanticPosting[]>(terms.map((term) => [term, []]));
-      if (terms.length === 0) return out;
-      return read(contextId, async (sql) => {
-        // The `top` read of postings() per term, all terms in one statement (each an index range scan).
-        const rows = await sql.query<{ term: string; memory_id: string; weight: number }>(
-          `SELECT t.term, p.memory_id, p.weight FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n)
-           CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
-             WHERE s.context_id = $1 AND s.term = t.term ORDER BY s.weight DESC, s.memory_id LIMIT $3) p
-           ORDER BY t.n, p.weight DESC, p.memory_id`,
-          [contextId, [...new Set(terms)], Math.max(0, n)],
-        );
-        for (const row of rows.rows) out.get(row.term)!.push({ memoryId: row.memory_id, weight: row.weight });
-        return out;
       });
     },
 
@@ -352,7 +304,9 @@ function codeUnitOrder(terms: string[], weights: number[]): { terms: string[]; w
 /**
  * Replaces whole lists (the last one given per memory wins) in ONE statement whatever their number: each
  * document's row takes the list and its entry bound (ratios follow from it when read), the reverse index
- * rows are upserted by rank and the ranks beyond the new length dropped (disjoint rows, so one statement).
+ * rows are upserted by rank (a rank whose entry did not move is left as it is: no new row version, no index
+ * entries; an entry entering a list moves only the ranks below it) and the ranks beyond the new length dropped
+ * (disjoint rows, so one statement).
  * A list for a memory without a document is INVALID_INPUT (the caller's transaction rolls back).
  */
 async function writeLists(
@@ -385,7 +339,9 @@ async function writeLists(
      upsert AS (INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
        SELECT $1, * FROM unnest($6::text[], $7::integer[], $8::text[], $9::float8[])
        ON CONFLICT (context_id, memory_id, rank)
-       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score),
+       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score
+       WHERE (semantic_neighbours.neighbour_id, semantic_neighbours.score)
+         IS DISTINCT FROM (excluded.neighbour_id, excluded.score)),
      surplus AS (DELETE FROM semantic_neighbours n USING unnest($2::text[], $5::integer[]) AS c(memory_id, length)
        WHERE n.context_id = $1 AND n.memory_id = c.memory_id AND n.rank >= c.length)
      SELECT memory_id FROM docs`,
@@ -408,38 +364,10 @@ async function writeLists(
   }
 }
 
-/** One weight-ordered read of a term's postings: min <= weight < below, the first `top` (null: all). */
-interface WindowRead {
-  term: string;
-  min: number;
-  below: number;
-  top: number | null;
-}
-
-/**
- * Weight-ordered posting reads issued together as one statement (BatchedReads): a kNN search deepens several
- * terms per round. Each read is the same index range scan as alone, in a LATERAL per request; rows come back
- * grouped by request in weight desc, memory id order.
- */
-function postingWindows(session: PostgresSession): BatchedReads<WindowRead, SemanticPosting[]> {
-  return new BatchedReads(session, async (sql, contextId, reads) => {
-    const result = await sql.query<{ n: number; memory_id: string; weight: number }>(
-      `SELECT r.n, p.memory_id, p.weight
-       FROM unnest($2::text[], $3::float8[], $4::float8[], $5::bigint[]) WITH ORDINALITY AS r(term, lo, hi, top, n)
-       CROSS JOIN LATERAL (SELECT s.memory_id, s.weight FROM semantic_postings s
-         WHERE s.context_id = $1 AND s.term = r.term AND s.weight >= r.lo AND s.weight < r.hi
-         ORDER BY s.weight DESC, s.memory_id LIMIT r.top) p
-       ORDER BY r.n, p.weight DESC, p.memory_id`,
-      [
-        contextId,
-        reads.map((r) => r.term),
-        reads.map((r) => r.min),
-        reads.map((r) => r.below),
-        reads.map((r) => r.top),
-      ],
-    );
-    const out = reads.map((): SemanticPosting[] => []);
-    for (const row of result.rows) out[row.n - 1]!.push({ memoryId: row.memory_id, weight: row.weight });
-    return out;
-  });
+/** writeDocs' first statement's row. */
+interface Written {
+  k: number;
+  changes: number;
+  xmin: string;
+  dropped: number;
 }

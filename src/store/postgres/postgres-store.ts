@@ -475,10 +475,12 @@ class PostgresStore implements PostgresArchiveStore {
       // A word seen in this memory alone has df 1 in the frozen snapshot, which is also what it assumes for
       // a word it never saw: dropping those rows changes no score and keeps no forgotten word.
       // Its semantic postings and list go too (explicit since migration 8; the df subquery sees the
-      // postings as they were before the statement).
+      // postings as they were before the statement). The snapshot row is written with them: its version
+      // tells other processes' kept posting lists that they changed (postgres-postings-cache.ts).
       await sql.query(
         `WITH p AS (DELETE FROM semantic_postings WHERE context_id = $1 AND memory_id = $2),
-         n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2)
+         n AS (DELETE FROM semantic_neighbours WHERE context_id = $1 AND memory_id = $2),
+         s AS (UPDATE semantic_snapshots SET changes = changes WHERE context_id = $1)
          DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
            (SELECT term FROM semantic_postings WHERE context_id = $1 AND memory_id = $2)`,
         [contextId, id],

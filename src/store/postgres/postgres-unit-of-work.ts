@@ -152,9 +152,11 @@ export class UnitOfWork {
         queued.forEach((entry, at) => {
           entry.read?.resolve(tail[at]!);
         });
+        this.prefetch?.ended(true);
       },
       fail: (error) => {
         for (const entry of queued) entry.read?.reject(error);
+        this.prefetch?.ended(false);
       },
     };
   }
@@ -162,5 +164,6 @@ export class UnitOfWork {
   /** The unit failed before its COMMIT: reads still queued never ran. */
   abandon(error: unknown): void {
     for (const entry of this.queue.splice(0)) entry.read?.reject(error);
+    this.prefetch?.ended(false);
   }
 }

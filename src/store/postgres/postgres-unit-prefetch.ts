@@ -32,8 +32,16 @@ export class UnitPrefetch {
   journal: { entries: RelationWork[]; records: Map<string, MemoryRecord | null> } | undefined;
   /** null: the context has no snapshot. */
   snapshot: SemanticSnapshot | null | undefined;
+  /**
+   * The version of the context's semantic postings as this unit sees them: the snapshot row's xmin, changes
+   * and creation time. Every statement that changes a context's postings writes (or deletes) that row in
+   * the same transaction, so an equal version means unchanged postings (PostgresPostingsCache). Kept with
+   * `snapshot` (writeDocs sets the version its own write made); undefined once the unit wrote otherwise.
+   */
+  snapshotVersion: string | undefined;
   /** Meta values read ahead (undefined value: the key has no row). */
   readonly meta = new Map<string, unknown>();
+  private readonly endHooks: Array<(committed: boolean) => void> = [];
 
   /** A scoped write in the unit: every context part may have changed (meta rows are not context rows). */
   invalidateContext(): void {
@@ -41,7 +49,23 @@ export class UnitPrefetch {
     this.memories = undefined;
     this.journal = undefined;
     this.snapshot = undefined;
+    this.snapshotVersion = undefined;
   }
+
+  /** Runs `hook` once when the unit ends: committed, or rolled back / failed (false). */
+  onEnd(hook: (committed: boolean) => void): void {
+    this.endHooks.push(hook);
+  }
+
+  /** The unit ended (UnitOfWork): runs the end hooks. */
+  ended(committed: boolean): void {
+    for (const hook of this.endHooks.splice(0)) hook(committed);
+  }
+}
+
+/** A semantic snapshot row's version (UnitPrefetch.snapshotVersion). */
+export function snapshotVersion(xmin: string, changes: number, createdAt: string): string {
+  return `${xmin}/${changes}/${createdAt}`;
 }
 
 /** The read-ahead statement: $1 the context, $2 the meta keys. One row; parsed by `parsePrefetch`. */
@@ -56,7 +80,7 @@ const PREFETCH = literalPlan(
    FROM (SELECT seq, memory_id, before FROM relation_journal WHERE context_id = $1
          ORDER BY seq LIMIT ${PREFETCH_JOURNAL}) j
    LEFT JOIN memories m ON m.context_id = $1 AND m.id = j.memory_id) AS journal,
-  (SELECT json_build_array(space, documents, k, created_at, changes) FROM semantic_snapshots
+  (SELECT json_build_array(space, documents, k, created_at, changes, xmin::text) FROM semantic_snapshots
    WHERE context_id = $1) AS snapshot,
   (SELECT json_agg(json_build_array(key, value)) FROM meta WHERE key = ANY($2)) AS meta`,
 );
@@ -75,7 +99,7 @@ interface PrefetchRow {
   journal_last: number | string | null;
   memories: number | string | null;
   journal: Array<[number | string, string, string | null, string | null]> | null;
-  snapshot: [string, number, number, string, number] | null;
+  snapshot: [string, number, number, string, number, string] | null;
   meta: Array<[string, string]> | null;
 }
 
@@ -109,6 +133,7 @@ export function parsePrefetch(row: pg.QueryResultRow, metaKeys: readonly string[
         changes: Number(r.snapshot[4]),
       }
     : null;
+  if (r.snapshot) out.snapshotVersion = snapshotVersion(r.snapshot[5], Number(r.snapshot[4]), r.snapshot[3]);
   for (const key of metaKeys) out.meta.set(key, undefined);
   for (const [key, value] of r.meta ?? []) out.meta.set(key, JSON.parse(value) as unknown);
   return out;
