@@ -6,7 +6,11 @@ import { readApproximateMark } from '../../../src/digest/incremental/approximate
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import { sparseMutualKnn } from '../../../src/digest/semantic/sparse-mutual-knn.ts';
 import { buildTfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
-import { compactRelations, updateRelations } from '../../../src/digest/update-relations.ts';
+import {
+  compactRelations,
+  FULL_REBUILD_RULE,
+  updateRelations,
+} from '../../../src/digest/update-relations.ts';
 import { statsOf } from '../../../src/graphmemix-memory-verbs.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
@@ -113,6 +117,23 @@ describe.each(BACKENDS)('bounded bulk kNN above the size threshold (%s store)', 
     expect(await readApproximateMark(store, 'ctx')).toBeUndefined();
     expect((await statsOf(store, 'ctx'))?.knnApproximate).toBeUndefined();
     await store.close();
+  });
+
+  it('a new context of FULL_REBUILD_RULE.minPending memories is rebuilt, one fewer goes incremental; both exact', async () => {
+    const n = FULL_REBUILD_RULE.minPending;
+    expect(n).toBe(1000);
+    for (const [count, mode] of [
+      [n, 'rebuild'],
+      [n - 1, 'incremental'],
+    ] as const) {
+      const store = await open();
+      const bulk = records(0, count, 6);
+      await put(store, bulk);
+      expect((await updateRelations(store, 'ctx')).mode).toBe(mode);
+      expect(await storedPairs(store, bulk)).toEqual(exactPairs(bulk));
+      expect((await store.relationWorkStatus('ctx')).pending).toBe(0);
+      await store.close();
+    }
   });
 
   it('below the threshold a bulk import is the exact rebuild and unmarked', async () => {
