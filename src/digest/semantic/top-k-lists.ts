@@ -77,16 +77,29 @@ export class TopKLists {
   /**
    * Mutual pairs: i in top-k of j and j in top-k of i. similarity = mean of the two directed scores (equal
    * for a symmetric cosine; the definition is kept so an asymmetric score would still be handled).
+   * In (a, b) order: a store's replaceEdges streams pairs given in that order, and otherwise diffs them
+   * against every stored edge of the context (at 1M memories ~1M schema edges held in maps).
    */
   mutualPairs(): KnnPair[] {
     const pairs: KnnPair[] = [];
     for (let i = 0; i < this.count.length; i++) {
       const base = i * this.k;
+      const first = pairs.length;
       for (let r = 0; r < this.count[i]!; r++) {
         const j = this.neighbour[base + r]!;
         if (j <= i) continue;
         const back = this.scoreOf(j, i);
         if (back !== undefined) pairs.push({ a: i, b: j, similarity: (this.score[base + r]! + back) / 2 });
+      }
+      // The list is by score; its few pairs (at most k) are put in b order by insertion.
+      for (let at = first + 1; at < pairs.length; at++) {
+        const pair = pairs[at]!;
+        let to = at;
+        while (to > first && pairs[to - 1]!.b > pair.b) {
+          pairs[to] = pairs[to - 1]!;
+          to--;
+        }
+        pairs[to] = pair;
       }
     }
     return pairs;

@@ -15,6 +15,7 @@ import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../../src/store/semantic-index-spec.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+import type { MemoryEdge, RelationType } from '../../../src/types/relation.ts';
 import { put, record, skewedText } from './knn-test-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-knn-'));
@@ -94,6 +95,37 @@ describe.each(BACKENDS)('incremental semantic kNN (%s store)', (_name, open) => 
       ).toEqual(expected);
       const pair = (await store.neighbors('ctx', [a])).find((e) => e.b === b || e.a === b);
       expect(pair?.types).toContain('same_round');
+      await store.close();
+    }
+  });
+
+  it('compaction hands replaceEdges its semantic_knn edges in strictly increasing (a, b) order', async () => {
+    // The order a store needs to stream them (streamEdgeReplacement) instead of diffing every stored edge.
+    for (let seed = 1; seed <= 6; seed++) {
+      const random = mulberry32(seed);
+      const records = Array.from({ length: 20 + Math.floor(random() * 40) }, (_, i) =>
+        record(`m${String(Math.floor(random() * 1e6)).padStart(6, '0')}-${i}`, randomText(random), i),
+      );
+      const store = await open();
+      await put(store, records);
+      const written: Array<readonly MemoryEdge[]> = [];
+      const spy = new Proxy(store, {
+        get(target, name, receiver) {
+          if (name !== 'replaceEdges') return Reflect.get(target, name, receiver);
+          return (contextId: string, types: readonly RelationType[], edges: readonly MemoryEdge[]) => {
+            written.push(edges);
+            return target.replaceEdges(contextId, types, edges);
+          };
+        },
+      });
+      await compactSemantic(spy, 'ctx', { k: 1 + (seed % 4) });
+      expect(written).toHaveLength(1);
+      const edges = written[0]!;
+      expect(edges.length).toBeGreaterThan(1);
+      for (let at = 1; at < edges.length; at++) {
+        const [p, q] = [edges[at - 1]!, edges[at]!];
+        expect(p.a < q.a || (p.a === q.a && p.b < q.b)).toBe(true);
+      }
       await store.close();
     }
   });

@@ -35,6 +35,41 @@ describe('TopKLists', () => {
     ]);
     expect(lists.threshold(0)).toBe(0.5);
   });
+
+  it('lists mutual pairs in (a, b) order, each once, with the mean of both scores', () => {
+    // A store streams replaceEdges only for pairs in this order (else it diffs against every stored edge).
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(11), fc.nat(11), fc.integer({ min: 1, max: 6 })), { maxLength: 120 }),
+        (offers) => {
+          const lists = new TopKLists(12, 3);
+          const offered = new Set<number>();
+          for (const [i, j, score] of offers) {
+            // A search offers each pair once.
+            const pair = Math.min(i, j) * 12 + Math.max(i, j);
+            if (i !== j && !offered.has(pair)) {
+              offered.add(pair);
+              lists.offer(i, j, score / 8);
+              lists.offer(j, i, score / 8);
+            }
+          }
+          const pairs = lists.mutualPairs();
+          for (let at = 1; at < pairs.length; at++) {
+            const [p, q] = [pairs[at - 1]!, pairs[at]!];
+            expect(p.a < q.a || (p.a === q.a && p.b < q.b)).toBe(true);
+          }
+          const expected: string[] = [];
+          for (let i = 0; i < 12; i++) {
+            for (const { index: j, score } of lists.neighbours(i)) {
+              const back = lists.scoreOf(j, i);
+              if (j > i && back !== undefined) expected.push(`${i}-${j}:${(score + back) / 2}`);
+            }
+          }
+          expect(pairs.map((p) => `${p.a}-${p.b}:${p.similarity}`).sort()).toEqual(expected.sort());
+        },
+      ),
+    );
+  });
 });
 
 describe('sparseMutualKnn', () => {
