@@ -20,6 +20,24 @@ const texts = (from: number, count: number, word: string) =>
     (_, i) => `${word} item ${from + i} ${i % 3 === 0 ? 'apple' : 'pear'} ${word}`,
   );
 
+type Store = ReturnType<typeof createSqliteStore>;
+
+/** Memories written so far (`all`, what a fresh Bm25Index is built from) and `add`, which writes `count` more. */
+function adder() {
+  const all: { id: string; text: string }[] = [];
+  let next = 0;
+  const add = async (store: Store, count: number, word: string) => {
+    const batch = texts(next, count, word).map((text, i) => ({ id: `m${next + i}`, text }));
+    await store.writeMemories(
+      'ctx',
+      batch.map((m, i) => write('ctx', m.id, m.text, next + i)),
+    );
+    next += count;
+    all.push(...batch);
+  };
+  return { all, add };
+}
+
 async function expected(all: { id: string; text: string }[], query: string) {
   const index = Bm25Index.build(
     all.flatMap((m) => [
@@ -35,17 +53,7 @@ describe('lexical search caches (SQLite)', () => {
     const file = join(dir, 'archive.db');
     const reader = createSqliteStore(file);
     const writer = createSqliteStore(file);
-    const all: { id: string; text: string }[] = [];
-    let next = 0;
-    const add = async (store: typeof writer, count: number, word: string) => {
-      const batch = texts(next, count, word).map((text, i) => ({ id: `m${next + i}`, text }));
-      await store.writeMemories(
-        'ctx',
-        batch.map((m, i) => write('ctx', m.id, m.text, next + i)),
-      );
-      next += count;
-      all.push(...batch);
-    };
+    const { all, add } = adder();
     let step = 0;
     const check = async (query: string) => {
       step++;
@@ -81,17 +89,7 @@ describe('lexical search caches (SQLite)', () => {
     const file = join(dir, 'absent.db');
     const reader = createSqliteStore(file);
     const writer = createSqliteStore(file);
-    const all: { id: string; text: string }[] = [];
-    let next = 0;
-    const add = async (store: typeof writer, count: number, word: string) => {
-      const batch = texts(next, count, word).map((text, i) => ({ id: `m${next + i}`, text }));
-      await store.writeMemories(
-        'ctx',
-        batch.map((m, i) => write('ctx', m.id, m.text, next + i)),
-      );
-      next += count;
-      all.push(...batch);
-    };
+    const { all, add } = adder();
     const search = (query: string) => reader.searchLexical('ctx', query, { limit: 20 });
     await add(writer, 40, 'alpha');
     // 'zebra' and 'quokka' are in no memory: twice, so the second search answers from the cache.
