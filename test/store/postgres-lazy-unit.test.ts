@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/open-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
-import { write } from './store-conformance.ts';
+import { SHARED_WORD_CHAT as TEXTS, write } from './store-conformance.ts';
 
 /**
  * An add (a small ingest into one context) is ONE PostgreSQL transaction with its relation update: a lazy
@@ -33,15 +33,6 @@ beforeEach(() => {
 afterEach(() => {
   pg.Client.prototype.query = original;
 });
-
-const TEXTS = [
-  'harbour at sunset with Ann',
-  'milk and eggs from the market',
-  'the dog at dawn on the beach',
-  'sunset harbour wall painted blue',
-  'eggs for the dog and the cat',
-  'market day at the harbour',
-];
 
 const item = (id: string, text: string, sequence: number) => ({
   type: 'record' as const,

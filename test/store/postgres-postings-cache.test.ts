@@ -8,7 +8,7 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { UnitPrefetch } from '../../src/store/postgres/postgres-unit-prefetch.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
-import { SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
+import { SHARED_WORD_CHAT, SHARED_WORD_TEXTS as TEXTS, write } from './store-conformance.ts';
 
 /**
  * The PostgreSQL semantic index keeps posting reads, term bounds and document frequencies across units of
@@ -219,14 +219,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL kept posting reads', () => {
       source: { file: 't' },
     });
     try {
-      const base = [
-        'harbour at sunset with Ann',
-        'milk and eggs from the market',
-        'the dog at dawn on the beach',
-        'sunset harbour wall painted blue',
-        'eggs for the dog and the cat',
-        'market day at the harbour',
-      ].map((text, i) => item(`m${i}`, text, i));
+      const base = SHARED_WORD_CHAT.map((text, i) => item(`m${i}`, text, i));
       // Each add's words were read by a's earlier adds: a stale kept list would miss b's memories.
       const adds: Array<['a' | 'b', ReturnType<typeof item>]> = [
         ['a', item('z0', 'zebra quartz violin at the harbour', 10)],

@@ -640,6 +640,16 @@ export const SHARED_WORD_TEXTS = [
   'eggs for the dog',
 ] as const;
 
+/** Six chat lines whose words recur across memories (Postgres unit and kept-postings tests). */
+export const SHARED_WORD_CHAT = [
+  'harbour at sunset with Ann',
+  'milk and eggs from the market',
+  'the dog at dawn on the beach',
+  'sunset harbour wall painted blue',
+  'eggs for the dog and the cat',
+  'market day at the harbour',
+] as const;
+
 export function write(contextId: string, id: string, text: string, sequence: number): MemoryWrite {
   const record: MemoryRecord = { id, contextId, kind: 'message', sequence, text, assets: [], speaker: 'Ann' };
   const views: MemoryView[] = [
