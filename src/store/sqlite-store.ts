@@ -73,6 +73,13 @@ export const SQLITE_UNIT_MAX_PENDING = 16;
 /** The writer's own checkpoint threshold (WAL pages) while no background checkpointer runs. */
 const WRITER_CHECKPOINT_PAGES = 8192;
 
+/**
+ * A file below the checkpointer's size has its size looked at again every this many committed writes (one
+ * `stat`): a server opened on a small archive gets its checkpointer once the archive has grown, not only
+ * when reopened.
+ */
+export const CHECKPOINTER_SIZE_CHECK_COMMITS = 64;
+
 export function createSqliteStore(
   file: string,
   options: {
@@ -141,7 +148,14 @@ class SqliteStore implements ArchiveStore {
 
   private readonly ann: UsearchVectorIndexes;
   /** Copies the WAL into the file off this thread (large writable files only). */
-  private readonly checkpointer: SqliteCheckpointer | undefined;
+  private checkpointer: SqliteCheckpointer | undefined;
+  /**
+   * Commits left before the file's size is looked at again, while it may still need a checkpointer (a
+   * writable file below the size, e.g. a server started on a new archive that grows for months); undefined
+   * once one runs or when none may.
+   */
+  private checkpointerWatch: number | undefined;
+  private readonly checkpointerOptions: CheckpointerOptions | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -163,14 +177,27 @@ class SqliteStore implements ArchiveStore {
     // Postings made by another tokenizer (a read-only store opened before its migration 7) cannot answer
     // queries tokenized by this one: such a store is searched from its views, like a schema-1 store.
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
-    this.checkpointer =
-      options.readonly || options.checkpointer === false
-        ? undefined
-        : SqliteCheckpointer.start(file, options.checkpointer, () => {
-            if (db.open) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
-          });
+    this.checkpointerOptions = options.checkpointer === false ? undefined : options.checkpointer;
+    const mayCheckpoint =
+      !options.readonly && options.checkpointer !== false && file !== ':memory:' && file !== '';
+    if (mayCheckpoint) this.startCheckpointer();
+  }
+
+  /** Starts the background checkpointer when the file has reached its size; otherwise watches commits. */
+  private startCheckpointer(): void {
+    const db = this.db;
+    this.checkpointer = SqliteCheckpointer.start(this.file, this.checkpointerOptions, () => {
+      if (db.open) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+    });
+    this.checkpointerWatch = this.checkpointer ? undefined : CHECKPOINTER_SIZE_CHECK_COMMITS;
     // The checkpointer copies the WAL from here on; this connection's own checkpoint is the net.
     if (this.checkpointer) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
+  }
+
+  /** After a write transaction committed: a file that has grown past the size gets its checkpointer. */
+  private committed(): void {
+    if (this.checkpointerWatch === undefined || --this.checkpointerWatch > 0 || !this.db.open) return;
+    this.startCheckpointer();
   }
 
   get vectorSupport(): string {
@@ -273,6 +300,7 @@ class SqliteStore implements ArchiveStore {
         })
         .immediate();
       lexical?.commit();
+      this.committed();
       return result;
     });
   }
@@ -884,6 +912,7 @@ class SqliteStore implements ArchiveStore {
     try {
       out = await work();
       this.run(() => this.statements.commit.run());
+      this.committed();
     } catch (error) {
       if (this.db.open && this.db.inTransaction) this.statements.rollback.run();
       // Caches filled from the unit's savepoints describe rows that are gone.

@@ -104,6 +104,41 @@ describe('SqliteCheckpointer', () => {
     expect(lost).toBe(0);
   });
 
+  it('starts beside a store whose file grows past its size while open, not only at open', async () => {
+    const file = join(dir, 'growing.db');
+    const first = createSqliteStore(file, { checkpointer: false });
+    await first.writeMemories('c', [write('c', 'm0', 'the first memory of a new archive', 0)]);
+    await first.close();
+    const opened = statSync(file).size;
+    const store = createSqliteStore(file, { checkpointer: { fromBytes: opened + 1, pollMs: 1, frames: 1 } });
+    const add = async (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) {
+        await store.writeMemories('c', [
+          write('c', `m${i}`, `memory ${i} ${'harbour walk '.repeat(300)}`, i),
+        ]);
+      }
+    };
+    await add(1, 10);
+    // The file grows when a checkpoint copies the WAL into it (here another connection's, as the writer's own
+    // would after 8,192 pages): past the size, but the store was opened below it.
+    const other = new Database(file);
+    other.pragma('wal_checkpoint(PASSIVE)');
+    other.close();
+    const grown = statSync(file).size;
+    expect(grown).toBeGreaterThan(opened);
+    // Within CHECKPOINTER_SIZE_CHECK_COMMITS commits the store looks again and starts its checkpointer, which
+    // then copies the WAL by itself (the writer's own checkpoint is 8,192 pages away).
+    await add(11, 80);
+    const deadline = Date.now() + 5000;
+    while (statSync(file).size === grown && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(statSync(file).size).toBeGreaterThan(grown);
+    await store.close();
+    const reopened = createSqliteStore(file, { checkpointer: false });
+    expect(await reopened.countMemories('c')).toBe(91);
+    await reopened.close();
+  });
+
   it('runs beside a store: its writes survive close and reopen, and close leaves no WAL behind', async () => {
     const file = join(dir, 'store.db');
     const store = createSqliteStore(file, { checkpointer: { fromBytes: 0, pollMs: 1, frames: 1 } });
