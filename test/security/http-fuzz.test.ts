@@ -1,0 +1,235 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openGraphmemix } from '../../src/graphmemix.ts';
+import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { createServer } from '../../src/server/create-server.ts';
+
+/**
+ * Seeded mutation fuzzing of the HTTP API over a real archive: valid requests of every JSON route, their
+ * fields swapped for hostile values (paths, file: and metadata-service URLs, prototype keys, lone
+ * surrogates, 70k strings, deep nesting, broken JSON, wrong content types, traversal in path parameters).
+ * Each request must end in a 2xx or a 4xx carrying an error code, a failed write must change nothing,
+ * the other key's user must stay byte-identical, and nothing may leak onto Object.prototype.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-http-fuzz-'));
+const ALICE = { authorization: 'Bearer ka', 'content-type': 'application/json' };
+const BOB = { authorization: 'Bearer kb', 'content-type': 'application/json' };
+
+function generator(seed: number) {
+  let state = seed;
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  return { next, pick: <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]! };
+}
+
+const deepObject = (depth: number): unknown => {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+};
+
+const HOSTILE: readonly unknown[] = [
+  null,
+  true,
+  -1,
+  0,
+  1e308,
+  'NaN',
+  '',
+  'x'.repeat(70_000),
+  '../../etc/passwd',
+  'file:///etc/passwd',
+  'http://169.254.169.254/latest/meta-data',
+  '\u0000',
+  '\ud800',
+  '__proto__',
+  JSON.parse('{"__proto__": {"polluted": 1}}'),
+  { constructor: { prototype: { polluted: 1 } } },
+  [],
+  deepObject(60),
+  { $gt: '' },
+  'alice',
+  '*',
+  'bob/../alice',
+  '%2e%2e%2f',
+];
+
+const RAW_BODIES: readonly string[] = [
+  '{',
+  '[]',
+  'null',
+  '{"user_id":"bob",'.repeat(1000),
+  '\u0000',
+  `{"user_id":"bob","query":${'{"a":'.repeat(200_000)}1${'}'.repeat(200_001)}`,
+  '['.repeat(500_000),
+];
+
+const TEMPLATES: readonly [string, string, unknown][] = [
+  [
+    'POST',
+    '/v1/memories',
+    {
+      user_id: 'bob',
+      memories: [
+        {
+          id: 'n1',
+          text: 'a new memory about the harbour',
+          timestamp: '2024-06-20T10:00:00Z',
+          assets: [{ id: 'a1', kind: 'image', uri: 'photo.png', derived: { captions: ['a cat'], ocr: 'x' } }],
+          metadata: { k: 'v' },
+        },
+      ],
+    },
+  ],
+  [
+    'POST',
+    '/v1/memories',
+    {
+      user_id: 'bob',
+      messages: [
+        { role: 'user', content: 'hi there' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'hello' },
+            { type: 'image_url', image_url: { url: 'http://example.com/x.png' } },
+          ],
+        },
+      ],
+    },
+  ],
+  ['POST', '/v1/search', { user_id: 'bob', query: 'harbour walk', k: 5, filters: { metadata: { k: 'v' } } }],
+  [
+    'POST',
+    '/v1/retrieve',
+    {
+      user_id: 'bob',
+      question: 'what about the harbour walk on monday?',
+      k: 5,
+      choices: ['a', 'b'],
+      verifiers: 'offline',
+      filters: { after: '2024-06-01T00:00:00Z' },
+    },
+  ],
+  ['POST', '/v1/answer', { user_id: 'bob', question: 'what about the harbour?', k: 3 }],
+  ['PATCH', '/v1/memories/m1', { user_id: 'bob', text: 'patched', metadata: { x: 1 } }],
+];
+
+describe('HTTP API under seeded hostile requests', () => {
+  let graphmemix: Graphmemix;
+  let app: Hono;
+  const request = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
+  const listing = async (user: 'alice' | 'bob') =>
+    (await request('GET', `/v1/memories?user_id=${user}&limit=200`, user === 'alice' ? ALICE : BOB)).text();
+
+  beforeAll(async () => {
+    graphmemix = await openGraphmemix({ db: join(dir, 'a.db'), mediaDir: join(dir, 'media') });
+    app = createServer({
+      graphmemix,
+      apiKeys: [
+        { key: 'ka', users: ['alice'] },
+        { key: 'kb', users: ['bob'] },
+      ],
+    });
+    for (const [headers, user] of [
+      [ALICE, 'alice'],
+      [BOB, 'bob'],
+    ] as const) {
+      const memories = Array.from({ length: 20 }, (_, i) => ({
+        id: `m${i}`,
+        text: `${user} memory ${i} about the harbour walk on monday`,
+        timestamp: `2024-06-${10 + (i % 9)}T10:00:00Z`,
+      }));
+      const seeded = await request(
+        'POST',
+        '/v1/memories',
+        headers,
+        JSON.stringify({ user_id: user, memories }),
+      );
+      expect(seeded.status).toBe(200);
+    }
+  });
+  afterAll(async () => {
+    await graphmemix.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers every mutated request with a 2xx or a coded 4xx; failed writes and the other user unchanged', async () => {
+    const { next, pick } = generator(20261201);
+    const mutate = (value: unknown): unknown => {
+      if (next() < 0.15) return pick(HOSTILE);
+      if (Array.isArray(value)) return next() < 0.1 ? [] : value.map(mutate);
+      if (value && typeof value === 'object') {
+        const out: Record<string, unknown> = {};
+        for (const [key, field] of Object.entries(value)) if (next() > 0.05) out[key] = mutate(field);
+        if (next() < 0.1) {
+          const key = pick(['__proto__', 'constructor', 'extra', 'uri', 'path', 'url', 'user_id', 'assets']);
+          Object.defineProperty(out, key, { value: pick(HOSTILE), enumerable: true });
+        }
+        return out;
+      }
+      return value;
+    };
+    const alice = await listing('alice');
+    const statuses = new Map<number, number>();
+    const problems: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const [method, template, body] = pick(TEMPLATES);
+      const path =
+        next() < 0.1
+          ? template.replace(
+              'm1',
+              pick(['..%2f..%2fetc', 'm1%00', 'x'.repeat(5000), '%E0%A4%A', 'm1?user_id=alice']),
+            )
+          : template;
+      const payload = next() < 0.05 ? pick(RAW_BODIES) : JSON.stringify(mutate(body));
+      const headers =
+        next() < 0.05
+          ? {
+              ...BOB,
+              'content-type': pick([
+                'text/plain',
+                'multipart/form-data; boundary=x',
+                'application/json; charset=utf-16',
+              ]),
+            }
+          : BOB;
+      const writes = method !== 'POST' || path.startsWith('/v1/memories');
+      const before = writes ? await listing('bob') : '';
+      const response = await request(method, path, headers, payload);
+      const text = await response.text();
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      const label = `${method} ${path.slice(0, 60)} ${payload.slice(0, 120)}`;
+      if (response.status >= 500) problems.push(`${response.status}: ${label} -> ${text.slice(0, 200)}`);
+      if (response.status >= 400) {
+        let coded = false;
+        try {
+          // An add answers per record: `rejected` lists each refused record with its code.
+          const json = JSON.parse(text) as { error?: { code?: string }; rejected?: { code?: string }[] };
+          coded =
+            typeof json.error?.code === 'string' ||
+            (json.rejected !== undefined &&
+              json.rejected.length > 0 &&
+              json.rejected.every((entry) => typeof entry.code === 'string'));
+        } catch {}
+        if (!coded) problems.push(`uncoded ${response.status}: ${label} -> ${text.slice(0, 200)}`);
+        if (writes && (await listing('bob')) !== before)
+          problems.push(`a failed write changed bob: ${label}`);
+      }
+      if (({} as Record<string, unknown>).polluted !== undefined)
+        problems.push(`Object.prototype polluted: ${label}`);
+    }
+    expect(problems).toEqual([]);
+    expect(await listing('alice')).toBe(alice);
+    // The mix exercised both outcomes (a generator that only produced rejects would prove little).
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(20);
+    expect([...statuses.keys()].some((status) => status >= 400)).toBe(true);
+    expect((await request('GET', '/v1/health', {})).status).toBe(200);
+  });
+});
