@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { MAX_INPUT_VALUES } from '../api-schemas/input-values.ts';
 import {
   addMemoriesSchema,
   answerSchema,
@@ -38,7 +39,8 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  * `isError` results carrying the stable error code, so an agent can correct its call.
  */
 export function createMcpServer(graphmemix: Graphmemix, options: McpServerOptions = {}): McpServer {
-  const server = new McpServer({ name: 'graphmemix', version });
+  // The SDK counts a call's argument values before its schema parse, as parseInput does for HTTP bodies.
+  const server = new McpServer({ name: 'graphmemix', version }, { maxToolInputElements: MAX_INPUT_VALUES });
   const scope = options.scope ?? ALL_USERS;
   const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
 

@@ -7,6 +7,7 @@ import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { ALL_USERS } from '../shell-kit/user-scope.ts';
 import { createMcpServer, type McpServerOptions } from './create-mcp-server.ts';
 
@@ -35,6 +36,8 @@ export interface McpHttpOptions {
   port?: number | (() => number | undefined);
   /** The archive's media store (add_memory references files only in the user's folder of it). */
   mediaDir?: string;
+  /** Largest accepted request body (default DEFAULT_MAX_BODY_BYTES, as the REST API). */
+  maxBodyBytes?: number;
 }
 
 /**
@@ -65,6 +68,8 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
   } else {
     app.use('/mcp', apiKeyAuth(grants));
   }
+  // Before the SDK's transport reads the body (it would read any size whole).
+  app.use('/mcp', requestBodyLimit(options.maxBodyBytes));
   app.all('/mcp', async (c) => {
     // The key's users bound every tool of this request's server.
     const server = createMcpServer(options.graphmemix, {

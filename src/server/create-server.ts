@@ -11,6 +11,7 @@ import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
 import { browserAuth, MEDIA_LINK_TTL_SECONDS, registerLoginRoutes } from './browser-auth.ts';
 import { BrowserSigner } from './media-ref.ts';
@@ -38,7 +39,7 @@ export interface ServerOptions {
   mediaDir?: string;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_BODY_BYTES } from '../shell-kit/request-body-limit.ts';
 
 /** Routes that take multipart uploads (open mode accepts multipart only there). */
 const MULTIPART_ROUTES = new Set(['/v1/memories', '/v1/memories/import']);
@@ -116,13 +117,7 @@ export function createServer(options: ServerOptions): Hono {
     await next();
   });
   // The limit is checked before any handler reads the body, so an oversized request changes nothing.
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) => errorResponse(c, httpError('TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)),
-    }),
-  );
+  app.use('/v1/*', requestBodyLimit(maxBodyBytes));
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);

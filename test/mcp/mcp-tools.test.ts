@@ -129,4 +129,61 @@ describe('MCP server', () => {
     expect(textOf(result)).toContain('a1');
     expect(() => createMcpHttpApp({ graphmemix })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
   });
+
+  it('over HTTP refuses a body over the limit before the SDK reads it, and the archive is untouched', async () => {
+    const graphmemix = createFakeGraphmemix();
+    const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'], maxBodyBytes: 4096 });
+    const call = (text: string) =>
+      app.request('http://local/mcp', {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer k1',
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'add_memory', arguments: { user_id: 'alice', memories: [{ id: 'big', text }] } },
+        }),
+      });
+    const refused = await call('x'.repeat(10_000));
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
+    expect(graphmemix.calls).toEqual([]);
+    // The same call under the limit reaches the tool.
+    const accepted = await call('a small memory');
+    expect(accepted.status).toBe(200);
+    expect(graphmemix.calls.map((c) => c.method)).toEqual(['addMemories']);
+  });
+
+  it('refuses a call whose arguments hold more values than an HTTP body may, before its schema parse', async () => {
+    const graphmemix = createFakeGraphmemix();
+    const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'] });
+    const response = await app.request('http://local/mcp', {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer k1',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'add_memory',
+          arguments: {
+            user_id: 'alice',
+            memories: [{ id: 'm', text: 'x', assets: new Array(60_000).fill(0) }],
+          },
+        },
+      }),
+    });
+    const reply = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(reply.result.isError).toBe(true);
+    expect(reply.result.content[0]!.text).toContain('more than the maximum of 50000 elements');
+    expect(graphmemix.calls).toEqual([]);
+  });
 });

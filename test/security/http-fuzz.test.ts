@@ -232,4 +232,21 @@ describe('HTTP API under seeded hostile requests', () => {
     expect([...statuses.keys()].some((status) => status >= 400)).toBe(true);
     expect((await request('GET', '/v1/health', {})).status).toBe(200);
   });
+
+  it('refuses a small body of many values before validating it (TOO_LARGE), changing nothing', async () => {
+    const before = await listing('bob');
+    const assets = `[${'0,'.repeat(99_999)}0]`;
+    const started = performance.now();
+    const response = await request(
+      'POST',
+      '/v1/memories',
+      BOB,
+      `{"user_id":"bob","memories":[{"id":"many","text":"x","assets":${assets}}]}`,
+    );
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
+    expect(await listing('bob')).toBe(before);
+    // Not a timing assertion on the engine: without the bound this request built 100k issues (seconds).
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
 });

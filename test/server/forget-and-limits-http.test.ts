@@ -48,8 +48,8 @@ describe('HTTP: oversized records, rejected uploads and forgetting a user', () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a 150k-caption record is rejected (TOO_LARGE) and every later add for the user works', async () => {
-    const captions = Array.from({ length: 150_000 }, (_, i) => `c${i}`);
+  it('a record over the caption limit is rejected (TOO_LARGE), a 150k-caption request too, and every later add for the user works', async () => {
+    const captions = Array.from({ length: 1_000 }, (_, i) => `c${i}`);
     const bad = await post({
       user_id: 'ann',
       memories: [{ id: 'huge', assets: [{ id: 'a', kind: 'image', derived: { captions } }] }],
@@ -57,6 +57,14 @@ describe('HTTP: oversized records, rejected uploads and forgetting a user', () =
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { rejected: { code: string; field: string }[] };
     expect(body.rejected).toMatchObject([{ code: 'TOO_LARGE', field: 'assets.0.derived.captions' }]);
+    // 150k values are refused for the whole request before validation (MAX_INPUT_VALUES).
+    const many = Array.from({ length: 150_000 }, (_, i) => `c${i}`);
+    const refused = await post({
+      user_id: 'ann',
+      memories: [{ id: 'huge', assets: [{ id: 'a', kind: 'image', derived: { captions: many } }] }],
+    });
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
     for (let i = 0; i < 3; i++) {
       const ok = await post({
         user_id: 'ann',

@@ -14,6 +14,7 @@ interface McpFlags {
   open?: boolean;
   config?: string;
   users?: string;
+  maxBodyBytes?: string;
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -27,6 +28,7 @@ export function registerMcpCommand(program: Command): void {
     .option('--port <n>', 'HTTP port', '8788')
     .option('--host <host>', 'HTTP interface to bind', '127.0.0.1')
     .option('--open', 'HTTP without API keys (loopback only)')
+    .option('--max-body-bytes <n>', 'HTTP: largest accepted request body in bytes (default 16 MiB)')
     .option('--config <file>', 'model config file')
     .option(
       '--users <ids>',
@@ -74,6 +76,7 @@ Client config (stdio):
         port: flags.port,
         host: flags.host,
         open: flags.open === true,
+        max_body_bytes: flags.maxBodyBytes,
       });
       if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
@@ -95,6 +98,7 @@ Client config (stdio):
         open: input.open === true,
         port: () => boundPort,
         mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
+        ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
       });
       const server = serve({ fetch: app.fetch, port: input.port, hostname: input.host }, (info) => {
         boundPort = info.port;
