@@ -24,6 +24,13 @@ export const RECORD_LIMITS = {
   maxMetadataDepth: 32,
   /** The whole record serialized as JSON, in bytes (approximate: counted while walking). */
   maxRecordBytes: 8 * 1024 * 1024,
+  /**
+   * Array items and object keys of the whole record. The schema reports each bad value (~0.5 KB, ~10 us), so
+   * an 8 MiB line of 4M bad array items took ~35 s and ~2.5 GB before this bound (1M: 8.8 s, 687 MB), and
+   * ~125k bad values in one nested array overflow zod's stack. A record at every count limit above with 16
+   * videos of 256 frames is ~13k.
+   */
+  maxRecordValues: 100_000,
 } as const;
 
 export type RecordLimits = { -readonly [K in keyof typeof RECORD_LIMITS]: number };
@@ -46,6 +53,7 @@ export function checkRecordShape(input: unknown, limits: RecordLimits): LimitPro
   if (input === null || typeof input !== 'object') return undefined;
   const maxDepth = limits.maxMetadataDepth + RECORD_LEVELS;
   let bytes = 0;
+  let values = 0;
   let metadataKeys = 0;
   // Each entry: a value, its depth (root = 0) and the top-level field it sits under.
   const stack: { value: unknown; depth: number; top: string }[] = [{ value: input, depth: 0, top: '' }];
@@ -61,6 +69,10 @@ export function checkRecordShape(input: unknown, limits: RecordLimits): LimitPro
     }
     const inMetadata = top === 'metadata' && depth >= 1;
     const children = Array.isArray(value) ? value.length : Object.keys(value).length;
+    values += children;
+    if (values > limits.maxRecordValues) {
+      return tooLarge(top || '(record)', `more than ${limits.maxRecordValues} array items and object keys`);
+    }
     if (inMetadata) metadataKeys += children;
     if (metadataKeys > limits.maxMetadataKeys) {
       return tooLarge('metadata', `more than ${limits.maxMetadataKeys} keys and items`);

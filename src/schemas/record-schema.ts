@@ -142,8 +142,8 @@ export type ToMemoryRecordResult =
  *   no text whose first asset is an image/video, else 'note';
  * - `text` '' and `assets` [] when absent; asset ids `asset-<index>` when absent.
  * A record needs some content: non-empty text or at least one asset.
- * Size limits (RECORD_LIMITS in record-limits.ts; `limits` overrides them) are checked first for depth and
- * total size, without recursion, then per field: a failure is TOO_LARGE, other failures INVALID_INPUT.
+ * Size limits (RECORD_LIMITS in record-limits.ts; `limits` overrides them) are checked first for depth,
+ * total size and value count, without recursion, then per field: a failure is TOO_LARGE, other failures INVALID_INPUT.
  * On failure names the first failing field as a dotted path ("assets.0.kind").
  */
 export function toMemoryRecord(
@@ -154,7 +154,14 @@ export function toMemoryRecord(
   const bounds = resolveRecordLimits(limits);
   const shape = checkRecordShape(input, bounds);
   if (shape) return { ok: false, ...shape };
-  const parsed = memoryRecordInputSchema.safeParse(input);
+  let parsed: ReturnType<typeof memoryRecordInputSchema.safeParse>;
+  try {
+    parsed = memoryRecordInputSchema.safeParse(input);
+  } catch (error) {
+    // zod hands nested issues up as call arguments; the value bound above keeps this out of reach.
+    if (!(error instanceof RangeError)) throw error;
+    return { ok: false, code: 'TOO_LARGE', field: '(record)', message: 'record too large to validate' };
+  }
   if (!parsed.success) return firstIssue(parsed.error);
   const value = parsed.data;
 

@@ -35,9 +35,24 @@ describe('record limits in toMemoryRecord', () => {
 
   it('rejects each oversized part naming the field, TOO_LARGE', () => {
     const image = { kind: 'image', uri: '/a.jpg' };
+    expect(rejects({ id: 'm', assets: [{ ...image, derived: { captions: manyCaptions(5_000) } }] })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'assets.0.derived.captions',
+    });
+    // Past maxRecordValues the walk before the schema refuses it, naming the top-level field it was in.
     expect(
       rejects({ id: 'm', assets: [{ ...image, derived: { captions: manyCaptions(150_000) } }] }),
-    ).toEqual({ code: 'TOO_LARGE', field: 'assets.0.derived.captions' });
+    ).toEqual({ code: 'TOO_LARGE', field: 'assets' });
+    // Bad values are refused before the schema would report each one (1M issues: seconds and ~0.7 GB), and
+    // 200k in one nested array no longer overflow its stack.
+    expect(rejects({ id: 'm', text: 'x', assets: new Array(1_000_000).fill(0) })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'assets',
+    });
+    expect(rejects({ id: 'm', text: 'x', supersedes: new Array(200_000).fill(0) })).toEqual({
+      code: 'TOO_LARGE',
+      field: 'supersedes',
+    });
     expect(
       rejects({ id: 'm', text: 'x', derived: { captions: manyCaptions(RECORD_LIMITS.maxCaptions + 1) } }),
     ).toEqual({ code: 'TOO_LARGE', field: 'derived.captions' });
@@ -132,7 +147,7 @@ describe('one oversized record never poisons a user', () => {
       { id: 'deep', text: 'deep', metadata: deepObject(10_000) },
     ]);
     expect(poisoned.rejected.map((r) => [r.recordId, r.code, r.field])).toEqual([
-      ['huge', 'TOO_LARGE', 'assets.0.derived.captions'],
+      ['huge', 'TOO_LARGE', 'assets'],
       ['deep', 'TOO_LARGE', 'metadata'],
     ]);
     expect(poisoned.imported).toBe(0);
