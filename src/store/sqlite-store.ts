@@ -31,6 +31,7 @@ import {
   pairKey,
   streamEdgeReplacement,
 } from './edge-merge.ts';
+import { FreshMemoryRows } from './fresh-memory-rows.ts';
 import { lazyStatement } from './lazy-statement.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import { migrate } from './migrations.ts';
@@ -156,6 +157,8 @@ class SqliteStore implements ArchiveStore {
    */
   private checkpointerWatch: number | undefined;
   private readonly checkpointerOptions: CheckpointerOptions | undefined;
+  /** writeMemories' queued rows of new memories (prepared on the first write: a read-only store never). */
+  private freshRows: FreshMemoryRows | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -230,19 +233,29 @@ class SqliteStore implements ArchiveStore {
     for (const write of writes) assertWrite(contextId, write);
     const s = this.statements;
     const lexical = this.lexical;
+    this.freshRows ??= new FreshMemoryRows(this.db);
+    const fresh = this.freshRows;
     return this.run(() => {
       const result = this.db
         .transaction(() => {
           lexical?.begin();
+          fresh.clear();
           const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
           s.ensureContext.run(contextId);
+          // Stored hashes of the whole batch in one read; a write of this call updates its entry, so a repeated
+          // id sees what the earlier one wrote, as a probe per record would.
+          const hashes = this.storedHashes(contextId, writes);
           for (const { record, views, contentHash, keys } of writes) {
-            const previous = s.getHash.get(contextId, record.id) as { content_hash: string } | undefined;
-            if (previous?.content_hash === contentHash) {
-              if (keys) this.keys.replace(contextId, record.id, record.sequence, keys);
+            const previousHash = hashes.get(record.id);
+            if (previousHash === contentHash) {
+              if (keys) {
+                fresh.flush();
+                this.keys.replace(contextId, record.id, record.sequence, keys);
+              }
               outcome.unchanged.push(record.id);
               continue;
             }
+            hashes.set(record.id, contentHash);
             const columns = [
               record.sequence,
               record.kind,
@@ -252,30 +265,40 @@ class SqliteStore implements ArchiveStore {
               contentHash,
               JSON.stringify(record),
             ];
-            if (previous) {
-              const replaced = s.getRecord.get(contextId, record.id) as { record: string };
-              s.journal.run(contextId, record.id, replaced.record);
-              // History: the replaced record becomes the memory's newest old version.
-              s.insertVersion.run(
+            if (previousHash === undefined) {
+              // A new memory: its rows are queued and written several memories to a statement.
+              fresh.add({
                 contextId,
-                record.id,
-                recordedAtOf(replaced.record),
-                replaced.record,
-                contextId,
-                record.id,
-              );
-              s.deleteTags.run(contextId, record.id);
-              s.updateMemory.run(...columns, contextId, record.id);
-              s.deleteViews.run(contextId, record.id);
-              s.deleteMemoryVectors.run(contextId, record.id);
-              lexical?.removeMemory(contextId, record.id);
-              outcome.updated.push(record.id);
-            } else {
-              s.journal.run(contextId, record.id, null);
-              s.insertMemory.run(contextId, record.id, ...columns);
+                id: record.id,
+                columns,
+                sequence: record.sequence,
+                keys: keys ?? [],
+                tags: scopeTags(record),
+                views,
+              });
               outcome.inserted.push(record.id);
+              lexical?.addViews(contextId, record.id, views);
+              continue;
             }
-            this.keys.replace(contextId, record.id, record.sequence, keys ?? [], previous === undefined);
+            fresh.flush();
+            const replaced = s.getRecord.get(contextId, record.id) as { record: string };
+            s.journal.run(contextId, record.id, replaced.record);
+            // History: the replaced record becomes the memory's newest old version.
+            s.insertVersion.run(
+              contextId,
+              record.id,
+              recordedAtOf(replaced.record),
+              replaced.record,
+              contextId,
+              record.id,
+            );
+            s.deleteTags.run(contextId, record.id);
+            s.updateMemory.run(...columns, contextId, record.id);
+            s.deleteViews.run(contextId, record.id);
+            s.deleteMemoryVectors.run(contextId, record.id);
+            lexical?.removeMemory(contextId, record.id);
+            outcome.updated.push(record.id);
+            this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
             for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
             views.forEach((view, position) => {
               s.insertView.run(
@@ -290,6 +313,7 @@ class SqliteStore implements ArchiveStore {
             });
             lexical?.addViews(contextId, record.id, views);
           }
+          fresh.flush();
           lexical?.flush();
           if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
             s.touchContext.run(new Date().toISOString(), contextId);
@@ -303,6 +327,20 @@ class SqliteStore implements ArchiveStore {
       this.committed();
       return result;
     });
+  }
+
+  /** Stored content hashes of the batch's ids (one statement per 500 ids). */
+  private storedHashes(contextId: string, writes: readonly MemoryWrite[]): Map<string, string> {
+    const hashes = new Map<string, string>();
+    for (let first = 0; first < writes.length; first += 500) {
+      const ids = writes.slice(first, first + 500).map((write) => write.record.id);
+      const rows = this.statements.getHashes.all(contextId, JSON.stringify(ids)) as {
+        id: string;
+        content_hash: string;
+      }[];
+      for (const row of rows) hashes.set(row.id, row.content_hash);
+    }
+    return hashes;
   }
 
   async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
