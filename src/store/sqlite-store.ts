@@ -735,6 +735,11 @@ class SqliteStore implements ArchiveStore {
     });
   }
 
+  async optimizeLexicalIndex(contextId: string): Promise<boolean> {
+    // A read-only handle (a read worker) leaves the file as it is.
+    return this.run(() => (this.db.readonly ? false : (this.lexical?.mergeSegments(contextId) ?? false)));
+  }
+
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
     if (rows.length === 0) return;
     const s = this.statements;
