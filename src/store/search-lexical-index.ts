@@ -42,8 +42,11 @@ export interface FieldRow {
 interface Cursor {
   term: number;
   idf: number;
-  /** Non-empty buckets, best first, with their document counts; `at` is the one being read. */
-  buckets: { bucket: number; docs: number }[];
+  /**
+   * Non-empty buckets, best first, with their document counts (the postings cache's array, shared); `at` is
+   * the one being read.
+   */
+  readonly buckets: readonly { bucket: number; docs: number }[];
   at: number;
   /** Last rowid read in the current bucket; the next page starts after it. */
   after: number;
@@ -223,13 +226,15 @@ function searchField(
       list.push({ bucket: row.bucket, docs: row.docs });
       read.set(row.term, list);
     }
+    // Best bucket first, sorted once as read (the cache hands the same arrays to every later search).
+    for (const list of read.values()) list.sort((x, y) => y.bucket - x.bucket);
     return read;
   });
   // Query order is kept (it is the summation order of every score).
   const cursors: Cursor[] = termIds
     .filter((term) => buckets.has(term))
     .map((term) => {
-      const list = [...buckets.get(term)!].sort((x, y) => y.bucket - x.bucket);
+      const list = buckets.get(term)!;
       const df = list.reduce((sum, b) => sum + b.docs, 0);
       return {
         term,

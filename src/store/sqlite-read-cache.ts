@@ -16,6 +16,8 @@
 export interface EdgeRow {
   a: string;
   b: string;
+  /** pairKey(a, b), built once per row read: warm questions meet the same rows again and again. */
+  key: string;
   types: string;
   strength: number;
   similarity: number | null;
@@ -97,6 +99,6 @@ export class BoundedMap<T> {
 function edgeListBytes(rows: readonly EdgeRow[]): number {
   let bytes = 48;
   // A row held by both ends' lists is counted twice: the estimate stays an upper bound.
-  for (const row of rows) bytes += 2 * (row.a.length + row.b.length + row.types.length) + 96;
+  for (const row of rows) bytes += 2 * (2 * (row.a.length + row.b.length) + row.types.length) + 120;
   return bytes;
 }
