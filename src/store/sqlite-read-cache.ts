@@ -48,8 +48,16 @@ export class SqliteReadCache {
 
 /** Cache key of a memory (the context's length first: unambiguous whatever characters the ids hold). */
 export function memoryKey(contextId: string, memoryId: string): string {
-  return `${contextId.length}:${contextId}${memoryId}`;
+  // A question's ~150 lookups share one context: its prefix is formatted once, not per lookup.
+  if (contextId !== keyContext) {
+    keyContext = contextId;
+    keyPrefix = `${contextId.length}:${contextId}`;
+  }
+  return keyPrefix + memoryId;
 }
+
+let keyContext = '';
+let keyPrefix = '0:';
 
 /**
  * A Map bounded by an estimate of its values' bytes (keys counted too), evicting in insertion order. Each
