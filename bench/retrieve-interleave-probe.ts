@@ -4,13 +4,14 @@
  * question), so a busy shared machine slows both alike. Also checks that both give the same pool (ids and
  * scores), kept edges and packet text for every question.
  *
- *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1]
+ *   npx tsx bench/retrieve-interleave-probe.ts <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1] [--db-b other.db]
  *
  * <file.db>: the bench:scale archive of bench/retrieve-probe.ts (one context 'big', seed 11; `--size` its
  * memory count, default 10k); copies <file.db>.<n>.ab are removed afterwards. Questions: chatQuestions seed 5
  * as retrieve-probe, 10 warm-up then <queries> timed. Prints per checkout: CPU mean / median (this process's
  * user + system per retrieve) and wall p50 / p95, with the 1-minute load. One heap: a checkout's garbage
- * may be collected during the other's retrieve, so GC is shared out between them.
+ * may be collected during the other's retrieve, so GC is shared out between them. `--db-b`: checkout B reads a
+ * copy of another build of the same archive (e.g. one checkout twice, FTS5 segments merged or not).
  */
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -34,12 +35,13 @@ const sizeText = flag('size', '10k');
 const warmup = Number(flag('warmup', '10'));
 // The timed questions asked again (pass 2...): every cache warm, the read path's floor.
 const passes = Math.max(1, Number(flag('passes', '1')));
+const otherDb = args.includes('--db-b') ? flag('db-b', '') : undefined;
 const [db, queriesText, ...checkouts] = args.filter(
   (arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'),
 );
 if (!db || checkouts.length !== 2)
   throw new Error(
-    'usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1]',
+    'usage: <file.db> <queries> <checkoutA> <checkoutB> [--size 10k] [--warmup 10] [--passes 1] [--db-b other.db]',
   );
 const size = parseCount(sizeText);
 const queries = Number(queriesText);
@@ -53,10 +55,11 @@ const { chatQuestions } = (await import(`${checkouts[0]}/bench/support/realistic
 const sides: Side[] = [];
 const perPass = (): number[][] => Array.from({ length: passes }, () => []);
 for (const [n, checkout] of checkouts.entries()) {
-  const copy = `${db}.${n}.ab`;
+  const source = n === 1 && otherDb !== undefined ? otherDb : db;
+  const copy = `${source}.${n}.ab`;
   for (const suffix of ['', '-wal', '-shm']) {
     rmSync(copy + suffix, { force: true });
-    if (existsSync(db + suffix)) copyFileSync(db + suffix, copy + suffix);
+    if (existsSync(source + suffix)) copyFileSync(source + suffix, copy + suffix);
   }
   const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
     openGraphmemix(options: { db: string }): Promise<Graphmemix>;

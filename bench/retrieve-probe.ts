@@ -1,11 +1,15 @@
 /**
- * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--warmup 10] [--digest out.json]`
+ * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--warmup 10] [--warmup-seed s] [--passes 1] [--blocks 0] [--digest out.json]`
  *
  * The warm read path alone, for profiling (`node --cpu-prof --import tsx bench/retrieve-probe.ts ...`) and
  * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
  * `bench:scale` (bench/support/realistic-chat.ts, seed 11) into `--db` once and reuses it afterwards, then
  * runs `--warmup` questions (10, as bench:scale) and `--queries` timed ones (`chatQuestions`, seed 5), printing
- * p50 / p95 / p99 wall and mean (and median) CPU per retrieve with the 1-minute load. `--digest` writes, per question,
+ * p50 / p95 / p99 wall and mean (and median) CPU per retrieve with the 1-minute load; `--warmup-seed s` takes
+ * the warm-up questions from seed s instead (as bench:scale), so the timed ones are seed 5's first. `--passes n`
+ * asks the timed questions n times and times the last pass (every cache warm: the read path's floor; the
+ * digest has every pass). `--blocks n` also prints
+ * the median CPU of every n questions, warm-up included (where it flattens, V8 has done compiling). `--digest` writes, per question,
  * the pool (ids, retrieval scores, verifier scores, prizes), the kept edges and the packet text: two runs
  * of different code on the same archive must write the same file.
  */
@@ -28,6 +32,7 @@ const queries = Number(flag('queries', '200'));
 // a larger --warmup measures the steady state (the warm-up questions are other questions, not repeats).
 const warmup = Number(flag('warmup', '10'));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;
+const block = Number(flag('blocks', '0'));
 
 const archive = { contextId: 'big', count: size, seed: 11 };
 // A PostgreSQL URL names a database built beforehand (bench/pg-add-probe.ts build <admin-url> <n>).
@@ -41,9 +46,18 @@ if (!/^postgres(ql)?:\/\//.test(file) && !existsSync(file)) {
 
 const openedAt = performance.now();
 const gm = await openGraphmemix({ db: file });
-const questions = chatQuestions(queries + warmup, 5, archive);
+const warmupSeed = args.includes('--warmup-seed') ? Number(flag('warmup-seed', '')) : undefined;
+const questions =
+  warmupSeed === undefined
+    ? chatQuestions(queries + warmup, 5, archive)
+    : [...chatQuestions(warmup, warmupSeed, archive), ...chatQuestions(queries, 5, archive)];
+const passes = Math.max(1, Number(flag('passes', '1')));
+for (let pass = 1; pass < passes; pass++) questions.push(...questions.slice(-queries));
+// Timed: the last pass's questions.
+const timedFrom = questions.length - queries;
 const times: number[] = [];
 const cpus: number[] = [];
+const everyCpu: number[] = [];
 let cpu = 0;
 const digest: unknown[] = [];
 const stages = new Map<string, number>();
@@ -51,11 +65,13 @@ for (const [i, question] of questions.entries()) {
   const started = performance.now();
   const usage = process.cpuUsage();
   const result = await gm.retrieve('big', question);
+  const spent = process.cpuUsage(usage);
+  const wall = performance.now() - started;
   if (i === 0)
     process.stderr.write(`first retrieve (open + 1): ${(performance.now() - openedAt).toFixed(1)} ms\n`);
-  if (i >= warmup) {
-    times.push(performance.now() - started);
-    const spent = process.cpuUsage(usage);
+  everyCpu.push((spent.user + spent.system) / 1000);
+  if (i >= timedFrom) {
+    times.push(wall);
     cpu += (spent.user + spent.system) / 1000;
     cpus.push((spent.user + spent.system) / 1000);
     for (const [stage, ms] of Object.entries(result.trace.timings))
@@ -72,7 +88,8 @@ for (const [i, question] of questions.entries()) {
 await gm.close();
 const sorted = [...times].sort((x, y) => x - y);
 // The median CPU per retrieve moves least with other processes' load (the mean takes every preemption's misses).
-const cpuMedian = [...cpus].sort((x, y) => x - y)[Math.floor(cpus.length / 2)] ?? 0;
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+const cpuMedian = median(cpus);
 const q = (p: number): string =>
   sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!.toFixed(2);
 process.stdout.write(
@@ -82,4 +99,10 @@ process.stdout.write(
 process.stdout.write(
   `mean wall per stage: ${[...stages].map(([stage, ms]) => `${stage} ${(ms / times.length).toFixed(2)}`).join(', ')} ms\n`,
 );
+if (block > 0) {
+  const medians: string[] = [];
+  for (let at = 0; at < everyCpu.length; at += block)
+    medians.push(median(everyCpu.slice(at, at + block)).toFixed(2));
+  process.stdout.write(`CPU median per block of ${block} (warm-up included): ${medians.join(' ')} ms\n`);
+}
 if (digestFile !== undefined) writeFileSync(digestFile, `${JSON.stringify(digest, null, 0)}\n`);

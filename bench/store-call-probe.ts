@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/store-call-probe.ts --db F [--queries 300]`: CPU per warm retrieve spent inside each
+ * `npx tsx bench/store-call-probe.ts --db F [--queries 300] [--warmup 10] [--warmup-seed s]`: CPU per warm retrieve spent inside each
  * ArchiveStore method (calls and ms per question), the rest being the pipeline's own work, and per SQL
  * statement (calls and CPU per question). Same archive and questions as bench/retrieve-probe.ts (build the
  * archive with it first). process.cpuUsage counts every thread of the process (V8's GC helpers too), so a
@@ -17,6 +17,9 @@ const flag = probeFlags(args);
 const file = flag('db', '/tmp/graphmemix-probe-10k.db');
 const queries = Number(flag('queries', '300'));
 const size = Number(flag('size-count', '10000'));
+// As bench/retrieve-probe.ts: warm-up questions seed 5's leading ones, or seed --warmup-seed's.
+const warmup = Number(flag('warmup', '10'));
+const warmupSeed = args.includes('--warmup-seed') ? Number(flag('warmup-seed', '')) : undefined;
 const gm = await openGraphmemix({ db: file });
 const store = gm.store as unknown as Record<string, unknown>;
 const spent = new Map<string, { calls: number; us: number }>();
@@ -70,10 +73,14 @@ for (const method of ['get', 'all', 'run', 'iterate']) {
     }
   };
 }
-const questions = chatQuestions(queries + 10, 5, { contextId: 'big', count: size, seed: 11 });
+const archive = { contextId: 'big', count: size, seed: 11 };
+const questions =
+  warmupSeed === undefined
+    ? chatQuestions(queries + warmup, 5, archive)
+    : [...chatQuestions(warmup, warmupSeed, archive), ...chatQuestions(queries, 5, archive)];
 let total = 0;
 for (const [i, question] of questions.entries()) {
-  timing = i >= 10;
+  timing = i >= warmup;
   const started = process.cpuUsage();
   await gm.retrieve('big', question);
   const used = process.cpuUsage(started);

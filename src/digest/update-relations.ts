@@ -110,6 +110,8 @@ export async function updateRelations(
     if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
     // The exact rebuild also repairs whatever an interrupted update left.
     await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
+    // A bulk import's postings: one segment for the questions that follow (no result changes).
+    await store.optimizeLexicalIndex?.(contextId);
     report.mode = 'rebuild';
     report.entries = status.pending;
     report.warnings.push(...built.warnings);
@@ -207,6 +209,7 @@ export async function compactRelations(
   if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
   await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
   await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+  await store.optimizeLexicalIndex?.(contextId);
   return built;
 }
 

@@ -34,26 +34,17 @@ export function expandCandidates(
   const pool: PoolEntry[] = seeds
     .slice(0, poolSize)
     .map((seed, rank) => ({ kind: 'seed', memoryId: seed.memoryId, rank, score: seed.score }));
-  const rankOf = new Map(seeds.map((seed, rank) => [seed.memoryId, rank]));
-  const best = new Map<string, Extract<PoolEntry, { kind: 'expanded' }>>();
-  // Both directions of every edge; a proposal (and its copy of the types) is built only when it wins.
+  const rankOf = new Map<string, number>();
+  for (let rank = 0; rank < seeds.length; rank++) rankOf.set(seeds[rank]!.memoryId, rank);
+  const best = new Map<string, Proposal>();
+  // Both directions of every edge; the pool entry (and its copy of the types) is built only for a proposal
+  // that enters the pool.
   const propose = (from: string, to: string, edge: MemoryEdge): void => {
     const parentRank = rankOf.get(from);
     if (parentRank === undefined || rankOf.has(to)) return;
     const current = best.get(to);
-    if (
-      current !== undefined &&
-      compareProposals({ strength: edge.strength, parentRank, memoryId: to }, current) >= 0
-    )
-      return;
-    best.set(to, {
-      kind: 'expanded',
-      memoryId: to,
-      parentId: from,
-      parentRank,
-      relationTypes: [...edge.types],
-      strength: edge.strength,
-    });
+    if (current !== undefined && compareTo(edge.strength, parentRank, to, current) >= 0) return;
+    best.set(to, { memoryId: to, parentId: from, parentRank, strength: edge.strength, edge });
   };
   for (const edge of edges) {
     propose(edge.a, edge.b, edge);
@@ -62,9 +53,32 @@ export function expandCandidates(
   const proposals = [...best.values()].sort(compareProposals);
   for (const proposal of proposals) {
     if (pool.length >= poolSize) break;
-    pool.push(proposal);
+    pool.push({
+      kind: 'expanded',
+      memoryId: proposal.memoryId,
+      parentId: proposal.parentId,
+      parentRank: proposal.parentRank,
+      relationTypes: [...proposal.edge.types],
+      strength: proposal.strength,
+    });
   }
   return pool;
+}
+
+/** A neighbour's best proposal so far: the edge it came by (its types are copied only into the pool). */
+interface Proposal {
+  memoryId: string;
+  parentId: string;
+  parentRank: number;
+  strength: number;
+  edge: MemoryEdge;
+}
+
+/** compareProposals of a would-be proposal (its fields) against a kept one, without building it. */
+function compareTo(strength: number, parentRank: number, memoryId: string, y: Proposal): number {
+  if (strength !== y.strength) return y.strength - strength;
+  if (parentRank !== y.parentRank) return parentRank - y.parentRank;
+  return memoryId < y.memoryId ? -1 : memoryId > y.memoryId ? 1 : 0;
 }
 
 function compareProposals(

@@ -186,6 +186,12 @@ export interface ArchiveStore {
 
   /** BM25 over the context's views; one hit per (memory, view). Statistics are per context. */
   searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]>;
+  /**
+   * Optional maintenance after a context's bulk import or compaction: compacts the backend's lexical postings
+   * for cheaper searches (SQLite: merges FTS5 segments when the context is at least half of the index).
+   * Changes no search result; returns whether it did anything.
+   */
+  optimizeLexicalIndex?(contextId: string): Promise<boolean>;
 
   /** Dense vectors of views in a named embedding space (model id + dimensions). */
   putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void>;

@@ -158,8 +158,8 @@ function entryBytes(key: string): number {
 export interface CachedDocument {
   memoryId: string;
   key: string;
-  /** The forward blob [doc id, length, term id, tf, ...]. */
-  terms: Buffer;
+  /** The forward list [doc id, length, term id, tf, ...] (forwardWords of the lex_docs blob). */
+  terms: Uint32Array;
 }
 
 /** Bytes of forward lists a connection keeps (about 100k typical chat views). */
@@ -228,5 +228,5 @@ export class DocumentCache {
 const EVICT_TO = 0.875;
 
 function size(entry: CachedDocument): number {
-  return entry.terms.length + 2 * (entry.memoryId.length + entry.key.length) + 64;
+  return entry.terms.byteLength + 2 * (entry.memoryId.length + entry.key.length) + 64;
 }

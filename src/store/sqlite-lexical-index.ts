@@ -267,6 +267,24 @@ export class SqliteLexicalIndex {
     });
   }
 
+  /**
+   * Merges the FTS5 postings into one segment ('optimize') after `contextId`'s bulk write or compaction, when
+   * that context holds at least half of the index's documents; returns whether it merged. Each question reads
+   * its doclist pages through ~6-15 MATCH statements, and FTS5 looks a token up in every segment: merging the
+   * 4 segments of a 10k bulk import took a page read from ~20 to ~13 us CPU, 5 segments at 1M from ~26 to
+   * ~20 us (optimize: 35 ms at 10k, 7.9 s at 1M). The postings are rewritten, not changed: same rowids per
+   * token, so every search answers the same. The index is shared by all contexts, so a merge costs the whole
+   * index: the half rule keeps the merges of many contexts imported one after another geometric (a context of
+   * 1k among 1M never merges; automerge keeps the segment count bounded meanwhile). Its own transaction.
+   */
+  mergeSegments(contextId: string): boolean {
+    const sizes = this.s.documentCounts.get(contextId) as { context: number | null; total: number | null };
+    if (!sizes.context || (sizes.total ?? 0) > 2 * sizes.context) return false;
+    this.db.transaction(() => this.s.optimize.run())();
+    lexicalIndexWritten(this.db);
+    return true;
+  }
+
   /** Estimated bytes of the learnt term ids (tests). */
   get termCacheBytes(): number {
     return this.termIdBytes;
@@ -420,5 +438,8 @@ function prepareLexicalStatements(db: Database.Database) {
     insertTokens: p('INSERT INTO lex_fts (rowid, tokens) VALUES (?, ?)'),
     // contentless_delete: FTS5 drops the row's postings itself (no need to replay its tokens).
     deleteTokens: p('DELETE FROM lex_fts WHERE rowid = ?'),
+    documentCounts: p(`SELECT sum(docs) FILTER (WHERE context_id = ?) AS context, sum(docs) AS total
+      FROM lex_fields`),
+    optimize: p("INSERT INTO lex_fts (lex_fts) VALUES ('optimize')"),
   };
 }

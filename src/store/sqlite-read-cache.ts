@@ -16,6 +16,8 @@
 export interface EdgeRow {
   a: string;
   b: string;
+  /** pairKey(a, b), built once per row read: warm questions meet the same rows again and again. */
+  key: string;
   types: string;
   strength: number;
   similarity: number | null;
@@ -46,8 +48,16 @@ export class SqliteReadCache {
 
 /** Cache key of a memory (the context's length first: unambiguous whatever characters the ids hold). */
 export function memoryKey(contextId: string, memoryId: string): string {
-  return `${contextId.length}:${contextId}${memoryId}`;
+  // A question's ~150 lookups share one context: its prefix is formatted once, not per lookup.
+  if (contextId !== keyContext) {
+    keyContext = contextId;
+    keyPrefix = `${contextId.length}:${contextId}`;
+  }
+  return keyPrefix + memoryId;
 }
+
+let keyContext = '';
+let keyPrefix = '0:';
 
 /**
  * A Map bounded by an estimate of its values' bytes (keys counted too), evicting in insertion order. Each
@@ -97,6 +107,6 @@ export class BoundedMap<T> {
 function edgeListBytes(rows: readonly EdgeRow[]): number {
   let bytes = 48;
   // A row held by both ends' lists is counted twice: the estimate stays an upper bound.
-  for (const row of rows) bytes += 2 * (row.a.length + row.b.length + row.types.length) + 96;
+  for (const row of rows) bytes += 2 * (2 * (row.a.length + row.b.length) + row.types.length) + 120;
   return bytes;
 }

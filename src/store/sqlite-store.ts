@@ -690,8 +690,7 @@ class SqliteStore implements ArchiveStore {
     const found = new Map<string, MemoryEdge>();
     // An edge between two of the ids is in both lists: one MemoryEdge for it (the rows are equal).
     const take = (row: EdgeRow) => {
-      const key = pairKey(row.a, row.b);
-      if (!found.has(key)) found.set(key, toEdge(contextId, row));
+      if (!found.has(row.key)) found.set(row.key, toEdge(contextId, row));
     };
     if (memoryIds.length === 0) return this.run(() => []);
     this.withReadCache((cache) => {
@@ -722,7 +721,7 @@ class SqliteStore implements ArchiveStore {
         const ids = JSON.stringify(unique);
         sqliteReadWork.edgeStatements++;
         const rows = edgeRows(this.statements.edgesAmong.all(contextId, ids, ids));
-        return new Map(rows.map((row) => [pairKey(row.a, row.b), row]));
+        return new Map(rows.map((row) => [row.key, row]));
       }
       // An edge with a cached end is in that end's complete list; only edges between two uncached ends
       // need the statement, which reads the uncached ends' complete lists (and keeps them): selecting only
@@ -738,7 +737,7 @@ class SqliteStore implements ArchiveStore {
           continue;
         }
         for (const row of list) {
-          if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(pairKey(row.a, row.b), row);
+          if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(row.key, row);
         }
       }
       if (uncached.length >= 2) {
@@ -750,7 +749,7 @@ class SqliteStore implements ArchiveStore {
         );
         for (const [id, list] of lists) {
           for (const row of list) {
-            if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(pairKey(row.a, row.b), row);
+            if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(row.key, row);
           }
           cache.edges.set(memoryKey(contextId, id), list);
         }
@@ -799,6 +798,11 @@ class SqliteStore implements ArchiveStore {
       const documents = this.statements.lexicalDocuments.all(contextId) as LexicalRow[];
       return Bm25Index.build(documents).search(query, options);
     });
+  }
+
+  async optimizeLexicalIndex(contextId: string): Promise<boolean> {
+    // A read-only handle (a read worker) leaves the file as it is.
+    return this.run(() => (this.db.readonly ? false : (this.lexical?.mergeSegments(contextId) ?? false)));
   }
 
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
@@ -1208,6 +1212,7 @@ function edgeRows(rows: unknown[]): EdgeRow[] {
   return (rows as [string, string, string, number, number | null][]).map((row) => ({
     a: row[0],
     b: row[1],
+    key: pairKey(row[0], row[1]),
     types: row[2],
     strength: row[3],
     similarity: row[4],
@@ -1220,9 +1225,8 @@ function edgeListsOf(ids: readonly string[], rows: readonly EdgeRow[]): Map<stri
   const seen = new Set<string>();
   for (const row of rows) {
     // UNION ALL yields an edge between two of the ids twice.
-    const key = pairKey(row.a, row.b);
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (seen.has(row.key)) continue;
+    seen.add(row.key);
     lists.get(row.a)?.push(row);
     if (row.b !== row.a) lists.get(row.b)?.push(row);
   }

@@ -201,13 +201,20 @@ function computeSupportParts(
   const parts = new Map<string, SupportParts>();
   for (const { id } of documents) {
     const unit = support.unitOf.get(id)!;
-    const adjacent = [...(neighbours.get(unit) ?? [])];
-    const values = adjacent.map((u) => support.byUnit[u] ?? 0);
-    parts.set(id, {
-      unit: support.byUnit[unit] ?? 0,
-      context: values.reduce((sum, value) => sum + value, 0) / Math.max(2, adjacent.length),
-      bestAdjacent: Math.max(0, ...values),
-    });
+    // Summed and maxed in the adjacency's order, as a reduce and Math.max(0, ...values) would (no arrays).
+    let sum = 0;
+    let best = 0;
+    let count = 0;
+    const adjacent = neighbours.get(unit);
+    if (adjacent !== undefined) {
+      for (const u of adjacent) {
+        const value = support.byUnit[u] ?? 0;
+        sum += value;
+        best = Math.max(best, value);
+        count++;
+      }
+    }
+    parts.set(id, { unit: support.byUnit[unit] ?? 0, context: sum / Math.max(2, count), bestAdjacent: best });
   }
   return parts;
 }
@@ -232,45 +239,49 @@ export function unitSupport(
 ): UnitSupport {
   // Cached: one question runs this four times (node verifier, ranker twice, edge verifier).
   const terms = [...new Set(tokenizeCached(question))];
-  const unitOf = groupUnits(
-    documents.map((d) => d.id),
-    relations,
-  );
-  const unitCount = Math.max(0, ...unitOf.values()) + (documents.length > 0 ? 1 : 0);
+  const unitOf = groupUnits(documents, relations);
+  let lastUnit = 0;
+  for (const unit of unitOf.values()) lastUnit = Math.max(lastUnit, unit);
+  const unitCount = lastUnit + (documents.length > 0 ? 1 : 0);
   // Only the question's terms are counted (one slot each, question order): a unit's full term-frequency map
   // was built four times per question (node verifier, ranker twice, edge verifier) for these few lookups.
-  const position = new Map(terms.map((term, at) => [term, at]));
-  const tf: Uint32Array[] = Array.from({ length: unitCount }, () => new Uint32Array(terms.length));
-  const length = new Array<number>(unitCount).fill(0);
+  // Flat per-unit rows (unit * width + term): one array, not one per unit (this runs three times a question).
+  const width = terms.length;
   const counted = questionCounts(terms);
+  const tf = new Uint32Array(unitCount * width);
+  const length = new Array<number>(unitCount).fill(0);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
-    const counts = tf[unit]!;
     let own = counted.byText.get(document.text);
     if (own === undefined) {
-      own = termCounts(tokenizeCached(document.text), position, terms.length);
+      own = termCounts(tokenizeCached(document.text), counted.position, width);
       counted.byText.set(document.text, own);
     }
-    for (let at = 0; at < terms.length; at++) counts[at]! += own.counts[at]!;
+    for (let at = 0; at < width; at++) tf[unit * width + at]! += own.counts[at]!;
     length[unit]! += own.length;
   }
   const averageLength = Math.max(1, length.reduce((sum, n) => sum + n, 0) / Math.max(1, unitCount));
-  const weights = terms.map((_, t) => {
+  const weights = new Float64Array(width);
+  let total = 0;
+  for (let t = 0; t < width; t++) {
     let df = 0;
-    for (const counts of tf) if (counts[t]! > 0) df++;
-    return Math.log(1 + (unitCount + 1) / (df + 1));
-  });
-  const total = weights.reduce((sum, w) => sum + w, 0);
-  const byUnit = tf.map((counts, unit) => {
-    if (total <= 0) return 0;
+    for (let unit = 0; unit < unitCount; unit++) if (tf[unit * width + t]! > 0) df++;
+    weights[t] = Math.log(1 + (unitCount + 1) / (df + 1));
+    total += weights[t]!;
+  }
+  const byUnit = new Array<number>(unitCount);
+  for (let unit = 0; unit < unitCount; unit++) {
     let sum = 0;
-    for (let t = 0; t < terms.length; t++) {
-      const f = counts[t]!;
-      // The one BM25 term expression (k1 = 1.2, b = 0.75), with this verifier's rarity weight as the idf.
-      if (f > 0) sum += bm25TermScore(weights[t]!, f, length[unit]!, averageLength);
+    if (total > 0) {
+      for (let t = 0; t < width; t++) {
+        const f = tf[unit * width + t]!;
+        // The one BM25 term expression (k1 = 1.2, b = 0.75), with this verifier's rarity weight as the idf.
+        if (f > 0) sum += bm25TermScore(weights[t]!, f, length[unit]!, averageLength);
+      }
+      sum /= total;
     }
-    return sum / total;
-  });
+    byUnit[unit] = sum;
+  }
   return { unitOf, byUnit };
 }
 
@@ -300,35 +311,56 @@ function termCounts(
  * start afresh), so it holds at most the texts of the questions in flight; counts are a function of the
  * terms and the text, so a hit is exact.
  */
-let latestCounts: { key: string; byText: Map<string, TermCounts> } = { key: '', byText: new Map() };
+let latestCounts: { key: string; position: Map<string, number>; byText: Map<string, TermCounts> } = {
+  key: '',
+  position: new Map(),
+  byText: new Map(),
+};
 /** Texts counted per terms list at most (a pool has ~50-100; a larger caller just starts over). */
 const MAX_COUNTED_TEXTS = 4096;
 
-function questionCounts(terms: readonly string[]): { byText: Map<string, TermCounts> } {
+function questionCounts(terms: readonly string[]): {
+  position: ReadonlyMap<string, number>;
+  byText: Map<string, TermCounts>;
+} {
   const key = terms.join('\u0000');
   if (latestCounts.key !== key || latestCounts.byText.size >= MAX_COUNTED_TEXTS)
-    latestCounts = { key, byText: new Map() };
+    latestCounts = { key, position: new Map(terms.map((term, at) => [term, at])), byText: new Map() };
   return latestCounts;
 }
 
-/** Connected components over the unit relations; units numbered in order of first appearance. */
-function groupUnits(ids: readonly string[], relations: readonly PoolRelation[]): Map<string, number> {
-  const index = new Map(ids.map((id, i) => [id, i]));
-  const sets = new UnionFind(ids.length);
+/**
+ * Connected components over the unit relations; units numbered in order of first appearance (a repeated id
+ * keeps its last position's unit, as a Map built from the list would).
+ */
+function groupUnits(
+  documents: readonly { id: string }[],
+  relations: readonly PoolRelation[],
+): Map<string, number> {
+  const index = new Map<string, number>();
+  for (let i = 0; i < documents.length; i++) index.set(documents[i]!.id, i);
+  const sets = new UnionFind(documents.length);
   for (const relation of relations) {
-    if (!relation.types.some((t) => UNIT_RELATIONS.has(t))) continue;
-    const [a, b] = [index.get(relation.a), index.get(relation.b)];
+    if (!hasAny(relation.types, UNIT_RELATIONS)) continue;
+    const a = index.get(relation.a);
+    const b = index.get(relation.b);
     if (a !== undefined && b !== undefined) sets.union(a, b);
   }
-  // Units are numbered by their first member in `ids` order, so they do not depend on relation order.
-  const numberOf = new Map<number, number>();
+  // Units are numbered by their first member in `documents` order, so they do not depend on relation order.
+  const numberOf = new Int32Array(documents.length).fill(-1);
+  let units = 0;
   const unitOf = new Map<string, number>();
-  for (const [i, id] of ids.entries()) {
+  for (let i = 0; i < documents.length; i++) {
     const root = sets.find(i);
-    if (!numberOf.has(root)) numberOf.set(root, numberOf.size);
-    unitOf.set(id, numberOf.get(root)!);
+    if (numberOf[root] === -1) numberOf[root] = units++;
+    unitOf.set(documents[i]!.id, numberOf[root]!);
   }
   return unitOf;
+}
+
+function hasAny(types: readonly SchemaRelationType[], wanted: ReadonlySet<SchemaRelationType>): boolean {
+  for (const type of types) if (wanted.has(type)) return true;
+  return false;
 }
 
 /** Unit-level adjacency over the given relation types (a unit is never its own neighbour). */
@@ -339,7 +371,7 @@ function adjacency(
 ): Map<number, Set<number>> {
   const map = new Map<number, Set<number>>();
   for (const relation of relations) {
-    if (!relation.types.some((t) => types.has(t))) continue;
+    if (!hasAny(relation.types, types)) continue;
     const ua = unitOf.get(relation.a);
     const ub = unitOf.get(relation.b);
     if (ua === undefined || ub === undefined || ua === ub) continue;

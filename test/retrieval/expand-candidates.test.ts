@@ -48,6 +48,10 @@ describe('expandCandidates (method notes 3)', () => {
     const pool = expandCandidates(seeds, edges, 3);
     expect(pool.map((e) => e.memoryId)).toEqual(['s1', 's2', 'n']);
     expect(pool[2]).toMatchObject({ kind: 'expanded', parentId: 's2', strength: 0.99 });
+    // The winning edge's types, copied (the pool entry never shares the edge's array).
+    const entry = pool[2] as Extract<(typeof pool)[number], { kind: 'expanded' }>;
+    expect(entry.relationTypes).toEqual(['same_round']);
+    expect(entry.relationTypes).not.toBe(edges[0]!.types);
   });
 
   it('gives unscored candidates the floor: lowest retained retrieval score - 0.01', () => {

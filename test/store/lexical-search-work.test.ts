@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
 import { type CachedDocument, DocumentCache } from '../../src/store/lexical-search-cache.ts';
-import { lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
+import { forwardWords, lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 
@@ -76,11 +76,26 @@ describe('lexical search work (SQLite)', () => {
   }, 60_000);
 });
 
+describe('forwardWords', () => {
+  it('reads a forward blob as little-endian u32 words, aligned (a view) or not (a copy)', () => {
+    const values = [7, 3, 70000, 0xfffffffe];
+    const blob = Buffer.alloc(17);
+    for (const [i, v] of values.entries()) blob.writeUInt32LE(v, 1 + 4 * i);
+    expect([...forwardWords(blob.subarray(1))]).toEqual(values);
+    // Buffer.alloc does not take from the shared pool: its own buffer, offset 0 (as the driver's blobs).
+    const aligned = Buffer.alloc(16);
+    blob.copy(aligned, 0, 1);
+    const words = forwardWords(aligned);
+    expect([...words]).toEqual(values);
+    expect(words.buffer).toBe(aligned.buffer);
+  });
+});
+
 describe('DocumentCache', () => {
   const doc = (i: number): CachedDocument => ({
     memoryId: `m${String(i).padStart(6, '0')}`,
     key: 'main',
-    terms: Buffer.alloc(64),
+    terms: new Uint32Array(16),
   });
   // 64 bytes of terms + 2 * (memory id + key characters) + 64: 150 bytes an entry (what size() counts).
   const entryBytes = 64 + 2 * (7 + 4) + 64;

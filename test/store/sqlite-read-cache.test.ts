@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
-import { BoundedMap, sqliteReadWork } from '../../src/store/sqlite-read-cache.ts';
+import { BoundedMap, memoryKey, sqliteReadWork } from '../../src/store/sqlite-read-cache.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 
@@ -120,5 +120,13 @@ describe('SQLite read cache', () => {
     expect(map.size).toBeLessThan(100);
     expect(map.get('k0')).toBeUndefined();
     expect(map.get('k199')).toBe('x'.repeat(60));
+  });
+
+  it('keys a memory by context and id, unambiguously, whichever context came before', () => {
+    expect(memoryKey('ab', 'c')).toBe('2:abc');
+    expect(memoryKey('a', 'bc')).toBe('1:abc');
+    expect(memoryKey('ab', 'c')).toBe('2:abc');
+    expect(memoryKey('', 'x')).toBe('0:x');
+    expect(memoryKey('ab', 'd')).toBe('2:abd');
   });
 });
