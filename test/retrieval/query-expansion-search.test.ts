@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { DEFAULT_EXPANSIONS, FEEDBACK_EXPANSION } from '../../src/pipeline/question-expansions.ts';
 import { multiViewSearch } from '../../src/retrieval/multi-view-retriever.ts';
 import { WeightedHits } from '../../src/retrieval/query-expansion.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
@@ -150,6 +151,23 @@ describe('weighted lexical search (expansions above the store port)', () => {
     expect(ranked).toContain('m3');
     expect(ranked).not.toContain('m4');
     expect(ranked).not.toContain('m5');
+    // The shipped feedback searches the day in the text view only ("[17 June 2024] Ana: ..."): m3 still
+    // enters, and no metadata view score comes from the feedback.
+    const textOnly = await multiViewSearch(store, 'c', query, {
+      limit: 10,
+      feedback: { ...FEEDBACK_EXPANSION, docs: 2 },
+    });
+    expect(textOnly.expansions).toEqual([
+      { source: 'feedback', terms: ['17', 'monday'], weight: 0.5, kinds: ['text'] },
+    ]);
+    expect(textOnly.ranked.map((m) => m.memoryId)).toContain('m3');
+    expect(textOnly.viewScores.get('m3')?.metadata).toBeUndefined();
+    expect(result.viewScores.get('m3')?.metadata).toBeGreaterThan(0);
+  });
+
+  it('feedback is on by default, in the text view', () => {
+    expect(DEFAULT_EXPANSIONS.feedback).toBe(true);
+    expect(FEEDBACK_EXPANSION.dayKinds).toEqual(['text']);
   });
 
   it('WeightedHits sums raw BM25 per view', () => {
@@ -165,6 +183,25 @@ describe('weighted lexical search (expansions above the store port)', () => {
     expect(hits.hits()).toEqual([
       { memoryId: 'm', kind: 'text', key: 'main', rawScore: 3 },
       { memoryId: 'm', kind: 'metadata', key: 'main', rawScore: 0.25 },
+    ]);
+  });
+
+  it("WeightedHits.bestPerMemory keeps each memory's best scaled view score", () => {
+    const hits = new WeightedHits();
+    hits.add(
+      [
+        { memoryId: 'm', kind: 'text', key: 'main', rawScore: 2 },
+        { memoryId: 'm', kind: 'metadata', key: 'main', rawScore: 5 },
+        { memoryId: 'n', kind: 'caption', key: 'a1', rawScore: 1 },
+      ],
+      1,
+    );
+    hits.add([{ memoryId: 'n', kind: 'caption', key: 'a1', rawScore: 4 }], 0.5);
+    // Scale: text counts double, metadata half; n's caption sums 1 + 0.5 x 4.
+    const scale = (kind: string, raw: number) => raw * (kind === 'text' ? 2 : kind === 'metadata' ? 0.5 : 1);
+    expect([...hits.bestPerMemory(scale)]).toEqual([
+      ['m', 4],
+      ['n', 3],
     ]);
   });
 });
