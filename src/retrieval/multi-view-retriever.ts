@@ -26,6 +26,11 @@ export interface MultiViewSearchOptions {
   expansions?: readonly QueryExpansion[];
   /** Pseudo-relevance feedback inside the context: a second query from the top memories' text views. */
   feedback?: FeedbackOptions;
+  /**
+   * The text views of some memories, for the feedback (default: `store.getViews`, text kind). The pipeline
+   * builds them from its cached pool records: the top memories are seeds it reads anyway.
+   */
+  textViews?: (memoryIds: readonly string[]) => Promise<string[]>;
 }
 
 export interface FeedbackOptions {
@@ -109,13 +114,11 @@ export async function multiViewSearch(
         weighted.add(await lexical(expansion.terms.join(' '), expansion.kinds), expansion.weight);
       for (const expansion of expansions) await search(expansion);
       if (options.feedback) {
-        for (const feedback of await feedbackExpansions(
-          store,
-          contextId,
-          query.text,
-          weighted,
-          options.feedback,
-        )) {
+        const textViews =
+          options.textViews ??
+          (async (ids: readonly string[]) =>
+            (await store.getViews(contextId, ids)).filter((v) => v.kind === 'text').map((v) => v.text));
+        for (const feedback of await feedbackExpansions(textViews, query.text, weighted, options.feedback)) {
           expansions.push(feedback);
           await search(feedback);
         }
@@ -191,8 +194,7 @@ function messageDay(text: string): string | undefined {
  * Reads `docs` memories' views: no cost that grows with the context.
  */
 async function feedbackExpansions(
-  store: ArchiveStore,
-  contextId: string,
+  textViews: (memoryIds: readonly string[]) => Promise<string[]>,
   queryText: string,
   weighted: WeightedHits,
   options: FeedbackOptions,
@@ -203,7 +205,7 @@ async function feedbackExpansions(
     .slice(0, options.docs)
     .map(([id]) => id);
   if (top.length < options.minDocs) return [];
-  const views = (await store.getViews(contextId, top)).filter((view) => view.kind === 'text');
+  const views = await textViews(top);
   // The question's own terms, read only when there is something to leave out of the feedback.
   let askedTerms: Set<string> | undefined;
   const asked = () => {
@@ -213,7 +215,7 @@ async function feedbackExpansions(
   const stats = new Map<string, { docs: number; count: number }>();
   const days = new Map<string, number>();
   for (const view of views) {
-    const day = messageDay(view.text);
+    const day = messageDay(view);
     if (day !== undefined) days.set(day, (days.get(day) ?? 0) + 1);
     // The shipped feedback takes no words (FEEDBACK_EXPANSION.terms 0): tokenizing five texts would be its
     // largest CPU cost for nothing.
@@ -221,7 +223,7 @@ async function feedbackExpansions(
     const seen = new Set<string>();
     // The "[day] speaker:" prefix of a message's text view (build-views.ts `searchableText`) is in every
     // message of that day and speaker: searching those terms again costs the longest postings of the context.
-    for (const term of tokenize(view.text.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
+    for (const term of tokenize(view.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
       if (asked().has(term)) continue;
       const stat = stats.get(term) ?? { docs: 0, count: 0 };
       stat.count += 1;

@@ -219,4 +219,49 @@ describe('query expansion in the trace', () => {
       await gm.close();
     }
   });
+
+  it('retrieve runs the shared-day feedback by default, reading the text views off its records', async () => {
+    const gm = await openGraphmemix({ db: ':memory:' });
+    try {
+      const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
+        id,
+        contextId: 'c',
+        kind: 'message',
+        sequence: i,
+        speaker: 'Ana',
+        timestamp: `${day}T09:00:00Z`,
+        text,
+        assets: [],
+      });
+      await ingestItems(
+        gm.store,
+        records([
+          message('m1', '2024-06-17', 'the greenhouse tomatoes are ripe', 1),
+          message('m2', '2024-06-17', 'picked tomatoes for the sauce', 2),
+          message('m3', '2024-06-17', 'the sauce simmered all afternoon', 3),
+          message('m4', '2024-06-21', 'bought flour and yeast', 4),
+        ]),
+      );
+      const result = await gm.retrieve('c', 'tomatoes');
+      expect(result.trace.components.queryExpansion).toBe('feedback@0.5: 17 monday');
+      expect(result.pool.map((c) => c.memoryId)).toContain('m3');
+      // The same expansion and scores as the search that reads the stored views.
+      const stored = await multiViewSearch(
+        gm.store,
+        'c',
+        { text: 'tomatoes', imageUris: [] },
+        { limit: 48, feedback: FEEDBACK_EXPANSION },
+      );
+      expect(stored.expansions).toEqual([
+        { source: 'feedback', terms: ['17', 'monday'], weight: 0.5, kinds: ['text'] },
+      ]);
+      for (const c of result.pool) {
+        expect(c.retrievalScore).toBe(stored.ranked.find((m) => m.memoryId === c.memoryId)?.score ?? 0);
+      }
+      const off = await gm.retrieve('c', 'tomatoes', { expansion: { feedback: false } });
+      expect(off.trace.components.queryExpansion).toBeUndefined();
+    } finally {
+      await gm.close();
+    }
+  });
 });
