@@ -1,5 +1,6 @@
 import { type CandidateEdge, type CandidateGraph, DEFAULT_SOLVER_PARAMS } from '../core/candidate-graph.ts';
 import { ecvEdgeWeight, edgeCostFromWeight, type ForestSolution, solveForest } from '../core/index.ts';
+import { buildViews } from '../digest/build-views.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import {
   expandCandidates,
@@ -64,6 +65,19 @@ export interface RetrievedViews {
   seeds: ScoredMemory[];
 }
 
+/**
+ * The text views of some memories, built from the question path's cached records (pool-records.ts) by the
+ * digest's own `buildViews`: the same texts as the stored views (of the current VIEWS_VERSION) without a
+ * view read; the feedback's top memories are seeds, whose records the pool reads next anyway.
+ */
+async function poolTextViews(ctx: StageContext, ids: readonly string[]): Promise<string[]> {
+  const texts: string[] = [];
+  for (const record of await poolRecords(ctx.store, ctx.contextId, ids)) {
+    for (const view of buildViews(record)) if (view.kind === 'text') texts.push(view.text);
+  }
+  return texts;
+}
+
 /** Stage 1: multi-view retrieval (question-image captions join the query text), top-L seeds. */
 export async function retrieveViews(
   ctx: StageContext,
@@ -99,7 +113,7 @@ export async function retrieveViews(
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.filter ? { filter: ctx.filter } : {}),
       expansions,
-      ...(feedback ? { feedback } : {}),
+      ...(feedback ? { feedback, textViews: (ids) => poolTextViews(ctx, ids) } : {}),
     },
   );
   const embedding = search.embeddingCall;

@@ -26,6 +26,11 @@ export interface MultiViewSearchOptions {
   expansions?: readonly QueryExpansion[];
   /** Pseudo-relevance feedback inside the context: a second query from the top memories' text views. */
   feedback?: FeedbackOptions;
+  /**
+   * The text views of some memories, for the feedback (default: `store.getViews`, text kind). The pipeline
+   * builds them from its cached pool records: the top memories are seeds it reads anyway.
+   */
+  textViews?: (memoryIds: readonly string[]) => Promise<string[]>;
 }
 
 export interface FeedbackOptions {
@@ -36,6 +41,11 @@ export interface FeedbackOptions {
   /** A term must occur in at least this many feedback documents. */
   minDocs: number;
   weight: number;
+  /**
+   * View kinds the shared day is searched in (default text and metadata). The text view alone ("[17 June
+   * 2024] Ana: ...") reaches the same day's messages with one kind's postings instead of two.
+   */
+  dayKinds?: readonly ViewKind[];
 }
 
 export interface MultiViewSearchResult {
@@ -104,13 +114,11 @@ export async function multiViewSearch(
         weighted.add(await lexical(expansion.terms.join(' '), expansion.kinds), expansion.weight);
       for (const expansion of expansions) await search(expansion);
       if (options.feedback) {
-        for (const feedback of await feedbackExpansions(
-          store,
-          contextId,
-          query.text,
-          weighted,
-          options.feedback,
-        )) {
+        const textViews =
+          options.textViews ??
+          (async (ids: readonly string[]) =>
+            (await store.getViews(contextId, ids)).filter((v) => v.kind === 'text').map((v) => v.text));
+        for (const feedback of await feedbackExpansions(textViews, query.text, weighted, options.feedback)) {
           expansions.push(feedback);
           await search(feedback);
         }
@@ -178,42 +186,45 @@ function messageDay(text: string): string | undefined {
  * Pseudo-relevance feedback from the text views of the top `docs` memories (by the weighted lexical score so
  * far), two expansions at `weight`:
  * - the day they share (at least `minDocs` of them; at most two days), as its day number and weekday,
- *   searched in the metadata view only: memories of the same day, usually the same session, come closer.
- *   These are the metadata view's rarest date terms (month and year are in every memory of a month and cost
- *   the longest postings of the context), and one view kind keeps the search cheap;
+ *   searched in `dayKinds` (default text and metadata): memories of the same day, usually the same session,
+ *   come closer. These are the rarest date terms (month and year are in every memory of a month and cost
+ *   the longest postings of the context);
  * - up to `terms` words they share (in at least `minDocs`), not in the question, the "[day] speaker:" prefix
  *   left out; BM25's own idf weighs the common ones down.
  * Reads `docs` memories' views: no cost that grows with the context.
  */
 async function feedbackExpansions(
-  store: ArchiveStore,
-  contextId: string,
+  textViews: (memoryIds: readonly string[]) => Promise<string[]>,
   queryText: string,
   weighted: WeightedHits,
   options: FeedbackOptions,
 ): Promise<QueryExpansion[]> {
-  const best = new Map<string, number>();
-  for (const hit of weighted.hits()) {
-    const score = lexicalScore(hit.kind, hit.rawScore);
-    if (score > (best.get(hit.memoryId) ?? 0)) best.set(hit.memoryId, score);
-  }
+  const best = weighted.bestPerMemory(lexicalScore);
   const top = [...best.entries()]
     .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
     .slice(0, options.docs)
     .map(([id]) => id);
   if (top.length < options.minDocs) return [];
-  const views = (await store.getViews(contextId, top)).filter((view) => view.kind === 'text');
-  const asked = new Set(tokenize(queryText.slice(0, 4_000)));
+  const views = await textViews(top);
+  // The question's own terms, read only when there is something to leave out of the feedback.
+  let askedTerms: Set<string> | undefined;
+  const asked = () => {
+    askedTerms ??= new Set(tokenize(queryText.slice(0, 4_000)));
+    return askedTerms;
+  };
   const stats = new Map<string, { docs: number; count: number }>();
   const days = new Map<string, number>();
   for (const view of views) {
-    const day = messageDay(view.text);
+    const day = messageDay(view);
     if (day !== undefined) days.set(day, (days.get(day) ?? 0) + 1);
+    // The shipped feedback takes no words (FEEDBACK_EXPANSION.terms 0): tokenizing five texts would be its
+    // largest CPU cost for nothing.
+    if (options.terms <= 0) continue;
     const seen = new Set<string>();
     // The "[day] speaker:" prefix of a message's text view (build-views.ts `searchableText`) is in every
     // message of that day and speaker: searching those terms again costs the longest postings of the context.
-    for (const term of tokenize(view.text.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
-      if (asked.has(term)) continue;
+    for (const term of tokenize(view.slice(0, 4_000).replace(MESSAGE_PREFIX, ''))) {
+      if (asked().has(term)) continue;
       const stat = stats.get(term) ?? { docs: 0, count: 0 };
       stat.count += 1;
       if (!seen.has(term)) stat.docs += 1;
@@ -232,11 +243,12 @@ async function feedbackExpansions(
     .slice(0, 2);
   const dayTerms: string[] = [];
   for (const [day] of shared) {
-    for (const term of tokenize(day)) if (!asked.has(term) && !dayTerms.includes(term)) dayTerms.push(term);
+    for (const term of tokenize(day)) if (!asked().has(term) && !dayTerms.includes(term)) dayTerms.push(term);
   }
   const out: QueryExpansion[] = [];
   if (dayTerms.length > 0) {
-    out.push({ source: 'feedback', terms: dayTerms, weight: options.weight, kinds: ['text', 'metadata'] });
+    const kinds = options.dayKinds ?? ['text', 'metadata'];
+    out.push({ source: 'feedback', terms: dayTerms, weight: options.weight, kinds });
   }
   if (terms.length > 0) out.push({ source: 'feedback', terms, weight: options.weight });
   return out;

@@ -73,6 +73,16 @@ export class WeightedHits {
     }
   }
 
+  /** Each memory's best view score on a scale (`score(kind, summed raw)`), without copying the hits. */
+  bestPerMemory(score: (kind: ViewHit['kind'], raw: number) => number): Map<string, number> {
+    const best = new Map<string, number>();
+    for (const { hit, raw } of this.views.values()) {
+      const value = score(hit.kind, raw);
+      if (value > (best.get(hit.memoryId) ?? 0)) best.set(hit.memoryId, value);
+    }
+    return best;
+  }
+
   /** Every view reached, with its summed raw score. */
   hits(): ViewHit[] {
     return [...this.views.values()].map(({ hit, raw }) => ({ ...hit, rawScore: raw }));

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { DEFAULT_EXPANSIONS, FEEDBACK_EXPANSION } from '../../src/pipeline/question-expansions.ts';
 import { multiViewSearch } from '../../src/retrieval/multi-view-retriever.ts';
 import { WeightedHits } from '../../src/retrieval/query-expansion.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
@@ -150,6 +151,23 @@ describe('weighted lexical search (expansions above the store port)', () => {
     expect(ranked).toContain('m3');
     expect(ranked).not.toContain('m4');
     expect(ranked).not.toContain('m5');
+    // The shipped feedback searches the day in the text view only ("[17 June 2024] Ana: ..."): m3 still
+    // enters, and no metadata view score comes from the feedback.
+    const textOnly = await multiViewSearch(store, 'c', query, {
+      limit: 10,
+      feedback: { ...FEEDBACK_EXPANSION, docs: 2 },
+    });
+    expect(textOnly.expansions).toEqual([
+      { source: 'feedback', terms: ['17', 'monday'], weight: 0.5, kinds: ['text'] },
+    ]);
+    expect(textOnly.ranked.map((m) => m.memoryId)).toContain('m3');
+    expect(textOnly.viewScores.get('m3')?.metadata).toBeUndefined();
+    expect(result.viewScores.get('m3')?.metadata).toBeGreaterThan(0);
+  });
+
+  it('feedback is on by default, in the text view', () => {
+    expect(DEFAULT_EXPANSIONS.feedback).toBe(true);
+    expect(FEEDBACK_EXPANSION.dayKinds).toEqual(['text']);
   });
 
   it('WeightedHits sums raw BM25 per view', () => {
@@ -167,6 +185,25 @@ describe('weighted lexical search (expansions above the store port)', () => {
       { memoryId: 'm', kind: 'metadata', key: 'main', rawScore: 0.25 },
     ]);
   });
+
+  it("WeightedHits.bestPerMemory keeps each memory's best scaled view score", () => {
+    const hits = new WeightedHits();
+    hits.add(
+      [
+        { memoryId: 'm', kind: 'text', key: 'main', rawScore: 2 },
+        { memoryId: 'm', kind: 'metadata', key: 'main', rawScore: 5 },
+        { memoryId: 'n', kind: 'caption', key: 'a1', rawScore: 1 },
+      ],
+      1,
+    );
+    hits.add([{ memoryId: 'n', kind: 'caption', key: 'a1', rawScore: 4 }], 0.5);
+    // Scale: text counts double, metadata half; n's caption sums 1 + 0.5 x 4.
+    const scale = (kind: string, raw: number) => raw * (kind === 'text' ? 2 : kind === 'metadata' ? 0.5 : 1);
+    expect([...hits.bestPerMemory(scale)]).toEqual([
+      ['m', 4],
+      ['n', 3],
+    ]);
+  });
 });
 
 describe('query expansion in the trace', () => {
@@ -178,6 +215,51 @@ describe('query expansion in the trace', () => {
       expect(result.trace.components.queryExpansion).toBe('temporal@1: 2024 06 18 june');
       const plain = await gm.retrieve('alice', 'shopping lamp');
       expect(plain.trace.components.queryExpansion).toBeUndefined();
+    } finally {
+      await gm.close();
+    }
+  });
+
+  it('retrieve runs the shared-day feedback by default, reading the text views off its records', async () => {
+    const gm = await openGraphmemix({ db: ':memory:' });
+    try {
+      const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
+        id,
+        contextId: 'c',
+        kind: 'message',
+        sequence: i,
+        speaker: 'Ana',
+        timestamp: `${day}T09:00:00Z`,
+        text,
+        assets: [],
+      });
+      await ingestItems(
+        gm.store,
+        records([
+          message('m1', '2024-06-17', 'the greenhouse tomatoes are ripe', 1),
+          message('m2', '2024-06-17', 'picked tomatoes for the sauce', 2),
+          message('m3', '2024-06-17', 'the sauce simmered all afternoon', 3),
+          message('m4', '2024-06-21', 'bought flour and yeast', 4),
+        ]),
+      );
+      const result = await gm.retrieve('c', 'tomatoes');
+      expect(result.trace.components.queryExpansion).toBe('feedback@0.5: 17 monday');
+      expect(result.pool.map((c) => c.memoryId)).toContain('m3');
+      // The same expansion and scores as the search that reads the stored views.
+      const stored = await multiViewSearch(
+        gm.store,
+        'c',
+        { text: 'tomatoes', imageUris: [] },
+        { limit: 48, feedback: FEEDBACK_EXPANSION },
+      );
+      expect(stored.expansions).toEqual([
+        { source: 'feedback', terms: ['17', 'monday'], weight: 0.5, kinds: ['text'] },
+      ]);
+      for (const c of result.pool) {
+        expect(c.retrievalScore).toBe(stored.ranked.find((m) => m.memoryId === c.memoryId)?.score ?? 0);
+      }
+      const off = await gm.retrieve('c', 'tomatoes', { expansion: { feedback: false } });
+      expect(off.trace.components.queryExpansion).toBeUndefined();
     } finally {
       await gm.close();
     }
