@@ -165,8 +165,8 @@ describe('weighted lexical search (expansions above the store port)', () => {
     expect(result.viewScores.get('m3')?.metadata).toBeGreaterThan(0);
   });
 
-  it('feedback is on by default, in the text view', () => {
-    expect(DEFAULT_EXPANSIONS.feedback).toBe(true);
+  it('feedback is off by default (latency), in the text view when on', () => {
+    expect(DEFAULT_EXPANSIONS.feedback).toBe(false);
     expect(FEEDBACK_EXPANSION.dayKinds).toEqual(['text']);
   });
 
@@ -220,7 +220,7 @@ describe('query expansion in the trace', () => {
     }
   });
 
-  it('retrieve runs the shared-day feedback by default, reading the text views off its records', async () => {
+  it('retrieve runs the shared-day feedback when asked, reading the text views off its records', async () => {
     const gm = await openGraphmemix({ db: ':memory:' });
     try {
       const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
@@ -242,7 +242,8 @@ describe('query expansion in the trace', () => {
           message('m4', '2024-06-21', 'bought flour and yeast', 4),
         ]),
       );
-      const result = await gm.retrieve('c', 'tomatoes');
+      expect((await gm.retrieve('c', 'tomatoes')).trace.components.queryExpansion).toBeUndefined();
+      const result = await gm.retrieve('c', 'tomatoes', { expansion: { feedback: true } });
       expect(result.trace.components.queryExpansion).toBe('feedback@0.5: 17 monday');
       expect(result.pool.map((c) => c.memoryId)).toContain('m3');
       // The same expansion and scores as the search that reads the stored views.
