@@ -432,6 +432,33 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE semantic_neighbours DROP CONSTRAINT IF EXISTS semantic_neighbours_context_id_memory_id_fkey;
     `,
   },
+  {
+    // Version 9: semantic_neighbours is the set of (list owner, neighbour) pairs (issue #11, add-1). Since
+    // version 6 the lists themselves live in semantic_docs.list; this table only answers `referrers` (which
+    // lists name a memory). Keyed by rank, a newcomer entering a list moved every entry below it (~30 row
+    // updates per add-1 at 10k, each a new row version with two index entries); as pairs it is one insert and
+    // at most one delete per list it enters. The owner is subject to FORCE ROW LEVEL SECURITY: lifted for
+    // the duplicate check (a list names a neighbour once, so it deletes nothing), re-applied by every
+    // migrate run (rlsSql). Re-runnable.
+    version: 9,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      ALTER TABLE semantic_neighbours NO FORCE ROW LEVEL SECURITY;
+      DO $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM information_schema.columns
+                   WHERE table_schema = current_schema() AND table_name = 'semantic_neighbours'
+                     AND column_name = 'rank') THEN
+          DELETE FROM semantic_neighbours a USING semantic_neighbours b
+            WHERE a.context_id = b.context_id AND a.memory_id = b.memory_id
+              AND a.neighbour_id = b.neighbour_id AND a.rank > b.rank;
+          ALTER TABLE semantic_neighbours DROP CONSTRAINT IF EXISTS semantic_neighbours_pkey;
+          ALTER TABLE semantic_neighbours DROP COLUMN rank, DROP COLUMN IF EXISTS score;
+          ALTER TABLE semantic_neighbours ADD PRIMARY KEY (context_id, memory_id, neighbour_id);
+        END IF;
+      END $$;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
