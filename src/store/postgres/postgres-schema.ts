@@ -352,25 +352,31 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // (the ratio column stays, unmaintained; its index goes). The owner is subject to FORCE ROW LEVEL
     // SECURITY: the backfill reads every context and lifts FORCE on the table it updates; every migrate run
     // re-applies the policies afterwards (rlsSql). Re-runnable (IF EXISTS / IF NOT EXISTS, the backfill only
-    // fills NULLs).
+    // fills NULLs, and is planned only then: after version 9 its rank column is gone).
     version: 6,
     sql: `
       SELECT set_config('graphmemix.all_contexts', 'on', true);
       ALTER TABLE semantic_docs NO FORCE ROW LEVEL SECURITY;
       DROP INDEX IF EXISTS semantic_postings_by_ratio;
       ALTER TABLE semantic_docs ADD COLUMN IF NOT EXISTS vector text, ADD COLUMN IF NOT EXISTS list text;
-      UPDATE semantic_docs d SET
-        vector = json_build_array(
-          coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
-                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
-          coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
-                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
-        list = json_build_array(
-          coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
-                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
-          coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
-                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
-        WHERE d.vector IS NULL OR d.list IS NULL;
+      -- In a DO block: planned only when a row needs it (a re-run after version 9 has no rank column).
+      DO $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM semantic_docs WHERE vector IS NULL OR list IS NULL) THEN
+          UPDATE semantic_docs d SET
+            vector = json_build_array(
+              coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
+                        WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
+              coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
+                        WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
+            list = json_build_array(
+              coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
+                        WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
+              coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
+                        WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
+            WHERE d.vector IS NULL OR d.list IS NULL;
+        END IF;
+      END $$;
       ALTER TABLE semantic_docs ALTER COLUMN vector SET NOT NULL, ALTER COLUMN list SET NOT NULL;
     `,
   },
