@@ -20,7 +20,7 @@ import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { countPgStatements } from './support/pg-statement-counter.ts';
-import { processCpuSeconds } from './support/process-cpu.ts';
+import { mainThreadCpuSeconds, processCpuSeconds } from './support/process-cpu.ts';
 import { chatArchive, chatRecords } from './support/realistic-chat.ts';
 
 const argv = process.argv.slice(2);
@@ -87,6 +87,7 @@ if (mode === 'build') {
     (_, i) => [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: size + i })][0]!,
   );
   let cpu0 = process.cpuUsage();
+  let main0 = mainThreadCpuSeconds() ?? 0;
   let pg0 = new Map<number, number>();
   let s0 = counter.statements;
   let b0 = counter.begins;
@@ -94,22 +95,33 @@ if (mode === 'build') {
   for (let i = 0; i < warm + adds; i++) {
     if (i === warm) {
       cpu0 = process.cpuUsage();
+      main0 = mainThreadCpuSeconds() ?? 0;
       pg0 = await backendCpu();
       s0 = counter.statements;
       b0 = counter.begins;
       r0 = counter.rows;
     }
     const record = records[i];
-    if (process.env.PROBE_TRACE && i === warm + adds - 1) counter.trace = [];
     const t = performance.now();
+    if (process.env.PROBE_TRACE && i === warm + adds - 1) {
+      counter.trace = [];
+      counter.traceFrom = t;
+      counter.traceCpu = process.cpuUsage();
+    }
     const rep = await gm.addMemories('big', [record!]);
-    if (counter.trace) console.log(counter.trace.join('\n'));
+    if (counter.trace) {
+      const used = process.cpuUsage(counter.traceCpu);
+      console.log(
+        `${counter.trace.join('\n')}\nend ${(performance.now() - t).toFixed(2)} ms, cpu ${((used.user + used.system) / 1000).toFixed(2)}`,
+      );
+    }
     if (i >= warm) {
       times.push(performance.now() - t);
       for (const [k, v] of Object.entries(rep.stepSeconds)) phases[k] = (phases[k] ?? 0) + (v * 1000) / adds;
     }
   }
   const cpu = process.cpuUsage(cpu0);
+  const mainCpu = (mainThreadCpuSeconds() ?? 0) - main0;
   let pgCpu = 0;
   for (const [pid, seconds] of await backendCpu()) pgCpu += seconds - (pg0.get(pid) ?? 0);
   const s = [...times].sort((a, b) => a - b);
@@ -117,7 +129,7 @@ if (mode === 'build') {
     `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,
   );
   console.log(
-    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms, postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}, rows ${((counter.rows - r0) / adds).toFixed(0)}`,
+    `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms (main thread ${((mainCpu * 1000) / adds).toFixed(1)}), postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}, rows ${((counter.rows - r0) / adds).toFixed(0)}`,
   );
   console.log(
     'mean phases ms',

@@ -12,8 +12,19 @@ export function countPgStatements(width = 150): {
   /** Rows received (every result of a simple query counted). */
   rows: number;
   trace?: string[];
+  /** performance.now() the trace's start offsets count from (set with `trace`; default: the first statement). */
+  traceFrom?: number;
+  /** process.cpuUsage() the trace's CPU offsets count from (set with `trace`; default: the first statement). */
+  traceCpu?: NodeJS.CpuUsage;
 } {
-  const counter: { statements: number; begins: number; rows: number; trace?: string[] } = {
+  const counter: {
+    statements: number;
+    begins: number;
+    rows: number;
+    trace?: string[];
+    traceFrom?: number;
+    traceCpu?: NodeJS.CpuUsage;
+  } = {
     statements: 0,
     begins: 0,
     rows: 0,
@@ -36,10 +47,16 @@ export function countPgStatements(width = 150): {
     }
     const trace = counter.trace;
     if (trace && out instanceof Promise) {
+      counter.traceFrom ??= t0;
+      counter.traceCpu ??= process.cpuUsage();
+      const from = counter.traceFrom;
+      const used = process.cpuUsage(counter.traceCpu);
+      // Start offset (wall), Node CPU used by then (load-robust: the gaps are Node's work between statements).
+      const head = `at ${(t0 - from).toFixed(2)} cpu ${((used.user + used.system) / 1000).toFixed(2)}`;
       void out.then(
         (r: { rowCount?: number }) =>
           trace.push(
-            `${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, width)}`,
+            `${head} ${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, width)}`,
           ),
         () => {},
       );

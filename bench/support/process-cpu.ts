@@ -15,6 +15,18 @@ export function processCpuSeconds(pid: number): number | undefined {
 }
 
 /**
+ * user + system CPU seconds of this process's main thread (its JavaScript), without V8's helper threads
+ * (parallel scavenges, concurrent marking and compilation), or undefined off Linux.
+ */
+export function mainThreadCpuSeconds(): number | undefined {
+  try {
+    return parseStat(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'))?.seconds;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * CPU seconds of one PostgreSQL server: the postmaster `postmasterPid` and its children (backends,
  * autovacuum, writers). Without a pid, every process named `postgres` (other servers on the machine too). A
  * backend that exits between two samples takes its time with it: benches sample around phases whose pools

@@ -147,13 +147,24 @@ async function applyIncremental(
     const work = await store.pendingRelationWork(contextId, RELATION_WORK_PAGE);
     if (work.length === 0) break;
     const delta = await deltaOf(store, contextId, work);
-    const schemaStarted = performance.now();
-    await updateSchemaRelations(store, contextId, delta);
-    const semanticStarted = performance.now();
-    const semantic = await updateSemanticRelations(store, contextId, delta, options);
-    report.warnings.push(...semantic.warnings);
-    semanticSeconds += (performance.now() - semanticStarted) / 1000;
-    schemaSeconds += (semanticStarted - schemaStarted) / 1000;
+    // The two updaters run together: they read and write disjoint state (the schema types of edges; the
+    // semantic index and the semantic_knn type), and an edge change adds or removes its own types only, so
+    // the edges do not depend on their order. A networked store then answers their reads in shared round
+    // trips and runs one's statements while the other computes (issue #11). Both finish before either's
+    // failure is thrown. Their seconds overlap.
+    const started = performance.now();
+    const [schema, semantic] = await Promise.allSettled([
+      updateSchemaRelations(store, contextId, delta).then(() => performance.now()),
+      updateSemanticRelations(store, contextId, delta, options).then((result) => ({
+        result,
+        at: performance.now(),
+      })),
+    ]);
+    if (schema.status === 'rejected') throw schema.reason;
+    if (semantic.status === 'rejected') throw semantic.reason;
+    report.warnings.push(...semantic.value.result.warnings);
+    schemaSeconds += (schema.value - started) / 1000;
+    semanticSeconds += (semantic.value.at - started) / 1000;
     await store.clearRelationWork(
       contextId,
       work.map((entry) => entry.seq),

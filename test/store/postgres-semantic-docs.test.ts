@@ -50,6 +50,15 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
+      // The list rows keyed by rank with their scores (the shape before migration 9), from the lists.
+      await admin.query(`
+        ALTER TABLE semantic_neighbours DROP CONSTRAINT semantic_neighbours_pkey;
+        ALTER TABLE semantic_neighbours ADD COLUMN rank integer, ADD COLUMN score double precision;
+        UPDATE semantic_neighbours n SET rank = e.ord - 1, score = (d.list::json -> 1 ->> (e.ord::int - 1))::float8
+          FROM semantic_docs d, json_array_elements_text(d.list::json -> 0) WITH ORDINALITY AS e(id, ord)
+          WHERE d.context_id = n.context_id AND d.memory_id = n.memory_id AND e.id = n.neighbour_id;
+        ALTER TABLE semantic_neighbours ALTER COLUMN rank SET NOT NULL, ALTER COLUMN score SET NOT NULL,
+          ADD PRIMARY KEY (context_id, memory_id, rank);`);
       await admin.query(`
         ALTER TABLE semantic_docs DROP COLUMN vector, DROP COLUMN list;
         UPDATE semantic_postings p SET ratio = CASE WHEN d.threshold > 0 THEN p.weight / d.threshold ELSE 1e308 END
@@ -101,6 +110,15 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL semantic documents (migration
            (SELECT max(version) FROM schema_migrations) AS version`,
       );
       expect(shape.rows[0]).toEqual({ nulls: 0, ratio_index: 0, version: POSTGRES_SCHEMA_VERSION });
+      // Migration 9: the reverse index is the set of (list owner, neighbour) pairs, one per list entry.
+      const pairs = await check.query(
+        `SELECT (SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns
+             WHERE table_name = 'semantic_neighbours') AS columns,
+           (SELECT count(*) FROM semantic_neighbours)::int AS rows,
+           (SELECT sum(json_array_length(list::json -> 0)) FROM semantic_docs)::int AS entries`,
+      );
+      expect(pairs.rows[0]).toMatchObject({ columns: 'context_id,memory_id,neighbour_id' });
+      expect(pairs.rows[0].rows).toBe(pairs.rows[0].entries);
       // The policies are back after the migration lifted FORCE on semantic_docs.
       const forced = await check.query(
         "SELECT relforcerowsecurity AS forced FROM pg_class WHERE relname = 'semantic_docs'",

@@ -2,6 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore, EdgeChange } from '../../src/store/archive-store-spec.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { UnitEdges } from '../../src/store/postgres/postgres-unit-edges.ts';
+import type { MemoryEdge } from '../../src/types/relation.ts';
 import { countRoundTrips, createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
@@ -116,5 +118,86 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes fr
     } finally {
       await store.close();
     }
+  });
+  it('applies edge writes issued together (concurrent calls of one unit) as one after the other', async () => {
+    // The schema and kNN steps of an update run together: their changes of one pair must both land.
+    const first: EdgeChange[] = [{ a: 'm0', b: 'm1', add: ['consecutive_turn'] }];
+    const second: EdgeChange[] = [
+      { a: 'm1', b: 'm0', remove: ['semantic_knn'] },
+      { a: 'm0', b: 'm3', add: ['semantic_knn'], similarity: 0.25 },
+    ];
+    // m0-m2 has same_round only: the replacement deletes it, then the change adds it back with its type.
+    const third: EdgeChange[] = [{ a: 'm0', b: 'm2', add: ['consecutive_turn'] }];
+    const reference = createMemoryStore();
+    await seeded(reference);
+    await reference.changeEdges('ctx', first);
+    await reference.changeEdges('ctx', second);
+    const afterChanges = await reference.neighbors('ctx', IDS);
+    await reference.replaceEdges('ctx', ['same_round'], []);
+    await reference.changeEdges('ctx', third);
+
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      await store.unitOfWork!('ctx', async () => {
+        await store.neighbors('ctx', ['m0']);
+        // Both from the same knowledge: at once, the second's row of m0-m1 would drop the first's type.
+        await Promise.all([store.changeEdges('ctx', first), store.changeEdges('ctx', second)]);
+        expect(await store.neighbors('ctx', IDS)).toEqual(afterChanges);
+        // A replacement and a change issued together: at once, each would write rows the other changed.
+        await Promise.all([store.replaceEdges('ctx', ['same_round'], []), store.changeEdges('ctx', third)]);
+      });
+      expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
+      expect(await store.countEdges('ctx')).toEqual(await reference.countEdges('ctx'));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('learns nothing from a read issued before an edge write it may not see', async () => {
+    const reference = createMemoryStore();
+    await seeded(reference);
+    await reference.changeEdges('ctx', [{ a: 'm0', b: 'm1', add: ['consecutive_turn'] }]);
+    await reference.changeEdges('ctx', [{ a: 'm1', b: 'm0', remove: ['semantic_knn'] }]);
+
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      await store.unitOfWork!('ctx', async () => {
+        await store.neighbors('ctx', ['m0']);
+        // The read of m1 goes first (it sees m0-m1 before the write) and may settle after the write's diff
+        // was applied: learnt, it would put the old m0-m1 back and the next change would drop the new type.
+        const [before] = await Promise.all([
+          store.neighbors('ctx', ['m1']),
+          store.changeEdges('ctx', [{ a: 'm0', b: 'm1', add: ['consecutive_turn'] }]),
+        ]);
+        expect(before.find((edge) => edge.b === 'm1')?.types).toEqual(['same_round', 'semantic_knn']);
+        await store.changeEdges('ctx', [{ a: 'm1', b: 'm0', remove: ['semantic_knn'] }]);
+      });
+      expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('UnitEdges', () => {
+  it('does not learn from a read issued before an edge write (its result may settle after the diff)', () => {
+    const edge = (types: string[]) =>
+      ({ contextId: 'ctx', a: 'm0', b: 'm1', types, strength: 0.9 }) as MemoryEdge;
+    const known = new UnitEdges();
+    known.learn(['m0'], [edge(['same_round'])], known.writeMark());
+    const readIssued = known.writeMark();
+    known.writing();
+    known.apply({ upserts: [edge(['consecutive_turn', 'same_round'])], deletes: [] });
+    // The read went out before the write: it still shows the old row.
+    known.learn(['m1'], [edge(['same_round'])], readIssued);
+    expect(known.storedFor([{ a: 'm1', b: 'm0' }])?.get('m0\u0000m1')?.types).toEqual([
+      'consecutive_turn',
+      'same_round',
+    ]);
+    // A read issued after the write is learnt.
+    known.learn(['m1'], [edge(['supersedes'])], known.writeMark());
+    expect(known.storedFor([{ a: 'm1', b: 'm0' }])?.get('m0\u0000m1')?.types).toEqual(['supersedes']);
   });
 });

@@ -43,6 +43,7 @@ export class PostgresEdges {
     const fast = stored && tryDiff(contextId, changes, stored);
     if (stored && fast) {
       const ids = [...new Set(changes.flatMap((change) => [change.a, change.b]))];
+      known?.writing();
       const memories = await this.writeChecked(sql, contextId, fast, ids);
       if (memories.size < ids.length) {
         // Nothing was written; this throws INVALID_INPUT for the first endpoint that is not a memory.
@@ -66,6 +67,7 @@ export class PostgresEdges {
       (id) => around.memories.has(id),
       (a, b) => around.stored.get(pairKey(a, b)),
     );
+    known?.writing();
     await this.write(sql, contextId, diff);
     known?.apply(diff);
   }

@@ -352,25 +352,31 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // (the ratio column stays, unmaintained; its index goes). The owner is subject to FORCE ROW LEVEL
     // SECURITY: the backfill reads every context and lifts FORCE on the table it updates; every migrate run
     // re-applies the policies afterwards (rlsSql). Re-runnable (IF EXISTS / IF NOT EXISTS, the backfill only
-    // fills NULLs).
+    // fills NULLs, and is planned only then: after version 9 its rank column is gone).
     version: 6,
     sql: `
       SELECT set_config('graphmemix.all_contexts', 'on', true);
       ALTER TABLE semantic_docs NO FORCE ROW LEVEL SECURITY;
       DROP INDEX IF EXISTS semantic_postings_by_ratio;
       ALTER TABLE semantic_docs ADD COLUMN IF NOT EXISTS vector text, ADD COLUMN IF NOT EXISTS list text;
-      UPDATE semantic_docs d SET
-        vector = json_build_array(
-          coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
-                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
-          coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
-                    WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
-        list = json_build_array(
-          coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
-                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
-          coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
-                    WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
-        WHERE d.vector IS NULL OR d.list IS NULL;
+      -- In a DO block: planned only when a row needs it (a re-run after version 9 has no rank column).
+      DO $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM semantic_docs WHERE vector IS NULL OR list IS NULL) THEN
+          UPDATE semantic_docs d SET
+            vector = json_build_array(
+              coalesce((SELECT json_agg(p.term ORDER BY p.term) FROM semantic_postings p
+                        WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json),
+              coalesce((SELECT json_agg(p.weight ORDER BY p.term) FROM semantic_postings p
+                        WHERE p.context_id = d.context_id AND p.memory_id = d.memory_id), '[]'::json))::text,
+            list = json_build_array(
+              coalesce((SELECT json_agg(n.neighbour_id ORDER BY n.rank) FROM semantic_neighbours n
+                        WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json),
+              coalesce((SELECT json_agg(n.score ORDER BY n.rank) FROM semantic_neighbours n
+                        WHERE n.context_id = d.context_id AND n.memory_id = d.memory_id), '[]'::json))::text
+            WHERE d.vector IS NULL OR d.list IS NULL;
+        END IF;
+      END $$;
       ALTER TABLE semantic_docs ALTER COLUMN vector SET NOT NULL, ALTER COLUMN list SET NOT NULL;
     `,
   },
@@ -430,6 +436,33 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE lex_postings DROP CONSTRAINT IF EXISTS lex_postings_doc_fkey;
       ALTER TABLE semantic_postings DROP CONSTRAINT IF EXISTS semantic_postings_context_id_memory_id_fkey;
       ALTER TABLE semantic_neighbours DROP CONSTRAINT IF EXISTS semantic_neighbours_context_id_memory_id_fkey;
+    `,
+  },
+  {
+    // Version 9: semantic_neighbours is the set of (list owner, neighbour) pairs (issue #11, add-1). Since
+    // version 6 the lists themselves live in semantic_docs.list; this table only answers `referrers` (which
+    // lists name a memory). Keyed by rank, a newcomer entering a list moved every entry below it (~30 row
+    // updates per add-1 at 10k, each a new row version with two index entries); as pairs it is one insert and
+    // at most one delete per list it enters. The owner is subject to FORCE ROW LEVEL SECURITY: lifted for
+    // the duplicate check (a list names a neighbour once, so it deletes nothing), re-applied by every
+    // migrate run (rlsSql). Re-runnable.
+    version: 9,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      ALTER TABLE semantic_neighbours NO FORCE ROW LEVEL SECURITY;
+      DO $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM information_schema.columns
+                   WHERE table_schema = current_schema() AND table_name = 'semantic_neighbours'
+                     AND column_name = 'rank') THEN
+          DELETE FROM semantic_neighbours a USING semantic_neighbours b
+            WHERE a.context_id = b.context_id AND a.memory_id = b.memory_id
+              AND a.neighbour_id = b.neighbour_id AND a.rank > b.rank;
+          ALTER TABLE semantic_neighbours DROP CONSTRAINT IF EXISTS semantic_neighbours_pkey;
+          ALTER TABLE semantic_neighbours DROP COLUMN rank, DROP COLUMN IF EXISTS score;
+          ALTER TABLE semantic_neighbours ADD PRIMARY KEY (context_id, memory_id, neighbour_id);
+        END IF;
+      END $$;
     `,
   },
 ];

@@ -242,34 +242,28 @@ async function insertDocs(
 ): Promise<void> {
   if (docs.length === 0) return;
   const posting = { ids: [] as string[], terms: [] as string[], weights: [] as number[] };
-  const list = {
-    ids: [] as string[],
-    ranks: [] as number[],
-    neighbours: [] as string[],
-    scores: [] as number[],
-  };
+  const pairs = { ids: [] as string[], neighbours: [] as string[] };
   for (const doc of docs) {
     doc.terms.forEach((term, i) => {
       posting.ids.push(doc.memoryId);
       posting.terms.push(term);
       posting.weights.push(doc.weights[i]!);
     });
-    doc.neighbours.forEach((n, rank) => {
-      list.ids.push(doc.memoryId);
-      list.ranks.push(rank);
-      list.neighbours.push(n.memoryId);
-      list.scores.push(n.score);
-    });
+    for (const n of doc.neighbours) {
+      pairs.ids.push(doc.memoryId);
+      pairs.neighbours.push(n.memoryId);
+    }
   }
   // One statement for the three tables (foreign keys to memories are checked at its end). The posting
-  // ratio column is unmaintained since migration 6 (computed from the threshold when read).
+  // ratio column is unmaintained since migration 6 (computed from the threshold when read); the reverse
+  // index holds pairs since migration 9 (a list names a neighbour once).
   await sql.query(
     `WITH d AS (INSERT INTO semantic_docs (context_id, memory_id, threshold, vector, list)
        SELECT $1, * FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[])),
      p AS (INSERT INTO semantic_postings (context_id, memory_id, term, weight, ratio)
        SELECT $1, m, t, w, 0 FROM unnest($6::text[], $7::text[], $8::float8[]) AS x(m, t, w))
-     INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
-     SELECT $1, * FROM unnest($9::text[], $10::integer[], $11::text[], $12::float8[])`,
+     INSERT INTO semantic_neighbours (context_id, memory_id, neighbour_id)
+     SELECT $1, * FROM unnest($9::text[], $10::text[])`,
     [
       contextId,
       docs.map((doc) => doc.memoryId),
@@ -279,10 +273,8 @@ async function insertDocs(
       posting.ids,
       posting.terms,
       posting.weights,
-      list.ids,
-      list.ranks,
-      list.neighbours,
-      list.scores,
+      pairs.ids,
+      pairs.neighbours,
     ],
   );
 }
@@ -303,10 +295,10 @@ function codeUnitOrder(terms: string[], weights: number[]): { terms: string[]; w
 
 /**
  * Replaces whole lists (the last one given per memory wins) in ONE statement whatever their number: each
- * document's row takes the list and its entry bound (ratios follow from it when read), the reverse index
- * rows are upserted by rank (a rank whose entry did not move is left as it is: no new row version, no index
- * entries; an entry entering a list moves only the ranks below it) and the ranks beyond the new length dropped
- * (disjoint rows, so one statement).
+ * document's row takes the list and its entry bound (ratios follow from it when read), and the reverse
+ * index (pairs, migration 9) loses the pairs a list dropped and gains the ones it added; a pair that stays
+ * is left as it is (no new row version, no index entries), so an entry entering a list writes one row and
+ * the entry it pushed out deletes one. The deletes and inserts touch disjoint rows: one statement.
  * A list for a memory without a document is INVALID_INPUT (the caller's transaction rolls back).
  */
 async function writeLists(
@@ -318,43 +310,30 @@ async function writeLists(
   if (lists.length === 0) return;
   const last = new Map(lists.map((list) => [list.memoryId, list.neighbours]));
   const ids = [...last.keys()];
-  const list = {
-    ids: [] as string[],
-    ranks: [] as number[],
-    neighbours: [] as string[],
-    scores: [] as number[],
-  };
+  const pairs = { ids: [] as string[], neighbours: [] as string[] };
   for (const [memoryId, neighbours] of last) {
-    neighbours.forEach((n, rank) => {
-      list.ids.push(memoryId);
-      list.ranks.push(rank);
-      list.neighbours.push(n.memoryId);
-      list.scores.push(n.score);
-    });
+    for (const n of neighbours) {
+      pairs.ids.push(memoryId);
+      pairs.neighbours.push(n.memoryId);
+    }
   }
   const updated = await sql.query<{ memory_id: string }>(
     `WITH docs AS (UPDATE semantic_docs d SET threshold = x.threshold, list = x.list
        FROM unnest($2::text[], $3::float8[], $4::text[]) AS x(memory_id, threshold, list)
        WHERE d.context_id = $1 AND d.memory_id = x.memory_id RETURNING d.memory_id),
-     upsert AS (INSERT INTO semantic_neighbours (context_id, memory_id, rank, neighbour_id, score)
-       SELECT $1, * FROM unnest($6::text[], $7::integer[], $8::text[], $9::float8[])
-       ON CONFLICT (context_id, memory_id, rank)
-       DO UPDATE SET neighbour_id = excluded.neighbour_id, score = excluded.score
-       WHERE (semantic_neighbours.neighbour_id, semantic_neighbours.score)
-         IS DISTINCT FROM (excluded.neighbour_id, excluded.score)),
-     surplus AS (DELETE FROM semantic_neighbours n USING unnest($2::text[], $5::integer[]) AS c(memory_id, length)
-       WHERE n.context_id = $1 AND n.memory_id = c.memory_id AND n.rank >= c.length)
+     wanted AS (SELECT * FROM unnest($5::text[], $6::text[]) AS w(memory_id, neighbour_id)),
+     gone AS (DELETE FROM semantic_neighbours n WHERE n.context_id = $1 AND n.memory_id = ANY($2::text[])
+       AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.memory_id = n.memory_id AND w.neighbour_id = n.neighbour_id)),
+     added AS (INSERT INTO semantic_neighbours (context_id, memory_id, neighbour_id)
+       SELECT $1, memory_id, neighbour_id FROM wanted ON CONFLICT DO NOTHING)
      SELECT memory_id FROM docs`,
     [
       contextId,
       ids,
       ids.map((id) => listThreshold(last.get(id)!, k)),
       ids.map((id) => listJson(last.get(id)!)),
-      ids.map((id) => last.get(id)!.length),
-      list.ids,
-      list.ranks,
-      list.neighbours,
-      list.scores,
+      pairs.ids,
+      pairs.neighbours,
     ],
   );
   if (updated.rows.length < ids.length) {

@@ -171,6 +171,27 @@ export class PostgresSession {
     return unit.edges;
   }
 
+  /**
+   * Runs `write`, an edge write of `contextId`, after the edge writes its unit of work issued before it have
+   * finished (outside a unit: at once, its own transaction under the context's lock). A unit's calls may run
+   * concurrently (updateRelations runs its two updaters together) and an edge write computes whole rows from
+   * the stored ones (UnitEdges, or a read): two at once could each miss the other's change.
+   */
+  serialEdgeWrite<T>(contextId: string, write: () => Promise<T>): Promise<T> {
+    const unit = this.unitFor(contextId);
+    if (!unit) return write();
+    // None running: at once, so its statements keep their place among the caller's (a read issued after it
+    // sees it).
+    const run = unit.edgeWritesRunning > 0 ? unit.edgeWrites.then(write) : write();
+    unit.edgeWritesRunning++;
+    unit.edgeWrites = run
+      .catch(() => {})
+      .then(() => {
+        unit.edgeWritesRunning--;
+      });
+    return run;
+  }
+
   /** The unit of work the caller runs in, whatever its context (global meta calls join it). */
   currentUnit(): { contextId: string; prefetch?: UnitPrefetch } | undefined {
     return this.unitFor(undefined);

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { quoteLiteral } from './postgres-transaction-sql.ts';
 import { asResults, type Lead } from './postgres-unit-of-work.ts';
 
 /** Microtask hops a pipeline waits for more statements before it sends (async call chains differ in depth). */
@@ -145,7 +146,7 @@ function hop(times: number, then: () => void): void {
  */
 function literalOf(value: unknown): string | undefined {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return value.includes('\u0000') ? undefined : pg.escapeLiteral(value);
+  if (typeof value === 'string') return value.includes('\u0000') ? undefined : quoteLiteral(value);
   if (typeof value === 'number') return Number.isFinite(value) ? `'${String(value)}'` : undefined;
   if (typeof value === 'boolean') return value ? "'true'" : "'false'";
   if (!Array.isArray(value)) return undefined;
@@ -161,5 +162,5 @@ function literalOf(value: unknown): string | undefined {
     } else if (typeof element === 'boolean') elements.push(element ? 'true' : 'false');
     else return undefined;
   }
-  return pg.escapeLiteral(`{${elements.join(',')}}`);
+  return quoteLiteral(`{${elements.join(',')}}`);
 }

@@ -617,29 +617,36 @@ class PostgresStore implements PostgresArchiveStore {
     types: readonly RelationType[],
     edges: readonly MemoryEdge[],
   ): Promise<void> {
-    await this.session.scoped(contextId, 'write', async (sql) => {
-      const existing = await this.edges.all(sql, contextId);
-      await this.edges.write(sql, contextId, diffEdgeReplacement(contextId, existing, types, edges));
-    });
+    await this.session.serialEdgeWrite(contextId, () =>
+      this.session.scoped(contextId, 'write', async (sql) => {
+        const existing = await this.edges.all(sql, contextId);
+        await this.edges.write(sql, contextId, diffEdgeReplacement(contextId, existing, types, edges));
+      }),
+    );
   }
 
   async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
     if (changes.length === 0) return;
-    await this.session.scoped(
-      contextId,
-      'write',
-      (sql) => this.edges.change(sql, contextId, changes, this.session.unitEdges(contextId)),
-      // Edges and their counts only: nothing a unit reads ahead; the unit's edge knowledge takes the diff.
-      { keepsPrefetch: true, keepsEdges: true },
+    await this.session.serialEdgeWrite(contextId, () =>
+      this.session.scoped(
+        contextId,
+        'write',
+        (sql) => this.edges.change(sql, contextId, changes, this.session.unitEdges(contextId)),
+        // Edges and their counts only: nothing a unit reads ahead; the unit's edge knowledge takes the diff.
+        { keepsPrefetch: true, keepsEdges: true },
+      ),
     );
   }
 
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length === 0) return [];
     return this.session.scoped(contextId, 'read', async (sql) => {
+      // Inside a unit, a later changeEdges of pairs touching these ids needs no read of them (unless an edge
+      // write was issued while this read ran: UnitEdges.learn).
+      const known = this.session.unitEdges(contextId);
+      const mark = known?.writeMark() ?? 0;
       const edges = await this.edges.touching(sql, contextId, memoryIds);
-      // Inside a unit, a later changeEdges of pairs touching these ids needs no read of them.
-      this.session.unitEdges(contextId)?.learn(memoryIds, edges);
+      known?.learn(memoryIds, edges, mark);
       return edges;
     });
   }

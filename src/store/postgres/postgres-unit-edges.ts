@@ -12,14 +12,33 @@ import { pairKey } from '../edge-merge.ts';
  * Exactness: the unit holds the context's write lock, and every edge writer of the context (edge changes,
  * replacements, deletes that cascade) is a scoped write that takes it, so no other transaction changes
  * these rows before the unit ends. Inside the unit, every scoped write other than an edge change drops this
- * knowledge (PostgresSession.scoped); an edge change applies its own diff to it.
+ * knowledge (PostgresSession.scoped); an edge change applies its own diff to it. Calls of a unit may run
+ * concurrently: its edge writes take turns (PostgresSession.serialEdgeWrite), each applying its diff when it
+ * is done, and a read learns nothing when an edge write was issued after it (`learn`).
  */
 export class UnitEdges {
   private readonly ids = new Set<string>();
   private readonly edges = new Map<string, MemoryEdge>();
+  /** Edge writes issued so far (a read issued before one may miss it). */
+  private writes = 0;
 
-  /** `edges` are all the stored edges touching any of `ids`. */
-  learn(ids: readonly string[], edges: readonly MemoryEdge[]): void {
+  /** What a read takes before it is issued and gives `learn` (writeMark). */
+  writeMark(): number {
+    return this.writes;
+  }
+
+  /** An edge write is issued now (before it is sent): reads issued earlier learn nothing. */
+  writing(): void {
+    this.writes++;
+  }
+
+  /**
+   * `edges` are all the stored edges touching any of `ids`, read by a read issued at `mark`. When an edge
+   * write was issued since (concurrent calls of one unit: updateRelations runs its updaters together), the
+   * read may predate it and is not learnt; the pairs it would have told are read again when changed.
+   */
+  learn(ids: readonly string[], edges: readonly MemoryEdge[], mark: number): void {
+    if (mark !== this.writes) return;
     for (const id of ids) this.ids.add(id);
     for (const edge of edges) this.edges.set(pairKey(edge.a, edge.b), copyEdge(edge));
   }

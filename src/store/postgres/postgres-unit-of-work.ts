@@ -43,6 +43,10 @@ export class UnitOfWork {
   prefetchDue?: Promise<UnitPrefetch> | 'due';
   /** Stored edges read in the unit (changeEdges skips its read for pairs that touch them). */
   edges?: UnitEdges | undefined;
+  /** The unit's last edge write (PostgresSession.serialEdgeWrite): the next one starts after it. */
+  edgeWrites: Promise<unknown> = Promise.resolve();
+  /** Edge writes started and not settled (none: the next one starts at once, in its caller's order). */
+  edgeWritesRunning = 0;
   /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
   readonly deferredMeta = new Map<string, string>();
   /** Writes of the unit that may change what it reads ahead (a read-ahead in flight across one is dropped). */
