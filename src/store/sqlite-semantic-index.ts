@@ -16,6 +16,7 @@ import {
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
+import { createSemanticTopLists, type EnteredPosting, SEMANTIC_TOP_SIZE } from './sqlite-semantic-top.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
@@ -37,6 +38,28 @@ export function createSqliteSemanticIndex(
   const statements = (): ReturnType<typeof prepareSemanticStatements> => {
     prepared ??= prepareSemanticStatements(db);
     return prepared;
+  };
+  // Kept top lists (migration 12); a read-only handle may be on an older file without them, and runs no
+  // forward search anyway.
+  const top = db.readonly ? undefined : createSemanticTopLists(db);
+  /**
+   * `postings(term, { top: n })` for a long read (a truncated term's heaviest postings): its kept row when
+   * one answers it, else the statement, whose answer is then kept (one write transaction for both, so no
+   * other writer's commit falls between them).
+   */
+  const longTop = (contextId: string, term: string, n: number): SemanticPosting[] => {
+    const s = statements();
+    const kept = top?.read(contextId, term, n);
+    if (kept) return kept;
+    const readRows = () => weightRows(s.topPostings.all(contextId, term, n) as [string, number][]);
+    if (!top) return readRows();
+    return db
+      .transaction(() => {
+        const rows = readRows();
+        top.store(contextId, term, n, rows);
+        return rows;
+      })
+      .immediate();
   };
   const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
     const s = statements();
@@ -185,6 +208,7 @@ export function createSqliteSemanticIndex(
             const s = statements();
             const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
             for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
+            top?.clearContext(contextId);
             for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
               statement.run(contextId);
             }
@@ -199,6 +223,13 @@ export function createSqliteSemanticIndex(
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
             // The same statements that made them (so the schema reads the same), now one sort each.
             for (const { sql } of rebuilt) db.exec(sql);
+            // The kept top lists of the terms the forward search truncates (cleared above, before the
+            // postings, so that the delete trigger finds nothing to drop).
+            for (const [term, df] of snapshot.df) {
+              if (df <= SEMANTIC_TOP_SIZE) continue;
+              const rows = s.topPostings.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][];
+              top?.store(contextId, term, SEMANTIC_TOP_SIZE, weightRows(rows));
+            }
           })
           .immediate(),
       );
@@ -278,6 +309,12 @@ export function createSqliteSemanticIndex(
               }
               insertDoc(contextId, doc, snapshot.k);
             }
+            const entered: EnteredPosting[] = [];
+            for (const doc of change.put ?? [])
+              doc.terms.forEach((term, at) => {
+                entered.push({ term, memoryId: doc.memoryId, weight: doc.weights[at]! });
+              });
+            top?.entered(contextId, entered);
             // writeList checks that the document exists (a list's rows prove it: one statement fewer).
             for (const list of change.lists ?? [])
               writeList(contextId, list.memoryId, list.neighbours, snapshot.k);
@@ -323,13 +360,15 @@ export function createSqliteSemanticIndex(
           const known = cache.prefix(contextId, term, Math.max(0, filter.top));
           if (known) return known;
         }
-        if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
+        if ('top' in filter && filter.top >= CACHED_TOP_MIN) {
           // Another connection's commit invalidates every cached list (data_version moves).
-          cache.validate(s.dataVersion.get() as number);
-          const known = cache.get(contextId, term, filter.top);
-          if (known) return known;
-          const rows = weightRows(s.topPostings.all(contextId, term, filter.top) as [string, number][]);
-          cache.set(contextId, term, filter.top, rows);
+          if (cache) {
+            cache.validate(s.dataVersion.get() as number);
+            const known = cache.get(contextId, term, filter.top);
+            if (known) return known;
+          }
+          const rows = longTop(contextId, term, filter.top);
+          cache?.set(contextId, term, filter.top, rows);
           return rows;
         }
         if ('top' in filter) {
