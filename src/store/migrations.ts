@@ -326,7 +326,7 @@ export const MIGRATIONS: readonly {
         held INTEGER NOT NULL,
         last_weight REAL NOT NULL,
         last_id TEXT NOT NULL,
-        -- JSON array of memory ids, and their weights as little-endian float64, weight desc then id
+        -- memory ids joined by newlines, and their weights as little-endian float64, weight desc then id
         ids TEXT NOT NULL,
         weights BLOB NOT NULL,
         PRIMARY KEY (context_id, term)

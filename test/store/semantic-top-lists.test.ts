@@ -19,7 +19,16 @@ const LEVELS = 50;
 const levelWeight = (i: number) => 0.1 + (i % LEVELS) / 100;
 const baseIds = Array.from({ length: N }, (_, i) => `m${String(i).padStart(4, '0')}`);
 /** Ties broken by id in UTF-8 byte order: U+FF21 sorts before an astral character there, after it in UTF-16. */
-const EXTRA = ['a-tie', 'z-tie', 'heavy', 'light', '\uff21-wide', '\u{1f600}-astral', 'rare-new'];
+const EXTRA = [
+  'a-tie',
+  'z-tie',
+  'heavy',
+  'light',
+  '\uff21-wide',
+  '\u{1f600}-astral',
+  'rare-new',
+  'new\nline',
+];
 
 const doc = (memoryId: string, vector: Record<string, number>): SemanticDoc => {
   const terms = Object.keys(vector).sort();
@@ -47,7 +56,7 @@ function checkRows(file: string): string[] {
     const read = raw.prepare(`SELECT memory_id AS memoryId, weight FROM semantic_postings
       WHERE context_id = ? AND term = ? ORDER BY weight DESC, memory_id LIMIT ?`);
     for (const row of rows) {
-      const ids = JSON.parse(row.ids) as string[];
+      const ids = row.ids.split('\n');
       const kept: SemanticPosting[] = ids.map((memoryId, at) => ({
         memoryId,
         weight: row.weights.readDoubleLE(8 * at),
@@ -179,6 +188,13 @@ describe('SQLite kept top lists (semantic_top, migration 12)', () => {
     expect(checkRows(file)).toEqual(['common', 'rare']);
     expect((await sqlTop(file, 'rare')).at(-1)!.memoryId).toBe('rare-new');
     await store.semantic.writeDocs('ctx', { remove: ['rare-new'] });
+    expect(checkRows(file)).toEqual(['common']);
+    // An id holding the row separator keeps its term out of the table (reads take the statement).
+    await store.semantic.writeDocs('ctx', { put: [doc('new\nline', { rare: 0.9 })] });
+    expect(await store.semantic.postings('ctx', 'rare', { top: SEMANTIC_TOP_SIZE })).toEqual(
+      await sqlTop(file, 'rare'),
+    );
+    expect((await sqlTop(file, 'rare'))[0]!.memoryId).toBe('new\nline');
     expect(checkRows(file)).toEqual(['common']);
     await store.close();
   });
