@@ -16,7 +16,12 @@ import {
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
-import { createSemanticTopLists, type EnteredPosting, SEMANTIC_TOP_SIZE } from './sqlite-semantic-top.ts';
+import {
+  createSemanticTopLists,
+  type EnteredPosting,
+  SEMANTIC_TOP_SIZE,
+  WHOLE_ROW_MIN,
+} from './sqlite-semantic-top.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
@@ -47,6 +52,28 @@ export function createSqliteSemanticIndex(
    * one answers it, else the statement, whose answer is then kept (one write transaction for both, so no
    * other writer's commit falls between them).
    */
+  /**
+   * `postings(term, { minWeight, below })`: from the term's kept row when it holds the window. A whole-list
+   * read (minWeight <= 0: a chunk's first window on a term in at most WHOLE_LIST_DF documents) of a list of
+   * WHOLE_ROW_MIN to SEMANTIC_TOP_SIZE postings is then kept as a row: at 1M these reads were ~127k rows of
+   * an add-100's ~170k posting rows once the truncated terms had rows.
+   */
+  const weightWindow = (contextId: string, term: string, minWeight: number, below: number) => {
+    const s = statements();
+    const kept = top?.window(contextId, term, minWeight, below);
+    if (kept) return kept;
+    const readRows = () =>
+      weightRows(s.postingsAboveWeight.all(contextId, term, minWeight, below) as [string, number][]);
+    if (!top || minWeight > 0 || below !== BEYOND) return readRows();
+    return db
+      .transaction(() => {
+        const rows = readRows();
+        if (rows.length >= WHOLE_ROW_MIN && rows.length < SEMANTIC_TOP_SIZE)
+          top.store(contextId, term, SEMANTIC_TOP_SIZE, rows);
+        return rows;
+      })
+      .immediate();
+  };
   const longTop = (contextId: string, term: string, n: number): SemanticPosting[] => {
     const s = statements();
     const kept = top?.read(contextId, term, n);
@@ -376,14 +403,8 @@ export function createSqliteSemanticIndex(
             s.topPostings.all(contextId, term, Math.max(0, filter.top)) as [string, number][],
           );
         }
-        if ('minWeight' in filter) {
-          return weightRows(
-            s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND) as [
-              string,
-              number,
-            ][],
-          );
-        }
+        if ('minWeight' in filter)
+          return weightWindow(contextId, term, filter.minWeight, filter.below ?? BEYOND);
         const rows = s.postingsAboveRatio.all(
           contextId,
           term,

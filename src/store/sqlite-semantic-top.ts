@@ -7,6 +7,12 @@ import type { SemanticPosting } from './semantic-index-spec.ts';
  */
 export const SEMANTIC_TOP_SIZE = 1024;
 
+/**
+ * A whole-list read at least this long is kept as a row too (shorter ones are cheap statements; a list of
+ * at most 32 postings is read whole by the forward search's first top-k read anyway).
+ */
+export const WHOLE_ROW_MIN = 64;
+
 /** A posting entering a term's kept row (a document written by writeDocs). */
 export interface EnteredPosting {
   term: string;
@@ -25,12 +31,18 @@ export interface EnteredPosting {
  *   order), called by every write of postings but compaction, which clears and rebuilds;
  * - the trigger of migration 12 drops a row when a posting inside it is deleted (whatever deletes it: a
  *   changed vector, a forgotten memory's cascade); the next read of the term stores it again;
- * - held < size means the row is the term's whole list, so any new posting enters and any delete drops it.
+ * - held < size means the row is the term's whole list, so any new posting enters and any delete drops it;
+ *   such rows also answer weight windows (a rare term's whole-list read: `window`).
  * Callers write rows only inside a write transaction (the read they store and the store are one unit).
  */
 export interface SemanticTopLists {
   /** The first `n` postings of the term's row when it answers a read of n (size >= n), else undefined. */
   read(contextId: string, term: string, n: number): SemanticPosting[] | undefined;
+  /**
+   * The postings with minWeight <= weight < below from the term's row when it holds them all (it is the
+   * whole list, or minWeight is above its last weight), else undefined.
+   */
+  window(contextId: string, term: string, minWeight: number, below: number): SemanticPosting[] | undefined;
   /** Stores `rows`, the current answer to `{ top: size }` (replaces a row of the term). */
   store(contextId: string, term: string, size: number, rows: readonly SemanticPosting[]): void;
   /** New postings, now in semantic_postings: each enters its term's row if it sorts into it. */
@@ -38,6 +50,9 @@ export interface SemanticTopLists {
   /** Drops the context's rows (compaction rewrites every posting). */
   clearContext(contextId: string): void;
 }
+
+/** A row as `get` reads it: size, held, last weight, ids, weights. */
+type Row = [number, number, number, string, Buffer];
 
 /** Between the ids of a row (an id holding it keeps its term out of the table). */
 const SEPARATOR = '\n';
@@ -48,13 +63,14 @@ export function createSemanticTopLists(db: Database.Database): SemanticTopLists 
     prepared ??= prepare(db);
     return prepared;
   };
-  const decode = (ids: string, weights: Buffer, n: number): SemanticPosting[] => {
+  /** Postings [from, to) of a row. */
+  const decode = (ids: string, weights: Buffer, to: number, from = 0): SemanticPosting[] => {
     const names = ids.split(SEPARATOR);
     const view = new DataView(weights.buffer, weights.byteOffset, weights.byteLength);
-    const count = Math.min(n, names.length);
-    const out = new Array<SemanticPosting>(count);
-    for (let at = 0; at < count; at++)
-      out[at] = { memoryId: names[at]!, weight: view.getFloat64(8 * at, true) };
+    const end = Math.min(to, names.length);
+    const out = new Array<SemanticPosting>(Math.max(0, end - from));
+    for (let at = from; at < end; at++)
+      out[at - from] = { memoryId: names[at]!, weight: view.getFloat64(8 * at, true) };
     return out;
   };
   const store = (contextId: string, term: string, size: number, rows: readonly SemanticPosting[]) => {
@@ -80,9 +96,28 @@ export function createSemanticTopLists(db: Database.Database): SemanticTopLists 
   };
   return {
     read(contextId, term, n) {
-      const row = statements().get.get(contextId, term) as [number, string, Buffer] | undefined;
+      const row = statements().get.get(contextId, term) as Row | undefined;
       if (!row || row[0] < n) return undefined;
-      return decode(row[1], row[2], Math.max(0, n));
+      return decode(row[3], row[4], Math.max(0, n));
+    },
+    window(contextId, term, minWeight, below) {
+      const row = statements().get.get(contextId, term) as Row | undefined;
+      if (!row) return undefined;
+      const [size, held, lastWeight, ids, weights] = row;
+      if (held >= size && !(minWeight > lastWeight)) return undefined;
+      const view = new DataView(weights.buffer, weights.byteOffset, weights.byteLength);
+      // Weights are desc: the window is [first below `below`, first below `minWeight`).
+      const firstBelow = (value: number) => {
+        let lo = 0;
+        let hi = held;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (view.getFloat64(8 * mid, true) >= value) lo = mid + 1;
+          else hi = mid;
+        }
+        return lo;
+      };
+      return decode(ids, weights, firstBelow(minWeight), firstBelow(below));
     },
     store,
     entered(contextId, postings) {
@@ -106,8 +141,8 @@ export function createSemanticTopLists(db: Database.Database): SemanticTopLists 
         const last = { memoryId: lastId, weight: lastWeight };
         const entering = byTerm.get(term)!.filter((p) => held < size || comparePostings(p, last) < 0);
         if (entering.length === 0) continue;
-        const row = s.get.get(contextId, term) as [number, string, Buffer];
-        const rows = decode(row[1], row[2], held);
+        const row = s.get.get(contextId, term) as Row;
+        const rows = decode(row[3], row[4], held);
         for (const posting of entering) {
           rows.splice(insertionPoint(rows, posting), 0, {
             memoryId: posting.memoryId,
@@ -125,7 +160,11 @@ export function createSemanticTopLists(db: Database.Database): SemanticTopLists 
 
 function prepare(db: Database.Database) {
   return {
-    get: db.prepare('SELECT size, ids, weights FROM semantic_top WHERE context_id = ? AND term = ?').raw(),
+    get: db
+      .prepare(
+        'SELECT size, held, last_weight, ids, weights FROM semantic_top WHERE context_id = ? AND term = ?',
+      )
+      .raw(),
     headsIn: db
       .prepare(`SELECT term, size, held, last_weight, last_id FROM semantic_top WHERE context_id = ?
         AND term IN (SELECT value FROM json_each(?))`)

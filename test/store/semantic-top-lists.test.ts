@@ -39,6 +39,7 @@ const baseDoc = (i: number, shift = 0): SemanticDoc =>
     common: levelWeight(i + shift),
     [`other${i % 3}`]: 0.5,
     ...(i < 5 ? { rare: 0.3 + i / 100 } : {}),
+    ...(i < 100 ? { mid: 0.2 + (i % 7) / 100 } : {}),
   });
 
 /** Every kept row equals the statement it stands for; returns the terms that have one. */
@@ -65,6 +66,18 @@ function checkRows(file: string): string[] {
       expect(kept).toEqual(read.all(row.context_id, row.term, row.size));
     }
     return rows.map((row) => row.term).sort();
+  } finally {
+    raw.close();
+  }
+}
+
+async function sqlWindow(file: string, term: string, minWeight: number, below: number) {
+  const raw = new Database(file, { readonly: true });
+  try {
+    return raw
+      .prepare(`SELECT memory_id AS memoryId, weight FROM semantic_postings WHERE context_id = 'ctx'
+        AND term = ? AND weight >= ? AND weight < ? ORDER BY weight DESC, memory_id`)
+      .all(term, minWeight, below) as SemanticPosting[];
   } finally {
     raw.close();
   }
@@ -195,6 +208,50 @@ describe('SQLite kept top lists (semantic_top, migration 12)', () => {
       await sqlTop(file, 'rare'),
     );
     expect((await sqlTop(file, 'rare'))[0]!.memoryId).toBe('new\nline');
+    expect(checkRows(file)).toEqual(['common']);
+    await store.close();
+  });
+
+  it('a whole-list read keeps a row that answers weight windows; a truncated row answers windows above its end', async () => {
+    const file = join(dir, 'windows.db');
+    const store = await setUp(file);
+    const inf = Number.POSITIVE_INFINITY;
+    // Fewer than WHOLE_ROW_MIN postings: read by the statement, no row.
+    expect(await store.semantic.postings('ctx', 'rare', { minWeight: 0 })).toEqual(
+      await sqlWindow(file, 'rare', 0, inf),
+    );
+    expect(checkRows(file)).toEqual(['common']);
+    // A window that is not a whole-list read keeps nothing.
+    await store.semantic.postings('ctx', 'mid', { minWeight: 0.22 });
+    expect(checkRows(file)).toEqual(['common']);
+    expect(await store.semantic.postings('ctx', 'mid', { minWeight: 0 })).toEqual(
+      await sqlWindow(file, 'mid', 0, inf),
+    );
+    expect(checkRows(file)).toEqual(['common', 'mid']);
+    // Windows now come from the row (ties on both bounds), and new postings enter it.
+    await store.semantic.writeDocs('ctx', {
+      put: [doc('heavy', { mid: 0.23 }), doc('light', { mid: 0.001 })],
+    });
+    expect(checkRows(file)).toEqual(['common', 'mid']);
+    for (const [minWeight, below] of [
+      [0.22, inf],
+      [0.21, 0.24],
+      [0.23, 0.23],
+      [0, 0.2],
+      [0.5, inf],
+    ] as const) {
+      expect(await store.semantic.postings('ctx', 'mid', { minWeight, below })).toEqual(
+        await sqlWindow(file, 'mid', minWeight, below),
+      );
+    }
+    // The truncated row answers windows above its last weight only; the others take the statement.
+    const last = (await sqlTop(file, 'common')).at(-1)!.weight;
+    for (const minWeight of [last + 0.001, last, last - 0.01]) {
+      expect(await store.semantic.postings('ctx', 'common', { minWeight })).toEqual(
+        await sqlWindow(file, 'common', minWeight, inf),
+      );
+    }
+    await store.semantic.writeDocs('ctx', { remove: [baseIds[50]!] });
     expect(checkRows(file)).toEqual(['common']);
     await store.close();
   });
