@@ -310,9 +310,9 @@ export const MIGRATIONS: readonly {
     sql: 'SELECT 1;',
   },
   {
-    // Version 12: each common term's heaviest postings as ONE row (src/store/sqlite-semantic-top.ts): the
-    // forward search's 1,024-posting reads of truncated terms were ~1 s of an add-100's search at 1M as
-    // posting rows. A row is exact whenever it exists: writes of this code enter new postings, and the trigger
+    // Version 12: each common term's heaviest postings, and each mid-frequency term's whole list, as ONE row
+    // (src/store/sqlite-semantic-top.ts): the forward search's 1,024-posting reads of truncated terms and
+    // whole-list reads of the others were most of an add-100's posting rows at 1M. A row is exact whenever it exists: writes of this code enter new postings, and the trigger
     // drops a row when a posting inside it is deleted (any path: a forgotten memory's cascade included). Files
     // from before get their rows lazily, on the first such read; older code refuses this version (so none
     // writes postings without keeping the rows). Re-runnable.

@@ -250,10 +250,11 @@ export function createSqliteSemanticIndex(
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
             // The same statements that made them (so the schema reads the same), now one sort each.
             for (const { sql } of rebuilt) db.exec(sql);
-            // The kept top lists of the terms the forward search truncates (cleared above, before the
-            // postings, so that the delete trigger finds nothing to drop).
+            // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
+            // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
+            // the terms it reads whole.
             for (const [term, df] of snapshot.df) {
-              if (df <= SEMANTIC_TOP_SIZE) continue;
+              if (df < WHOLE_ROW_MIN) continue;
               const rows = s.topPostings.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][];
               top?.store(contextId, term, SEMANTIC_TOP_SIZE, weightRows(rows));
             }

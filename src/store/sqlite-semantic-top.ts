@@ -2,14 +2,16 @@ import type Database from 'better-sqlite3';
 import type { SemanticPosting } from './semantic-index-spec.ts';
 
 /**
- * Rows kept by compaction and `graphmemix migrate`: terms in more documents than this at the snapshot, whose
- * forward searches read only their SEMANTIC_TOP_SIZE heaviest postings (MAX_POSTINGS_PER_TERM).
+ * The size of every kept row: terms in more documents than this at the snapshot are read by the forward
+ * search through their SEMANTIC_TOP_SIZE heaviest postings only (MAX_POSTINGS_PER_TERM); a shorter list is
+ * kept whole (held < size).
  */
 export const SEMANTIC_TOP_SIZE = 1024;
 
 /**
- * A whole-list read at least this long is kept as a row too (shorter ones are cheap statements; a list of
- * at most 32 postings is read whole by the forward search's first top-k read anyway).
+ * Compaction, `graphmemix migrate` and whole-list reads keep rows for terms with at least this many
+ * postings (shorter lists are cheap statements; a list of at most 32 postings is read whole by the forward
+ * search's first top-k read anyway).
  */
 export const WHOLE_ROW_MIN = 64;
 
@@ -217,15 +219,15 @@ function insertionPoint(rows: readonly SemanticPosting[], posting: SemanticPosti
 
 /**
  * Stores the rows compaction would have built that a file does not have yet (one written before migration
- * 12, or rows dropped by deletes since): every term in more than SEMANTIC_TOP_SIZE documents at its
- * context's snapshot. `graphmemix migrate` runs it; it walks those terms' heaviest postings (seconds at 1M),
+ * 12, or rows dropped by deletes since): every term in at least WHOLE_ROW_MIN documents at its context's
+ * snapshot. `graphmemix migrate` runs it; it walks those terms' heaviest postings (~10 s at 1M: 10.6k terms),
  * which is why opening a file never does (reads fill rows one term at a time). Returns the rows stored.
  */
 export function fillSemanticTopLists(db: Database.Database): number {
   const top = createSemanticTopLists(db);
   const contexts = db.prepare('SELECT context_id FROM semantic_snapshots ORDER BY context_id').pluck();
   const missing = db
-    .prepare(`SELECT d.term FROM semantic_df d WHERE d.context_id = ? AND d.df > ? AND NOT EXISTS
+    .prepare(`SELECT d.term FROM semantic_df d WHERE d.context_id = ? AND d.df >= ? AND NOT EXISTS
       (SELECT 1 FROM semantic_top t WHERE t.context_id = d.context_id AND t.term = d.term AND t.size >= ?)`)
     .pluck();
   const heaviest = db
@@ -235,7 +237,7 @@ export function fillSemanticTopLists(db: Database.Database): number {
   let stored = 0;
   for (const contextId of contexts.all() as string[]) {
     db.transaction(() => {
-      for (const term of missing.all(contextId, SEMANTIC_TOP_SIZE, SEMANTIC_TOP_SIZE) as string[]) {
+      for (const term of missing.all(contextId, WHOLE_ROW_MIN, SEMANTIC_TOP_SIZE) as string[]) {
         const rows = (heaviest.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][]).map(
           ([memoryId, weight]) => ({ memoryId, weight }),
         );

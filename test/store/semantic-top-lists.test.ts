@@ -110,7 +110,6 @@ async function setUp(file: string): Promise<ArchiveStore> {
       createdAt: '2026-01-01T00:00:00.000Z',
       df: new Map([
         ['common', N],
-        ['other0', N / 3],
         ['rare', 5],
       ]),
     },
@@ -153,11 +152,16 @@ describe('SQLite kept top lists (semantic_top, migration 12)', () => {
         documents: N,
         k: 2,
         createdAt: '2026-01-02T00:00:00.000Z',
-        df: new Map([['common', N]]),
+        // From WHOLE_ROW_MIN documents a term's whole list is kept too; rare (5) has no row.
+        df: new Map([
+          ['common', N],
+          ['mid', 100],
+          ['rare', 5],
+        ]),
       },
       baseIds.map((_, i) => baseDoc(i, 7)),
     );
-    expect(checkRows(file)).toEqual(['common']);
+    expect(checkRows(file)).toEqual(['common', 'mid']);
     expect((await sqlTop(file, 'common'))[0]!.memoryId).toBe(baseIds[LEVELS - 1 - 7]);
     await store.close();
   });
