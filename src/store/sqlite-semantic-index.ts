@@ -47,11 +47,8 @@ export function createSqliteSemanticIndex(
   // Kept top lists (migration 12); a read-only handle may be on an older file without them, and runs no
   // forward search anyway.
   const top = db.readonly ? undefined : createSemanticTopLists(db);
-  /**
-   * `postings(term, { top: n })` for a long read (a truncated term's heaviest postings): its kept row when
-   * one answers it, else the statement, whose answer is then kept (one write transaction for both, so no
-   * other writer's commit falls between them).
-   */
+  /** `work` in a write transaction (a savepoint inside one): a row is stored with the read it keeps. */
+  const writing = <T>(work: () => T): T => db.transaction(work).immediate();
   /**
    * `postings(term, { minWeight, below })`: from the term's kept row when it holds the window. A whole-list
    * read (minWeight <= 0: a chunk's first window on a term in at most WHOLE_LIST_DF documents) of a list of
@@ -64,29 +61,37 @@ export function createSqliteSemanticIndex(
     if (kept) return kept;
     const readRows = () =>
       weightRows(s.postingsAboveWeight.all(contextId, term, minWeight, below) as [string, number][]);
-    if (!top || minWeight > 0 || below !== BEYOND) return readRows();
-    return db
-      .transaction(() => {
-        const rows = readRows();
-        if (rows.length >= WHOLE_ROW_MIN && rows.length < SEMANTIC_TOP_SIZE)
-          top.store(contextId, term, SEMANTIC_TOP_SIZE, rows);
-        return rows;
-      })
-      .immediate();
+    const keeps = (rows: readonly SemanticPosting[]) =>
+      rows.length >= WHOLE_ROW_MIN && rows.length < SEMANTIC_TOP_SIZE;
+    const rows = readRows();
+    if (!top || minWeight > 0 || below !== BEYOND || !keeps(rows)) return rows;
+    if (db.inTransaction) {
+      top.store(contextId, term, SEMANTIC_TOP_SIZE, rows);
+      return rows;
+    }
+    // Outside a transaction the list is read again inside one (once per term: the row then answers).
+    return writing(() => {
+      const now = readRows();
+      if (keeps(now)) top.store(contextId, term, SEMANTIC_TOP_SIZE, now);
+      return now;
+    });
   };
+  /**
+   * `postings(term, { top: n })` for a long read (a truncated term's heaviest postings): its kept row when
+   * one answers it, else the statement, whose answer is then kept (in one write transaction with it, so no
+   * other writer's commit falls between them).
+   */
   const longTop = (contextId: string, term: string, n: number): SemanticPosting[] => {
     const s = statements();
     const kept = top?.read(contextId, term, n);
     if (kept) return kept;
     const readRows = () => weightRows(s.topPostings.all(contextId, term, n) as [string, number][]);
     if (!top) return readRows();
-    return db
-      .transaction(() => {
-        const rows = readRows();
-        top.store(contextId, term, n, rows);
-        return rows;
-      })
-      .immediate();
+    return writing(() => {
+      const rows = readRows();
+      top.store(contextId, term, n, rows);
+      return rows;
+    });
   };
   const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
     const s = statements();
