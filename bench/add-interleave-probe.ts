@@ -9,7 +9,9 @@
  * checkout: add-1 CPU mean / p50 and wall p50 / p99, then each add-100's CPU and wall (CPU = this process's
  * user + system per call). `--digest` then hashes each copy's resulting state (every row of `edges`,
  * `edge_counts`, `semantic_snapshots`, `semantic_docs` and the lists of `semantic_neighbours` in list order,
- * not by slot): an optimisation must print the same digest for both checkouts.
+ * not by slot): an optimisation must print the same digest for both checkouts. `--migrate` first runs each
+ * checkout's `graphmemix migrate` (migrateArchive) on its copy, untimed: what an upgraded archive holds
+ * before its first add (e.g. the kept top lists of SQLite migration 12).
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +31,10 @@ interface Side {
 
 const args = process.argv.slice(2);
 const digest = args.includes('--digest');
-const [db, addsText, batchesText, ...checkouts] = args.filter((arg) => arg !== '--digest');
+const migrateFirst = args.includes('--migrate');
+const [db, addsText, batchesText, ...checkouts] = args.filter(
+  (arg) => arg !== '--digest' && arg !== '--migrate',
+);
 if (!db || checkouts.length < 1)
   throw new Error('usage: <file.db> <adds> <batches> <checkoutA> [<checkoutB>]');
 const adds = Number(addsText);
@@ -50,6 +55,14 @@ for (const [at, checkout] of checkouts.entries()) {
   for (const suffix of ['', '-wal']) {
     if (existsSync(db + suffix)) copyFileSync(db + suffix, copy + suffix);
     else rmSync(copy + suffix, { force: true });
+  }
+  if (migrateFirst) {
+    const { migrateArchive } = (await import(`${checkout}/src/store/migrate-archive.ts`)) as {
+      migrateArchive(db: string): Promise<unknown>;
+    };
+    const t = performance.now();
+    await migrateArchive(copy);
+    console.log(`${checkout}: migrate ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
   const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
     openGraphmemix(options: { db: string }): Promise<Graphmemix>;

@@ -30,7 +30,9 @@ const jsonOut = flag('json', '');
 
 // Statement time: every better-sqlite3 Statement call, wrapped before the store prepares any.
 const statementStats = { calls: 0, ms: 0, commitMs: 0, slowest: [] as Array<{ sql: string; ms: number }> };
-const bySql = new Map<string, { calls: number; ms: number }>();
+const bySql = new Map<string, { calls: number; ms: number; rows: number }>();
+/** A statement's start and end (two reads of one table differ in their WHERE / ORDER BY / LIMIT). */
+const shortSql = (sql: string) => (sql.length > 110 ? `${sql.slice(0, 70)} … ${sql.slice(-36)}` : sql);
 const sqlOf = new WeakMap<object, string>();
 const proto = (Database.prototype as unknown as { prepare: (sql: string) => object }).prepare;
 const wrapped = new WeakSet<object>();
@@ -47,17 +49,21 @@ const wrapped = new WeakSet<object>();
       const original = statementProto[name] as (...args: unknown[]) => unknown;
       statementProto[name] = function (this: unknown, ...args: unknown[]) {
         const t = performance.now();
+        let rows = 0;
         try {
-          return original.apply(this, args);
+          const out = original.apply(this, args);
+          if (Array.isArray(out)) rows = out.length;
+          return out;
         } finally {
           const ms = performance.now() - t;
           statementStats.calls++;
           statementStats.ms += ms;
           if (sqlOf.get(this as object) === 'COMMIT') statementStats.commitMs += ms;
-          const key = (sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' ').slice(0, 70);
-          const total = bySql.get(key) ?? { calls: 0, ms: 0 };
+          const key = shortSql((sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' '));
+          const total = bySql.get(key) ?? { calls: 0, ms: 0, rows: 0 };
           total.calls++;
           total.ms += ms;
+          total.rows += rows;
           bySql.set(key, total);
           // The three slowest statements of the current add (what a tail add waited on).
           const slow = statementStats.slowest;
@@ -182,7 +188,7 @@ for (const row of slowest.slice(0, 10)) {
   );
 }
 console.log('statement time by SQL (whole run):');
-for (const [sql, { calls, ms }] of [...bySql].sort((x, y) => y[1].ms - x[1].ms).slice(0, 12)) {
-  console.log(`  ${ms.toFixed(1)} ms, ${calls} calls: ${sql}`);
+for (const [sql, { calls, ms, rows }] of [...bySql].sort((x, y) => y[1].ms - x[1].ms).slice(0, 12)) {
+  console.log(`  ${ms.toFixed(1)} ms, ${calls} calls, ${rows} rows: ${sql}`);
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ size, load: loadBefore, rows }, null, 1));

@@ -1,6 +1,9 @@
+import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from './migrations.ts';
 import { openStore } from './open-store.ts';
 import { isPostgresUrl } from './postgres/postgres-url.ts';
+import { fillSemanticTopLists } from './sqlite-semantic-top.ts';
+import { parseStoreLocation } from './store-location.ts';
 
 export interface MigrateArchiveResult {
   backend: 'sqlite' | 'postgres';
@@ -25,5 +28,15 @@ export async function migrateArchive(db: string): Promise<MigrateArchiveResult> 
   // Opening a SQLite file applies its migrations (src/store/migrations.ts).
   const store = await openStore(db);
   await store.close();
+  // What a file from before migration 12 lacks and no open builds: the kept top lists of common terms.
+  const location = parseStoreLocation(db);
+  if (location.kind === 'sqlite' && location.path !== ':memory:') {
+    const raw = new Database(location.path, { timeout: 5000 });
+    try {
+      fillSemanticTopLists(raw);
+    } finally {
+      raw.close();
+    }
+  }
   return { backend: 'sqlite', schemaVersion: SCHEMA_VERSION };
 }

@@ -309,6 +309,34 @@ export const MIGRATIONS: readonly {
     version: 11,
     sql: 'SELECT 1;',
   },
+  {
+    // Version 12: each common term's heaviest postings, and each mid-frequency term's whole list, as ONE row
+    // (src/store/sqlite-semantic-top.ts): the forward search's 1,024-posting reads of truncated terms and
+    // whole-list reads of the others were most of an add-100's posting rows at 1M. A row is exact whenever it exists: writes of this code enter new postings, and the trigger
+    // drops a row when a posting inside it is deleted (any path: a forgotten memory's cascade included). Files
+    // from before get their rows lazily, on the first such read; older code refuses this version (so none
+    // writes postings without keeping the rows). Re-runnable.
+    version: 12,
+    sql: `
+      CREATE TABLE IF NOT EXISTS semantic_top (
+        context_id TEXT NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+        term TEXT NOT NULL,
+        -- the n of the top-n read it answers; held < size: the term's whole list
+        size INTEGER NOT NULL,
+        held INTEGER NOT NULL,
+        last_weight REAL NOT NULL,
+        last_id TEXT NOT NULL,
+        -- memory ids joined by newlines, and their weights as little-endian float64, weight desc then id
+        ids TEXT NOT NULL,
+        weights BLOB NOT NULL,
+        PRIMARY KEY (context_id, term)
+      );
+      CREATE TRIGGER IF NOT EXISTS semantic_top_on_delete AFTER DELETE ON semantic_postings BEGIN
+        DELETE FROM semantic_top WHERE context_id = OLD.context_id AND term = OLD.term
+          AND (held < size OR OLD.weight > last_weight OR (OLD.weight = last_weight AND OLD.memory_id <= last_id));
+      END;
+    `,
+  },
 ];
 
 /** Version 10: the version column of vectors and its index, unless they are there already. */

@@ -16,6 +16,12 @@ import {
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
 import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
+import {
+  createSemanticTopLists,
+  type EnteredPosting,
+  SEMANTIC_TOP_SIZE,
+  WHOLE_ROW_MIN,
+} from './sqlite-semantic-top.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
@@ -37,6 +43,55 @@ export function createSqliteSemanticIndex(
   const statements = (): ReturnType<typeof prepareSemanticStatements> => {
     prepared ??= prepareSemanticStatements(db);
     return prepared;
+  };
+  // Kept top lists (migration 12); a read-only handle may be on an older file without them, and runs no
+  // forward search anyway.
+  const top = db.readonly ? undefined : createSemanticTopLists(db);
+  /** `work` in a write transaction (a savepoint inside one): a row is stored with the read it keeps. */
+  const writing = <T>(work: () => T): T => db.transaction(work).immediate();
+  /**
+   * `postings(term, { minWeight, below })`: from the term's kept row when it holds the window. A whole-list
+   * read (minWeight <= 0: a chunk's first window on a term in at most WHOLE_LIST_DF documents) of a list of
+   * WHOLE_ROW_MIN to SEMANTIC_TOP_SIZE postings is then kept as a row: at 1M these reads were ~127k rows of
+   * an add-100's ~170k posting rows once the truncated terms had rows.
+   */
+  const weightWindow = (contextId: string, term: string, minWeight: number, below: number) => {
+    const s = statements();
+    const kept = top?.window(contextId, term, minWeight, below);
+    if (kept) return kept;
+    const readRows = () =>
+      weightRows(s.postingsAboveWeight.all(contextId, term, minWeight, below) as [string, number][]);
+    const keeps = (rows: readonly SemanticPosting[]) =>
+      rows.length >= WHOLE_ROW_MIN && rows.length < SEMANTIC_TOP_SIZE;
+    const rows = readRows();
+    if (!top || minWeight > 0 || below !== BEYOND || !keeps(rows)) return rows;
+    if (db.inTransaction) {
+      top.store(contextId, term, SEMANTIC_TOP_SIZE, rows);
+      return rows;
+    }
+    // Outside a transaction the list is read again inside one (once per term: the row then answers).
+    return writing(() => {
+      const now = readRows();
+      if (keeps(now)) top.store(contextId, term, SEMANTIC_TOP_SIZE, now);
+      return now;
+    });
+  };
+  /**
+   * `postings(term, { top: n })` for a long read (a truncated term's heaviest postings): its kept row when
+   * one answers it, else the statement, whose answer is then kept (in one write transaction with it, so no
+   * other writer's commit falls between them).
+   */
+  const longTop = (contextId: string, term: string, n: number): SemanticPosting[] => {
+    const s = statements();
+    const kept = top?.read(contextId, term, n);
+    if (kept) return kept;
+    const readRows = () => weightRows(s.topPostings.all(contextId, term, n) as [string, number][]);
+    if (!top) return readRows();
+    return writing(() => {
+      const rows = readRows();
+      top.store(contextId, term, n, rows);
+      return rows;
+    });
   };
   const snapshotOf = (contextId: string): SemanticSnapshot | undefined => {
     const s = statements();
@@ -185,6 +240,7 @@ export function createSqliteSemanticIndex(
             const s = statements();
             const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
             for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
+            top?.clearContext(contextId);
             for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
               statement.run(contextId);
             }
@@ -199,6 +255,14 @@ export function createSqliteSemanticIndex(
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
             // The same statements that made them (so the schema reads the same), now one sort each.
             for (const { sql } of rebuilt) db.exec(sql);
+            // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
+            // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
+            // the terms it reads whole.
+            for (const [term, df] of snapshot.df) {
+              if (df < WHOLE_ROW_MIN) continue;
+              const rows = s.topPostings.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][];
+              top?.store(contextId, term, SEMANTIC_TOP_SIZE, weightRows(rows));
+            }
           })
           .immediate(),
       );
@@ -278,6 +342,12 @@ export function createSqliteSemanticIndex(
               }
               insertDoc(contextId, doc, snapshot.k);
             }
+            const entered: EnteredPosting[] = [];
+            for (const doc of change.put ?? [])
+              doc.terms.forEach((term, at) => {
+                entered.push({ term, memoryId: doc.memoryId, weight: doc.weights[at]! });
+              });
+            top?.entered(contextId, entered);
             // writeList checks that the document exists (a list's rows prove it: one statement fewer).
             for (const list of change.lists ?? [])
               writeList(contextId, list.memoryId, list.neighbours, snapshot.k);
@@ -323,13 +393,15 @@ export function createSqliteSemanticIndex(
           const known = cache.prefix(contextId, term, Math.max(0, filter.top));
           if (known) return known;
         }
-        if (cache && 'top' in filter && filter.top >= CACHED_TOP_MIN) {
+        if ('top' in filter && filter.top >= CACHED_TOP_MIN) {
           // Another connection's commit invalidates every cached list (data_version moves).
-          cache.validate(s.dataVersion.get() as number);
-          const known = cache.get(contextId, term, filter.top);
-          if (known) return known;
-          const rows = weightRows(s.topPostings.all(contextId, term, filter.top) as [string, number][]);
-          cache.set(contextId, term, filter.top, rows);
+          if (cache) {
+            cache.validate(s.dataVersion.get() as number);
+            const known = cache.get(contextId, term, filter.top);
+            if (known) return known;
+          }
+          const rows = longTop(contextId, term, filter.top);
+          cache?.set(contextId, term, filter.top, rows);
           return rows;
         }
         if ('top' in filter) {
@@ -337,14 +409,8 @@ export function createSqliteSemanticIndex(
             s.topPostings.all(contextId, term, Math.max(0, filter.top)) as [string, number][],
           );
         }
-        if ('minWeight' in filter) {
-          return weightRows(
-            s.postingsAboveWeight.all(contextId, term, filter.minWeight, filter.below ?? BEYOND) as [
-              string,
-              number,
-            ][],
-          );
-        }
+        if ('minWeight' in filter)
+          return weightWindow(contextId, term, filter.minWeight, filter.below ?? BEYOND);
         const rows = s.postingsAboveRatio.all(
           contextId,
           term,

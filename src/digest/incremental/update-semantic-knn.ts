@@ -2,6 +2,7 @@ import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { ArchiveStore, EdgeChange } from '../../store/archive-store-spec.ts';
 import { pairKey } from '../../store/edge-merge.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
+import { SEMANTIC_TOP_SIZE } from '../../store/sqlite-semantic-top.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
 import { semanticText } from '../semantic/semantic-text.ts';
@@ -50,9 +51,10 @@ export interface SemanticUpdateOptions {
 /**
  * Default posting limit per term of the incremental forward searches: common terms (function words, a
  * person's everyday vocabulary) are read only through their heaviest postings, as in impact-ordered
- * early termination. Agreement with the exact search measured by bench:knn (docs/semantic-knn.md).
+ * early termination. Agreement with the exact search measured by bench:knn (docs/semantic-knn.md). The
+ * size of the SQLite index's kept top lists (one row per such term), so these reads are one row each there.
  */
-export const MAX_POSTINGS_PER_TERM = 1024;
+export const MAX_POSTINGS_PER_TERM = SEMANTIC_TOP_SIZE;
 
 /**
  * Newcomers searched against one cached view of the index and written in one writeDocs: large enough that a
