@@ -29,6 +29,19 @@ function textOf(result: unknown): string {
   return first?.type === 'text' ? first.text : '';
 }
 
+/** One JSON-RPC tools/call posted to an MCP HTTP app with key k1. */
+function postToolCall(app: ReturnType<typeof createMcpHttpApp>, name: string, args: Record<string, unknown>) {
+  return app.request('http://local/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: 'Bearer k1',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+}
+
 const clients: Client[] = [];
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close();
@@ -134,20 +147,7 @@ describe('MCP server', () => {
     const graphmemix = createFakeGraphmemix();
     const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'], maxBodyBytes: 4096 });
     const call = (text: string) =>
-      app.request('http://local/mcp', {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer k1',
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'add_memory', arguments: { user_id: 'alice', memories: [{ id: 'big', text }] } },
-        }),
-      });
+      postToolCall(app, 'add_memory', { user_id: 'alice', memories: [{ id: 'big', text }] });
     const refused = await call('x'.repeat(10_000));
     expect(refused.status).toBe(413);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
@@ -161,25 +161,9 @@ describe('MCP server', () => {
   it('refuses a call whose arguments hold more values than an HTTP body may, before its schema parse', async () => {
     const graphmemix = createFakeGraphmemix();
     const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'] });
-    const response = await app.request('http://local/mcp', {
-      method: 'POST',
-      headers: {
-        authorization: 'Bearer k1',
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'add_memory',
-          arguments: {
-            user_id: 'alice',
-            memories: [{ id: 'm', text: 'x', assets: new Array(60_000).fill(0) }],
-          },
-        },
-      }),
+    const response = await postToolCall(app, 'add_memory', {
+      user_id: 'alice',
+      memories: [{ id: 'm', text: 'x', assets: new Array(60_000).fill(0) }],
     });
     const reply = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
     expect(reply.result.isError).toBe(true);

@@ -26,6 +26,18 @@ function shoppingNotes(): MemoryRecord[] {
 const records = (list: MemoryRecord[]) =>
   list.map((record) => ({ type: 'record' as const, record, source: { file: 'notes' } }));
 
+/** A chat message of Ana's in context c on `day` (YYYY-MM-DD), at 09:00. */
+const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
+  id,
+  contextId: 'c',
+  kind: 'message',
+  sequence: i,
+  speaker: 'Ana',
+  timestamp: `${day}T09:00:00Z`,
+  text,
+  assets: [],
+});
+
 describe('query expansion in retrieval', () => {
   let gm: Graphmemix;
   beforeEach(async () => {
@@ -115,16 +127,6 @@ describe('weighted lexical search (expansions above the store port)', () => {
 
   it('feedback brings the day the top memories share (text and metadata views)', async () => {
     const store = createMemoryStore();
-    const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
-      id,
-      contextId: 'c',
-      kind: 'message',
-      sequence: i,
-      speaker: 'Ana',
-      timestamp: `${day}T09:00:00Z`,
-      text,
-      assets: [],
-    });
     await ingestItems(
       store,
       records([
@@ -223,16 +225,6 @@ describe('query expansion in the trace', () => {
   it('retrieve runs the shared-day feedback when asked, reading the text views off its records', async () => {
     const gm = await openGraphmemix({ db: ':memory:' });
     try {
-      const message = (id: string, day: string, text: string, i: number): MemoryRecord => ({
-        id,
-        contextId: 'c',
-        kind: 'message',
-        sequence: i,
-        speaker: 'Ana',
-        timestamp: `${day}T09:00:00Z`,
-        text,
-        assets: [],
-      });
       await ingestItems(
         gm.store,
         records([
