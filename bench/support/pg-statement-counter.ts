@@ -1,12 +1,7 @@
 import pg from 'pg';
 
-/**
- * Counts the statements and transactions (BEGIN) this process sends through `pg.Client.query` and the rows
- * they return, and while
- * `trace` is an array, appends each statement's time, row count and first `width` characters to it. Probes
- * read differences of `statements` / `begins` around the calls they measure. Patches the prototype once.
- */
-export function countPgStatements(width = 150): {
+/** What countPgStatements counts (read differences around the calls measured). */
+export interface PgStatementCounter {
   statements: number;
   begins: number;
   /** Rows received (every result of a simple query counted). */
@@ -16,15 +11,16 @@ export function countPgStatements(width = 150): {
   traceFrom?: number;
   /** process.cpuUsage() the trace's CPU offsets count from (set with `trace`; default: the first statement). */
   traceCpu?: NodeJS.CpuUsage;
-} {
-  const counter: {
-    statements: number;
-    begins: number;
-    rows: number;
-    trace?: string[];
-    traceFrom?: number;
-    traceCpu?: NodeJS.CpuUsage;
-  } = {
+}
+
+/**
+ * Counts the statements and transactions (BEGIN) this process sends through `pg.Client.query` and the rows
+ * they return, and while `trace` is an array, appends each statement's time, row count and first `width`
+ * characters to it. Probes read differences of `statements` / `begins` around the calls they measure. Patches
+ * the prototype once.
+ */
+export function countPgStatements(width = 150): PgStatementCounter {
+  const counter: PgStatementCounter = {
     statements: 0,
     begins: 0,
     rows: 0,
