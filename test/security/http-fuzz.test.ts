@@ -236,17 +236,15 @@ describe('HTTP API under seeded hostile requests', () => {
   it('refuses a small body of many values before validating it (TOO_LARGE), changing nothing', async () => {
     const before = await listing('bob');
     const assets = `[${'0,'.repeat(99_999)}0]`;
-    const started = performance.now();
     const response = await request(
       'POST',
       '/v1/memories',
       BOB,
       `{"user_id":"bob","memories":[{"id":"many","text":"x","assets":${assets}}]}`,
     );
+    // 413, not the schema's 400: refused before validation (without the bound: 100k issues, seconds).
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
     expect(await listing('bob')).toBe(before);
-    // Not a timing assertion on the engine: without the bound this request built 100k issues (seconds).
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 });
