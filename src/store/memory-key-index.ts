@@ -1,4 +1,5 @@
 import type { MemoryRecord } from '../types/memory-record.ts';
+import { lowerBound } from './lower-bound.ts';
 import { compareStrings } from './store-rules.ts';
 
 /**
@@ -23,7 +24,7 @@ export class MemoryKeyIndex {
       if (!ids) {
         ids = new Set();
         this.idsByKey.set(key, ids);
-        this.sorted.splice(lowerBound(this.sorted, key), 0, key);
+        this.sorted.splice(lowerBound(this.sorted, key, byCodeUnits), 0, key);
       }
       ids.add(id);
     }
@@ -35,7 +36,7 @@ export class MemoryKeyIndex {
       ids?.delete(id);
       if (ids && ids.size === 0) {
         this.idsByKey.delete(key);
-        this.sorted.splice(lowerBound(this.sorted, key), 1);
+        this.sorted.splice(lowerBound(this.sorted, key, byCodeUnits), 1);
       }
     }
     this.keysById.delete(id);
@@ -69,7 +70,11 @@ export class MemoryKeyIndex {
 
   range(from: string, to: string, limit = Number.POSITIVE_INFINITY): Array<{ key: string; id: string }> {
     const out: Array<{ key: string; id: string }> = [];
-    for (let at = lowerBound(this.sorted, from); at < this.sorted.length && out.length < limit; at++) {
+    for (
+      let at = lowerBound(this.sorted, from, byCodeUnits);
+      at < this.sorted.length && out.length < limit;
+      at++
+    ) {
       const key = this.sorted[at]!;
       if (key > to) break;
       for (const id of [...this.idsByKey.get(key)!].sort(compareStrings)) out.push({ key, id });
@@ -82,13 +87,7 @@ function bySequence(x: { sequence: number; id: string }, y: { sequence: number; 
   return x.sequence - y.sequence || compareStrings(x.id, y.id);
 }
 
-function lowerBound(sorted: readonly string[], value: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** JS string order (UTF-16 code units), the order of `sorted`. */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

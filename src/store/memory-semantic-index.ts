@@ -1,4 +1,5 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { lowerBound } from './lower-bound.ts';
 import {
   listThreshold,
   type SemanticDoc,
@@ -229,7 +230,7 @@ export class MemorySemanticIndex implements SemanticIndexStore {
       const weight = doc.weights[at]!;
       const posting = { memoryId: doc.memoryId, weight, ratio: ratioOf(weight, threshold) };
       entries.push(posting);
-      if (keepSorted) list.splice(insertionPoint(list, posting), 0, posting);
+      if (keepSorted) list.splice(lowerBound(list, posting, comparePostings), 0, posting);
       else list.push(posting);
     });
     this.linkList(index, doc.memoryId, neighbours);
@@ -240,7 +241,11 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     if (!doc) return;
     doc.terms.forEach((term, at) => {
       const list = index.postings.get(term)!;
-      const position = insertionPoint(list, { memoryId: id, weight: doc.weights[at]!, ratio: 0 });
+      const position = lowerBound(
+        list,
+        { memoryId: id, weight: doc.weights[at]!, ratio: 0 },
+        comparePostings,
+      );
       if (list[position]?.memoryId === id) list.splice(position, 1);
       if (list.length === 0) index.postings.delete(term);
     });
@@ -283,18 +288,6 @@ function ratioOf(weight: number, threshold: number): number {
 
 function comparePostings(x: StoredPosting, y: StoredPosting): number {
   return y.weight - x.weight || compareStrings(x.memoryId, y.memoryId);
-}
-
-/** First position whose posting does not sort before `posting` (binary search). */
-function insertionPoint(list: readonly StoredPosting[], posting: StoredPosting): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (comparePostings(list[mid]!, posting) < 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 export function noSnapshot(contextId: string): GraphmemixError {

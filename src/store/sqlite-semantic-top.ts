@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { lowerBound } from './lower-bound.ts';
 import type { SemanticPosting } from './semantic-index-spec.ts';
 
 /**
@@ -146,7 +147,7 @@ export function createSemanticTopLists(db: Database.Database): SemanticTopLists 
         const row = s.get.get(contextId, term) as Row;
         const rows = decode(row[3], row[4], held);
         for (const posting of entering) {
-          rows.splice(insertionPoint(rows, posting), 0, {
+          rows.splice(lowerBound(rows, posting, comparePostings), 0, {
             memoryId: posting.memoryId,
             weight: posting.weight,
           });
@@ -203,18 +204,6 @@ export function compareUtf8(x: string, y: string): number {
     return a - b;
   }
   return x.length - y.length;
-}
-
-/** First position of `rows` (in comparePostings order) that `posting` sorts before. */
-function insertionPoint(rows: readonly SemanticPosting[], posting: SemanticPosting): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (comparePostings(rows[mid]!, posting) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
