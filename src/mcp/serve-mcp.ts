@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
@@ -7,20 +8,42 @@ import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
-import { requestBodyLimit } from '../shell-kit/request-body-limit.ts';
+import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { ALL_USERS } from '../shell-kit/user-scope.ts';
 import { createMcpServer, type McpServerOptions } from './create-mcp-server.ts';
+import { StdioMessageFilter } from './stdio-message-filter.ts';
+
+export interface McpStdioOptions extends McpServerOptions {
+  /** Longest accepted message line in bytes (default DEFAULT_MAX_BODY_BYTES, as an HTTP body). */
+  maxMessageBytes?: number;
+  /** The streams to serve (default the process's stdin and stdout; tests pass their own). */
+  stdin?: Readable;
+  stdout?: Writable;
+}
 
 /**
  * Serves MCP over stdio until the client closes the stream. Nothing else may write to stdout while this
  * runs (it carries JSON-RPC), so progress and errors go to stderr.
  */
-export async function serveMcpStdio(graphmemix: Graphmemix, options: McpServerOptions = {}): Promise<void> {
+export async function serveMcpStdio(graphmemix: Graphmemix, options: McpStdioOptions = {}): Promise<void> {
+  const {
+    maxMessageBytes = DEFAULT_MAX_BODY_BYTES,
+    stdin = process.stdin,
+    stdout = process.stdout,
+  } = options;
   const server = createMcpServer(graphmemix, options);
-  const transport = new StdioServerTransport();
+  // Oversized and non-JSON lines are answered here and never reach the SDK (see StdioMessageFilter).
+  const filter = new StdioMessageFilter(
+    maxMessageBytes,
+    (line) => stdout.write(line),
+    (message) => process.stderr.write(`${message}\n`),
+  );
+  stdin.pipe(filter);
+  // The SDK's own buffer limit sits above the filter's, so it never closes the session itself.
+  const transport = new StdioServerTransport(filter, stdout, { maxBufferSize: maxMessageBytes + 1024 });
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
+    filter.once('end', () => resolve());
   });
   await server.connect(transport);
   await closed;

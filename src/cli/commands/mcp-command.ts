@@ -28,7 +28,10 @@ export function registerMcpCommand(program: Command): void {
     .option('--port <n>', 'HTTP port', '8788')
     .option('--host <host>', 'HTTP interface to bind', '127.0.0.1')
     .option('--open', 'HTTP without API keys (loopback only)')
-    .option('--max-body-bytes <n>', 'HTTP: largest accepted request body in bytes (default 16 MiB)')
+    .option(
+      '--max-body-bytes <n>',
+      'largest accepted request body (HTTP) or message line (stdio) in bytes (default 16 MiB)',
+    )
     .option('--config <file>', 'model config file')
     .option(
       '--users <ids>',
@@ -53,6 +56,12 @@ Client config (stdio):
       if (!flags.http) {
         const { userScope } = await import('../../shell-kit/user-scope.ts');
         const users = stdioUsers(flags.users ?? process.env.GRAPHMEMIX_MCP_USERS);
+        const limits = parseInput(listenFlagsSchema, {
+          db: flags.db,
+          port: flags.port,
+          host: flags.host,
+          max_body_bytes: flags.maxBodyBytes,
+        });
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
         console.info = console.error;
@@ -65,6 +74,7 @@ Client config (stdio):
           await serveMcpStdio(graphmemix, {
             scope: userScope(users),
             mediaDir: graphmemix.mediaDir ?? mediaDirFor(flags.db),
+            ...(limits.max_body_bytes === undefined ? {} : { maxMessageBytes: limits.max_body_bytes }),
           });
         } finally {
           await graphmemix.close();

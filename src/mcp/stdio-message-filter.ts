@@ -1,0 +1,85 @@
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** JSON-RPC's codes for a line that is not JSON and for a request refused as such. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+
+/**
+ * Sits between stdin and the MCP SDK's stdio transport and passes on only complete lines that parse as
+ * JSON, each at most `maxLineBytes` long. Why: the SDK buffers a line of any length up to its own limit
+ * and then closes the session without a word (a client's one oversized message ended the process with
+ * exit code 0), and it drops a line that is not JSON without replying. Here an oversized line is skipped
+ * as it streams in (never held beyond the limit) and answered with a TOO_LARGE error, a line that is not
+ * JSON is answered with a parse error, and the session goes on. Both answers carry `id: null`: the id of a
+ * message that could not be read is unknown (JSON-RPC 2.0, section 5).
+ */
+export class StdioMessageFilter extends Transform {
+  private parts: Buffer[] = [];
+  private length = 0;
+  private skipping = false;
+
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly reply: (line: string) => void,
+    private readonly warn: (message: string) => void = () => {},
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer | string, _encoding: BufferEncoding, done: TransformCallback): void {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let start = 0;
+    while (start < data.length) {
+      const newline = data.indexOf(10, start);
+      const end = newline === -1 ? data.length : newline;
+      if (!this.skipping) {
+        if (this.length + (end - start) > this.maxLineBytes) this.startSkipping();
+        else if (end > start) {
+          this.parts.push(data.subarray(start, end));
+          this.length += end - start;
+        }
+      }
+      if (newline === -1) break;
+      if (!this.skipping) this.passLine();
+      this.parts = [];
+      this.length = 0;
+      this.skipping = false;
+      start = newline + 1;
+    }
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    // A last line without its newline is incomplete: the SDK would never read it either.
+    if (this.length > 0 && !this.skipping) this.passLine();
+    done();
+  }
+
+  private startSkipping(): void {
+    this.skipping = true;
+    this.parts = [];
+    this.length = 0;
+    const message = `message over ${this.maxLineBytes} bytes; ignored`;
+    this.warn(`graphmemix mcp: ${message}`);
+    this.reply(errorLine(INVALID_REQUEST, message, 'TOO_LARGE'));
+  }
+
+  private passLine(): void {
+    const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
+    const text = line.toString('utf8');
+    if (text.trim() === '') return;
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.reply(errorLine(PARSE_ERROR, `message is not JSON: ${reason.slice(0, 200)}`, 'INVALID_INPUT'));
+      return;
+    }
+    this.push(line);
+    this.push('\n');
+  }
+}
+
+function errorLine(code: number, message: string, graphmemixCode: string): string {
+  return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data: { code: graphmemixCode } } })}\n`;
+}
