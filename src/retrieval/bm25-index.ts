@@ -24,9 +24,29 @@ export function bm25TermScore(idf: number, tf: number, length: number, averageLe
   return (idf * tf * (BM25_K1 + 1)) / norm;
 }
 
-/** Distinct query terms in first-occurrence order: scores are summed in this order by every backend. */
+/**
+ * Most distinct terms one lexical search uses. Why: a search's cost grows with its terms' posting lists and
+ * pruning fails once hundreds of common words are asked at once; a 4,000-character question of 515 distinct
+ * common words took 13 s of CPU at 1M memories, 4.2 s with the cut (bench/worst-question-probe.ts). The
+ * longest dev question has 50 distinct terms (Mem-Gallery; M3Exam 43), so no dev result changes. Every
+ * backend applies the same cut.
+ */
+export const MAX_QUERY_TERMS = 64;
+
+/**
+ * Distinct query terms in first-occurrence order, the first MAX_QUERY_TERMS of them: scores are summed in this
+ * order by every backend.
+ */
 export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query))];
+  const terms: string[] = [];
+  const seen = new Set<string>();
+  for (const token of tokenize(query)) {
+    if (seen.has(token)) continue;
+    seen.add(token);
+    terms.push(token);
+    if (terms.length === MAX_QUERY_TERMS) break;
+  }
+  return terms;
 }
 
 /** Term frequencies of a tokenized document, in first-occurrence order. */

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { MAX_QUERY_TERMS } from '../../src/retrieval/bm25-index.ts';
 import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 
@@ -138,6 +139,26 @@ export function scopeHistoryConformance(
     expect((await s.contextStats('ctx'))?.byKind).toEqual({ note: 2 });
     await s.deleteContext('ctx');
     expect(await s.contextStats('ctx')).toBeUndefined();
+  });
+
+  it('searches the first MAX_QUERY_TERMS distinct terms of a longer query, the same on every backend', async () => {
+    const s = store();
+    // Numbers are terms of their own (no stopword, no plural folding).
+    const words = Array.from({ length: MAX_QUERY_TERMS + 6 }, (_, i) => String(1000 + i));
+    await s.writeMemories('ctx', [
+      write('ctx', 'early', `note ${words[3]}`, 0),
+      write('ctx', 'late', `note ${words[MAX_QUERY_TERMS + 2]}`, 1),
+      write('ctx', 'last-kept', `note ${words[MAX_QUERY_TERMS - 1]}`, 2),
+    ]);
+    // Repeats before the cut do not use it up: terms are distinct.
+    const long = [words[0], words[0], ...words].join(' ');
+    const hits = await s.searchLexical('ctx', long, { limit: 10, kinds: ['text'] });
+    expect(hits.map((h) => h.memoryId).sort()).toEqual(['early', 'last-kept']);
+    const firstTerms = await s.searchLexical('ctx', words.slice(0, MAX_QUERY_TERMS).join(' '), {
+      limit: 10,
+      kinds: ['text'],
+    });
+    expect(hits).toEqual(firstTerms);
   });
 
   it('searches only the given memories, with the unrestricted scores', async () => {

@@ -1,0 +1,58 @@
+/**
+ * The costliest questions a client may ask, against one context of an existing archive (opened read-only,
+ * questions in this thread): a short question, then 4,000-character questions (the schema's maximum) of the
+ * context's 50 most common words, of its 1,000 most common words, of rare words, and of dates. Prints wall
+ * and CPU per question and the distinct terms in it: the figures behind MAX_QUERY_TERMS (docs/interfaces.md).
+ *
+ *   npx tsx bench/worst-question-probe.ts <file.db> [context]      (context default 'big', as retrieve-probe.ts)
+ */
+import { loadavg } from 'node:os';
+import Database from 'better-sqlite3';
+import { openGraphmemix } from '../src/graphmemix.ts';
+import { queryTerms } from '../src/retrieval/bm25-index.ts';
+import { tokenize } from '../src/retrieval/tokenize.ts';
+import { MAX_QUESTION_CHARS } from '../src/schemas/question-schema.ts';
+
+const [file, contextId = 'big'] = process.argv.slice(2);
+if (!file) throw new Error('usage: <file.db> [context]');
+const raw = new Database(file, { readonly: true });
+const texts = raw
+  .prepare("SELECT text FROM views WHERE context_id = ? AND kind = 'text' LIMIT 20000")
+  .pluck()
+  .all(contextId) as string[];
+raw.close();
+const counts = new Map<string, number>();
+for (const text of texts) for (const term of tokenize(text)) counts.set(term, (counts.get(term) ?? 0) + 1);
+const byCount = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([t]) => t);
+
+/** Words repeated in turn up to the schema's longest question. */
+function fill(words: readonly string[]): string {
+  let question = '';
+  for (let i = 0; ; i++) {
+    const word = words[i % words.length]!;
+    if (question.length + word.length + 1 > MAX_QUESTION_CHARS) return question.trim();
+    question += `${word} `;
+  }
+}
+const dates = Array.from({ length: 400 }, (_, i) => `2023-0${(i % 9) + 1}-${10 + (i % 19)}`);
+const cases: [string, string][] = [
+  ['short question', 'what did we talk about on the trip last week'],
+  ['50 most common words', fill(byCount.slice(0, 50))],
+  ['1,000 most common words', fill(byCount.slice(0, 1000))],
+  ['rare words', fill(byCount.slice(-2000))],
+  ['dates', fill(dates)],
+];
+const graphmemix = await openGraphmemix({ db: file, readonly: true, readWorkers: false });
+await graphmemix.retrieve(contextId, { prompt: 'a first question to open the caches' }, { k: 10 });
+console.log(`${file} context ${contextId}, load ${loadavg()[0]!.toFixed(2)}`);
+for (const [name, prompt] of cases) {
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  const result = await graphmemix.retrieve(contextId, { prompt }, { k: 10 });
+  const used = process.cpuUsage(cpu);
+  console.log(
+    `${name}: ${(performance.now() - started).toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms CPU, ` +
+      `${new Set(tokenize(prompt)).size} distinct terms (${queryTerms(prompt).length} searched), ${result.evidence.length} evidence`,
+  );
+}
+await graphmemix.close();
