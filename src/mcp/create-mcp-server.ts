@@ -19,6 +19,7 @@ import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.
 import { evidenceImages } from './evidence-images.ts';
 import { registerMemoryVerbTools } from './register-memory-verb-tools.ts';
 import { runTool, toolImages } from './run-tool.ts';
+import { codeSdkToolErrors } from './sdk-tool-errors.ts';
 
 export interface McpServerOptions {
   /**
@@ -41,6 +42,7 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
 export function createMcpServer(graphmemix: Graphmemix, options: McpServerOptions = {}): McpServer {
   // The SDK counts a call's argument values before its schema parse, as parseInput does for HTTP bodies.
   const server = new McpServer({ name: 'graphmemix', version }, { maxToolInputElements: MAX_INPUT_VALUES });
+  codeSdkToolErrors(server);
   const scope = options.scope ?? ALL_USERS;
   const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
 

@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sdkErrorCode } from '../../src/mcp/sdk-tool-errors.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createFakeGraphmemix } from '../support/fake-graphmemix.ts';
 import { REPO_ROOT, TSX_IMPORT } from '../support/repo-paths.ts';
@@ -113,8 +114,15 @@ describe('MCP server', () => {
     expect(JSON.parse(textOf(answered))).toHaveProperty('answered');
 
     // Schema validation happens before the tool runs: a missing user_id is a tool error, not a crash.
+    // It carries our error shape and code (the SDK's own text has none), naming the field.
     const invalid = await client.callTool({ name: 'search_memories', arguments: { query: 'x' } });
     expect(invalid.isError).toBe(true);
+    const invalidError = (JSON.parse(textOf(invalid)) as { error: { code: string; message: string } }).error;
+    expect(invalidError.code).toBe('INVALID_INPUT');
+    expect(invalidError.message).toContain('user_id');
+    expect(sdkErrorCode('something else broke')).toBe('INTERNAL');
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect(JSON.parse(textOf(unknown))).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });
 
   it('serves streamable HTTP with bearer keys', async () => {
@@ -167,7 +175,10 @@ describe('MCP server', () => {
     });
     const reply = (await response.json()) as { result: { isError: boolean; content: { text: string }[] } };
     expect(reply.result.isError).toBe(true);
-    expect(reply.result.content[0]!.text).toContain('more than the maximum of 50000 elements');
+    const error = (JSON.parse(reply.result.content[0]!.text) as { error: { code: string; message: string } })
+      .error;
+    expect(error.code).toBe('TOO_LARGE');
+    expect(error.message).toContain('more than the maximum of 50000 elements');
     expect(graphmemix.calls).toEqual([]);
   });
 });
