@@ -43,6 +43,7 @@ import { TOKENIZER_VERSION_META } from './store-rules.ts';
 import { UsearchVectorIndexes } from './usearch-vector-index.ts';
 
 export { SQLITE_UNIT_MAX_PENDING } from './sqlite-memory-writes.ts';
+export { CHECKPOINTER_SIZE_CHECK_COMMITS } from './sqlite-wal-upkeep.ts';
 
 /**
  * The embedded default backend: one SQLite file (better-sqlite3, WAL, foreign keys on).
