@@ -5,59 +5,32 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { MemoryView, ViewHit } from '../types/view.ts';
-import {
-  type ArchiveStore,
-  type ContextInfo,
-  type ContextStats,
-  type EdgeChange,
-  type KeyedRecord,
-  type LexicalSearchOptions,
-  MEDIA_PENDING_KEY,
-  type MemoryFilter,
-  type MemoryVersion,
-  type MemoryWrite,
-  type PendingMediaRef,
-  type RelationWork,
-  type VectorRow,
-  type VectorSearchOptions,
-  type WriteOutcome,
+import type {
+  ArchiveStore,
+  ContextInfo,
+  ContextStats,
+  EdgeChange,
+  KeyedRecord,
+  LexicalSearchOptions,
+  MemoryFilter,
+  MemoryVersion,
+  MemoryWrite,
+  PendingMediaRef,
+  RelationWork,
+  VectorRow,
+  VectorSearchOptions,
+  WriteOutcome,
 } from './archive-store-spec.ts';
-import { countEdgeTypes, diffEdgeChanges, diffEdgeReplacement, pairKey } from './edge-merge.ts';
+import { pairKey } from './edge-merge.ts';
 import { MemoryKeyIndex } from './memory-key-index.ts';
-import { recordMatches } from './memory-scope-tags.ts';
 import { MemorySemanticIndex } from './memory-semantic-index.ts';
-import {
-  assertWrite,
-  compareStrings,
-  compareVectorRows,
-  TOKENIZER_VERSION_META,
-  vectorDimensionError,
-} from './store-rules.ts';
-import { VectorIndex } from './vector-index.ts';
-
-interface StoredMemory {
-  record: MemoryRecord;
-  views: MemoryView[];
-  contentHash: string;
-}
-
-interface ContextData {
-  memories: Map<string, StoredMemory>;
-  edges: Map<string, MemoryEdge>;
-  /** memory id -> pair keys of its edges, for neighbors() and deletes. */
-  edgesByMemory: Map<string, Set<string>>;
-  /** space -> "memoryId\0kind\0key" -> row. */
-  vectors: Map<string, Map<string, VectorRow>>;
-  lexical?: Bm25Index;
-  vectorIndexes: Map<string, VectorIndex>;
-  /** The relation journal (ArchiveStore.pendingRelationWork), in seq order. */
-  journal: RelationWork[];
-  /** Relation lookup keys (MemoryWrite.keys). */
-  keys: MemoryKeyIndex;
-  lastWrite?: string;
-  /** memory id -> its replaced versions, oldest first (ArchiveStore.memoryVersions). */
-  versions: Map<string, MemoryRecord[]>;
-}
+import { type ContextData, contextInfo } from './memory-store-context-data.ts';
+import { memoryStoreIntegrityCheck } from './memory-store-integrity-check.ts';
+import { MemoryStoreKeyLookups } from './memory-store-key-lookups.ts';
+import { MemoryStoreReads } from './memory-store-reads.ts';
+import { MemoryStoreRelations } from './memory-store-relations.ts';
+import { MemoryStoreVectors } from './memory-store-vectors.ts';
+import { assertWrite, compareStrings, TOKENIZER_VERSION_META } from './store-rules.ts';
 
 /**
  * The in-memory backend: plain maps, nothing persisted. For tests, the demo and short-lived embeddings.
@@ -85,6 +58,18 @@ class MemoryStore implements ArchiveStore {
   readonly semantic = new MemorySemanticIndex(
     (contextId, id) => this.contexts.get(contextId)?.memories.has(id) ?? false,
   );
+  private readonly relations = new MemoryStoreRelations(
+    this.contexts,
+    () => this.assertOpen(),
+    (contextId, create) => this.context(contextId, create),
+  );
+  private readonly vectors = new MemoryStoreVectors(
+    this.contexts,
+    () => this.assertOpen(),
+    (contextId, create) => this.context(contextId, create),
+  );
+  private readonly keyLookups = new MemoryStoreKeyLookups(this.contexts, () => this.assertOpen());
+  private readonly reads = new MemoryStoreReads(this.contexts, () => this.assertOpen());
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
     this.assertOpen();
@@ -148,106 +133,47 @@ class MemoryStore implements ArchiveStore {
     return outcome;
   }
 
-  async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
-    this.assertOpen();
-    const stored = this.contexts.get(contextId)?.memories.get(id);
-    return stored ? structuredClone(stored.record) : undefined;
+  getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
+    return this.reads.getMemory(contextId, id);
   }
 
-  async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
-    this.assertOpen();
-    const memories = this.contexts.get(contextId)?.memories;
-    if (!memories) return [];
-    return ids.flatMap((id) => {
-      const stored = memories.get(id);
-      return stored ? [structuredClone(stored.record)] : [];
-    });
+  getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    return this.reads.getMemories(contextId, ids);
   }
 
-  async listMemories(
+  listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+    options?: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter },
   ): Promise<MemoryRecord[]> {
-    this.assertOpen();
-    const memories = this.contexts.get(contextId)?.memories;
-    if (!memories) return [];
-    const after = options.afterSequence ?? Number.NEGATIVE_INFINITY;
-    const afterId = options.afterSequence === undefined ? undefined : options.afterId;
-    const filter = options.filter;
-    const records = [...memories.values()]
-      .map((stored) => stored.record)
-      .filter(
-        (record) =>
-          (record.sequence > after ||
-            (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0)) &&
-          (filter === undefined || recordMatches(record, filter)),
-      )
-      .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
-    return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
+    return this.reads.listMemories(contextId, options);
   }
 
-  async contextStats(contextId: string): Promise<ContextStats | undefined> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return undefined;
-    const byKind: Record<string, number> = {};
-    for (const { record } of data.memories.values()) byKind[record.kind] = (byKind[record.kind] ?? 0) + 1;
-    return {
-      memories: data.memories.size,
-      byKind,
-      ...(data.lastWrite === undefined ? {} : { lastWrite: data.lastWrite }),
-    };
+  contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.reads.contextStats(contextId);
   }
 
-  async matchMemories(
+  matchMemories(
     contextId: string,
     filter: MemoryFilter,
     options: { ids?: readonly string[]; limit?: number },
   ): Promise<string[]> {
-    this.assertOpen();
-    const memories = this.contexts.get(contextId)?.memories;
-    if (!memories) return [];
-    if (options.ids !== undefined) {
-      return [...new Set(options.ids)].filter((id) => {
-        const stored = memories.get(id);
-        return stored !== undefined && recordMatches(stored.record, filter);
-      });
-    }
-    // The in-memory store is for small archives: a scan is its index.
-    const found = await this.listMemories(contextId, {
-      filter,
-      ...(options.limit === undefined ? {} : { limit: options.limit }),
-    });
-    return found.map((record) => record.id);
+    return this.reads.matchMemories(contextId, filter, options);
   }
 
-  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    this.assertOpen();
-    const history = this.contexts.get(contextId)?.versions.get(id) ?? [];
-    return structuredClone(history.map((record, index) => ({ version: index + 1, record })));
+  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    return this.reads.memoryVersions(contextId, id);
   }
 
-  async maxSequence(contextId: string): Promise<number | undefined> {
-    this.assertOpen();
-    return this.contexts.get(contextId) === undefined
-      ? undefined
-      : contextInfo(contextId, this.contexts.get(contextId)!).maxSequence;
+  maxSequence(contextId: string): Promise<number | undefined> {
+    return this.reads.maxSequence(contextId);
   }
 
-  async countMemories(contextId: string): Promise<number> {
-    this.assertOpen();
-    return this.contexts.get(contextId)?.memories.size ?? 0;
+  countMemories(contextId: string): Promise<number> {
+    return this.reads.countMemories(contextId);
   }
 
-  async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
-    this.assertOpen();
-    const hashes = new Map<string, string>();
-    const memories = this.contexts.get(contextId)?.memories;
-    for (const id of ids) {
-      const stored = memories?.get(id);
-      if (stored) hashes.set(id, stored.contentHash);
-    }
-    return hashes;
+  getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    return this.reads.getContentHashes(contextId, ids);
   }
 
   async deleteMemory(contextId: string, id: string): Promise<boolean> {
@@ -276,67 +202,34 @@ class MemoryStore implements ArchiveStore {
     return true;
   }
 
-  async findByKeys(
+  findByKeys(
     contextId: string,
     keys: readonly string[],
-    options: { limit?: number } = {},
+    options?: { limit?: number },
   ): Promise<MemoryRecord[]> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return [];
-    const found = data.keys.find(keys, (id) => data.memories.get(id)?.record);
-    return structuredClone(options.limit === undefined ? found : found.slice(0, options.limit));
+    return this.keyLookups.findByKeys(contextId, keys, options);
   }
 
-  /** In memory the whole archive is already held: the contexts are walked in id order (no I/O at open). */
-  async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
-    this.assertOpen();
-    const out: PendingMediaRef[] = [];
-    const after = options.after;
-    for (const contextId of [...this.contexts.keys()].sort(compareStrings)) {
-      if (out.length >= options.limit) break;
-      if (after !== undefined && compareStrings(contextId, after.contextId) < 0) continue;
-      const data = this.contexts.get(contextId)!;
-      const ids = data.keys
-        .find([MEDIA_PENDING_KEY], (id) => data.memories.get(id)?.record)
-        .map((record) => record.id)
-        .sort(compareStrings);
-      for (const id of ids) {
-        if (after !== undefined && contextId === after.contextId && compareStrings(id, after.id) <= 0)
-          continue;
-        if (out.length >= options.limit) break;
-        out.push({ contextId, id });
-      }
-    }
-    return out;
+  listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
+    return this.keyLookups.listPendingMedia(options);
   }
 
-  async adjacentByKey(
+  adjacentByKey(
     contextId: string,
     key: string,
     position: { sequence: number; id: string },
     direction: 'before' | 'after',
   ): Promise<MemoryRecord | undefined> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return undefined;
-    const found = data.keys.adjacent(key, position, direction, (id) => data.memories.get(id)?.record);
-    return found ? structuredClone(found) : undefined;
+    return this.keyLookups.adjacentByKey(contextId, key, position, direction);
   }
 
-  async findKeyRange(
+  findKeyRange(
     contextId: string,
     from: string,
     to: string,
-    options: { limit?: number } = {},
+    options?: { limit?: number },
   ): Promise<KeyedRecord[]> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return [];
-    return data.keys.range(from, to, options.limit).map(({ key, id }) => ({
-      key,
-      record: structuredClone(data.memories.get(id)!.record),
-    }));
+    return this.keyLookups.findKeyRange(contextId, from, to, options);
   }
 
   async deleteContext(contextId: string): Promise<boolean> {
@@ -351,92 +244,44 @@ class MemoryStore implements ArchiveStore {
     return existed || questions;
   }
 
-  async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
-    this.assertOpen();
-    const memories = this.contexts.get(contextId)?.memories;
-    if (!memories) return [];
-    return structuredClone(memoryIds.flatMap((id) => memories.get(id)?.views ?? []));
+  getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
+    return this.reads.getViews(contextId, memoryIds);
   }
 
-  async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
-    this.assertOpen();
-    return structuredClone(this.contexts.get(contextId)?.journal.slice(0, limit) ?? []);
+  pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
+    return this.relations.pendingRelationWork(contextId, limit);
   }
 
-  async clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return;
-    if (!Array.isArray(seqs)) {
-      const through = (seqs as { through: number }).through;
-      data.journal = data.journal.filter((entry) => entry.seq > through);
-      return;
-    }
-    const cleared = new Set(seqs);
-    data.journal = data.journal.filter((entry) => !cleared.has(entry.seq));
+  clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void> {
+    return this.relations.clearRelationWork(contextId, seqs);
   }
 
-  async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
-    this.assertOpen();
-    const journal = this.contexts.get(contextId)?.journal ?? [];
-    const last = journal[journal.length - 1];
-    return last === undefined ? { pending: 0 } : { pending: journal.length, lastSeq: last.seq };
+  relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
+    return this.relations.relationWorkStatus(contextId);
   }
 
-  async replaceEdges(
+  replaceEdges(
     contextId: string,
     types: readonly RelationType[],
     edges: readonly MemoryEdge[],
   ): Promise<void> {
-    this.assertOpen();
-    const data = this.context(contextId, edges.length > 0);
-    const { upserts, deletes } = diffEdgeReplacement(contextId, data.edges.values(), types, edges);
-    for (const edge of upserts) {
-      for (const id of [edge.a, edge.b]) {
-        if (!data.memories.has(id)) {
-          throw new GraphmemixError(
-            'INVALID_INPUT',
-            `edge endpoint "${id}" is not a memory of "${contextId}"`,
-          );
-        }
-      }
-    }
-    applyEdgeWrites(data, upserts, deletes);
+    return this.relations.replaceEdges(contextId, types, edges);
   }
 
-  async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
-    this.assertOpen();
-    if (changes.length === 0) return;
-    const data = this.context(contextId, true);
-    // The whole diff (validation included) comes first, then the writes: all-or-nothing like a transaction.
-    const { upserts, deletes } = diffEdgeChanges(
-      contextId,
-      changes,
-      (id) => data.memories.has(id),
-      (a, b) => data.edges.get(pairKey(a, b)),
-    );
-    applyEdgeWrites(data, upserts, deletes);
+  changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {
+    return this.relations.changeEdges(contextId, changes);
   }
 
-  async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    if (!data) return [];
-    const keys = new Set<string>();
-    for (const id of memoryIds) for (const key of data.edgesByMemory.get(id) ?? []) keys.add(key);
-    return [...keys].sort().map((key) => structuredClone(data.edges.get(key)!));
+  neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    return this.relations.neighbors(contextId, memoryIds);
   }
 
-  async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
-    const inSet = new Set(memoryIds);
-    return (await this.neighbors(contextId, memoryIds)).filter(
-      (edge) => inSet.has(edge.a) && inSet.has(edge.b),
-    );
+  edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    return this.relations.edgesAmong(contextId, memoryIds);
   }
 
-  async countEdges(contextId: string): Promise<Record<RelationType, number>> {
-    this.assertOpen();
-    return countEdgeTypes(this.contexts.get(contextId)?.edges.values() ?? []);
+  countEdges(contextId: string): Promise<Record<RelationType, number>> {
+    return this.relations.countEdges(contextId);
   }
 
   async putQuestions(questions: readonly EvalQuestion[]): Promise<number> {
@@ -463,60 +308,21 @@ class MemoryStore implements ArchiveStore {
     return data.lexical.search(query, options);
   }
 
-  async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
-    this.assertOpen();
-    const data = this.context(contextId, false);
-    for (const row of rows) {
-      if (!data.memories.has(row.memoryId)) {
-        throw new GraphmemixError(
-          'INVALID_INPUT',
-          `vector of unknown memory "${row.memoryId}" in "${contextId}"`,
-        );
-      }
-    }
-    let space_ = data.vectors.get(space);
-    if (!space_) {
-      space_ = new Map();
-      data.vectors.set(space, space_);
-    }
-    const dims = space_.values().next().value?.vector.length ?? rows[0]?.vector.length;
-    for (const row of rows) {
-      if (row.vector.length !== dims) {
-        throw vectorDimensionError(space, dims ?? 0, row.vector.length);
-      }
-    }
-    for (const row of rows) {
-      space_.set(vectorKey(row), { ...row, vector: Float32Array.from(row.vector) });
-    }
-    data.vectorIndexes.delete(space);
+  putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
+    return this.vectors.putVectors(contextId, space, rows);
   }
 
-  async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
-    this.assertOpen();
-    const rows = [...(this.contexts.get(contextId)?.vectors.get(space)?.values() ?? [])];
-    const wanted = memoryIds ? new Set(memoryIds) : undefined;
-    return rows
-      .filter((row) => !wanted || wanted.has(row.memoryId))
-      .sort(compareVectorRows)
-      .map((row) => ({ ...row, vector: Float32Array.from(row.vector) }));
+  getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
+    return this.vectors.getVectors(contextId, space, memoryIds);
   }
 
-  async searchVectors(
+  searchVectors(
     contextId: string,
     space: string,
     query: Float32Array,
     options: VectorSearchOptions,
   ): Promise<ViewHit[]> {
-    this.assertOpen();
-    const data = this.contexts.get(contextId);
-    const rows = data?.vectors.get(space);
-    if (!data || !rows || rows.size === 0) return [];
-    let index = data.vectorIndexes.get(space);
-    if (!index) {
-      index = new VectorIndex([...rows.values()].sort(compareVectorRows));
-      data.vectorIndexes.set(space, index);
-    }
-    return index.search(query, options);
+    return this.vectors.searchVectors(contextId, space, query, options);
   }
 
   async getMeta<T = unknown>(key: string): Promise<T | undefined> {
@@ -530,10 +336,8 @@ class MemoryStore implements ArchiveStore {
     return [...this.meta.keys()].filter((key) => key.startsWith(prefix)).sort();
   }
 
-  async listVectorSpaces(contextId: string): Promise<string[]> {
-    this.assertOpen();
-    const spaces = this.contexts.get(contextId)?.vectors ?? new Map<string, Map<string, VectorRow>>();
-    return [...spaces].flatMap(([space, rows]) => (rows.size > 0 ? [space] : [])).sort();
+  listVectorSpaces(contextId: string): Promise<string[]> {
+    return this.vectors.listVectorSpaces(contextId);
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
@@ -544,23 +348,7 @@ class MemoryStore implements ArchiveStore {
 
   async integrityCheck(): Promise<{ ok: boolean; problems: string[] }> {
     this.assertOpen();
-    const problems: string[] = [];
-    for (const [contextId, data] of this.contexts) {
-      for (const edge of data.edges.values()) {
-        if (!(edge.a < edge.b)) problems.push(`${contextId}: edge ${edge.a}-${edge.b} not ordered`);
-        for (const id of [edge.a, edge.b]) {
-          if (!data.memories.has(id))
-            problems.push(`${contextId}: edge ${edge.a}-${edge.b} dangles at ${id}`);
-        }
-      }
-      for (const [space, rows] of data.vectors) {
-        for (const row of rows.values()) {
-          if (!data.memories.has(row.memoryId))
-            problems.push(`${contextId}: vector ${space} dangles at ${row.memoryId}`);
-        }
-      }
-    }
-    return { ok: problems.length === 0, problems };
+    return memoryStoreIntegrityCheck(this.contexts);
   }
 
   async close(): Promise<void> {
@@ -593,10 +381,6 @@ class MemoryStore implements ArchiveStore {
   }
 }
 
-function vectorKey(row: VectorRow): string {
-  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
-}
-
 /** Vector indexes are rebuilt lazily after a write; the BM25 index is maintained in place (updateLexical). */
 function invalidate(data: ContextData): void {
   data.vectorIndexes.clear();
@@ -607,42 +391,6 @@ function updateLexical(data: ContextData, id: string, views: readonly MemoryView
   if (!data.lexical) return;
   data.lexical.removeMemory(id);
   for (const view of views) if (view.text !== '') data.lexical.add(view);
-}
-
-function contextInfo(id: string, data: ContextData): ContextInfo {
-  let maxSequence: number | undefined;
-  for (const stored of data.memories.values()) {
-    if (maxSequence === undefined || stored.record.sequence > maxSequence)
-      maxSequence = stored.record.sequence;
-  }
-  return maxSequence === undefined
-    ? { id, memories: data.memories.size }
-    : { id, memories: data.memories.size, maxSequence };
-}
-
-function applyEdgeWrites(
-  data: ContextData,
-  upserts: readonly MemoryEdge[],
-  deletes: readonly MemoryEdge[],
-): void {
-  for (const edge of deletes) {
-    const key = pairKey(edge.a, edge.b);
-    data.edges.delete(key);
-    data.edgesByMemory.get(edge.a)?.delete(key);
-    data.edgesByMemory.get(edge.b)?.delete(key);
-  }
-  for (const edge of upserts) {
-    const key = pairKey(edge.a, edge.b);
-    data.edges.set(key, structuredClone(edge));
-    for (const id of [edge.a, edge.b]) {
-      let keys = data.edgesByMemory.get(id);
-      if (!keys) {
-        keys = new Set();
-        data.edgesByMemory.set(id, keys);
-      }
-      keys.add(key);
-    }
-  }
 }
 
 function journalEntry(seq: number, memoryId: string, before: MemoryRecord | undefined): RelationWork {

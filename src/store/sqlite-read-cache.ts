@@ -1,5 +1,5 @@
 /**
- * Per-connection cache of the edges a question reads around its pool (sqlite-store.ts): each memory's
+ * Per-connection cache of the edges a question reads around its pool (sqlite-relations.ts): each memory's
  * complete edge list (`neighbors`), by (context, memory id), which also answers `edgesAmong` for pairs with a
  * cached end. A warm retrieve at 10k read ~160 edge rows per question through two or three statements;
  * questions about one archive keep meeting the same memories (half of a 300-question run's pool members had

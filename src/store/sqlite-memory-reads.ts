@@ -1,0 +1,171 @@
+import type Database from 'better-sqlite3';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { MemoryView, ViewKind } from '../types/view.ts';
+import type { ContextInfo, ContextStats, MemoryFilter, MemoryVersion } from './archive-store-spec.ts';
+import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
+import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
+
+/** The SQLite store's reads of contexts, memories, their versions, hashes and views. */
+export class SqliteMemoryReads {
+  private readonly filtered: SqliteMemoryFilter;
+
+  constructor(
+    db: Database.Database,
+    private readonly statements: SqliteStoreStatements,
+    private readonly run: <T>(work: () => T) => T,
+  ) {
+    this.filtered = new SqliteMemoryFilter(db);
+  }
+
+  async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
+    const paged = options.afterId !== undefined || options.limit !== undefined;
+    const rows = this.run(() =>
+      paged
+        ? this.statements.listContextPage.all(
+            options.afterId ?? null,
+            options.afterId ?? null,
+            options.limit ?? -1,
+          )
+        : this.statements.listContexts.all(),
+    ) as {
+      id: string;
+      memories: number;
+      maxSequence: number | null;
+    }[];
+    return rows.map((row) =>
+      row.maxSequence === null
+        ? { id: row.id, memories: row.memories }
+        : { id: row.id, memories: row.memories, maxSequence: row.maxSequence },
+    );
+  }
+
+  async getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined> {
+    const row = this.run(() => this.statements.getRecord.get(contextId, id)) as
+      | { record: string }
+      | undefined;
+    return row ? (JSON.parse(row.record) as MemoryRecord) : undefined;
+  }
+
+  async getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]> {
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getRecords.all(contextId, JSON.stringify(ids)),
+    ) as {
+      id: string;
+      record: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.record]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record === undefined ? [] : [JSON.parse(record) as MemoryRecord];
+    });
+  }
+
+  async listMemories(
+    contextId: string,
+    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+  ): Promise<MemoryRecord[]> {
+    if (options.filter !== undefined) {
+      const { filter, ...page } = options;
+      const rows = this.run(() => this.filtered.list(contextId, filter, page));
+      return rows.map((row) => JSON.parse(row) as MemoryRecord);
+    }
+    const rows = this.run(() =>
+      this.statements.listRecords.all({
+        contextId,
+        after: options.afterSequence ?? null,
+        afterId: options.afterSequence === undefined ? null : (options.afterId ?? null),
+        limit: options.limit ?? -1,
+      }),
+    ) as { record: string }[];
+    return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  }
+
+  async matchMemories(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { ids?: readonly string[]; limit?: number },
+  ): Promise<string[]> {
+    return this.run(() => this.filtered.match(contextId, filter, options));
+  }
+
+  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+    const rows = this.run(() => this.statements.listVersions.all(contextId, id)) as {
+      version: number;
+      record: string;
+    }[];
+    return rows.map((row) => ({ version: row.version, record: JSON.parse(row.record) as MemoryRecord }));
+  }
+
+  async maxSequence(contextId: string): Promise<number | undefined> {
+    const row = this.run(() => this.statements.maxSequence.get(contextId)) as { n: number | null };
+    return row.n ?? undefined;
+  }
+
+  async countMemories(contextId: string): Promise<number> {
+    const row = this.run(() => this.statements.countMemories.get(contextId)) as { n: number } | undefined;
+    return row?.n ?? 0;
+  }
+
+  async contextStats(contextId: string): Promise<ContextStats | undefined> {
+    return this.run(() => {
+      const context = this.statements.contextRow.get(contextId) as
+        | { memories: number; last_write: string | null }
+        | undefined;
+      if (!context) return undefined;
+      const byKind: Record<string, number> = {};
+      for (const row of this.statements.kindCounts.all(contextId) as { kind: string; n: number }[]) {
+        if (row.n > 0) byKind[row.kind] = row.n;
+      }
+      return {
+        memories: context.memories,
+        byKind,
+        ...(context.last_write === null ? {} : { lastWrite: context.last_write }),
+      };
+    });
+  }
+
+  async getContentHashes(contextId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const hashes = new Map<string, string>();
+    const rows = this.run(() =>
+      ids.length === 0 ? [] : this.statements.getHashes.all(contextId, JSON.stringify(ids)),
+    ) as {
+      id: string;
+      content_hash: string;
+    }[];
+    const byId = new Map(rows.map((row) => [row.id, row.content_hash]));
+    for (const id of ids) {
+      const hash = byId.get(id);
+      if (hash !== undefined) hashes.set(id, hash);
+    }
+    return hashes;
+  }
+
+  async getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {
+    const rows = this.run(() =>
+      memoryIds.length === 0 ? [] : this.statements.getViews.all(contextId, JSON.stringify(memoryIds)),
+    ) as (ViewRow & {
+      memory_id: string;
+    })[];
+    const byMemory = new Map<string, MemoryView[]>();
+    for (const row of rows) {
+      const views = byMemory.get(row.memory_id) ?? [];
+      views.push(toView(row.memory_id, row));
+      byMemory.set(row.memory_id, views);
+    }
+    // Fresh objects per occurrence: a repeated id must not alias the same view object twice.
+    return memoryIds.flatMap((id) => (byMemory.get(id) ?? []).map((view) => ({ ...view })));
+  }
+}
+
+interface ViewRow {
+  kind: ViewKind;
+  key: string;
+  text: string;
+  uri: string | null;
+}
+
+function toView(memoryId: string, row: ViewRow): MemoryView {
+  const view: MemoryView = { memoryId, kind: row.kind, key: row.key, text: row.text };
+  if (row.uri !== null) view.uri = row.uri;
+  return view;
+}

@@ -1,0 +1,278 @@
+import type Database from 'better-sqlite3';
+import type { MemoryRecord } from '../types/memory-record.ts';
+import type { MemoryWrite, UnitOfWorkOptions, WriteOutcome } from './archive-store-spec.ts';
+import { FreshMemoryRows } from './fresh-memory-rows.ts';
+import { scopeTags } from './memory-scope-tags.ts';
+import type { SemanticPostingsCache } from './semantic-postings-cache.ts';
+import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
+import type { SqliteRelationKeys } from './sqlite-relation-keys.ts';
+import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
+import type { SqliteVectors } from './sqlite-vectors.ts';
+import { assertWrite } from './store-rules.ts';
+import type { UsearchVectorIndexes } from './usearch-vector-index.ts';
+
+/**
+ * Largest relation update (journal entries, the unit's own adds included) that runs as ONE SQLite transaction
+ * (`unitOfWork`). An add of this size updates its relations in tens of milliseconds on this machine (an add-1
+ * ~10 ms); beyond it the write lock would be held for as long as the kNN searches of every newcomer take.
+ */
+export const SQLITE_UNIT_MAX_PENDING = 16;
+
+/**
+ * The SQLite store's write transactions: memory writes and deletes, each one transaction that keeps the lexical
+ * index, the relation journal, the history and the kept counters with the rows; and the unit of work that
+ * makes a small relation update's calls one transaction.
+ */
+export class SqliteMemoryWrites {
+  /** writeMemories' queued rows of new memories (prepared on the first write: a read-only store never). */
+  private freshRows: FreshMemoryRows | undefined;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly statements: SqliteStoreStatements,
+    private readonly run: <T>(work: () => T) => T,
+    /** Absent only for a read-only store of schema 1 (not migrated). */
+    private readonly lexical: SqliteLexicalIndex | undefined,
+    private readonly keys: SqliteRelationKeys,
+    private readonly semanticCache: SemanticPostingsCache,
+    private readonly ann: UsearchVectorIndexes,
+    private readonly vectors: SqliteVectors,
+    /** After a write transaction (or a unit) committed (the store's checkpointer watch). */
+    private readonly committed: () => void,
+    /** After a delete: the WAL copied into the file and truncated. */
+    private readonly truncateWal: () => Promise<true>,
+  ) {}
+
+  async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
+    for (const write of writes) assertWrite(contextId, write);
+    const s = this.statements;
+    const lexical = this.lexical;
+    this.freshRows ??= new FreshMemoryRows(this.db);
+    const fresh = this.freshRows;
+    return this.run(() => {
+      const result = this.db
+        .transaction(() => {
+          lexical?.begin();
+          fresh.clear();
+          const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+          s.ensureContext.run(contextId);
+          // Stored hashes of the whole batch in one read; a write of this call updates its entry, so a repeated
+          // id sees what the earlier one wrote, as a probe per record would.
+          const hashes = this.storedHashes(contextId, writes);
+          for (const { record, views, contentHash, keys } of writes) {
+            const previousHash = hashes.get(record.id);
+            if (previousHash === contentHash) {
+              if (keys) {
+                fresh.flush();
+                this.keys.replace(contextId, record.id, record.sequence, keys);
+              }
+              outcome.unchanged.push(record.id);
+              continue;
+            }
+            hashes.set(record.id, contentHash);
+            const columns = [
+              record.sequence,
+              record.kind,
+              record.sessionId ?? null,
+              record.roundId ?? null,
+              record.timestamp ?? null,
+              contentHash,
+              JSON.stringify(record),
+            ];
+            if (previousHash === undefined) {
+              // A new memory: its rows are queued and written several memories to a statement.
+              fresh.add({
+                contextId,
+                id: record.id,
+                columns,
+                sequence: record.sequence,
+                keys: keys ?? [],
+                tags: scopeTags(record),
+                views,
+              });
+              outcome.inserted.push(record.id);
+              lexical?.addViews(contextId, record.id, views);
+              continue;
+            }
+            fresh.flush();
+            const replaced = s.getRecord.get(contextId, record.id) as { record: string };
+            s.journal.run(contextId, record.id, replaced.record);
+            // History: the replaced record becomes the memory's newest old version.
+            s.insertVersion.run(
+              contextId,
+              record.id,
+              recordedAtOf(replaced.record),
+              replaced.record,
+              contextId,
+              record.id,
+            );
+            s.deleteTags.run(contextId, record.id);
+            s.updateMemory.run(...columns, contextId, record.id);
+            s.deleteViews.run(contextId, record.id);
+            s.deleteMemoryVectors.run(contextId, record.id);
+            lexical?.removeMemory(contextId, record.id);
+            outcome.updated.push(record.id);
+            this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
+            for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
+            views.forEach((view, position) => {
+              s.insertView.run(
+                contextId,
+                record.id,
+                position,
+                view.kind,
+                view.key,
+                view.text,
+                view.uri ?? null,
+              );
+            });
+            lexical?.addViews(contextId, record.id, views);
+          }
+          fresh.flush();
+          lexical?.flush();
+          if (outcome.inserted.length > 0 || outcome.updated.length > 0) {
+            s.touchContext.run(new Date().toISOString(), contextId);
+            if (outcome.inserted.length > 0) s.addCount.run(outcome.inserted.length, contextId);
+            if (outcome.updated.length > 0) s.bumpVectorVersion.run(contextId);
+          }
+          return outcome;
+        })
+        .immediate();
+      lexical?.commit();
+      this.committed();
+      return result;
+    });
+  }
+
+  /** Stored content hashes of the batch's ids (one statement per 500 ids). */
+  private storedHashes(contextId: string, writes: readonly MemoryWrite[]): Map<string, string> {
+    const hashes = new Map<string, string>();
+    for (let first = 0; first < writes.length; first += 500) {
+      const ids = writes.slice(first, first + 500).map((write) => write.record.id);
+      const rows = this.statements.getHashes.all(contextId, JSON.stringify(ids)) as {
+        id: string;
+        content_hash: string;
+      }[];
+      for (const row of rows) hashes.set(row.id, row.content_hash);
+    }
+    return hashes;
+  }
+
+  async deleteMemory(contextId: string, id: string): Promise<boolean> {
+    const s = this.statements;
+    const lexical = this.lexical;
+    const removed = this.run(() => {
+      const deleted = this.db
+        .transaction(() => {
+          const removed = s.getRecord.get(contextId, id) as { record: string } | undefined;
+          if (!removed) return false;
+          lexical?.begin();
+          // The frozen IDF snapshot counts a word seen in this memory alone as df 1, which is also what it
+          // assumes for a word it never saw: dropping those rows changes no score and keeps no forgotten word.
+          s.dropUniqueSemanticTerms.run(contextId, contextId, id);
+          // Views, vectors and edges go with it (ON DELETE CASCADE); the lexical index is ours to update.
+          const deleted = s.deleteMemory.run(contextId, id).changes > 0;
+          if (deleted) {
+            lexical?.removeMemory(contextId, id);
+            lexical?.flush();
+            s.journal.run(contextId, id, removed.record);
+            s.addCount.run(-1, contextId);
+            s.touchContext.run(new Date().toISOString(), contextId);
+            s.bumpVectorVersion.run(contextId);
+          }
+          return deleted;
+        })
+        .immediate();
+      lexical?.commit();
+      // Its postings went by cascade, unseen by the semantic index's cache.
+      this.semanticCache.clearContext(contextId);
+      return deleted;
+    });
+    // The forgotten memory's vectors must leave the approximate index files too (a rebuild of its spaces).
+    if (removed) await this.ann.afterDelete(contextId);
+    return removed && this.truncateWal();
+  }
+
+  async deleteContext(contextId: string): Promise<boolean> {
+    const s = this.statements;
+    const annFiles = this.run(() => this.ann.filesOf(contextId));
+    const deleted = this.run(() =>
+      this.db
+        .transaction(() => {
+          // What a context owns, and how each goes (extend this list with every new per-context table):
+          // - memories: ON DELETE CASCADE from contexts; views, vectors, edges cascade from memories;
+          // - questions: no foreign key (questions may name a context before its memories arrive): explicit;
+          // - memory_keys, memory_versions, memory_tags: cascade from memories;
+          // - relation_journal: no foreign key (entries outlive deleted memories) and holds replaced
+          //   records' text: explicit;
+          // - tables added later (lexical index, semantic index) must either reference memories/contexts
+          //   with ON DELETE CASCADE or get an explicit DELETE here;
+          // - meta keys are global (calibration) and stay.
+          // - vector_ann rows cascade from contexts; their index files are removed after the commit;
+          // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed memory
+          //   by memory through the index, which owns its bookkeeping;
+          if (this.lexical) {
+            this.lexical.begin();
+            for (const row of s.contextMemoryIds.all(contextId) as { id: string }[]) {
+              this.lexical.removeMemory(contextId, row.id);
+            }
+            this.lexical.flush();
+          }
+          s.deleteContextJournal.run(contextId);
+          s.deleteContextEdgeCounts.run(contextId);
+          s.deleteContextKindCounts.run(contextId);
+          // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
+          // docs, postings and lists from memories.
+          s.deleteContextSemanticDf.run(contextId);
+          const questions = s.deleteContextQuestions.run(contextId).changes;
+          const contexts = s.deleteContext.run(contextId).changes;
+          return questions + contexts > 0;
+        })
+        .immediate(),
+    );
+    this.lexical?.commit();
+    this.semanticCache.clearContext(contextId);
+    this.ann.forgetFiles(annFiles);
+    this.vectors.forgetContext(contextId);
+    return deleted && this.truncateWal();
+  }
+
+  /**
+   * One write transaction (BEGIN IMMEDIATE) for every call of `work`: each store call's own transaction
+   * becomes a savepoint of it (better-sqlite3 nests them), so an incremental relation update commits once
+   * instead of ~7 times (every commit appends the pages it touched to the WAL again: meta, journal, counters).
+   * All or nothing: a throw or a killed process leaves the state before the unit (the journal entries stay
+   * and the next update redoes them). SQLite has one connection per store, so the unit covers every call made
+   * while it is open; callers keep it free of waits on anything but this store (`remote` runs `work` as it is:
+   * a transaction held across a model call would block other processes' writers, and calls from other tasks
+   * of this thread could join it). Inside a transaction already, `work` joins it.
+   */
+  async unitOfWork<T>(contextId: string, work: () => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    // A read-only handle cannot BEGIN IMMEDIATE: its calls run as they are (a write among them fails alone).
+    if (options?.read || options?.remote || this.db.inTransaction || this.db.readonly) return work();
+    // SQLite has ONE writer lock for the whole file, and a unit holds it while the relation update computes
+    // (kNN searches included). Other processes waiting on it poll (busy_timeout) and cannot queue: a writer
+    // that runs long units back to back starves them into "database is locked" (test/api/concurrent-writers).
+    // So only a small update takes the unit; a larger one keeps per-call transactions, whose gaps let others in.
+    const pending = (this.run(() => this.statements.workStatus.get(contextId)) as { n: number }).n;
+    if (pending + (options?.adds ?? 0) > SQLITE_UNIT_MAX_PENDING) return work();
+    this.run(() => this.statements.begin.run());
+    let out: T;
+    try {
+      out = await work();
+      this.run(() => this.statements.commit.run());
+      this.committed();
+    } catch (error) {
+      if (this.db.open && this.db.inTransaction) this.statements.rollback.run();
+      // Caches filled from the unit's savepoints describe rows that are gone.
+      this.lexical?.rolledBack();
+      this.semanticCache.clear();
+      throw error;
+    }
+    return out;
+  }
+}
+
+function recordedAtOf(record: string): string | null {
+  const value = (JSON.parse(record) as MemoryRecord).recordedAt;
+  return typeof value === 'string' ? value : null;
+}
