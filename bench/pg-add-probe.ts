@@ -11,7 +11,8 @@
  * when the server runs on this machine), statements and transactions per add (a wrapper of pg.Client.query),
  * and the mean IngestReport.stepSeconds. PROBE_PGSS=1 resets pg_stat_statements once the store is open (a
  * cluster with it loaded): its figures are then the warm-up and measured adds'. PROBE_TRACE=1 prints the last
- * add's statements.
+ * add's statements. PROBE_SERIES=1 prints the medians of each fifth of the measured adds in order (the first
+ * adds of a fresh process run less optimised code: V8 is still compiling the path).
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -124,6 +125,14 @@ if (mode === 'build') {
   const mainCpu = (mainThreadCpuSeconds() ?? 0) - main0;
   let pgCpu = 0;
   for (const [pid, seconds] of await backendCpu()) pgCpu += seconds - (pg0.get(pid) ?? 0);
+  if (process.env.PROBE_SERIES) {
+    const fifth = Math.ceil(adds / 5);
+    const medians = [0, 1, 2, 3, 4].map((part) => {
+      const slice = times.slice(part * fifth, (part + 1) * fifth).sort((a, b) => a - b);
+      return slice.length > 0 ? slice[Math.floor(slice.length / 2)]!.toFixed(1) : '-';
+    });
+    console.log(`p50 by fifth of the adds, in order: ${medians.join(' / ')} ms`);
+  }
   const s = [...times].sort((a, b) => a - b);
   console.log(
     `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,

@@ -49,10 +49,13 @@ export function countPgStatements(width = 150): PgStatementCounter {
       const used = process.cpuUsage(counter.traceCpu);
       // Start offset (wall), Node CPU used by then (load-robust: the gaps are Node's work between statements).
       const head = `at ${(t0 - from).toFixed(2)} cpu ${((used.user + used.system) / 1000).toFixed(2)}`;
+      // The main thread's busy time while the statement was out (event loop utilisation): what of its wall
+      // time is Node's own work (the other updater's, the results' parsing) rather than the server's.
+      const loop = performance.eventLoopUtilization();
       void out.then(
         (r: { rowCount?: number }) =>
           trace.push(
-            `${head} ${(performance.now() - t0).toFixed(2)} ms rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, width)}`,
+            `${head} ${(performance.now() - t0).toFixed(2)} ms (node busy ${performance.eventLoopUtilization(loop).active.toFixed(2)}) rows ${r?.rowCount} ${text?.replace(/\s+/g, ' ').slice(0, width)}`,
           ),
         () => {},
       );

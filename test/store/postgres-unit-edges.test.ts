@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore, EdgeChange } from '../../src/store/archive-store-spec.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
@@ -150,6 +151,59 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL unit of work: edge changes fr
       expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
       expect(await store.countEdges('ctx')).toEqual(await reference.countEdges('ctx'));
     } finally {
+      await store.close();
+    }
+  });
+
+  it('sends only the parts a diff needs (plain inserts for new pairs), with exact counts', async () => {
+    // Each data-modifying part of the write fires its statement-level edge_counts trigger: a diff without
+    // deletes has no delete part, and one whose pairs have no stored edge inserts without ON CONFLICT.
+    const steps: EdgeChange[][] = [
+      [{ a: 'm1', b: 'm3', add: ['same_round'] }],
+      [{ a: 'm4', b: 'm3', remove: ['consecutive_turn'] }],
+      [
+        { a: 'm0', b: 'm1', add: ['consecutive_turn'] },
+        { a: 'm2', b: 'm4', add: ['semantic_knn'], similarity: 0.75 },
+        { a: 'm0', b: 'm2', remove: ['same_round'] },
+      ],
+    ];
+    const reference = createMemoryStore();
+    await seeded(reference);
+    // The edge writes' statement texts (a statement's first use on a connection carries its text).
+    const texts: string[] = [];
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = (args[0] as { text?: unknown } | undefined)?.text;
+      if (typeof text === 'string' && /(INSERT INTO|DELETE FROM) edges /.test(text)) texts.push(text);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    const store = await openPostgresStore({ url: await createTestDatabase() });
+    try {
+      await seeded(store);
+      for (const step of steps) {
+        await reference.changeEdges('ctx', step);
+        texts.length = 0;
+        await store.unitOfWork!('ctx', async () => {
+          await store.neighbors('ctx', IDS);
+          await store.changeEdges('ctx', step);
+        });
+        expect(await store.neighbors('ctx', IDS)).toEqual(await reference.neighbors('ctx', IDS));
+        expect(await store.countEdges('ctx')).toEqual(await reference.countEdges('ctx'));
+        expect(texts).toHaveLength(1);
+        const [text] = texts as [string];
+        const parts = [/DELETE FROM edges/, /INSERT INTO edges/, /ON CONFLICT/].map((part) =>
+          part.test(text),
+        );
+        expect(parts).toEqual(
+          [
+            [false, true, false],
+            [true, false, false],
+            [true, true, true],
+          ][steps.indexOf(step)],
+        );
+      }
+    } finally {
+      pg.Client.prototype.query = original;
       await store.close();
     }
   });

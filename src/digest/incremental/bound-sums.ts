@@ -178,7 +178,11 @@ export class LowerBounds {
     for (let slot = 0; slot < this.count; slot++) {
       if (this.scored[slot] === 0) keepLargest(top, k, this.sums[slot]!);
     }
-    for (const score of this.exact.values()) keepLargest(top, k, score);
+    // forEach, not for-of: for-of's iterator-result reads had no type feedback while `exact` was still
+    // empty (the search's first calls), and the optimized kth bailed out at them once per add.
+    this.exact.forEach((score) => {
+      keepLargest(top, k, score);
+    });
     return top.length < k ? 0 : top[0]!;
   }
 

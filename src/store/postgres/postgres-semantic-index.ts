@@ -298,7 +298,9 @@ function codeUnitOrder(terms: string[], weights: number[]): { terms: string[]; w
  * document's row takes the list and its entry bound (ratios follow from it when read), and the reverse
  * index (pairs, migration 9) loses the pairs a list dropped and gains the ones it added; a pair that stays
  * is left as it is (no new row version, no index entries), so an entry entering a list writes one row and
- * the entry it pushed out deletes one. The deletes and inserts touch disjoint rows: one statement.
+ * the entry it pushed out deletes one. The deletes and inserts touch disjoint rows: one statement. Both are
+ * set differences against the lists' stored pairs, read once: inserting every wanted pair ON CONFLICT DO
+ * NOTHING paid the conflict check for the ~7 in 8 that stay (~0.4 ms of server time per add-1 at 10k).
  * A list for a memory without a document is INVALID_INPUT (the caller's transaction rolls back).
  */
 async function writeLists(
@@ -322,10 +324,15 @@ async function writeLists(
        FROM unnest($2::text[], $3::float8[], $4::text[]) AS x(memory_id, threshold, list)
        WHERE d.context_id = $1 AND d.memory_id = x.memory_id RETURNING d.memory_id),
      wanted AS (SELECT * FROM unnest($5::text[], $6::text[]) AS w(memory_id, neighbour_id)),
-     gone AS (DELETE FROM semantic_neighbours n WHERE n.context_id = $1 AND n.memory_id = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.memory_id = n.memory_id AND w.neighbour_id = n.neighbour_id)),
+     stored AS (SELECT memory_id, neighbour_id FROM semantic_neighbours
+       WHERE context_id = $1 AND memory_id = ANY($2::text[])),
+     gone AS (DELETE FROM semantic_neighbours n
+       USING (SELECT memory_id, neighbour_id FROM stored EXCEPT SELECT memory_id, neighbour_id FROM wanted) g
+       WHERE n.context_id = $1 AND n.memory_id = g.memory_id AND n.neighbour_id = g.neighbour_id),
      added AS (INSERT INTO semantic_neighbours (context_id, memory_id, neighbour_id)
-       SELECT $1, memory_id, neighbour_id FROM wanted ON CONFLICT DO NOTHING)
+       SELECT $1, memory_id, neighbour_id
+       FROM (SELECT memory_id, neighbour_id FROM wanted EXCEPT SELECT memory_id, neighbour_id FROM stored) a
+       ON CONFLICT DO NOTHING)
      SELECT memory_id FROM docs`,
     [
       contextId,
