@@ -2,8 +2,9 @@
  * Add-1 into a large context on PostgreSQL, with what it costs (load-robust figures beside the wall time):
  *
  *   npx tsx bench/pg-add-probe.ts build <admin-url> <n>   database gmx_probe_<n>: one context 'big' of n memories
- *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds] [--digest FILE]
- *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE);
+ *   npx tsx bench/pg-add-probe.ts adds <admin-url> <n> [adds] [--warmup W] [--digest FILE]
+ *                                                        adds on a fresh copy (CREATE DATABASE ... TEMPLATE),
+ *                                                        after W uncounted ones (default 5);
  *                                                        --digest writes the context's semantic lists and
  *                                                        edges after the adds (compare two checkouts' files)
  *
@@ -27,6 +28,12 @@ import { chatArchive, chatRecords } from './support/realistic-chat.ts';
 const argv = process.argv.slice(2);
 const digestAt = argv.indexOf('--digest');
 const digestFile = digestAt >= 0 ? argv.splice(digestAt, 2)[1] : undefined;
+const warmupAt = argv.indexOf('--warmup');
+// Warm-up adds (connections, prepared statements, caches, V8's optimised code) are not counted: 5 by
+// default (the figures of earlier rounds); a server's steady state needs ~100-200 (PROBE_SERIES shows where
+// the p50 of each fifth flattens).
+const warm = warmupAt >= 0 ? Number(argv.splice(warmupAt, 2)[1]) : 5;
+if (!Number.isInteger(warm) || warm < 0) throw new Error('--warmup takes a count of adds');
 const [mode, admin, nText, addsText] = argv;
 if (!mode || !admin || !nText) throw new Error('usage: pg-add-probe.ts build|adds <admin-url> <n> [adds]');
 const n = Number(nText);
@@ -80,8 +87,6 @@ if (mode === 'build') {
   const size = await gm.store.countMemories('big');
   const phases: Record<string, number> = {};
   const times: number[] = [];
-  // Warm-up adds (connections, prepared statements, caches) are not counted.
-  const warm = 5;
   // Records are generated before timing (the generator's vocabulary costs ~3 ms of CPU per call).
   const records = Array.from(
     { length: warm + adds },
@@ -135,7 +140,7 @@ if (mode === 'build') {
   }
   const s = [...times].sort((a, b) => a - b);
   console.log(
-    `add1 into ${size}: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,
+    `add1 into ${size} after ${warm} warm-up adds: n ${adds} p50 ${s[Math.floor(adds / 2)]!.toFixed(1)} p90 ${s[Math.floor(adds * 0.9)]!.toFixed(1)} p99 ${s[Math.floor(adds * 0.99)]!.toFixed(1)} max ${s.at(-1)!.toFixed(1)} ms, load ${loadavg()[0]!.toFixed(2)}`,
   );
   console.log(
     `per add: node cpu ${((cpu.user + cpu.system) / 1000 / adds).toFixed(1)} ms (main thread ${((mainCpu * 1000) / adds).toFixed(1)}), postgres cpu ${((pgCpu * 1000) / adds).toFixed(1)} ms, statements ${((counter.statements - s0) / adds).toFixed(1)}, transactions ${((counter.begins - b0) / adds).toFixed(1)}, rows ${((counter.rows - r0) / adds).toFixed(0)}`,
