@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 50] [--queries 200] [--warmup 1000]`
+ * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 50] [--add-warmup 0] [--queries 200] [--warmup 1000]`
  *
  * How the living archive scales: one context of 10k, 100k and 1M memories, and many contexts of 1k each
  * (default 1,000 x 1,000). Realistic generated chat (bench/support/realistic-chat.ts: Zipfian vocabulary of
@@ -17,6 +17,10 @@
  * keep meeting. At 10k the CPU median per block of 100 questions falls from ~15 ms (the first 100) to a flat
  * ~3-4 ms from about the 700th on (load ~8; docs/living-archive.md "Warm retrieve at 10k, fifth pass"), hence
  * 1,000 by default; `--warmup 10` gives the figure of earlier rounds (JIT warm-up measured with the engine).
+ * `--add-warmup N` (default 0, as earlier rounds) runs N uncounted add-1s (other records, same generator) into
+ * the same contexts before the timed ones: on PostgreSQL a fresh process's first adds run before V8 has
+ * optimised the write path (bench/pg-add-probe.ts PROBE_SERIES: the first fifth of 400 adds ~1.5x the last
+ * ones' p50); on SQLite at 10k it moved nothing (CPU per add 13.0 without, 13.6 after 100; load ~3).
  * `--recompact no` skips the separate timed compaction (exact; hours at 1M) and reports the semantic rebuild
  * that the bulk import ran (`compactionFrom: 'bulk-import'`: exact below 200k memories, the bounded pass from
  * 200k, see `knnApproximate`); `ingestSplit` gives the import's seconds for the records (validation, views,
@@ -50,7 +54,8 @@ interface ScenarioResult {
   dbMiBPer1k: number;
   peakRssMiB: number;
   /** cpuMs: mean CPU time of this process per call (user + system): less sensitive to a busy machine. */
-  add1: { p50: number; p99: number; n: number; cpuMs: number };
+  /** warmup: add-1s before the timed ones (other records: see the header). */
+  add1: { p50: number; p99: number; n: number; cpuMs: number; warmup: number };
   add100: { p50: number; n: number; cpuMs: number };
   firstRetrieveMs: number;
   /** warmup: questions asked before the timed ones (other questions: see the header). */
@@ -78,6 +83,7 @@ const SELF = fileURLToPath(import.meta.url);
 /** Warm-up questions before the timed retrieves (see the header) and their generator seed. */
 const WARMUP_QUESTIONS = 1000;
 const WARMUP_SEED = 6;
+const WARMUP_ADDS = 0;
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
   const at = args.indexOf(name);
@@ -92,6 +98,7 @@ if (args[0] === '--child') {
     Number(flag('--queries') ?? 200),
     flag('--recompact') !== 'no',
     Number(flag('--warmup') ?? WARMUP_QUESTIONS),
+    Number(flag('--add-warmup') ?? WARMUP_ADDS),
   );
   process.stdout.write(`\nRESULT ${JSON.stringify(result)}\n`);
 } else if (args[0] === '--first-retrieve') {
@@ -147,7 +154,7 @@ async function main(): Promise<void> {
 
 function forwarded(): string[] {
   const out: string[] = [];
-  for (const name of ['--adds', '--queries', '--recompact', '--warmup']) {
+  for (const name of ['--adds', '--queries', '--recompact', '--warmup', '--add-warmup']) {
     const value = flag(name);
     if (value !== undefined) out.push(name, value);
   }
@@ -161,6 +168,7 @@ async function runScenario(
   queries: number,
   recompact: boolean,
   warmup: number,
+  addWarmup: number,
 ): Promise<ScenarioResult> {
   const loadStart = loadavg()[0]!;
   const [shape, spec] = scenario.split(':') as [string, string];
@@ -212,6 +220,10 @@ async function runScenario(
   const add1: number[] = [];
   let add1Cpu = 0;
   let next = perContext;
+  for (let i = 0; i < addWarmup; i++) {
+    const [record] = [...chatRecords({ contextId: contextFor(i), count: 1, seed: 5900 + i, start: next++ })];
+    await gm.addMemories(contextFor(i), [record!]);
+  }
   for (let i = 0; i < adds; i++) {
     const contextId = contextFor(i);
     const [record] = [...chatRecords({ contextId, count: 1, seed: 900 + i, start: next++ })];
@@ -261,6 +273,7 @@ async function runScenario(
       p99: round(quantile(add1, 0.99)),
       n: add1.length,
       cpuMs: round(add1Cpu / Math.max(1, add1.length)),
+      warmup: addWarmup,
     },
     add100: {
       p50: round(quantile(add100, 0.5)),
@@ -309,7 +322,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     'ingest mem/s (s: records, schema, kNN)',
     'MB/1k',
     'peak RSS MB',
-    'add-1 p50/p99 ms (cpu)',
+    'add-1 p50/p99 ms (cpu; warm-up)',
     'add-100 p50 ms (cpu)',
     'first retrieve ms',
     'warm retrieve p50/p95/p99 ms (cpu; warm-up)',
@@ -323,7 +336,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     `${r.ingestPerSecond} (${r.ingestSplit.records}, ${r.ingestSplit.schema}, ${r.ingestSplit.semantic}; cpu ${r.ingestCpuSeconds})`,
     String(r.dbMiBPer1k),
     String(r.peakRssMiB),
-    `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs})`,
+    `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs}; ${r.add1.warmup})`,
     `${r.add100.p50} (${r.add100.cpuMs})`,
     String(r.firstRetrieveMs),
     `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs}; ${r.warmRetrieve.warmup})`,
