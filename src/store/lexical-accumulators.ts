@@ -77,3 +77,58 @@ export class LexicalAccumulators {
     this.mask = mask;
   }
 }
+
+/**
+ * The candidates of one field's exact scoring (search-lexical-index.ts): document ids with their score
+ * ceilings, to be read best ceiling first. Process-wide and reused like LexicalAccumulators (searches are
+ * synchronous), so a search allocates no per-candidate object.
+ */
+export class CandidateOrder {
+  private static instance: CandidateOrder | undefined;
+  docs = new Int32Array(1024);
+  high = new Float64Array(1024);
+  size = 0;
+  private order = new Uint32Array(1024);
+  private sortedDocs = new Int32Array(1024);
+  private sortedHigh = new Float64Array(1024);
+  private readonly byCeiling = (x: number, y: number): number => this.high[y]! - this.high[x]!;
+
+  static fresh(): CandidateOrder {
+    CandidateOrder.instance ??= new CandidateOrder();
+    CandidateOrder.instance.size = 0;
+    return CandidateOrder.instance;
+  }
+
+  add(doc: number, high: number): void {
+    if (this.size === this.docs.length) this.grow();
+    this.docs[this.size] = doc;
+    this.high[this.size++] = high;
+  }
+
+  /** Reorders the candidates by ceiling, highest first (equal ceilings in any order). */
+  sortByCeiling(): void {
+    const n = this.size;
+    const order = this.order.subarray(0, n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort(this.byCeiling);
+    for (let i = 0; i < n; i++) {
+      this.sortedDocs[i] = this.docs[order[i]!]!;
+      this.sortedHigh[i] = this.high[order[i]!]!;
+    }
+    [this.docs, this.sortedDocs] = [this.sortedDocs, this.docs];
+    [this.high, this.sortedHigh] = [this.sortedHigh, this.high];
+  }
+
+  private grow(): void {
+    const length = this.docs.length * 2;
+    const docs = new Int32Array(length);
+    docs.set(this.docs);
+    this.docs = docs;
+    const high = new Float64Array(length);
+    high.set(this.high);
+    this.high = high;
+    this.order = new Uint32Array(length);
+    this.sortedDocs = new Int32Array(length);
+    this.sortedHigh = new Float64Array(length);
+  }
+}
