@@ -64,6 +64,8 @@ const everyCpu: number[] = [];
 let cpu = 0;
 const digest: unknown[] = [];
 const stages = new Map<string, number>();
+// Each stage's wall per timed question (its median moves less with preemption than the mean).
+const stageTimes = new Map<string, number[]>();
 const profileFile = args.includes('--profile') ? flag('profile', '') : undefined;
 const heapFile = args.includes('--heap-profile') ? flag('heap-profile', '') : undefined;
 const profiler = profileFile === undefined && heapFile === undefined ? undefined : new Session();
@@ -98,6 +100,11 @@ for (const [i, question] of questions.entries()) {
     cpus.push((spent.user + spent.system) / 1000);
     for (const [stage, ms] of Object.entries(result.trace.timings))
       stages.set(stage, (stages.get(stage) ?? 0) + ms);
+    for (const [stage, ms] of Object.entries(result.trace.timings)) {
+      const list = stageTimes.get(stage) ?? [];
+      list.push(ms);
+      stageTimes.set(stage, list);
+    }
   }
   if (digestFile !== undefined) {
     digest.push({
@@ -131,6 +138,9 @@ process.stdout.write(
 );
 process.stdout.write(
   `mean wall per stage: ${[...stages].map(([stage, ms]) => `${stage} ${(ms / times.length).toFixed(2)}`).join(', ')} ms\n`,
+);
+process.stdout.write(
+  `median wall per stage: ${[...stageTimes].map(([stage, list]) => `${stage} ${median(list).toFixed(3)}`).join(', ')} ms\n`,
 );
 if (block > 0) {
   const medians: string[] = [];

@@ -4,6 +4,7 @@ import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import {
   createAnchorNoveltyEdgeVerifier,
   judgePair,
+  pairSide,
   REPLY_SUPPORT,
 } from '../../src/verify/anchor-novelty-edge-verifier.ts';
 import {
@@ -212,7 +213,7 @@ describe('contextSupportScores (lexical-context-support)', () => {
 });
 
 describe('judgePair (anchor-novelty)', () => {
-  const side = (text: string) => ({ text, tokens: new Set(tokenize(text)) });
+  const side = pairSide;
   const terms = tokenize('When is the kayak trip?');
 
   it('a same-unit partner of a supported unit gets full support; of an unsupported unit, none', () => {
