@@ -80,18 +80,16 @@ export class LexicalAccumulators {
 
 /**
  * The candidates of one field's exact scoring (search-lexical-index.ts): document ids with their score
- * ceilings, to be read best ceiling first. Process-wide and reused like LexicalAccumulators (searches are
- * synchronous), so a search allocates no per-candidate object.
+ * ceilings, taken best ceiling first from a binary max-heap (built in linear time; a search stops taking long
+ * before the last, so a full sort would order what is never read). Process-wide and reused like
+ * LexicalAccumulators (searches are synchronous), so a search allocates no per-candidate object.
  */
 export class CandidateOrder {
   private static instance: CandidateOrder | undefined;
-  docs = new Int32Array(1024);
-  high = new Float64Array(1024);
+  private docs = new Int32Array(1024);
+  private high = new Float64Array(1024);
+  /** Candidates not taken yet. */
   size = 0;
-  private order = new Uint32Array(1024);
-  private sortedDocs = new Int32Array(1024);
-  private sortedHigh = new Float64Array(1024);
-  private readonly byCeiling = (x: number, y: number): number => this.high[y]! - this.high[x]!;
 
   static fresh(): CandidateOrder {
     CandidateOrder.instance ??= new CandidateOrder();
@@ -105,18 +103,42 @@ export class CandidateOrder {
     this.high[this.size++] = high;
   }
 
-  /** Reorders the candidates by ceiling, highest first (equal ceilings in any order). */
-  sortByCeiling(): void {
-    const n = this.size;
-    const order = this.order.subarray(0, n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort(this.byCeiling);
-    for (let i = 0; i < n; i++) {
-      this.sortedDocs[i] = this.docs[order[i]!]!;
-      this.sortedHigh[i] = this.high[order[i]!]!;
+  /** Orders the candidates added so far for `take` (call once, after the last `add`). */
+  heapify(): void {
+    for (let at = (this.size >> 1) - 1; at >= 0; at--) this.siftDown(at);
+  }
+
+  /** The highest ceiling not taken yet (size > 0). */
+  get topHigh(): number {
+    return this.high[0]!;
+  }
+
+  /** Takes the candidate with the highest ceiling (equal ceilings in any order) and returns its id. */
+  take(): number {
+    const doc = this.docs[0]!;
+    const last = --this.size;
+    this.docs[0] = this.docs[last]!;
+    this.high[0] = this.high[last]!;
+    this.siftDown(0);
+    return doc;
+  }
+
+  private siftDown(from: number): void {
+    const { docs, high, size } = this;
+    const doc = docs[from]!;
+    const value = high[from]!;
+    let at = from;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= size) break;
+      if (child + 1 < size && high[child + 1]! > high[child]!) child++;
+      if (high[child]! <= value) break;
+      docs[at] = docs[child]!;
+      high[at] = high[child]!;
+      at = child;
     }
-    [this.docs, this.sortedDocs] = [this.sortedDocs, this.docs];
-    [this.high, this.sortedHigh] = [this.sortedHigh, this.high];
+    docs[at] = doc;
+    high[at] = value;
   }
 
   private grow(): void {
@@ -127,8 +149,5 @@ export class CandidateOrder {
     const high = new Float64Array(length);
     high.set(this.high);
     this.high = high;
-    this.order = new Uint32Array(length);
-    this.sortedDocs = new Int32Array(length);
-    this.sortedHigh = new Float64Array(length);
   }
 }

@@ -408,8 +408,8 @@ function scoreCandidates(
     const high = ceiling(accumulators, at, cursors) * (1 + MARGIN);
     if (high >= threshold) order.add(accumulators.docs[at]!, high);
   }
-  order.sortByCeiling();
   lexicalSearchWork.candidates += order.size;
+  order.heapify();
   const slots = QueryTermSlots.of(cursors.map((cursor) => cursor.term));
   const tfs = new Float64Array(cursors.length);
   const top = new TopHits(limit);
@@ -431,17 +431,21 @@ function scoreCandidates(
     if (top.full && worst !== undefined && rawScore < worst.rawScore) return;
     top.offer({ memoryId: doc.memoryId, kind: field.kind, key: doc.key, rawScore });
   };
-  // Cached lists first, in ceiling order; the others wait for one read of those still able to rank then.
+  // Cached lists first, best ceiling first; the others wait for one read of those still able to rank then.
   const missing: number[] = [];
-  for (let at = 0; at < order.size; at++) {
-    if (!mayRank(order.high[at]!)) break;
-    const doc = order.docs[at]!;
+  const missingHigh: number[] = [];
+  while (order.size > 0 && mayRank(order.topHigh)) {
+    const high = order.topHigh;
+    const doc = order.take();
     const cached = s.documents.get(doc);
     if (cached) score(cached);
-    else missing.push(at);
+    else {
+      missing.push(doc);
+      missingHigh.push(high);
+    }
   }
   const read: number[] = [];
-  for (const at of missing) if (mayRank(order.high[at]!)) read.push(order.docs[at]!);
+  for (let at = 0; at < missing.length; at++) if (mayRank(missingHigh[at]!)) read.push(missing[at]!);
   // Ascending ids: the IN-list probes walk the lex_docs B-tree in order.
   read.sort((x, y) => x - y);
   for (let from = 0; from < read.length; from += CHUNK) {

@@ -83,7 +83,7 @@ describe('lexical search work (SQLite)', () => {
 });
 
 describe('CandidateOrder', () => {
-  it('orders candidates by ceiling, highest first, past its initial capacity', () => {
+  it('hands candidates out by ceiling, highest first, past its initial capacity', () => {
     const random = mulberry32(5);
     for (const n of [0, 1, 7, 3000]) {
       const order = CandidateOrder.fresh();
@@ -92,9 +92,12 @@ describe('CandidateOrder', () => {
         high: Math.floor(random() * 50) / 7,
       }));
       for (const { doc, high } of added) order.add(doc, high);
-      order.sortByCeiling();
-      expect(order.size).toBe(n);
-      const got = Array.from({ length: n }, (_, i) => ({ doc: order.docs[i]!, high: order.high[i]! }));
+      order.heapify();
+      const got: { doc: number; high: number }[] = [];
+      while (order.size > 0) {
+        const high = order.topHigh;
+        got.push({ doc: order.take(), high });
+      }
       for (let i = 1; i < n; i++) expect(got[i - 1]!.high).toBeGreaterThanOrEqual(got[i]!.high);
       const byDoc = (x: { doc: number }, y: { doc: number }) => x.doc - y.doc;
       expect([...got].sort(byDoc)).toEqual([...added].sort(byDoc));
