@@ -6,8 +6,11 @@ const MAX_CACHED_CHARS = 8_000_000;
 interface CachedTokens {
   tokens: readonly string[];
   used: boolean;
-  /** The text's TermVector, made on first request. */
+  /** The text's TermVector, made on its second request (of the dictionary's epoch `epoch`). */
   vector?: TermVector;
+  epoch?: number;
+  /** A vector was asked for once (and not made: see termVectorCached). */
+  asked?: boolean;
 }
 
 const cache = new Map<string, CachedTokens>();
@@ -55,50 +58,86 @@ function cachedEntry(text: string): CachedTokens {
 const EVICT_TO = 0.875;
 
 /**
- * A text's distinct terms in ascending (code unit) order with their counts, and its length in tokens. The
- * offline verifiers read every pool text against each question's terms: counting a text's tokens with string
- * lookups again per question (node verifier) and building a Set of its tokens per question (edge verifier) cost
- * more than the questions' few terms need. A vector is made once per text from its cached tokens (a sort of
- * ~20 short strings: no dictionary of the vocabulary, whose lookups of fresh token strings cost ~10 us a text)
- * and kept with them in the token cache (it goes when they go); it holds the tokens' own strings.
+ * A text's distinct terms as ids of the process-wide term dictionary (ascending), with their counts, and its
+ * length in tokens. The offline verifiers read every pool text against each question's terms: counting a
+ * text's tokens with string lookups again per question (node verifier) and building a Set of its tokens per
+ * question (edge verifier) cost more than the questions' few terms need once a text comes back. A vector is
+ * kept with the text's tokens in the token cache (it goes when they go) and compared by integer ids. Ids are
+ * valid within one batch (`startTermBatch`): callers resolve all the ids one computation compares after
+ * starting one, and never keep ids across computations.
  */
 export interface TermVector {
-  readonly terms: readonly string[];
+  readonly ids: readonly number[];
   readonly counts: readonly number[];
   readonly length: number;
 }
 
-/** tokenizeCached's tokens of `text` as a TermVector, made once per cached text. Shared: never mutate it. */
-export function termVectorCached(text: string): TermVector {
+/** Term -> id of the current epoch; emptied (a new epoch) by startTermBatch once it holds MAX_TERMS. */
+const dictionary = new Map<string, number>();
+let epoch = 0;
+/** Bound of the dictionary (~60 bytes a term): a vocabulary past it starts afresh, vectors made anew. */
+const MAX_TERMS = 1 << 18;
+
+/** Starts a computation comparing term ids: the dictionary is only reset here, never within one. */
+export function startTermBatch(): void {
+  if (dictionary.size < MAX_TERMS) return;
+  dictionary.clear();
+  epoch++;
+}
+
+/** The id of `term` in the current batch (added to the dictionary when new). */
+export function termId(term: string): number {
+  let id = dictionary.get(term);
+  if (id === undefined) {
+    id = dictionary.size;
+    dictionary.set(term, id);
+  }
+  return id;
+}
+
+/**
+ * tokenizeCached's tokens of `text` as a TermVector of the current batch, or undefined the first time a text
+ * is asked for: mapping a text's tokens to dictionary ids costs ~10 us (a fresh token string hashed into a map
+ * of the whole vocabulary) against ~1 us for counting them once against a question's few terms, so a text
+ * seen once (most first sightings at 100k) keeps the token path and a text met again gets its vector, made
+ * once per text and epoch. Callers give the same answer either way.
+ */
+export function termVectorCached(text: string): TermVector | undefined {
   const entry = cachedEntry(text);
-  entry.vector ??= termVector(entry.tokens);
+  if (entry.vector !== undefined && entry.epoch === epoch) return entry.vector;
+  if (entry.asked !== true) {
+    entry.asked = true;
+    return undefined;
+  }
+  entry.vector = termVector(entry.tokens);
+  entry.epoch = epoch;
   return entry.vector;
 }
 
 function termVector(tokens: readonly string[]): TermVector {
-  const sorted = [...tokens].sort();
-  const terms: string[] = [];
+  const all = tokens.map(termId).sort((x, y) => x - y);
+  const ids: number[] = [];
   const counts: number[] = [];
-  for (const term of sorted) {
-    if (terms.length > 0 && terms[terms.length - 1] === term) counts[counts.length - 1]!++;
+  for (const id of all) {
+    if (ids.length > 0 && ids[ids.length - 1] === id) counts[counts.length - 1]!++;
     else {
-      terms.push(term);
+      ids.push(id);
       counts.push(1);
     }
   }
-  return { terms, counts, length: tokens.length };
+  return { ids, counts, length: tokens.length };
 }
 
-/** The count of `term` in `vector` (0 when absent): a binary search over its ascending terms. */
-export function termCount(vector: TermVector, term: string): number {
-  const terms = vector.terms;
+/** The count of term `id` in `vector` (0 when absent): a binary search over its ascending ids. */
+export function termCount(vector: TermVector, id: number): number {
+  const ids = vector.ids;
   let lo = 0;
-  let hi = terms.length - 1;
+  let hi = ids.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const at = terms[mid]!;
-    if (at === term) return vector.counts[mid]!;
-    if (at < term) lo = mid + 1;
+    const at = ids[mid]!;
+    if (at === id) return vector.counts[mid]!;
+    if (at < id) lo = mid + 1;
     else hi = mid - 1;
   }
   return 0;
@@ -109,9 +148,9 @@ export function sharedTerms(x: TermVector, y: TermVector): number {
   let shared = 0;
   let i = 0;
   let j = 0;
-  while (i < x.terms.length && j < y.terms.length) {
-    const a = x.terms[i]!;
-    const b = y.terms[j]!;
+  while (i < x.ids.length && j < y.ids.length) {
+    const a = x.ids[i]!;
+    const b = y.ids[j]!;
     if (a === b) {
       shared++;
       i++;

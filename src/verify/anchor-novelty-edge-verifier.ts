@@ -1,8 +1,10 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
 import {
   sharedTerms,
+  startTermBatch,
   type TermVector,
   termCount,
+  termId,
   termVectorCached,
   tokenizeCached,
 } from '../retrieval/token-cache.ts';
@@ -95,6 +97,8 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       const query = verifierQueryText(input.question);
       const terms = [...new Set(tokenizeCached(query))];
+      // The sides' term vectors and the question's term ids below are compared as ids of one batch.
+      startTermBatch();
       // Support reads the verifier document (content, media words, day); the pair checks read the content
       // only: every record's own date would otherwise be a "stated value" (two thread emails of different days
       // would conflict), and shared media words would make two short photo messages near-duplicates.
@@ -167,17 +171,47 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
 }
 
 export interface PairSide {
-  /** The content's distinct terms (termVectorCached: made once per text, not a token Set per question). */
-  terms: TermVector;
+  /** The content's distinct terms by id (termVectorCached), once the text has been met before. */
+  terms?: TermVector | undefined;
+  /** The content's distinct tokens, for a side without `terms` (made when first asked). */
+  tokenSet: () => ReadonlySet<string>;
   text: string;
   /** valuesOf(text), remembered by the side (judgePair computes it when absent). */
   values?: () => ReadonlySet<string>;
 }
 
-/** A memory's side of its pairs: its content's term vector, and its stated values computed once when first asked. */
+/**
+ * A memory's side of its pairs: its content's terms (the text's cached vector: no Set of its tokens built per
+ * question), and its stated values computed once when first asked.
+ */
 export function pairSide(text: string): PairSide {
   let values: ReadonlySet<string> | undefined;
-  return { terms: termVectorCached(text), text, values: () => (values ??= valuesOf(text)) };
+  let tokens: ReadonlySet<string> | undefined;
+  return {
+    terms: termVectorCached(text),
+    tokenSet: () => (tokens ??= new Set(tokenizeCached(text))),
+    text,
+    values: () => (values ??= valuesOf(text)),
+  };
+}
+
+/** Distinct terms of a side. */
+function sideSize(side: PairSide): number {
+  return side.terms === undefined ? side.tokenSet().size : side.terms.ids.length;
+}
+
+/** Whether a side's content has `term`. */
+function sideHas(side: PairSide, term: string): boolean {
+  return side.terms === undefined ? side.tokenSet().has(term) : termCount(side.terms, termId(term)) > 0;
+}
+
+/** Distinct terms two sides share: merged by id when both have vectors, else through token sets. */
+function sharedBySides(x: PairSide, y: PairSide): number {
+  if (x.terms !== undefined && y.terms !== undefined) return sharedTerms(x.terms, y.terms);
+  const other = y.tokenSet();
+  let shared = 0;
+  for (const token of x.tokenSet()) if (other.has(token)) shared++;
+  return shared;
 }
 
 /**
@@ -203,10 +237,10 @@ export function judgePair(
     // an update (clarification), judged before the near-duplicate and conflict checks that would drop it.
     return link.relevance > 0 ? { score: 5, role: 'clarification' } : { score: 0, role: 'irrelevant' };
   }
-  const size = candidate.terms.terms.length;
+  const size = sideSize(candidate);
   if (size === 0) return { score: 0, role: 'irrelevant' };
-  const shared = sharedTerms(candidate.terms, anchor.terms);
-  const jaccard = shared / (size + anchor.terms.terms.length - shared);
+  const shared = sharedBySides(candidate, anchor);
+  const jaccard = shared / (size + sideSize(anchor) - shared);
   if (jaccard >= NEAR_DUPLICATE_JACCARD) return { score: 0, role: 'redundant' };
 
   if (!link.oneExchange) {
@@ -239,9 +273,7 @@ export function judgePair(
       ? { score: REPLY_SUPPORT, role: 'clarification' }
       : { score: 0, role: 'irrelevant' };
   }
-  const addsTerm = terms.some(
-    (term) => termCount(candidate.terms, term) > 0 && termCount(anchor.terms, term) === 0,
-  );
+  const addsTerm = terms.some((term) => sideHas(candidate, term) && !sideHas(anchor, term));
   return { score, role: addsTerm ? 'new_fact' : 'clarification' };
 }
 
