@@ -6,11 +6,9 @@ const MAX_CACHED_CHARS = 8_000_000;
 interface CachedTokens {
   tokens: readonly string[];
   used: boolean;
-  /** The text's TermVector, made on its second request (of the dictionary's epoch `epoch`). */
+  /** The text's TermVector, made on first request (of the dictionary's epoch `epoch`). */
   vector?: TermVector;
   epoch?: number;
-  /** A vector was asked for once (and not made: see termVectorCached). */
-  asked?: boolean;
 }
 
 const cache = new Map<string, CachedTokens>();
@@ -61,10 +59,10 @@ const EVICT_TO = 0.875;
  * A text's distinct terms as ids of the process-wide term dictionary (ascending), with their counts, and its
  * length in tokens. The offline verifiers read every pool text against each question's terms: counting a
  * text's tokens with string lookups again per question (node verifier) and building a Set of its tokens per
- * question (edge verifier) cost more than the questions' few terms need once a text comes back. A vector is
- * kept with the text's tokens in the token cache (it goes when they go) and compared by integer ids. Ids are
- * valid within one batch (`startTermBatch`): callers resolve all the ids one computation compares after
- * starting one, and never keep ids across computations.
+ * question (edge verifier) cost more than the questions' few terms need. A vector is made once per text (kept
+ * with its tokens in the token cache, so it goes when they go) and compared by integer ids. Ids are valid
+ * within one batch (`startTermBatch`): callers resolve all the ids one computation compares after starting
+ * one, and never keep ids across computations.
  */
 export interface TermVector {
   readonly ids: readonly number[];
@@ -95,22 +93,13 @@ export function termId(term: string): number {
   return id;
 }
 
-/**
- * tokenizeCached's tokens of `text` as a TermVector of the current batch, or undefined the first time a text
- * is asked for: mapping a text's tokens to dictionary ids costs ~10 us (a fresh token string hashed into a map
- * of the whole vocabulary) against ~1 us for counting them once against a question's few terms, so a text
- * seen once (most first sightings at 100k) keeps the token path and a text met again gets its vector, made
- * once per text and epoch. Callers give the same answer either way.
- */
-export function termVectorCached(text: string): TermVector | undefined {
+/** tokenizeCached's tokens of `text` as a TermVector of the current batch, made once per text and epoch. */
+export function termVectorCached(text: string): TermVector {
   const entry = cachedEntry(text);
-  if (entry.vector !== undefined && entry.epoch === epoch) return entry.vector;
-  if (entry.asked !== true) {
-    entry.asked = true;
-    return undefined;
+  if (entry.vector === undefined || entry.epoch !== epoch) {
+    entry.vector = termVector(entry.tokens);
+    entry.epoch = epoch;
   }
-  entry.vector = termVector(entry.tokens);
-  entry.epoch = epoch;
   return entry.vector;
 }
 

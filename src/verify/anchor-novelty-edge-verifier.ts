@@ -171,10 +171,8 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
 }
 
 export interface PairSide {
-  /** The content's distinct terms by id (termVectorCached), once the text has been met before. */
-  terms?: TermVector | undefined;
-  /** The content's distinct tokens, for a side without `terms` (made when first asked). */
-  tokenSet: () => ReadonlySet<string>;
+  /** The content's distinct terms (termVectorCached: made once per text, compared by term id). */
+  terms: TermVector;
   text: string;
   /** valuesOf(text), remembered by the side (judgePair computes it when absent). */
   values?: () => ReadonlySet<string>;
@@ -186,32 +184,7 @@ export interface PairSide {
  */
 export function pairSide(text: string): PairSide {
   let values: ReadonlySet<string> | undefined;
-  let tokens: ReadonlySet<string> | undefined;
-  return {
-    terms: termVectorCached(text),
-    tokenSet: () => (tokens ??= new Set(tokenizeCached(text))),
-    text,
-    values: () => (values ??= valuesOf(text)),
-  };
-}
-
-/** Distinct terms of a side. */
-function sideSize(side: PairSide): number {
-  return side.terms === undefined ? side.tokenSet().size : side.terms.ids.length;
-}
-
-/** Whether a side's content has `term`. */
-function sideHas(side: PairSide, term: string): boolean {
-  return side.terms === undefined ? side.tokenSet().has(term) : termCount(side.terms, termId(term)) > 0;
-}
-
-/** Distinct terms two sides share: merged by id when both have vectors, else through token sets. */
-function sharedBySides(x: PairSide, y: PairSide): number {
-  if (x.terms !== undefined && y.terms !== undefined) return sharedTerms(x.terms, y.terms);
-  const other = y.tokenSet();
-  let shared = 0;
-  for (const token of x.tokenSet()) if (other.has(token)) shared++;
-  return shared;
+  return { terms: termVectorCached(text), text, values: () => (values ??= valuesOf(text)) };
 }
 
 /**
@@ -237,10 +210,10 @@ export function judgePair(
     // an update (clarification), judged before the near-duplicate and conflict checks that would drop it.
     return link.relevance > 0 ? { score: 5, role: 'clarification' } : { score: 0, role: 'irrelevant' };
   }
-  const size = sideSize(candidate);
+  const size = candidate.terms.ids.length;
   if (size === 0) return { score: 0, role: 'irrelevant' };
-  const shared = sharedBySides(candidate, anchor);
-  const jaccard = shared / (size + sideSize(anchor) - shared);
+  const shared = sharedTerms(candidate.terms, anchor.terms);
+  const jaccard = shared / (size + anchor.terms.ids.length - shared);
   if (jaccard >= NEAR_DUPLICATE_JACCARD) return { score: 0, role: 'redundant' };
 
   if (!link.oneExchange) {
@@ -273,7 +246,10 @@ export function judgePair(
       ? { score: REPLY_SUPPORT, role: 'clarification' }
       : { score: 0, role: 'irrelevant' };
   }
-  const addsTerm = terms.some((term) => sideHas(candidate, term) && !sideHas(anchor, term));
+  const addsTerm = terms.some((term) => {
+    const id = termId(term);
+    return termCount(candidate.terms, id) > 0 && termCount(anchor.terms, id) === 0;
+  });
   return { score, role: addsTerm ? 'new_fact' : 'clarification' };
 }
 

@@ -264,11 +264,7 @@ export function unitSupport(
     const unit = unitOf.get(document.id)!;
     let own = counted.byText.get(document.text);
     if (own === undefined) {
-      const vector = termVectorCached(document.text);
-      own =
-        vector === undefined
-          ? tokenCounts(tokenizeCached(document.text), counted.position, width)
-          : termCounts(vector, ids);
+      own = termCounts(termVectorCached(document.text), ids);
       counted.byText.set(document.text, own);
     }
     for (let at = 0; at < width; at++) tf[unit * width + at]! += own.counts[at]!;
@@ -305,21 +301,6 @@ interface TermCounts {
   length: number;
 }
 
-/** TermCounts from a text's tokens (a text seen for the first time: termVectorCached). */
-function tokenCounts(
-  tokens: readonly string[],
-  position: ReadonlyMap<string, number>,
-  size: number,
-): TermCounts {
-  const counts = new Uint32Array(size);
-  for (const token of tokens) {
-    const at = position.get(token);
-    if (at !== undefined) counts[at]!++;
-  }
-  return { counts, length: tokens.length };
-}
-
-/** TermCounts from a text's term vector (the same counts as tokenCounts: one per distinct term). */
 function termCounts(vector: TermVector, ids: readonly number[]): TermCounts {
   const counts = new Uint32Array(ids.length);
   for (let at = 0; at < ids.length; at++) counts[at] = termCount(vector, ids[at]!);
@@ -333,21 +314,14 @@ function termCounts(vector: TermVector, ids: readonly number[]): TermCounts {
  * start afresh), so it holds at most the texts of the questions in flight; counts are a function of the
  * terms and the text, so a hit is exact.
  */
-let latestCounts: { key: string; position: Map<string, number>; byText: Map<string, TermCounts> } = {
-  key: '',
-  position: new Map(),
-  byText: new Map(),
-};
+let latestCounts: { key: string; byText: Map<string, TermCounts> } = { key: '', byText: new Map() };
 /** Texts counted per terms list at most (a pool has ~50-100; a larger caller just starts over). */
 const MAX_COUNTED_TEXTS = 4096;
 
-function questionCounts(terms: readonly string[]): {
-  position: ReadonlyMap<string, number>;
-  byText: Map<string, TermCounts>;
-} {
+function questionCounts(terms: readonly string[]): { byText: Map<string, TermCounts> } {
   const key = terms.join('\u0000');
   if (latestCounts.key !== key || latestCounts.byText.size >= MAX_COUNTED_TEXTS)
-    latestCounts = { key, position: new Map(terms.map((term, at) => [term, at])), byText: new Map() };
+    latestCounts = { key, byText: new Map() };
   return latestCounts;
 }
 
