@@ -97,8 +97,6 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
     async verify(input: EdgeVerifierInput): Promise<EdgeVerifierResult> {
       const query = verifierQueryText(input.question);
       const terms = [...new Set(tokenizeCached(query))];
-      // The sides' term vectors and the question's term ids below are compared as ids of one batch.
-      startTermBatch();
       // Support reads the verifier document (content, media words, day); the pair checks read the content
       // only: every record's own date would otherwise be a "stated value" (two thread emails of different days
       // would conflict), and shared media words would make two short photo messages near-duplicates.
@@ -110,9 +108,6 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
-      // One side per memory: an anchor met in several pairs has its values scanned once (valuesOf runs five
-      // regular expressions over the text; per pair it was most of this verifier's own time).
-      const sides = new Map([...contents].map(([id, text]) => [id, pairSide(text)]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
@@ -121,6 +116,12 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         [...texts].map(([id, text]) => ({ id, text })),
         pairs,
       );
+      // One side per memory: an anchor met in several pairs has its values scanned once (valuesOf runs five
+      // regular expressions over the text; per pair it was most of this verifier's own time). Made after
+      // unitSupport, in a batch of their own: the sides' term vectors and the question's term ids in judgePair
+      // must come from one dictionary (unitSupport may start a new one).
+      startTermBatch();
+      const sides = new Map([...contents].map(([id, text]) => [id, pairSide(text)]));
       // Relative to the best unit of this question, so "relevant" means the same thing for a question whose
       // best match shares one term and one whose best match shares five.
       const bestUnit = Math.max(1e-9, ...support.byUnit);
