@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--warmup 10] [--warmup-seed s] [--passes 1] [--blocks 0] [--digest out.json]`
+ * `npx tsx bench/retrieve-probe.ts [--size 10k] [--db /tmp/probe-10k.db | postgres://...] [--queries 200] [--warmup 10] [--warmup-seed s] [--passes 1] [--blocks 0] [--digest out.json] [--profile out] [--heap-profile out]`
  *
  * The warm read path alone, for profiling (`node --cpu-prof --import tsx bench/retrieve-probe.ts ...`) and
  * for checking that a read-path change keeps every result identical. Builds the same one-context archive as
@@ -11,10 +11,13 @@
  * digest has every pass). `--blocks n` also prints
  * the median CPU of every n questions, warm-up included (where it flattens, V8 has done compiling). `--digest` writes, per question,
  * the pool (ids, retrieval scores, verifier scores, prizes), the kept edges and the packet text: two runs
- * of different code on the same archive must write the same file.
+ * of different code on the same archive must write the same file. `--profile out` writes a CPU profile
+ * (`out.cpuprofile`, 200 us sampling) of the timed questions alone (`--cpu-prof` also profiles the build and the
+ * warm-up); `--heap-profile out` a sampling heap profile of them (`out.heapprofile`, collected objects counted).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
@@ -61,7 +64,28 @@ const everyCpu: number[] = [];
 let cpu = 0;
 const digest: unknown[] = [];
 const stages = new Map<string, number>();
+// Each stage's wall per timed question (its median moves less with preemption than the mean).
+const stageTimes = new Map<string, number[]>();
+const profileFile = args.includes('--profile') ? flag('profile', '') : undefined;
+const heapFile = args.includes('--heap-profile') ? flag('heap-profile', '') : undefined;
+const profiler = profileFile === undefined && heapFile === undefined ? undefined : new Session();
 for (const [i, question] of questions.entries()) {
+  if (profiler !== undefined && i === timedFrom) {
+    profiler.connect();
+    if (heapFile !== undefined) {
+      await profiler.post('HeapProfiler.enable');
+      await profiler.post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
+    if (profileFile !== undefined) {
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+      await profiler.post('Profiler.start');
+    }
+  }
   const started = performance.now();
   const usage = process.cpuUsage();
   const result = await gm.retrieve('big', question);
@@ -76,6 +100,11 @@ for (const [i, question] of questions.entries()) {
     cpus.push((spent.user + spent.system) / 1000);
     for (const [stage, ms] of Object.entries(result.trace.timings))
       stages.set(stage, (stages.get(stage) ?? 0) + ms);
+    for (const [stage, ms] of Object.entries(result.trace.timings)) {
+      const list = stageTimes.get(stage) ?? [];
+      list.push(ms);
+      stageTimes.set(stage, list);
+    }
   }
   if (digestFile !== undefined) {
     digest.push({
@@ -84,6 +113,17 @@ for (const [i, question] of questions.entries()) {
       packet: createHash('sha256').update(result.packetText).digest('hex').slice(0, 16),
     });
   }
+}
+if (profiler !== undefined) {
+  if (profileFile !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(`${profileFile}.cpuprofile`, JSON.stringify(profile));
+  }
+  if (heapFile !== undefined) {
+    const { profile } = await profiler.post('HeapProfiler.stopSampling');
+    writeFileSync(`${heapFile}.heapprofile`, JSON.stringify(profile));
+  }
+  profiler.disconnect();
 }
 await gm.close();
 const sorted = [...times].sort((x, y) => x - y);
@@ -98,6 +138,9 @@ process.stdout.write(
 );
 process.stdout.write(
   `mean wall per stage: ${[...stages].map(([stage, ms]) => `${stage} ${(ms / times.length).toFixed(2)}`).join(', ')} ms\n`,
+);
+process.stdout.write(
+  `median wall per stage: ${[...stageTimes].map(([stage, list]) => `${stage} ${median(list).toFixed(3)}`).join(', ')} ms\n`,
 );
 if (block > 0) {
   const medians: string[] = [];

@@ -17,15 +17,37 @@ export interface QuestionDeadline {
   exceeded(): boolean;
 }
 
-/** Starts the clock of one question. One deadline is shared by retrieve and read in `answer`. */
-export function startQuestionDeadline(ms: number | undefined, client?: AbortSignal): QuestionDeadline {
+/**
+ * Starts the clock of one question. One deadline is shared by retrieve and read in `answer`. The timer and
+ * the combined signal are made when `signal` is first read, for the time then left: a question without a
+ * model call never reads it, and AbortSignal.timeout (a timer kept 2 minutes, a weak reference, a
+ * finalization entry) cost ~2% of such a question's CPU (issue #10). `exceeded()` before any read: whether
+ * the budget has passed on `now` (nothing could be aborted).
+ */
+export function startQuestionDeadline(
+  ms: number | undefined,
+  client?: AbortSignal,
+  now: () => number = performance.now.bind(performance),
+): QuestionDeadline {
   const limit = ms ?? DEFAULT_QUESTION_DEADLINE_MS;
   if (!Number.isFinite(limit) || limit <= 0) {
     throw new GraphmemixError('INVALID_INPUT', `deadlineMs must be a positive number, got ${limit}`, {
       location: { field: 'deadlineMs' },
     });
   }
-  const timer = AbortSignal.timeout(limit);
-  const signal = client ? AbortSignal.any([client, timer]) : timer;
-  return { signal, ms: limit, exceeded: () => timer.aborted && client?.aborted !== true };
+  const started = now();
+  let timer: AbortSignal | undefined;
+  let signal: AbortSignal | undefined;
+  return {
+    get signal(): AbortSignal {
+      if (signal === undefined) {
+        timer = AbortSignal.timeout(Math.max(0, Math.ceil(limit - (now() - started))));
+        signal = client ? AbortSignal.any([client, timer]) : timer;
+      }
+      return signal;
+    },
+    ms: limit,
+    exceeded: () =>
+      timer === undefined ? now() - started >= limit : timer.aborted && client?.aborted !== true,
+  };
 }

@@ -77,7 +77,9 @@ export async function retrieveEvidence(
     deps.store,
     contextId,
     async () => {
-      const verified = await verifiedPool(deps, contextId, question, options, deadline.signal, trace);
+      // Only a model call reads the signal: an offline question never makes the deadline's timer.
+      const signal = remote ? deadline.signal : undefined;
+      const verified = await verifiedPool(deps, contextId, question, options, signal, trace);
       const stage = { contextId, question, options, deadline, trace, verified };
       return inUnitOfWork(deps.store, contextId, () => packetStages(deps, stage), { read: true });
     },

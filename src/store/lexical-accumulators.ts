@@ -77,3 +77,77 @@ export class LexicalAccumulators {
     this.mask = mask;
   }
 }
+
+/**
+ * The candidates of one field's exact scoring (search-lexical-index.ts): document ids with their score
+ * ceilings, taken best ceiling first from a binary max-heap (built in linear time; a search stops taking long
+ * before the last, so a full sort would order what is never read). Process-wide and reused like
+ * LexicalAccumulators (searches are synchronous), so a search allocates no per-candidate object.
+ */
+export class CandidateOrder {
+  private static instance: CandidateOrder | undefined;
+  private docs = new Int32Array(1024);
+  private high = new Float64Array(1024);
+  /** Candidates not taken yet. */
+  size = 0;
+
+  static fresh(): CandidateOrder {
+    CandidateOrder.instance ??= new CandidateOrder();
+    CandidateOrder.instance.size = 0;
+    return CandidateOrder.instance;
+  }
+
+  add(doc: number, high: number): void {
+    if (this.size === this.docs.length) this.grow();
+    this.docs[this.size] = doc;
+    this.high[this.size++] = high;
+  }
+
+  /** Orders the candidates added so far for `take` (call once, after the last `add`). */
+  heapify(): void {
+    for (let at = (this.size >> 1) - 1; at >= 0; at--) this.siftDown(at);
+  }
+
+  /** The highest ceiling not taken yet (size > 0). */
+  get topHigh(): number {
+    return this.high[0]!;
+  }
+
+  /** Takes the candidate with the highest ceiling (equal ceilings in any order) and returns its id. */
+  take(): number {
+    const doc = this.docs[0]!;
+    const last = --this.size;
+    this.docs[0] = this.docs[last]!;
+    this.high[0] = this.high[last]!;
+    this.siftDown(0);
+    return doc;
+  }
+
+  private siftDown(from: number): void {
+    const { docs, high, size } = this;
+    const doc = docs[from]!;
+    const value = high[from]!;
+    let at = from;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= size) break;
+      if (child + 1 < size && high[child + 1]! > high[child]!) child++;
+      if (high[child]! <= value) break;
+      docs[at] = docs[child]!;
+      high[at] = high[child]!;
+      at = child;
+    }
+    docs[at] = doc;
+    high[at] = value;
+  }
+
+  private grow(): void {
+    const length = this.docs.length * 2;
+    const docs = new Int32Array(length);
+    docs.set(this.docs);
+    this.docs = docs;
+    const high = new Float64Array(length);
+    high.set(this.high);
+    this.high = high;
+  }
+}

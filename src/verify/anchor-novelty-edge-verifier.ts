@@ -1,5 +1,13 @@
 import type { EdgeRole } from '../core/candidate-graph.ts';
-import { tokenizeCached } from '../retrieval/token-cache.ts';
+import {
+  sharedTerms,
+  startTermBatch,
+  type TermVector,
+  termCount,
+  termId,
+  termVectorCached,
+  tokenizeCached,
+} from '../retrieval/token-cache.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -100,9 +108,6 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         texts.set(memoryId, verifierDocumentText(record));
         contents.set(memoryId, recordFullText(record));
       }
-      // One side per memory: an anchor met in several pairs has its values scanned once (valuesOf runs five
-      // regular expressions over the text; per pair it was most of this verifier's own time).
-      const sides = new Map([...contents].map(([id, text]) => [id, pairSide(text)]));
       const pairs: PoolRelation[] = input.candidates.flatMap(({ candidate, relations }) =>
         relations.map((r) => ({ a: r.anchorId, b: candidate.memoryId, types: r.relationTypes })),
       );
@@ -111,6 +116,12 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
         [...texts].map(([id, text]) => ({ id, text })),
         pairs,
       );
+      // One side per memory: an anchor met in several pairs has its values scanned once (valuesOf runs five
+      // regular expressions over the text; per pair it was most of this verifier's own time). Made after
+      // unitSupport, in a batch of their own: the sides' term vectors and the question's term ids in judgePair
+      // must come from one dictionary (unitSupport may start a new one).
+      startTermBatch();
+      const sides = new Map([...contents].map(([id, text]) => [id, pairSide(text)]));
       // Relative to the best unit of this question, so "relevant" means the same thing for a question whose
       // best match shares one term and one whose best match shares five.
       const bestUnit = Math.max(1e-9, ...support.byUnit);
@@ -123,7 +134,7 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
           const anchorRecord = records.get(relation.anchorId);
           const verdict = judgePair(
             sides.get(candidate.memoryId)!,
-            sides.get(relation.anchorId) ?? { tokens: new Set(), text: '' },
+            sides.get(relation.anchorId) ?? pairSide(''),
             terms,
             {
               sameUnit,
@@ -160,17 +171,21 @@ export function createAnchorNoveltyEdgeVerifier(): EdgeVerifier {
   };
 }
 
-interface PairSide {
-  tokens: ReadonlySet<string>;
+export interface PairSide {
+  /** The content's distinct terms (termVectorCached: made once per text, compared by term id). */
+  terms: TermVector;
   text: string;
   /** valuesOf(text), remembered by the side (judgePair computes it when absent). */
   values?: () => ReadonlySet<string>;
 }
 
-/** A memory's side of its pairs: its content tokens, and its stated values computed once when first asked. */
-function pairSide(text: string): PairSide {
+/**
+ * A memory's side of its pairs: its content's terms (the text's cached vector: no Set of its tokens built per
+ * question), and its stated values computed once when first asked.
+ */
+export function pairSide(text: string): PairSide {
   let values: ReadonlySet<string> | undefined;
-  return { tokens: new Set(tokenizeCached(text)), text, values: () => (values ??= valuesOf(text)) };
+  return { terms: termVectorCached(text), text, values: () => (values ??= valuesOf(text)) };
 }
 
 /**
@@ -196,10 +211,10 @@ export function judgePair(
     // an update (clarification), judged before the near-duplicate and conflict checks that would drop it.
     return link.relevance > 0 ? { score: 5, role: 'clarification' } : { score: 0, role: 'irrelevant' };
   }
-  if (candidate.tokens.size === 0) return { score: 0, role: 'irrelevant' };
-  let shared = 0;
-  for (const token of candidate.tokens) if (anchor.tokens.has(token)) shared++;
-  const jaccard = shared / (candidate.tokens.size + anchor.tokens.size - shared);
+  const size = candidate.terms.ids.length;
+  if (size === 0) return { score: 0, role: 'irrelevant' };
+  const shared = sharedTerms(candidate.terms, anchor.terms);
+  const jaccard = shared / (size + anchor.terms.ids.length - shared);
   if (jaccard >= NEAR_DUPLICATE_JACCARD) return { score: 0, role: 'redundant' };
 
   if (!link.oneExchange) {
@@ -232,7 +247,10 @@ export function judgePair(
       ? { score: REPLY_SUPPORT, role: 'clarification' }
       : { score: 0, role: 'irrelevant' };
   }
-  const addsTerm = terms.some((term) => candidate.tokens.has(term) && !anchor.tokens.has(term));
+  const addsTerm = terms.some((term) => {
+    const id = termId(term);
+    return termCount(candidate.terms, id) > 0 && termCount(anchor.terms, id) === 0;
+  });
   return { score, role: addsTerm ? 'new_fact' : 'clarification' };
 }
 

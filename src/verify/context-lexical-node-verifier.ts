@@ -1,6 +1,13 @@
 import { UnionFind } from '../core/union-find.ts';
 import { bm25TermScore } from '../retrieval/bm25-index.ts';
-import { tokenizeCached } from '../retrieval/token-cache.ts';
+import {
+  startTermBatch,
+  type TermVector,
+  termCount,
+  termId,
+  termVectorCached,
+  tokenizeCached,
+} from '../retrieval/token-cache.ts';
 import type { AssetKind, MemoryRecord } from '../types/memory-record.ts';
 import type { SchemaRelationType } from '../types/relation.ts';
 import { recordFullText } from './candidate-snippet.ts';
@@ -248,13 +255,16 @@ export function unitSupport(
   // Flat per-unit rows (unit * width + term): one array, not one per unit (this runs three times a question).
   const width = terms.length;
   const counted = questionCounts(terms);
+  // Texts are counted from their term vectors (made once per text), against the terms' ids of this batch.
+  startTermBatch();
+  const ids = terms.map(termId);
   const tf = new Uint32Array(unitCount * width);
   const length = new Array<number>(unitCount).fill(0);
   for (const document of documents) {
     const unit = unitOf.get(document.id)!;
     let own = counted.byText.get(document.text);
     if (own === undefined) {
-      own = termCounts(tokenizeCached(document.text), counted.position, width);
+      own = termCounts(termVectorCached(document.text), ids);
       counted.byText.set(document.text, own);
     }
     for (let at = 0; at < width; at++) tf[unit * width + at]! += own.counts[at]!;
@@ -291,17 +301,10 @@ interface TermCounts {
   length: number;
 }
 
-function termCounts(
-  tokens: readonly string[],
-  position: ReadonlyMap<string, number>,
-  size: number,
-): TermCounts {
-  const counts = new Uint32Array(size);
-  for (const token of tokens) {
-    const at = position.get(token);
-    if (at !== undefined) counts[at]!++;
-  }
-  return { counts, length: tokens.length };
+function termCounts(vector: TermVector, ids: readonly number[]): TermCounts {
+  const counts = new Uint32Array(ids.length);
+  for (let at = 0; at < ids.length; at++) counts[at] = termCount(vector, ids[at]!);
+  return { counts, length: vector.length };
 }
 
 /**
@@ -311,21 +314,14 @@ function termCounts(
  * start afresh), so it holds at most the texts of the questions in flight; counts are a function of the
  * terms and the text, so a hit is exact.
  */
-let latestCounts: { key: string; position: Map<string, number>; byText: Map<string, TermCounts> } = {
-  key: '',
-  position: new Map(),
-  byText: new Map(),
-};
+let latestCounts: { key: string; byText: Map<string, TermCounts> } = { key: '', byText: new Map() };
 /** Texts counted per terms list at most (a pool has ~50-100; a larger caller just starts over). */
 const MAX_COUNTED_TEXTS = 4096;
 
-function questionCounts(terms: readonly string[]): {
-  position: ReadonlyMap<string, number>;
-  byText: Map<string, TermCounts>;
-} {
+function questionCounts(terms: readonly string[]): { byText: Map<string, TermCounts> } {
   const key = terms.join('\u0000');
   if (latestCounts.key !== key || latestCounts.byText.size >= MAX_COUNTED_TEXTS)
-    latestCounts = { key, position: new Map(terms.map((term, at) => [term, at])), byText: new Map() };
+    latestCounts = { key, byText: new Map() };
   return latestCounts;
 }
 

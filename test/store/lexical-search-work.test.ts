@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
+import { CandidateOrder } from '../../src/store/lexical-accumulators.ts';
 import { type CachedDocument, DocumentCache } from '../../src/store/lexical-search-cache.ts';
 import { forwardWords, lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
@@ -72,8 +73,36 @@ describe('lexical search work (SQLite)', () => {
     // One pass per page before: the common-term searches here read hundreds of pages.
     expect(pages).toBeGreaterThan(200);
     expect(passes).toBeLessThan(pages / 2);
+    // Candidates are scored best ceiling first and the rest dropped once none can rank (exact hits above).
+    const candidates = lexicalSearchWork.candidates - before.candidates;
+    const scored = lexicalSearchWork.scored - before.scored;
+    expect(scored).toBeGreaterThan(0);
+    expect(scored).toBeLessThan(candidates * 0.75);
     await store.close();
   }, 60_000);
+});
+
+describe('CandidateOrder', () => {
+  it('hands candidates out by ceiling, highest first, past its initial capacity', () => {
+    const random = mulberry32(5);
+    for (const n of [0, 1, 7, 3000]) {
+      const order = CandidateOrder.fresh();
+      const added = Array.from({ length: n }, (_, i) => ({
+        doc: i * 3,
+        high: Math.floor(random() * 50) / 7,
+      }));
+      for (const { doc, high } of added) order.add(doc, high);
+      order.heapify();
+      const got: { doc: number; high: number }[] = [];
+      while (order.size > 0) {
+        const high = order.topHigh;
+        got.push({ doc: order.take(), high });
+      }
+      for (let i = 1; i < n; i++) expect(got[i - 1]!.high).toBeGreaterThanOrEqual(got[i]!.high);
+      const byDoc = (x: { doc: number }, y: { doc: number }) => x.doc - y.doc;
+      expect([...got].sort(byDoc)).toEqual([...added].sort(byDoc));
+    }
+  });
 });
 
 describe('forwardWords', () => {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { termId } from '../../src/retrieval/token-cache.ts';
 import { tokenize } from '../../src/retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import {
   createAnchorNoveltyEdgeVerifier,
   judgePair,
+  pairSide,
   REPLY_SUPPORT,
 } from '../../src/verify/anchor-novelty-edge-verifier.ts';
 import {
@@ -212,7 +214,7 @@ describe('contextSupportScores (lexical-context-support)', () => {
 });
 
 describe('judgePair (anchor-novelty)', () => {
-  const side = (text: string) => ({ text, tokens: new Set(tokenize(text)) });
+  const side = pairSide;
   const terms = tokenize('When is the kayak trip?');
 
   it('a same-unit partner of a supported unit gets full support; of an unsupported unit, none', () => {
@@ -266,6 +268,43 @@ describe('judgePair (anchor-novelty)', () => {
 });
 
 describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
+  it('judges the same when the term dictionary starts over during a question', async () => {
+    const candidate = (id: string, text: string, position: number) => ({
+      memoryId: id,
+      alias: `C0${position}`,
+      record: record(id, text),
+      retrievalScore: 0.4,
+      isAnchor: position === 0,
+    });
+    // Words no other test uses: new to the dictionary in each run below.
+    const input = (run: number) => ({
+      question: { prompt: `When is the qvx${run}kayak trip qvx${run}lake?`, imageCaptions: [] },
+      anchors: [candidate('ask', `When is the qvx${run}kayak trip?`, 0)],
+      candidates: [
+        {
+          // Adds a question word the anchor lacks: a new fact (read through the term vectors).
+          candidate: candidate('reply', `The qvx${run}kayak trip to the qvx${run}lake is next Saturday.`, 1),
+          relations: [{ anchorId: 'ask', relationTypes: ['consecutive_turn' as const] }],
+        },
+        {
+          candidate: candidate('near', `When is the qvx${run}kayak trip to the qvx${run}lake`, 2),
+          relations: [{ anchorId: 'ask', relationTypes: ['consecutive_turn' as const] }],
+        },
+      ],
+    });
+    const judged = async (run: number) => {
+      const result = await createAnchorNoveltyEdgeVerifier().verify(input(run));
+      if (!result.ok) throw new Error(result.error);
+      return result.judgements;
+    };
+    const plain = await judged(1);
+    expect(plain.find((j) => j.candidateId === 'reply')?.role).toBe('new_fact');
+    // Fill the dictionary to just under its bound (2^18 terms): this question's own words take it past, and
+    // its next computation starts a new dictionary while the question is being judged.
+    for (let i = 0; termId(`deadlinefill${i}`) < (1 << 18) - 3; i++);
+    expect(await judged(2)).toEqual(plain);
+  });
+
   it('keeps the round partner of a relevant anchor and drops an irrelevant neighbouring turn', async () => {
     const candidate = (id: string, text: string, position: number) => ({
       memoryId: id,
