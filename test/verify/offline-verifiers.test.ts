@@ -268,14 +268,15 @@ describe('judgePair (anchor-novelty)', () => {
 });
 
 describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
+  const candidate = (id: string, text: string, position: number) => ({
+    memoryId: id,
+    alias: `C0${position}`,
+    record: record(id, text),
+    retrievalScore: 0.4,
+    isAnchor: position === 0,
+  });
+
   it('judges the same when the term dictionary starts over during a question', async () => {
-    const candidate = (id: string, text: string, position: number) => ({
-      memoryId: id,
-      alias: `C0${position}`,
-      record: record(id, text),
-      retrievalScore: 0.4,
-      isAnchor: position === 0,
-    });
     // Words no other test uses: new to the dictionary in each run below.
     const input = (run: number) => ({
       question: { prompt: `When is the qvx${run}kayak trip qvx${run}lake?`, imageCaptions: [] },
@@ -306,13 +307,6 @@ describe('createAnchorNoveltyEdgeVerifier on a dialogue', () => {
   });
 
   it('keeps the round partner of a relevant anchor and drops an irrelevant neighbouring turn', async () => {
-    const candidate = (id: string, text: string, position: number) => ({
-      memoryId: id,
-      alias: `C0${position}`,
-      record: record(id, text),
-      retrievalScore: 0.4,
-      isAnchor: position === 0,
-    });
     const anchor = candidate('ask', 'When is the kayak trip to the lake?', 0);
     const result = await createAnchorNoveltyEdgeVerifier().verify({
       question: { prompt: 'When is the kayak trip?', imageCaptions: [] },
