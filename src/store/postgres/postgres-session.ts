@@ -375,6 +375,26 @@ export class PostgresSession {
     return this.transaction(`BEGIN;${settingsSql(this.switchRole)}`, work);
   }
 
+  /**
+   * ANALYZE of the tables whose rows changed since their last analyze by more than autovacuum's own rule
+   * (50 + 10% of the live rows), now rather than when autovacuum gets to them (the store's
+   * optimizeLexicalIndex, after a bulk import or a compaction). Runs as the login role, outside any
+   * transaction and RLS: ANALYZE needs the tables' owner (another role gets a warning, nothing changes).
+   */
+  async analyzeChanged(): Promise<boolean> {
+    try {
+      const stale = await this.pool.query<{ name: string }>(
+        `SELECT quote_ident(relname) AS name FROM pg_stat_user_tables
+         WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * n_live_tup ORDER BY relname`,
+      );
+      if (stale.rows.length === 0) return false;
+      await this.pool.query(`ANALYZE ${stale.rows.map((row) => row.name).join(', ')}`);
+      return true;
+    } catch (error) {
+      throw asStoreError(error, this.where);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

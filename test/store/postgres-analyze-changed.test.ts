@@ -1,0 +1,51 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
+import { write } from './store-conformance.ts';
+
+/**
+ * optimizeLexicalIndex on PostgreSQL (after a bulk import or a compaction) analyzes the tables whose rows
+ * changed past autovacuum's rule, so questions right after an import get plans for the tables as they are.
+ */
+afterAll(dropTestDatabases);
+if (PG_SKIP) console.warn(`[postgres analyze skipped] ${PG_SKIP}`);
+
+describe.skipIf(PG_SKIP !== undefined)('PostgreSQL optimizeLexicalIndex', () => {
+  it('analyzes the tables an import filled, and nothing once they are analyzed', async () => {
+    const url = await createTestDatabase();
+    const store = await openPostgresStore({ url });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await store.writeMemories(
+        'ctx',
+        Array.from({ length: 300 }, (_, i) =>
+          write('ctx', `m${i}`, `memory number ${i} about the garden`, i),
+        ),
+      );
+      const lastAnalyze = async () =>
+        (
+          await admin.query<{ at: Date | null }>(
+            "SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = 'memories'",
+          )
+        ).rows[0]?.at ?? null;
+      expect(await lastAnalyze()).toBeNull();
+      // Row counts reach pg_stat_user_tables when the writing connections report them (within ~10 s idle).
+      let analyzed = false;
+      for (let tries = 0; tries < 40 && !analyzed; tries++) {
+        analyzed = await store.optimizeLexicalIndex!('ctx');
+        if (!analyzed) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(analyzed).toBe(true);
+      expect(await lastAnalyze()).not.toBeNull();
+      // Its statistics are now current: nothing left to analyze.
+      expect(await store.optimizeLexicalIndex!('ctx')).toBe(false);
+      // Searches are unchanged by it (planner statistics only).
+      expect((await store.searchLexical('ctx', 'garden', { limit: 3 })).length).toBe(3);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  }, 60_000);
+});
