@@ -50,7 +50,7 @@ export class StdioMessageFilter extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    // A last line without its newline is incomplete: the SDK would never read it either.
+    // A last line the client ended without a newline still counts as a message (the SDK alone would drop it).
     if (this.length > 0 && !this.skipping) this.passLine();
     done();
   }
