@@ -21,9 +21,14 @@ export async function runTool(work: () => Promise<Record<string, unknown>>): Pro
   } catch (error) {
     // Errors leave redacted; an internal failure's text stays in the (stderr) log only.
     if (!isGraphmemixError(error)) console.error(redact(error));
-    const payload = isGraphmemixError(error)
-      ? redact(error.toJSON())
-      : { code: 'INTERNAL', message: 'internal error' };
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: payload }) }] };
+    return toolErrorResult(isGraphmemixError(error) ? redact(error.toJSON()) : INTERNAL_ERROR);
   }
+}
+
+/** What a client sees of a failure whose text must not leave (logged instead). */
+export const INTERNAL_ERROR = { code: 'INTERNAL', message: 'internal error' } as const;
+
+/** The one shape of a failed tool call: isError with `{"error": payload}` as its text. */
+export function toolErrorResult(payload: object): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: payload }) }] };
 }

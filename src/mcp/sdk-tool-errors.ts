@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorCode } from '../errors/error-codes.ts';
 import { redactText } from '../shell-kit/redact.ts';
+import { INTERNAL_ERROR, toolErrorResult } from './run-tool.ts';
 
 /**
  * Failures the SDK answers before a tool body runs (argument schema, the argument value bound, an unknown
@@ -13,13 +14,10 @@ import { redactText } from '../shell-kit/redact.ts';
 export function codeSdkToolErrors(server: McpServer): void {
   const toolError = (message: string): CallToolResult => {
     const code = sdkErrorCode(message);
+    if (code !== 'INTERNAL') return toolErrorResult({ code, message: redactText(message) });
     // As runTool: an internal failure's text stays in the (stderr) log.
-    if (code === 'INTERNAL') console.error(redactText(message));
-    const shown = code === 'INTERNAL' ? 'internal error' : redactText(message);
-    return {
-      isError: true,
-      content: [{ type: 'text', text: JSON.stringify({ error: { code, message: shown } }) }],
-    };
+    console.error(redactText(message));
+    return toolErrorResult(INTERNAL_ERROR);
   };
   Object.defineProperty(server, 'createToolError', { value: toolError });
 }
