@@ -9,26 +9,16 @@ import type { MemoryRecord } from '../types/memory-record.ts';
  * earlier pool at 10k), and a kept record also keeps the verifiers' texts derived from it (memoised per
  * record object: recordFullText in src/verify/candidate-snippet.ts, verifierDocumentText).
  *
- * Exact: entries are dropped as soon as `store.readGeneration()` moves (any write by this handle, any commit
- * by another connection or process); a backend without it (or a read inside a transaction) keeps nothing.
- * The records are SHARED between questions: the pipeline only reads them, and nothing hands them out (the
- * evidence copies what it shows). Bounded by an estimate of their bytes; the oldest go first.
+ * Exact: an entry is kept under the `store.readGeneration(contextId)` it was read with and served only to a
+ * read that sees the same generation (any write of the context by this handle, any commit by another
+ * connection or process moves it); entries of older generations are never served again and age out. A
+ * backend without a generation (or a read inside a transaction) keeps nothing. The records are SHARED
+ * between questions: the pipeline only reads them, and nothing hands them out (the evidence copies what it
+ * shows). Bounded by an estimate of their bytes; the oldest go first.
  */
 const RECORD_BYTES = 32 * 1024 * 1024;
 
-class RecordCache {
-  generation = '';
-  // Twice the record: the verifiers' texts memoised on it are about its text again.
-  readonly records = new BoundedMap<MemoryRecord>(RECORD_BYTES, (record) => 2 * approximateBytes(record));
-
-  validate(generation: string): void {
-    if (generation === this.generation) return;
-    this.records.clear();
-    this.generation = generation;
-  }
-}
-
-const caches = new WeakMap<ArchiveStore, RecordCache>();
+const caches = new WeakMap<ArchiveStore, BoundedMap<MemoryRecord>>();
 
 /** `store.getMemories` (ids order, unknown ids skipped) through the per-handle cache. Read-only records. */
 export async function poolRecords(
@@ -36,26 +26,29 @@ export async function poolRecords(
   contextId: string,
   ids: readonly string[],
 ): Promise<MemoryRecord[]> {
-  const generation = store.readGeneration?.();
+  const generation = store.readGeneration?.(contextId);
   if (generation === undefined || ids.length === 0) return store.getMemories(contextId, ids);
   let cache = caches.get(store);
   if (!cache) {
-    cache = new RecordCache();
+    // Twice the record: the verifiers' texts memoised on it are about its text again.
+    cache = new BoundedMap<MemoryRecord>(RECORD_BYTES, (record) => 2 * approximateBytes(record));
     caches.set(store, cache);
   }
-  cache.validate(generation);
+  // Keys start with the generation (its length first: unambiguous whatever characters it holds).
+  const prefix = `${generation.length}:${generation}`;
   const found = new Map<string, MemoryRecord>();
   const missing: string[] = [];
   for (const id of ids) {
-    const hit = cache.records.get(memoryKey(contextId, id));
+    const hit = cache.get(prefix + memoryKey(contextId, id));
     if (hit) found.set(id, hit);
     else missing.push(id);
   }
   if (missing.length > 0) {
     for (const record of await store.getMemories(contextId, missing)) {
       found.set(record.id, record);
-      // A write may have landed during the read: the next call's generation differs and drops this entry.
-      cache.records.set(memoryKey(contextId, record.id), record);
+      // SQLite reads outside a transaction: a write landing during the read moved the generation, so this
+      // entry is never served again.
+      cache.set(prefix + memoryKey(contextId, record.id), record);
     }
   }
   return ids.flatMap((id) => {

@@ -41,13 +41,15 @@ export interface ArchiveStore {
   /** Records in the order of `ids`; unknown ids are skipped. */
   getMemories(contextId: string, ids: readonly string[]): Promise<MemoryRecord[]>;
   /**
-   * Optional: a token that differs from every earlier one whenever the archive may have changed since (a
-   * commit by any connection or process, any write of this handle, committed or not); undefined inside a
-   * transaction or when the backend cannot tell. Layers above the port keep what they read (the question
-   * path's pool records) only while it stays the same. SQLite: this connection's total_changes() and
-   * PRAGMA data_version.
+   * Optional: a token that differs from every earlier one whenever the memories or edges of `contextId` may
+   * have changed since (a commit by any connection or process, any write of this handle, committed or not),
+   * and is the same for reads that see the same data; undefined when the backend cannot tell. Layers above
+   * the port keep what they read (the question path's pool records) under the token they read it with.
+   * SQLite (the whole file, outside a transaction): this connection's total_changes() and PRAGMA
+   * data_version. PostgreSQL (inside a question's read unit, once its BEGIN went out): the context row's
+   * generation, moved by triggers on every write of its memories and edges (schema migration 10).
    */
-  readGeneration?(): string | undefined;
+  readGeneration?(contextId?: string): string | undefined;
   /**
    * All records of a context in (sequence, id) order, paged for large contexts. Sequences of different sources
    * may tie, so a page continues after the key (afterSequence, afterId) of the last record it got; with only

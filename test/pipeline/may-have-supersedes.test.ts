@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import { mayHaveSupersedes } from '../../src/pipeline/may-have-supersedes.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from '../store/postgres-test-db.ts';
 
 /**
  * The packet's version links are skipped while a context has no supersedes edge (src/pipeline/
@@ -13,6 +14,7 @@ import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
  */
 const dir = mkdtempSync(join(tmpdir(), 'gmx-may-supersede-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(dropTestDatabases);
 
 const BEFORE = [
   {
@@ -63,6 +65,37 @@ describe('mayHaveSupersedes', () => {
     }
   });
 
+  // PostgreSQL: the generation exists inside a question's read unit only, so the answer is seen through
+  // retrieve (the counts read once per generation, then remembered).
+  it.skipIf(PG_SKIP !== undefined)(
+    'PostgreSQL: a supersedes edge written by another process shows on the next retrieve',
+    async () => {
+      const url = await createTestDatabase();
+      const reader = await openGraphmemix({ db: url });
+      const writer = await openGraphmemix({ db: url });
+      try {
+        await writer.addMemories('ann', BEFORE);
+        const plain = await reader.retrieve('ann', QUESTION, { k: 4 });
+        expect(plain.evidence.every((item) => item.version === undefined)).toBe(true);
+        expect((await reader.retrieve('ann', QUESTION, { k: 4 })).evidence).toEqual(plain.evidence);
+        await writer.addMemories('ann', [MOVED]);
+        const marked = await reader.retrieve('ann', QUESTION, { k: 4 });
+        expect(marked.evidence.find((item) => item.memoryId === 'moved')?.version).toEqual({
+          status: 'current',
+          supersedes: ['appt'],
+          supersededBy: [],
+        });
+        await reader.deleteMemory('ann', 'moved');
+        const again = await reader.retrieve('ann', QUESTION, { k: 4 });
+        expect(again.evidence.every((item) => item.version === undefined)).toBe(true);
+      } finally {
+        await reader.close();
+        await writer.close();
+      }
+    },
+    60_000,
+  );
+
   it('without a read generation always says true and reads nothing', async () => {
     let counted = 0;
     const store = {
@@ -91,6 +124,7 @@ describe('mayHaveSupersedes', () => {
     expect(await mayHaveSupersedes(store, 'ann')).toBe(false);
     expect(await mayHaveSupersedes(store, 'ann')).toBe(false);
     expect(await mayHaveSupersedes(store, 'bob')).toBe(true);
+    expect(await mayHaveSupersedes(store, 'ann')).toBe(false); // contexts alternating keep their answers
     expect(counted).toBe(2);
     generation = 'g2';
     expect(await mayHaveSupersedes(store, 'ann')).toBe(false);

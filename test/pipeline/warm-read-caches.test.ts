@@ -5,14 +5,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import type { RetrievalResult } from '../../src/pipeline/retrieval-result.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from '../store/postgres-test-db.ts';
 
 /**
- * A warm retrieve keeps what it read around its pool (records: src/pipeline/pool-records.ts; edge lists:
- * src/store/sqlite-read-cache.ts; postings: lexical-search-cache.ts). The next retrieve after a write, by
- * another connection to the same file or by this one, must answer exactly as a freshly opened archive does.
+ * A warm retrieve keeps what it read around its pool (records: src/pipeline/pool-records.ts; SQLite's edge
+ * lists: src/store/sqlite-read-cache.ts, postings: lexical-search-cache.ts; PostgreSQL keeps them under the
+ * context's read generation). The next retrieve after a write, by another connection to the same archive
+ * or by this one, must answer exactly as a freshly opened archive does.
  */
 const dir = mkdtempSync(join(tmpdir(), 'gmx-warm-read-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(dropTestDatabases);
 
 const TOPICS = ['kayak rental', 'pottery class', 'train tickets', 'garden tomatoes', 'piano lessons'];
 const notes = Array.from({ length: 60 }, (_, i) => ({
@@ -42,9 +45,13 @@ async function fresh(file: string): Promise<ReturnType<typeof decided>> {
   }
 }
 
-describe('warm read caches on the question path (SQLite)', () => {
+const BACKENDS: Array<[string, () => Promise<string>]> = [['SQLite', async () => join(dir, 'archive.db')]];
+if (PG_SKIP) console.warn(`[postgres warm read caches skipped] ${PG_SKIP}`);
+else BACKENDS.push(['PostgreSQL', createTestDatabase]);
+
+describe.each(BACKENDS)('warm read caches on the question path (%s)', (_name, archive) => {
   it('see a write by a second connection, and by this one, on the next retrieve', async () => {
-    const file = join(dir, 'archive.db');
+    const file = await archive();
     const reader: Graphmemix = await openGraphmemix({ db: file });
     const writer: Graphmemix = await openGraphmemix({ db: file });
     try {

@@ -193,6 +193,24 @@ export class PostgresEdges {
     for (const row of rows.rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
+
+  /**
+   * Every edge with both ends among the ids, ordered by pair: one walk of the primary key by `a`, filtered
+   * on `b` in the server. A question's pool (24 ids at 10k) has ~150 touching edges and ~20 inner ones; the
+   * touching read sent all of them (with a UNION's sort) for the caller to filter.
+   */
+  async among(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    const ids = [...new Set(memoryIds)];
+    if (ids.length < 2) return [];
+    const rows = await sql.query<EdgeRow>(
+      `SELECT a, b, types, strength, similarity FROM edges
+       WHERE context_id = $1 AND a = ANY($2::text[]) AND b = ANY($2::text[])`,
+      [contextId, ids],
+    );
+    const found = new Map<string, MemoryEdge>();
+    for (const row of rows.rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+    return [...found.keys()].sort().map((key) => found.get(key)!);
+  }
 }
 
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {

@@ -117,6 +117,11 @@ export class PostgresRelations {
     });
   }
 
+  async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    if (memoryIds.length < 2) return [];
+    return this.session.scoped(contextId, 'read', (sql) => this.edges.among(sql, contextId, memoryIds));
+  }
+
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
     // One round trip (a primary-key read): it follows every add (the ingest report). Inside a unit of the
     // context it waits for the unit's next statement or its COMMIT (an add asks at the unit's end).

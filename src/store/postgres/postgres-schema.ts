@@ -465,6 +465,47 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       END $$;
     `,
   },
+  {
+    // Version 10: a read generation per context (PostgresSession.readUnit, issue #11's retrieve). Every
+    // statement that changes a context's memories or edges, from any process or client, moves the context's
+    // generation to a fresh value of a sequence (statement triggers with transition tables: one UPDATE per
+    // statement, not per row); a question's read unit reads it with its BEGIN, and the question path keeps
+    // records and edge lists read under one generation (src/pipeline/pool-records.ts,
+    // PostgresEdgeCache) for later questions that see the same generation. A sequence, not a counter: a
+    // context deleted and created again never repeats a generation. Writes of memories and edges pass the
+    // tables' WITH CHECK (their context is the transaction's), so the trigger's UPDATE of that context's row
+    // does too. Re-runnable.
+    version: 10,
+    sql: `
+      CREATE SEQUENCE IF NOT EXISTS context_generations;
+      ALTER TABLE contexts ADD COLUMN IF NOT EXISTS generation bigint NOT NULL
+        DEFAULT nextval('context_generations');
+      CREATE OR REPLACE FUNCTION graphmemix_context_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE contexts SET generation = nextval('context_generations')
+          WHERE id IN (SELECT DISTINCT context_id FROM changed);
+        RETURN NULL;
+      END $$;
+      DROP TRIGGER IF EXISTS memories_generation_insert ON memories;
+      CREATE TRIGGER memories_generation_insert AFTER INSERT ON memories
+        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      DROP TRIGGER IF EXISTS memories_generation_update ON memories;
+      CREATE TRIGGER memories_generation_update AFTER UPDATE ON memories
+        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      DROP TRIGGER IF EXISTS memories_generation_delete ON memories;
+      CREATE TRIGGER memories_generation_delete AFTER DELETE ON memories
+        REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      DROP TRIGGER IF EXISTS edges_generation_insert ON edges;
+      CREATE TRIGGER edges_generation_insert AFTER INSERT ON edges
+        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      DROP TRIGGER IF EXISTS edges_generation_update ON edges;
+      CREATE TRIGGER edges_generation_update AFTER UPDATE ON edges
+        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      DROP TRIGGER IF EXISTS edges_generation_delete ON edges;
+      CREATE TRIGGER edges_generation_delete AFTER DELETE ON edges
+        REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

@@ -12,7 +12,14 @@ import {
 } from './postgres-transaction-sql.ts';
 import { UnitEdges } from './postgres-unit-edges.ts';
 import { UnitOfWork } from './postgres-unit-of-work.ts';
-import { LearnedMetaKeys, parsePrefetch, prefetchSql, type UnitPrefetch } from './postgres-unit-prefetch.ts';
+import {
+  LearnedMetaKeys,
+  parsePrefetch,
+  parseReadAhead,
+  prefetchSql,
+  readAheadSql,
+  type UnitPrefetch,
+} from './postgres-unit-prefetch.ts';
 
 export {
   asStoreError,
@@ -249,8 +256,32 @@ export class PostgresSession {
   async readUnit<T>(contextId: string, work: () => Promise<T>): Promise<T> {
     if (this.unitFor(contextId, 'read')) return work();
     assertContextId(contextId);
-    const begin = scopedBeginSql(contextId, 'read', this.switchRole);
-    return this.runUnit(contextId, begin, { lazy: true, readOnly: true }, work, () => {});
+    // The read-ahead (generation, meta keys) rides with the BEGIN: no round trip of its own.
+    const metaKeys = this.learnedMeta.of(contextId);
+    const begin = `${scopedBeginSql(contextId, 'read', this.switchRole)} ${readAheadSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    return this.runUnit(contextId, begin, { lazy: true, readOnly: true }, work, (held, began) => {
+      const take = (results: pg.QueryResult[]) => {
+        const row = results.at(-1)?.rows?.[0];
+        if (row) held.prefetch = parseReadAhead(row, metaKeys);
+      };
+      if (began) take(began);
+      else held.onBegin = take;
+    });
+  }
+
+  /**
+   * The read generation of `contextId` in the read unit the caller runs in (undefined outside one, before
+   * its BEGIN went out, or when the context does not exist): ArchiveStore.readGeneration.
+   */
+  readGeneration(contextId: string): string | undefined {
+    const unit = this.unitFor(contextId, 'read');
+    return unit?.readOnly ? unit.prefetch?.generation : undefined;
+  }
+
+  /** The read unit the caller runs in (any context), or undefined. */
+  currentReadUnit(): { contextId: string; prefetch?: UnitPrefetch } | undefined {
+    const unit = this.unitFor(undefined, 'read');
+    return unit?.readOnly ? unit : undefined;
   }
 
   /** One transaction for the calls of `work` (unitOfWork, readUnit): the unit joined through `units`. */

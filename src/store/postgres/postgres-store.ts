@@ -259,8 +259,16 @@ class PostgresStore implements PostgresArchiveStore {
     return this.relations.changeEdges(contextId, changes);
   }
 
+  readGeneration(contextId?: string): string | undefined {
+    return contextId === undefined ? undefined : this.session.readGeneration(contextId);
+  }
+
   neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     return this.relations.neighbors(contextId, memoryIds);
+  }
+
+  edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    return this.relations.edgesAmong(contextId, memoryIds);
   }
 
   countEdges(contextId: string): Promise<Record<RelationType, number>> {
@@ -357,8 +365,10 @@ class PostgresStore implements PostgresArchiveStore {
 
   async getMeta<T = unknown>(key: string): Promise<T | undefined> {
     // Inside a unit of work: the value read ahead with its BEGIN, else read and remembered for the next unit.
-    const unit = this.session.currentUnit();
-    const ahead = await this.session.currentReadAhead();
+    // A read unit's read-ahead came with its BEGIN (once the BEGIN went out: a question reads meta late).
+    const reading = this.session.currentReadUnit();
+    const unit = this.session.currentUnit() ?? reading;
+    const ahead = reading ? reading.prefetch : await this.session.currentReadAhead();
     if (ahead?.meta.has(key)) return structuredClone(ahead.meta.get(key)) as T | undefined;
     const rows = await this.session.globalRead((sql) =>
       sql.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]),

@@ -49,6 +49,8 @@ export class UnitOfWork {
   edgeWritesRunning = 0;
   /** Meta writes queued by deferMetaInUnit, by key (the last write of a key wins). */
   readonly deferredMeta = new Map<string, string>();
+  /** Gets the results of a lazy unit's BEGIN text when it went out in front of a statement. */
+  onBegin?: (results: pg.QueryResult[]) => void;
   /** Writes of the unit that may change what it reads ahead (a read-ahead in flight across one is dropped). */
   changes = 0;
   private queue: Queued[] = [];
@@ -110,6 +112,7 @@ export class UnitOfWork {
       text: [...(begin === undefined ? [] : [begin]), ...queued.map((entry) => entry.text)].join('; '),
       count: queued.length,
       settle: (results) => {
+        if (begin !== undefined) this.onBegin?.(results.slice(0, results.length - queued.length));
         const tail = results.slice(results.length - queued.length);
         queued.forEach((entry, at) => {
           entry.read?.resolve(tail[at]!);

@@ -39,6 +39,12 @@ export class UnitPrefetch {
    * `snapshot` (writeDocs sets the version its own write made); undefined once the unit wrote otherwise.
    */
   snapshotVersion: string | undefined;
+  /**
+   * A read unit's (PostgresSession.readUnit): the context's read generation in the unit's snapshot (the
+   * contexts row's xmin and generation; undefined: no such context). Equal generations mean equal memories
+   * and edges (schema migration 10).
+   */
+  generation: string | undefined;
   /** Meta values read ahead (undefined value: the key has no row). */
   readonly meta = new Map<string, unknown>();
   private readonly endHooks: Array<(committed: boolean) => void> = [];
@@ -90,8 +96,40 @@ const PREFETCH = literalPlan(
  * context read (escaped here).
  */
 export function prefetchSql(literal: string, metaKeys: readonly string[], quote: (v: string) => string) {
-  const keys = metaKeys.length > 0 ? `ARRAY[${metaKeys.map(quote).join(', ')}]::text[]` : `'{}'::text[]`;
-  return PREFETCH.call(literal, keys);
+  return PREFETCH.call(literal, keysArray(metaKeys, quote));
+}
+
+/**
+ * A read unit's read-ahead ($1 the context, $2 the meta keys): its generation and the meta keys its
+ * context's units read. One row; parsed by `parseReadAhead`. It rides in the BEGIN's simple query (after
+ * the settings: it is the transaction's first snapshot).
+ */
+const READ_AHEAD = literalPlan(
+  'gmx_l_read_ahead',
+  ['text', 'text[]'],
+  `SELECT (SELECT xmin::text || '.' || generation FROM contexts WHERE id = $1) AS generation,
+  (SELECT json_agg(json_build_array(key, value)) FROM meta WHERE key = ANY($2)) AS meta`,
+);
+
+export function readAheadSql(literal: string, metaKeys: readonly string[], quote: (v: string) => string) {
+  return READ_AHEAD.call(literal, keysArray(metaKeys, quote));
+}
+
+export function parseReadAhead(row: pg.QueryResultRow, metaKeys: readonly string[]): UnitPrefetch {
+  const r = row as { generation: string | null; meta: Array<[string, string]> | null };
+  const out = new UnitPrefetch();
+  out.generation = r.generation ?? undefined;
+  readMeta(out, r.meta, metaKeys);
+  return out;
+}
+
+function keysArray(metaKeys: readonly string[], quote: (v: string) => string): string {
+  return metaKeys.length > 0 ? `ARRAY[${metaKeys.map(quote).join(', ')}]::text[]` : `'{}'::text[]`;
+}
+
+function readMeta(out: UnitPrefetch, rows: Array<[string, string]> | null, metaKeys: readonly string[]) {
+  for (const key of metaKeys) out.meta.set(key, undefined);
+  for (const [key, value] of rows ?? []) out.meta.set(key, JSON.parse(value) as unknown);
 }
 
 interface PrefetchRow {
@@ -134,8 +172,7 @@ export function parsePrefetch(row: pg.QueryResultRow, metaKeys: readonly string[
       }
     : null;
   if (r.snapshot) out.snapshotVersion = snapshotVersion(r.snapshot[5], Number(r.snapshot[4]), r.snapshot[3]);
-  for (const key of metaKeys) out.meta.set(key, undefined);
-  for (const [key, value] of r.meta ?? []) out.meta.set(key, JSON.parse(value) as unknown);
+  readMeta(out, r.meta, metaKeys);
   return out;
 }
 
