@@ -7,16 +7,20 @@
  * (the one ingest path: views, keys, relations), warm retrieve p50/p95 over random contexts, warm retrieve
  * p50/p95 in the big context, add-1 p50/p95 into the big context (one memory through addMemories: views,
  * incremental relations). Offline (no model), the public library API, no worker threads. Ratios are
- * Postgres / SQLite. Targets (issue #11): retrieve p50 on Postgres within 2x of SQLite at 10k memories per
+ * Postgres / SQLite. Each backend runs in a process of its own (as deployed); both archives are ingested
+ * first, one after the other, then the retrieves and adds of the backends run interleaved in blocks (the
+ * same questions and memories on each), so the ratios compare figures of the same minutes. Targets (issue #11): retrieve p50 on Postgres within 2x of SQLite at 10k memories per
  * context; add-1 into a 10k context <= 20 ms p50.
  *
  * Postgres: --db, else $GRAPHMEMIX_BENCH_PG_URL, else a throwaway cluster started with scripts/pg-cluster.sh
  * (root, Postgres 15 installed) and stopped at the end. Without any, the Postgres column is skipped with the
  * reason. Figures depend on the machine's load: the header prints `uptime`'s load average.
  */
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
@@ -37,6 +41,9 @@ const { values } = parseArgs({
     db: { type: 'string' },
     backends: { type: 'string', default: 'sqlite,postgres' },
     json: { type: 'boolean', default: false },
+    // Internal: a backend's own process (runChild).
+    child: { type: 'string' },
+    'child-db': { type: 'string' },
   },
 });
 const count = (name: keyof typeof values, min = 0): number => {
@@ -72,7 +79,12 @@ const stats = (times: number[]) => ({
   n: times.length,
 });
 
-async function measure(backend: string, db: string): Promise<BackendFigures> {
+type IngestFigures = Omit<BackendFigures, 'retrieveRandom' | 'retrieveBig' | 'add1Big'>;
+
+async function ingestBackend(
+  backend: string,
+  db: string,
+): Promise<{ gm: Graphmemix; ids: string[]; figures: IngestFigures }> {
   const gm = await openGraphmemix({ db });
   try {
     const ids = Array.from({ length: contexts }, (_, c) => `u${c}`);
@@ -104,52 +116,153 @@ async function measure(backend: string, db: string): Promise<BackendFigures> {
     log(
       `  ${backend}: ingested ${memories} memories in ${ingestSeconds.toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`,
     );
-
-    const questions = chatQuestions(queries + 10, 5, { contextId: 'u0', count: perContext, seed: 11 });
-    const retrieveRandom = await timeRetrieves(gm, questions, (i) => ids[(i * 7919) % ids.length]!);
-    const retrieveBig =
-      big > 0
-        ? await timeRetrieves(
-            gm,
-            chatQuestions(queries + 10, 6, { contextId: 'big', count: big, seed: 7 }),
-            () => 'big',
-          )
-        : [];
-    const add1: number[] = [];
-    for (let i = 0; big > 0 && i < adds; i++) {
-      const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: big + i })];
-      const t0 = performance.now();
-      await gm.addMemories('big', [record!]);
-      add1.push(performance.now() - t0);
-    }
-    const figures: BackendFigures = {
-      backend,
-      memories,
-      ingestSeconds: round(ingestSeconds),
-      ingestPerSecond: Math.round(memories / ingestSeconds),
-      ingestLastTenthPerSecond: Math.round((lastTenth * perContext) / lastTenthSeconds),
-      retrieveRandom: stats(retrieveRandom),
-      retrieveBig: stats(retrieveBig),
-      add1Big: { ...stats(add1), p99: round(percentile(add1, 99)) },
-      ingestNodeCpuMs: round((cpu.user + cpu.system) / 1000 / memories),
+    return {
+      gm,
+      ids,
+      figures: {
+        backend,
+        memories,
+        ingestSeconds: round(ingestSeconds),
+        ingestPerSecond: Math.round(memories / ingestSeconds),
+        ingestLastTenthPerSecond: Math.round((lastTenth * perContext) / lastTenthSeconds),
+        ingestNodeCpuMs: round((cpu.user + cpu.system) / 1000 / memories),
+      },
     };
-    // Each backend's figures as soon as they exist: a run stopped during the next backend keeps them.
-    log(`  ${backend}: ${JSON.stringify(figures)} (load ${loadavg()[0]!.toFixed(2)})`);
-    return figures;
-  } finally {
+  } catch (error) {
     await gm.close();
+    throw error;
   }
 }
 
-/** Warm retrieves: the first 10 warm caches and connections and are not counted. */
-async function timeRetrieves(gm: Graphmemix, questions: string[], contextOf: (i: number) => string) {
-  const times: number[] = [];
-  for (const [i, question] of questions.entries()) {
-    const t0 = performance.now();
-    await gm.retrieve(contextOf(i), question);
-    if (i >= 10) times.push(performance.now() - t0);
+type Phase = 'random' | 'big' | 'add';
+type ToChild = { type: 'run'; phase: Phase; from: number; to: number; timed: boolean } | { type: 'close' };
+type FromChild = { type: 'ingested'; figures: IngestFigures } | { type: 'times'; times: number[] };
+
+/**
+ * A backend's process (`--child`): it ingests its archive, then runs the calls the parent asks for, one
+ * block at a time, and answers with their times. Each backend runs in a process of its own, as deployed:
+ * the question and digest code then runs specialised for ONE store class (a process that ran both saw its
+ * shared code turn polymorphic, and both backends' adds slowed by half).
+ */
+async function runChild(backend: string, db: string): Promise<void> {
+  const { gm, ids, figures } = await ingestBackend(backend, db);
+  const send = (message: FromChild) => process.send!(message);
+  const questions = chatQuestions(queries + 10, 5, { contextId: 'u0', count: perContext, seed: 11 });
+  const bigQuestions = chatQuestions(queries + 10, 6, { contextId: 'big', count: big, seed: 7 });
+  const call = (phase: Phase, i: number): Promise<unknown> => {
+    if (phase === 'random') return gm.retrieve(ids[(i * 7919) % ids.length]!, questions[i]!);
+    if (phase === 'big') return gm.retrieve('big', bigQuestions[i]!);
+    // Each add is a new memory of the same generated chat, the same one on every backend.
+    const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: big + i })];
+    return gm.addMemories('big', [record!]);
+  };
+  // Messages are handled one at a time, in order.
+  let queue = Promise.resolve();
+  process.on('message', (message: ToChild) => {
+    queue = queue.then(async () => {
+      if (message.type === 'close') {
+        await gm.close();
+        process.disconnect();
+        return;
+      }
+      const times: number[] = [];
+      for (let i = message.from; i < message.to; i++) {
+        const t0 = performance.now();
+        await call(message.phase, i);
+        if (message.timed) times.push(performance.now() - t0);
+      }
+      send({ type: 'times', times });
+    });
+  });
+  send({ type: 'ingested', figures });
+}
+
+/** The parent's handle of a backend's process. */
+interface BackendProcess {
+  figures: IngestFigures;
+  ask(message: ToChild): Promise<FromChild>;
+}
+
+async function startBackend(backend: string, db: string): Promise<BackendProcess> {
+  const argv = [...process.argv.slice(2), '--child', backend, '--child-db', db];
+  const child = fork(fileURLToPath(import.meta.url), argv, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  let waiting: { resolve: (m: FromChild) => void; reject: (e: Error) => void } | undefined;
+  child.on('message', (message: FromChild) => {
+    const w = waiting;
+    waiting = undefined;
+    w?.resolve(message);
+  });
+  child.on('exit', (code) => {
+    waiting?.reject(new Error(`${backend} bench process exited (code ${code})`));
+    waiting = undefined;
+  });
+  const next = () =>
+    new Promise<FromChild>((resolve, reject) => {
+      waiting = { resolve, reject };
+    });
+  const first = await next();
+  if (first.type !== 'ingested') throw new Error(`${backend}: unexpected ${first.type}`);
+  return {
+    figures: first.figures,
+    ask(message) {
+      const reply = next();
+      child.send(message);
+      return reply;
+    },
+  };
+}
+
+const children: ChildProcess[] = [];
+
+/** Calls per block: each backend runs a block in turn, so a drift of the machine's speed hits both alike. */
+const BLOCK = 20;
+
+/**
+ * Runs `n` timed calls per backend (after `warm` untimed ones each), interleaved in blocks of BLOCK: the
+ * ratio rows compare figures taken in the same minutes (on this shared 2-core machine the same SQLite
+ * retrieves measured 4.1 to 5.5 ms p50 from one run to the next).
+ */
+async function interleaved(
+  backends: readonly BackendProcess[],
+  phase: Phase,
+  n: number,
+  warm: number,
+  block = BLOCK,
+): Promise<number[][]> {
+  for (const backend of backends)
+    if (warm > 0) await backend.ask({ type: 'run', phase, from: 0, to: warm, timed: false });
+  const times = backends.map(() => [] as number[]);
+  for (let from = warm; from < warm + n; from += block) {
+    for (const [at, backend] of backends.entries()) {
+      const to = Math.min(from + block, warm + n);
+      const reply = await backend.ask({ type: 'run', phase, from, to, timed: true });
+      if (reply.type === 'times') times[at]!.push(...reply.times);
+    }
   }
   return times;
+}
+
+async function measure(backends: readonly BackendProcess[]): Promise<BackendFigures[]> {
+  // The first 10 retrieves warm caches and connections and are not counted.
+  const random = await interleaved(backends, 'random', queries, 10);
+  const retrieveBig = big > 0 ? await interleaved(backends, 'big', queries, 10) : [];
+  // Adds are not interleaved: a write leaves work behind (SQLite's WAL upkeep, the server's autovacuum)
+  // that ran during the other backend's block and slowed its adds by half; each backend's adds run alone.
+  const adds1 = big > 0 ? await interleaved(backends, 'add', adds, 0, adds) : [];
+  return backends.map((b, at) => {
+    const add1 = adds1[at] ?? [];
+    const figures: BackendFigures = {
+      ...b.figures,
+      retrieveRandom: stats(random[at]!),
+      retrieveBig: stats(retrieveBig[at] ?? []),
+      add1Big: { ...stats(add1), p99: round(percentile(add1, 99)) },
+    };
+    log(`  ${b.figures.backend}: ${JSON.stringify(figures)} (load ${loadavg()[0]!.toFixed(2)})`);
+    return figures;
+  });
 }
 
 async function main(): Promise<void> {
@@ -159,13 +272,15 @@ async function main(): Promise<void> {
     .map((x) => x.toFixed(2))
     .join(' ');
   log(
-    `bench:postgres ${contexts} contexts x ${perContext} + one context of ${big}; ${queries} retrieves, ${adds} adds; load average ${load} (${process.env.GRAPHMEMIX_BENCH_NOTE ?? 'shared machine'})`,
+    `bench:postgres ${contexts} contexts x ${perContext} + one context of ${big}; ${queries} retrieves, ${adds} adds (one process per backend, interleaved in blocks of ${BLOCK}); load average ${load} (${process.env.GRAPHMEMIX_BENCH_NOTE ?? 'shared machine'})`,
   );
-  const results: BackendFigures[] = [];
+  let results: BackendFigures[] = [];
   let skipped: string | undefined;
   let cluster: { url: string; stop: () => void } | undefined;
+  const open: BackendProcess[] = [];
   try {
-    if (wanted.has('sqlite')) results.push(await measure('sqlite', join(scratch, 'bench.db')));
+    // Ingests one after the other (each alone on the machine); the measured phases interleave.
+    if (wanted.has('sqlite')) open.push(await startBackend('sqlite', join(scratch, 'bench.db')));
     if (wanted.has('postgres')) {
       let db = values.db ?? process.env.GRAPHMEMIX_BENCH_PG_URL;
       if (db === undefined) {
@@ -178,10 +293,13 @@ async function main(): Promise<void> {
       }
       if (db !== undefined) {
         log(`postgres: ${redactDbUrl(db)}`);
-        results.push(await measure('postgres', db));
+        open.push(await startBackend('postgres', db));
       } else log(`postgres skipped: ${skipped}`);
     }
+    results = await measure(open);
   } finally {
+    for (const backend of open) await backend.ask({ type: 'close' }).catch(() => {});
+    for (const child of children) if (child.exitCode === null) child.kill();
     cluster?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -223,4 +341,5 @@ function printTable(results: BackendFigures[]): void {
   }
 }
 
-await main();
+if (values.child) await runChild(values.child, values['child-db']!);
+else await main();

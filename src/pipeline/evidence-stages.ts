@@ -150,13 +150,20 @@ export interface ExpandedPool {
   eligible: Map<string, EligibleRelation[]>;
   /** `edges` with the seeds they cover: later stages read only the edges this read did not cover. */
   seedEdges: SeedEdges;
+  /** Every edge among the expanded entries (read with the records when `relations` was asked). */
+  innerEdges?: readonly MemoryEdge[];
 }
 
 /** Stage 2: one-hop expansion, the cut to M, pool records, anchors and their eligible relations. */
 export async function expandPool(
   ctx: StageContext,
   retrieved: RetrievedViews,
-  sizes: { poolSize: number; anchors: number },
+  sizes: {
+    poolSize: number;
+    anchors: number;
+    /** The node verifier reads the pool's schema relations (offline): read them with the records. */
+    relations?: boolean;
+  },
 ): Promise<ExpandedPool> {
   const { seeds, ranked } = retrieved;
   const allEdges =
@@ -171,15 +178,14 @@ export async function expandPool(
   const entries = expandCandidates(seeds, edges, sizes.poolSize);
   const retrievedScore = new Map(ranked.map((m) => [m.memoryId, m.score]));
   const { scores } = poolScores(entries, retrievedScore);
-  const records = new Map(
-    (
-      await poolRecords(
-        ctx.store,
-        ctx.contextId,
-        entries.map((e) => e.memoryId),
-      )
-    ).map((r) => [r.id, r] as const),
-  );
+  const seedEdges = { edges, seedIds: new Set(seeds.map((s) => s.memoryId)) };
+  const ids = entries.map((e) => e.memoryId);
+  // Both reads at once: a backend with round trips (PostgreSQL) sends them in one.
+  const [recordList, innerEdges] = await Promise.all([
+    poolRecords(ctx.store, ctx.contextId, ids),
+    sizes.relations ? edgesAmongIds(ctx.store, ctx.contextId, ids, seedEdges) : undefined,
+  ]);
+  const records = new Map(recordList.map((r) => [r.id, r] as const));
   const present = entries
     .map((entry, index) => ({ entry, score: scores[index]! }))
     .filter(({ entry }) => records.has(entry.memoryId));
@@ -196,8 +202,16 @@ export async function expandPool(
     anchors.map((a) => a.memoryId),
     edges,
   );
-  const seedEdges = { edges, seedIds: new Set(seeds.map((s) => s.memoryId)) };
-  return { edges, present, records, candidates, anchors, eligible, seedEdges };
+  return {
+    edges,
+    present,
+    records,
+    candidates,
+    anchors,
+    eligible,
+    seedEdges,
+    ...(innerEdges ? { innerEdges } : {}),
+  };
 }
 
 /** The question as the verifiers read it (gold and answers never reach them). */
@@ -219,10 +233,7 @@ export async function verifyNodes(
   pool: ExpandedPool,
 ): Promise<{ result: NodeVerifierResult | undefined; relations: PoolRelation[] }> {
   if (!verifier) return { result: undefined, relations: [] };
-  const relations =
-    verifier.kind === 'offline'
-      ? await poolRelations(ctx.store, ctx.contextId, pool.candidates, pool.seedEdges)
-      : [];
+  const relations = verifier.kind === 'offline' ? await poolRelations(ctx.store, ctx.contextId, pool) : [];
   if (pool.candidates.length === 0) return { result: undefined, relations };
   const result = await verifier.verify({
     question,
@@ -407,12 +418,17 @@ function originOf(entry: PoolEntry, ranked: readonly ScoredMemory[]): PoolCandid
 async function poolRelations(
   store: ArchiveStore,
   contextId: string,
-  candidates: readonly VerifierCandidate[],
-  seedEdges: SeedEdges,
+  pool: ExpandedPool,
 ): Promise<PoolRelation[]> {
-  const ids = candidates.map((c) => c.memoryId);
+  const ids = pool.candidates.map((c) => c.memoryId);
+  // The entries' inner edges, read with the records, hold the candidates' (a subset: entries whose record
+  // is gone are not candidates).
+  const inSet = new Set(ids);
+  const among = pool.innerEdges
+    ? pool.innerEdges.filter((edge) => inSet.has(edge.a) && inSet.has(edge.b))
+    : await edgesAmongIds(store, contextId, ids, pool.seedEdges);
   const relations: PoolRelation[] = [];
-  for (const edge of await edgesAmongIds(store, contextId, ids, seedEdges)) {
+  for (const edge of among) {
     const types = edge.types.filter((t): t is SchemaRelationType => t !== 'semantic_knn');
     if (types.length > 0) relations.push({ a: edge.a, b: edge.b, types });
   }

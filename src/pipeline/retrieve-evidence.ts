@@ -255,7 +255,11 @@ export async function verifiedPool(
     async () => {
       const retrieved = await retrieveViews(ctx, question, { seeds, poolSize }, options.expansion);
       trace.lap('retrieve');
-      const expanded = await expandPool(ctx, retrieved, { poolSize, anchors });
+      const expanded = await expandPool(ctx, retrieved, {
+        poolSize,
+        anchors,
+        relations: verifiers.node?.kind === 'offline',
+      });
       trace.lap('expand');
       return { retrieved, expanded };
     },

@@ -50,3 +50,62 @@ describe.each(['memory:', ':memory:'])('pool edge reads (%s)', (path) => {
     await store.close();
   });
 });
+
+/**
+ * The offline node verifier reads the pool's inner relations: expansion asks for them together with the pool's
+ * records, so a backend with round trips (PostgreSQL) sends both in one. The answer stays what reading them
+ * one after the other gives.
+ */
+describe('pool records and inner relations', () => {
+  it('are read together, with the same result as one after the other', async () => {
+    const { openGraphmemix } = await import('../../src/graphmemix.ts');
+    const { retrieveEvidence } = await import('../../src/pipeline/retrieve-evidence.ts');
+    const gm = await openGraphmemix({ db: 'memory:' });
+    const store = gm.store;
+    // The question's word is in more notes than the seeds: expansion adds their kNN neighbours to the pool.
+    const topics = [
+      'kayak',
+      'pottery',
+      'train',
+      'tomatoes',
+      'piano',
+      'dentist',
+      'bakery',
+      'hiking',
+      'taxes',
+      'paint',
+    ];
+    await gm.addMemories(
+      'ctx',
+      Array.from({ length: 200 }, (_, i) => ({
+        id: `n${i}`,
+        text: `${topics[i % 10]} and ${topics[(i * 3) % 7]} note ${i}`,
+        sessionId: `s${Math.floor(i / 4)}`,
+        timestamp: new Date(Date.UTC(2024, 4, 1) + i * 3_600_000).toISOString(),
+      })),
+    );
+    const events: string[] = [];
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
+    const watched = Object.assign(Object.create(store) as ArchiveStore, {
+      getMemories: async (contextId: string, ids: readonly string[]) => {
+        events.push('records:start');
+        await tick();
+        events.push('records:end');
+        return store.getMemories(contextId, ids);
+      },
+      edgesAmong: async (contextId: string, ids: readonly string[]) => {
+        events.push('among:start');
+        await tick();
+        return store.edgesAmong!(contextId, ids);
+      },
+    });
+    const question = { prompt: 'what did the notes say about the kayak?' };
+    const together = await retrieveEvidence({ store: watched, models: {} }, 'ctx', question);
+    expect(events.indexOf('among:start')).toBeGreaterThan(-1);
+    expect(events.indexOf('among:start')).toBeLessThan(events.indexOf('records:end'));
+    const plain = await retrieveEvidence({ store, models: {} }, 'ctx', question);
+    expect(together.pool).toEqual(plain.pool);
+    expect(together.evidence).toEqual(plain.evidence);
+    await gm.close();
+  });
+});

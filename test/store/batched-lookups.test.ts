@@ -1,11 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.ts';
+import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
+afterAll(dropTestDatabases);
+const BACKENDS: Array<[string, () => Promise<string>]> = [
+  ['memory:', async () => 'memory:'],
+  [':memory:', async () => ':memory:'],
+];
+if (PG_SKIP) console.warn(`[postgres batched lookups skipped] ${PG_SKIP}`);
+else BACKENDS.push(['postgres', createTestDatabase]);
+
 /** The batched reads (one statement per call in SQLite) keep the per-id semantics of every backend. */
-describe.each(['memory:', ':memory:'])('batched lookups (%s)', (path) => {
+describe.each(BACKENDS)('batched lookups (%s)', (_name, location) => {
   it('keep the order of ids, repeat repeated ids, skip unknown ones and stay within the context', async () => {
-    const store = await openStore(path);
+    const store = await openStore(await location());
     const ids = Array.from({ length: 1200 }, (_, i) => `m${i}`);
     await store.writeMemories(
       'ctx',

@@ -184,9 +184,11 @@ export class PostgresEdges {
   /** Every edge touching any of the ids, each pair once, ordered by pair. */
   async touching(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const ids = [...new Set(memoryIds)];
+    // UNION ALL: an edge between two of the ids comes twice and `found` keeps one (a UNION hashed every
+    // row's five columns in the server to do the same).
     const rows = await sql.query<EdgeRow>(
       `SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND a = ANY($2::text[])
-       UNION SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])`,
+       UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])`,
       [contextId, ids],
     );
     const found = new Map<string, MemoryEdge>();
