@@ -470,8 +470,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // statement that changes a context's memories or edges, from any process or client, moves the context's
     // generation to a fresh value of a sequence (statement triggers with transition tables: one UPDATE per
     // statement, not per row); a question's read unit reads it with its BEGIN, and the question path keeps
-    // records and edge lists read under one generation (src/pipeline/pool-records.ts,
-    // PostgresEdgeCache) for later questions that see the same generation. A sequence, not a counter: a
+    // what it read under one generation (records: src/pipeline/pool-records.ts; whether the context has
+    // supersedes edges) for later questions that see the same generation. A sequence, not a counter: a
     // context deleted and created again never repeats a generation. Writes of memories and edges pass the
     // tables' WITH CHECK (their context is the transaction's), so the trigger's UPDATE of that context's row
     // does too. Re-runnable.
