@@ -49,6 +49,19 @@ export const PER_CONTEXT_TABLES = [
 /** The non-owner role every scoped transaction runs as when the login role would bypass RLS (a superuser). */
 export const RLS_ROLE = 'graphmemix_rls';
 
+/** Migration 10's triggers: after each INSERT, UPDATE or DELETE statement on memories and edges. */
+const GENERATION_TRIGGERS = ['memories', 'edges']
+  .flatMap((table) =>
+    (['INSERT', 'UPDATE', 'DELETE'] as const).map((event) => {
+      const name = `${table}_generation_${event.toLowerCase()}`;
+      const rows = event === 'DELETE' ? 'OLD' : 'NEW';
+      return `DROP TRIGGER IF EXISTS ${name} ON ${table};
+      CREATE TRIGGER ${name} AFTER ${event} ON ${table}
+        REFERENCING ${rows} TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();`;
+    }),
+  )
+  .join('\n      ');
+
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
     version: 1,
@@ -486,24 +499,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
           WHERE id IN (SELECT DISTINCT context_id FROM changed);
         RETURN NULL;
       END $$;
-      DROP TRIGGER IF EXISTS memories_generation_insert ON memories;
-      CREATE TRIGGER memories_generation_insert AFTER INSERT ON memories
-        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
-      DROP TRIGGER IF EXISTS memories_generation_update ON memories;
-      CREATE TRIGGER memories_generation_update AFTER UPDATE ON memories
-        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
-      DROP TRIGGER IF EXISTS memories_generation_delete ON memories;
-      CREATE TRIGGER memories_generation_delete AFTER DELETE ON memories
-        REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
-      DROP TRIGGER IF EXISTS edges_generation_insert ON edges;
-      CREATE TRIGGER edges_generation_insert AFTER INSERT ON edges
-        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
-      DROP TRIGGER IF EXISTS edges_generation_update ON edges;
-      CREATE TRIGGER edges_generation_update AFTER UPDATE ON edges
-        REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
-      DROP TRIGGER IF EXISTS edges_generation_delete ON edges;
-      CREATE TRIGGER edges_generation_delete AFTER DELETE ON edges
-        REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION graphmemix_context_generation();
+      ${GENERATION_TRIGGERS}
     `,
   },
 ];
