@@ -149,12 +149,13 @@ async function runChild(backend: string, db: string): Promise<void> {
   const send = (message: FromChild) => process.send!(message);
   const questions = chatQuestions(queries + 10, 5, { contextId: 'u0', count: perContext, seed: 11 });
   const bigQuestions = chatQuestions(queries + 10, 6, { contextId: 'big', count: big, seed: 7 });
-  const call = (phase: Phase, i: number): Promise<unknown> => {
-    if (phase === 'random') return gm.retrieve(ids[(i * 7919) % ids.length]!, questions[i]!);
-    if (phase === 'big') return gm.retrieve('big', bigQuestions[i]!);
+  // What call i of a phase does, prepared before its clock starts (an add's record is generated first).
+  const prepare = (phase: Phase, i: number): (() => Promise<unknown>) => {
+    if (phase === 'random') return () => gm.retrieve(ids[(i * 7919) % ids.length]!, questions[i]!);
+    if (phase === 'big') return () => gm.retrieve('big', bigQuestions[i]!);
     // Each add is a new memory of the same generated chat, the same one on every backend.
     const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: big + i })];
-    return gm.addMemories('big', [record!]);
+    return () => gm.addMemories('big', [record!]);
   };
   // Messages are handled one at a time, in order.
   let queue = Promise.resolve();
@@ -167,8 +168,9 @@ async function runChild(backend: string, db: string): Promise<void> {
       }
       const times: number[] = [];
       for (let i = message.from; i < message.to; i++) {
+        const run = prepare(message.phase, i);
         const t0 = performance.now();
-        await call(message.phase, i);
+        await run();
         if (message.timed) times.push(performance.now() - t0);
       }
       send({ type: 'times', times });

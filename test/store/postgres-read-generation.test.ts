@@ -79,6 +79,28 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL read generation', () => {
       await admin.query("DELETE FROM memories WHERE context_id = 'ctx' AND id = 'b'");
       await admin.query('ROLLBACK');
       expect(await generationOf(reader, 'ctx')).toBe(seen.at(-1));
+      // Several statements in one transaction move it once; a savepoint rolled back takes its move back, so
+      // the next statement of the transaction moves it again.
+      await admin.query('BEGIN');
+      await admin.query("UPDATE memories SET record = record WHERE context_id = 'ctx' AND id = 'a'");
+      await admin.query("UPDATE edges SET strength = strength WHERE context_id = 'ctx'");
+      await admin.query('COMMIT');
+      await next('one transaction, two statements');
+      await admin.query('BEGIN');
+      await admin.query('SAVEPOINT s');
+      await admin.query("UPDATE memories SET record = record WHERE context_id = 'ctx' AND id = 'a'");
+      await admin.query('ROLLBACK TO SAVEPOINT s');
+      await admin.query("UPDATE memories SET record = record WHERE context_id = 'ctx' AND id = 'b'");
+      await admin.query('COMMIT');
+      await next('a write after a rolled-back savepoint');
+      // A transaction that moved one context's generation still moves another's.
+      await admin.query('BEGIN');
+      await admin.query("UPDATE memories SET record = record WHERE context_id = 'other'");
+      const before = await generationOf(reader, 'ctx');
+      await admin.query("UPDATE memories SET record = record WHERE context_id = 'ctx' AND id = 'a'");
+      await admin.query('COMMIT');
+      expect(before).toBe(seen.at(-1));
+      await next('second context of a transaction');
       // Deleted and written again with the same content: a generation never seen before.
       await writer.deleteContext('ctx');
       await writer.writeMemories(

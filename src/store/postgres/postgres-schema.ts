@@ -487,16 +487,28 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // supersedes edges) for later questions that see the same generation. A sequence, not a counter: a
     // context deleted and created again never repeats a generation. Writes of memories and edges pass the
     // tables' WITH CHECK (their context is the transaction's), so the trigger's UPDATE of that context's row
-    // does too. Re-runnable.
+    // does too. A transaction moves a context's generation once (the function remembers it in a
+    // transaction-local setting): an add's later edge statements leave the row alone. Re-runnable.
     version: 10,
     sql: `
       CREATE SEQUENCE IF NOT EXISTS context_generations;
       ALTER TABLE contexts ADD COLUMN IF NOT EXISTS generation bigint NOT NULL
         DEFAULT nextval('context_generations');
       CREATE OR REPLACE FUNCTION graphmemix_context_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        moved text := coalesce(current_setting('graphmemix.generation_moved', true), '');
+        single text;
       BEGIN
+        -- Once per transaction and context: readers see the state before it or after its commit, never
+        -- between, so the later statements of an add need no new row version of the context.
+        IF moved <> '' AND NOT EXISTS (SELECT 1 FROM changed WHERE context_id <> moved) THEN
+          RETURN NULL;
+        END IF;
         UPDATE contexts SET generation = nextval('context_generations')
           WHERE id IN (SELECT DISTINCT context_id FROM changed);
+        SELECT min(context_id) INTO single FROM changed HAVING min(context_id) = max(context_id);
+        -- Transaction-local: reset at COMMIT or ROLLBACK (and by a rolled-back savepoint).
+        IF single IS NOT NULL THEN PERFORM set_config('graphmemix.generation_moved', single, true); END IF;
         RETURN NULL;
       END $$;
       ${GENERATION_TRIGGERS}
