@@ -157,11 +157,17 @@ async function runChild(backend: string, db: string): Promise<void> {
     const [record] = [...chatRecords({ contextId: 'big', count: 1, seed: 900 + i, start: big + i })];
     return () => gm.addMemories('big', [record!]);
   };
+  // A parent that went away (killed, crashed) takes its children with it: the open pool would keep one alive.
+  let closing = false;
+  process.on('disconnect', () => {
+    if (!closing) process.exit(1);
+  });
   // Messages are handled one at a time, in order.
   let queue = Promise.resolve();
   process.on('message', (message: ToChild) => {
     queue = queue.then(async () => {
       if (message.type === 'close') {
+        closing = true;
         await gm.close();
         process.disconnect();
         return;
