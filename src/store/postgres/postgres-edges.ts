@@ -191,9 +191,7 @@ export class PostgresEdges {
        UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])`,
       [contextId, ids],
     );
-    const found = new Map<string, MemoryEdge>();
-    for (const row of rows.rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
-    return [...found.keys()].sort().map((key) => found.get(key)!);
+    return byPair(contextId, rows.rows);
   }
 
   /**
@@ -209,10 +207,15 @@ export class PostgresEdges {
        WHERE context_id = $1 AND a = ANY($2::text[]) AND b = ANY($2::text[])`,
       [contextId, ids],
     );
-    const found = new Map<string, MemoryEdge>();
-    for (const row of rows.rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
-    return [...found.keys()].sort().map((key) => found.get(key)!);
+    return byPair(contextId, rows.rows);
   }
+}
+
+/** The rows' edges, each pair once, ordered by pair (as `neighbors` returns them). */
+function byPair(contextId: string, rows: readonly EdgeRow[]): MemoryEdge[] {
+  const found = new Map<string, MemoryEdge>();
+  for (const row of rows) found.set(pairKey(row.a, row.b), toEdge(contextId, row));
+  return [...found.keys()].sort().map((key) => found.get(key)!);
 }
 
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {
