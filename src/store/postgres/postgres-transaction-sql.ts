@@ -41,9 +41,12 @@ export function scopedBeginSql(contextId: string, mode: 'read' | 'write', switch
  * walks the whole context where an index on (context, key) finds a few rows (findByKeys took ~1 s per call at
  * 1,000 memories, stalling a bulk ingest at ~16 memories/s: issue #11). A generic plan does not see the
  * context value and costs it at the average context size, so every context gets the same, indexed plan.
+ * Doubles leave the server in their shortest exact form whatever the database's extra_float_digits: the
+ * question path parses postings' impacts and edge strengths from text and JSON, and a rounded impact would
+ * break a posting keyset.
  */
 export function settingsSql(switchRole: boolean): string {
-  return `${switchRole ? ` SET LOCAL ROLE ${RLS_ROLE};` : ''} SET LOCAL plan_cache_mode = force_generic_plan;`;
+  return `${switchRole ? ` SET LOCAL ROLE ${RLS_ROLE};` : ''} SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL extra_float_digits = 1;`;
 }
 
 /** Key of a context's write lock: 64-bit hash of a namespaced id (a collision only serialises two contexts). */
