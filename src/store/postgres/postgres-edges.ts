@@ -186,13 +186,13 @@ export class PostgresEdges {
     const ids = [...new Set(memoryIds)];
     // UNION ALL: an edge between two of the ids comes twice and `found` keeps one (a UNION hashed every
     // row's five columns in the server to do the same).
-    const rows = await sql.query<{ edges: EdgeTuple[] | null }>(
+    const rows = await sql.query<{ edges: string | null }>(
       `SELECT ${EDGE_TUPLES} FROM (
          SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND a = ANY($2::text[])
          UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])) e`,
       [contextId, ids],
     );
-    return byPair(contextId, rows.rows[0]?.edges ?? []);
+    return byPair(contextId, parseEdgeTuples(rows.rows[0]?.edges));
   }
 
   /**
@@ -203,22 +203,35 @@ export class PostgresEdges {
   async among(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     const ids = [...new Set(memoryIds)];
     if (ids.length < 2) return [];
-    const rows = await sql.query<{ edges: EdgeTuple[] | null }>(
+    const rows = await sql.query<{ edges: string | null }>(
       `SELECT ${EDGE_TUPLES} FROM edges e
        WHERE context_id = $1 AND a = ANY($2::text[]) AND b = ANY($2::text[])`,
       [contextId, ids],
     );
-    return byPair(contextId, rows.rows[0]?.edges ?? []);
+    return byPair(contextId, parseEdgeTuples(rows.rows[0]?.edges));
   }
 }
 
 /**
  * A question's edge reads send their rows as ONE JSON array of [a, b, types, strength, similarity]: the driver
  * parsed ~150 rows per question field by field (the types through its array parser), several times what
- * JSON.parse of the same values costs. Doubles are exact: the read unit sets extra_float_digits (shortest
- * round-trip output).
+ * JSON.parse of the same values costs. Built by concatenation (json_build_array looked up its arguments'
+ * types on every row); ids go through to_json (escaping any character), and so do the doubles (a non-finite
+ * one becomes a JSON string, turned back by Number). Doubles are exact: the read unit sets extra_float_digits
+ * (shortest round-trip output).
  */
-const EDGE_TUPLES = 'json_agg(json_build_array(e.a, e.b, e.types, e.strength, e.similarity)) AS edges';
+const EDGE_TUPLES = `'[' || string_agg('[' || to_json(e.a) || ',' || to_json(e.b) || ',' || array_to_json(e.types) || ','
+  || to_json(e.strength) || ',' || coalesce(to_json(e.similarity)::text, 'null') || ']', ',') || ']' AS edges`;
+
+function parseEdgeTuples(text: string | null | undefined): EdgeTuple[] {
+  if (!text) return [];
+  const tuples = JSON.parse(text) as EdgeTuple[];
+  for (const tuple of tuples) {
+    if (typeof tuple[3] !== 'number') tuple[3] = Number(tuple[3]);
+    if (tuple[4] !== null && typeof tuple[4] !== 'number') tuple[4] = Number(tuple[4]);
+  }
+  return tuples;
+}
 
 type EdgeTuple = [a: string, b: string, types: RelationType[], strength: number, similarity: number | null];
 
