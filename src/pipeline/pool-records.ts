@@ -1,5 +1,5 @@
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
-import { BoundedMap, memoryKey } from '../store/sqlite-read-cache.ts';
+import { BoundedMap, memoryKey } from '../store/bounded-map.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 
 /**

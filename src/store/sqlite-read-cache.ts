@@ -12,6 +12,8 @@
  * the oldest entries go first. Holds the rows as read: every caller gets fresh edge objects built from them.
  */
 
+import { BoundedMap } from './bounded-map.ts';
+
 /** An edge row as stored (types still JSON): shared between the lists of both ends, never mutated. */
 export interface EdgeRow {
   a: string;
@@ -31,8 +33,6 @@ export const sqliteReadWork = { edgeStatements: 0 };
 
 /** Bytes of edge rows a connection keeps (about 100k edges). */
 const EDGE_BYTES = 16 * 1024 * 1024;
-/** Share of the budget an eviction leaves: batches amortise the walk. */
-const EVICT_TO = 0.875;
 
 export class SqliteReadCache {
   private generation = '';
@@ -43,64 +43,6 @@ export class SqliteReadCache {
     if (generation === this.generation) return;
     this.edges.clear();
     this.generation = generation;
-  }
-}
-
-/** Cache key of a memory (the context's length first: unambiguous whatever characters the ids hold). */
-export function memoryKey(contextId: string, memoryId: string): string {
-  // A question's ~150 lookups share one context: its prefix is formatted once, not per lookup.
-  if (contextId !== keyContext) {
-    keyContext = contextId;
-    keyPrefix = `${contextId.length}:${contextId}`;
-  }
-  return keyPrefix + memoryId;
-}
-
-let keyContext = '';
-let keyPrefix = '0:';
-
-/**
- * A Map bounded by an estimate of its values' bytes (keys counted too), evicting in insertion order. Each
- * entry keeps its estimate, so an eviction does not measure the value again.
- */
-export class BoundedMap<T> {
-  private readonly entries = new Map<string, { value: T; bytes: number }>();
-  private bytes = 0;
-
-  constructor(
-    private readonly budget: number,
-    private readonly sizeOf: (value: T) => number,
-  ) {}
-
-  get(key: string): T | undefined {
-    return this.entries.get(key)?.value;
-  }
-
-  set(key: string, value: T): void {
-    if (this.entries.has(key)) return;
-    const bytes = this.sizeOf(value) + 2 * key.length;
-    if (bytes > this.budget / 64) return;
-    this.entries.set(key, { value, bytes });
-    this.bytes += bytes;
-    if (this.bytes > this.budget) this.evict();
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  clear(): void {
-    this.entries.clear();
-    this.bytes = 0;
-  }
-
-  private evict(): void {
-    const target = this.budget * EVICT_TO;
-    for (const [key, entry] of this.entries) {
-      if (this.bytes <= target) break;
-      this.entries.delete(key);
-      this.bytes -= entry.bytes;
-    }
   }
 }
 

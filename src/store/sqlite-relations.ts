@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { EdgeChange, RelationWork } from './archive-store-spec.ts';
+import { memoryKey } from './bounded-map.ts';
 import {
   diffEdgeChanges,
   diffEdgeReplacement,
@@ -9,7 +10,7 @@ import {
   pairKey,
   streamEdgeReplacement,
 } from './edge-merge.ts';
-import { type EdgeRow, memoryKey, type SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
+import { type EdgeRow, type SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
 
 /**

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
-import { BoundedMap, memoryKey, sqliteReadWork } from '../../src/store/sqlite-read-cache.ts';
+import { BoundedMap, memoryKey } from '../../src/store/bounded-map.ts';
+import { sqliteReadWork } from '../../src/store/sqlite-read-cache.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 

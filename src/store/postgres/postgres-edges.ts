@@ -183,8 +183,14 @@ export class PostgresEdges {
 
   /** Every edge touching any of the ids, each pair once, ordered by pair. */
   async touching(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    return edgesByPair(contextId, await this.touchingTuples(sql, contextId, memoryIds));
+  }
+
+  /** The edges touching any of the ids as sent (an edge between two of them comes twice). */
+  async touchingTuples(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<EdgeTuple[]> {
     const ids = [...new Set(memoryIds)];
-    // UNION ALL: an edge between two of the ids comes twice and `found` keeps one (a UNION hashed every
+    postgresEdgeReads.statements++;
+    // UNION ALL: an edge between two of the ids comes twice and the caller keeps one (a UNION hashed every
     // row's five columns in the server to do the same).
     const rows = await sql.query<{ edges: string | null }>(
       `SELECT ${EDGE_TUPLES} FROM (
@@ -192,7 +198,7 @@ export class PostgresEdges {
          UNION ALL SELECT a, b, types, strength, similarity FROM edges WHERE context_id = $1 AND b = ANY($2::text[])) e`,
       [contextId, ids],
     );
-    return byPair(contextId, parseEdgeTuples(rows.rows[0]?.edges));
+    return parseEdgeTuples(rows.rows[0]?.edges);
   }
 
   /**
@@ -201,16 +207,24 @@ export class PostgresEdges {
    * touching read sent all of them (with a UNION's sort) for the caller to filter.
    */
   async among(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
+    return edgesByPair(contextId, await this.amongTuples(sql, contextId, memoryIds));
+  }
+
+  async amongTuples(sql: Sql, contextId: string, memoryIds: readonly string[]): Promise<EdgeTuple[]> {
     const ids = [...new Set(memoryIds)];
     if (ids.length < 2) return [];
+    postgresEdgeReads.statements++;
     const rows = await sql.query<{ edges: string | null }>(
       `SELECT ${EDGE_TUPLES} FROM edges e
        WHERE context_id = $1 AND a = ANY($2::text[]) AND b = ANY($2::text[])`,
       [contextId, ids],
     );
-    return byPair(contextId, parseEdgeTuples(rows.rows[0]?.edges));
+    return parseEdgeTuples(rows.rows[0]?.edges);
   }
 }
+
+/** Edge statements of the question path this process ran (never reset here; tests read differences). */
+export const postgresEdgeReads = { statements: 0 };
 
 /**
  * A question's edge reads send their rows as ONE JSON array of [a, b, types, strength, similarity]: the driver
@@ -233,15 +247,23 @@ function parseEdgeTuples(text: string | null | undefined): EdgeTuple[] {
   return tuples;
 }
 
-type EdgeTuple = [a: string, b: string, types: RelationType[], strength: number, similarity: number | null];
+/** An edge as the question path's reads send it; shared by cached lists (postgres-edge-lists.ts): never mutated. */
+export type EdgeTuple = [
+  a: string,
+  b: string,
+  types: RelationType[],
+  strength: number,
+  similarity: number | null,
+];
 
-/** The tuples' edges, each pair once, ordered by pair (as `neighbors` returns them). */
-function byPair(contextId: string, tuples: readonly EdgeTuple[]): MemoryEdge[] {
-  const found = new Map<string, MemoryEdge>();
-  for (const [a, b, types, strength, similarity] of tuples) {
-    found.set(pairKey(a, b), toEdge(contextId, { a, b, types, strength, similarity }));
-  }
-  return [...found.keys()].sort().map((key) => found.get(key)!);
+/** The tuples' edges, each pair once, ordered by pair (as `neighbors` returns them); fresh objects. */
+export function edgesByPair(contextId: string, tuples: readonly EdgeTuple[]): MemoryEdge[] {
+  const found = new Map<string, EdgeTuple>();
+  for (const tuple of tuples) found.set(pairKey(tuple[0], tuple[1]), tuple);
+  return [...found.keys()].sort().map((key) => {
+    const [a, b, types, strength, similarity] = found.get(key)!;
+    return toEdge(contextId, { a, b, types: [...types], strength, similarity });
+  });
 }
 
 function toEdge(contextId: string, row: EdgeRow): MemoryEdge {

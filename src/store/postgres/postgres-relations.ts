@@ -2,6 +2,7 @@ import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge, RelationType } from '../../types/relation.ts';
 import type { EdgeChange, RelationWork } from '../archive-store-spec.ts';
 import { diffEdgeReplacement, emptyEdgeCounts } from '../edge-merge.ts';
+import { PostgresEdgeLists } from './postgres-edge-lists.ts';
 import { PostgresEdges } from './postgres-edges.ts';
 import { CLEAR_JOURNAL, EDGE_COUNTS } from './postgres-literal-plans.ts';
 import { escapeLiteral, type PostgresSession } from './postgres-session.ts';
@@ -12,6 +13,8 @@ import { escapeLiteral, type PostgresSession } from './postgres-session.ts';
  */
 export class PostgresRelations {
   private readonly edges = new PostgresEdges();
+  /** The question path's edge lists by read generation (read units only). */
+  private readonly lists = new PostgresEdgeLists(this.edges);
 
   constructor(private readonly session: PostgresSession) {}
 
@@ -107,6 +110,8 @@ export class PostgresRelations {
   async neighbors(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length === 0) return [];
     return this.session.scoped(contextId, 'read', async (sql) => {
+      const generation = this.session.readGeneration(contextId);
+      if (generation !== undefined) return this.lists.neighbors(sql, contextId, memoryIds, generation);
       // Inside a unit, a later changeEdges of pairs touching these ids needs no read of them (unless an edge
       // write was issued while this read ran: UnitEdges.learn).
       const known = this.session.unitEdges(contextId);
@@ -119,7 +124,12 @@ export class PostgresRelations {
 
   async edgesAmong(contextId: string, memoryIds: readonly string[]): Promise<MemoryEdge[]> {
     if (memoryIds.length < 2) return [];
-    return this.session.scoped(contextId, 'read', (sql) => this.edges.among(sql, contextId, memoryIds));
+    return this.session.scoped(contextId, 'read', (sql) => {
+      const generation = this.session.readGeneration(contextId);
+      return generation === undefined
+        ? this.edges.among(sql, contextId, memoryIds)
+        : this.lists.among(sql, contextId, memoryIds, generation);
+    });
   }
 
   async countEdges(contextId: string): Promise<Record<RelationType, number>> {
