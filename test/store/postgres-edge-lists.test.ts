@@ -20,7 +20,7 @@ const IDS = Array.from({ length: 12 }, (_, i) => `m${i}`);
 
 /** A ring with chords: every memory has 2-4 edges, some pairs with a similarity. */
 const CHANGES = IDS.flatMap((id, i) => [
-  { a: id, b: IDS[(i + 1) % IDS.length]!, add: ['consecutive_turn' as const], strength: 0.5 + i / 100 },
+  { a: id, b: IDS[(i + 1) % IDS.length]!, add: ['consecutive_turn' as const] },
   ...(i % 3 === 0
     ? [{ a: id, b: IDS[(i + 5) % IDS.length]!, add: ['semantic_knn' as const], similarity: 0.1 + i / 7 }]
     : []),
@@ -57,7 +57,7 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL edge lists by read generation
         for (const ids of [['m0', 'm1'], ['m2', 'm3', 'm4', 'm9'], IDS]) {
           const [touching, among] = await inReadUnit(store, async () => [
             await store.neighbors('ctx', ids),
-            await store.edgesAmong('ctx', ids),
+            await store.edgesAmong!('ctx', ids),
           ]);
           expect(touching, `${what}: neighbors ${ids}`).toEqual(await reference.neighbors('ctx', ids));
           expect(among, `${what}: edgesAmong ${ids}`).toEqual(await reference.edgesAmong!('ctx', ids));
@@ -70,15 +70,17 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL edge lists by read generation
       expect(postgresEdgeReads.statements).toBe(before);
 
       // A mix: m0's list is cached, m5..m7 are not read yet in this generation after a write below.
-      await store.changeEdges('ctx', [{ a: 'm0', b: 'm6', add: ['same_round'], strength: 0.9 }]);
-      await reference.changeEdges('ctx', [{ a: 'm0', b: 'm6', add: ['same_round'], strength: 0.9 }]);
+      await store.changeEdges('ctx', [{ a: 'm0', b: 'm6', add: ['same_round'] }]);
+      await reference.changeEdges('ctx', [{ a: 'm0', b: 'm6', add: ['same_round'] }]);
       await same('after this handle added an edge');
       // Another process's write and a plain SQL update move the generation too.
       await other.changeEdges('ctx', [{ a: 'm1', b: 'm2', remove: ['consecutive_turn'] }]);
       await reference.changeEdges('ctx', [{ a: 'm1', b: 'm2', remove: ['consecutive_turn'] }]);
       await same('after another process removed an edge');
       await admin.query("SELECT set_config('graphmemix.context_id', 'ctx', false)");
-      await admin.query("UPDATE edges SET strength = 0.25 WHERE context_id = 'ctx' AND a = 'm3' AND b = 'm4'");
+      await admin.query(
+        "UPDATE edges SET strength = 0.25 WHERE context_id = 'ctx' AND a = 'm3' AND b = 'm4'",
+      );
       const plain = await inReadUnit(store, () => store.neighbors('ctx', ['m3']));
       expect(plain.find((edge) => edge.b === 'm4')?.strength).toBe(0.25);
 

@@ -302,4 +302,13 @@ export async function reindexPostgresLexical(client: Sql): Promise<void> {
       if (page.rows.length < REINDEX_PAGE) break;
     }
   }
+  // Readers keep posting batches under a context's read generation (schema 10), which only writes of
+  // memories and edges move: a rebuild renumbers every document, so it moves them all itself.
+  const generation = await client.query(
+    `SELECT 1 FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'contexts' AND column_name = 'generation'`,
+  );
+  if (generation.rows.length > 0) {
+    await client.query("UPDATE contexts SET generation = nextval('context_generations')");
+  }
 }

@@ -1,7 +1,17 @@
 import { bm25Idf, bm25TermScore, queryTerms } from '../../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
-import type { ViewHit, ViewKind } from '../../types/view.ts';
+import { VIEW_KINDS, type ViewHit, type ViewKind } from '../../types/view.ts';
 import { dictionaryKey } from '../lexical-dictionary-key.ts';
+import {
+  assess,
+  type Cursor,
+  type Doc,
+  fold,
+  type Plan,
+  postgresLexicalCounters,
+} from './postgres-lexical-maxscore.ts';
+import { searchSubset } from './postgres-lexical-subset.ts';
+import type { PostingTuple, SearchBatches } from './postgres-posting-batches.ts';
 import type { Sql } from './postgres-session.ts';
 
 /*
@@ -12,68 +22,12 @@ import type { Sql } from './postgres-session.ts';
  * posting (round 12: client CPU -1.7 ms, server +0.5 ms per question at 10k). Doubles are exact (the read
  * unit sets extra_float_digits).
  */
-/** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
-const MARGIN = 1e-9;
 /** Postings read per list in the first round (at least; 2 x limit), doubling each round up to MAX_BATCH. */
 const FIRST_BATCH = 64;
-const MAX_BATCH = 16384;
 /** A list at most this many times the batch is read whole at once: a second round would cost more. */
 const WHOLE_LIST = 2;
 
-/**
- * Process-wide counters of the search (tests and benchmarks read deltas): `postingsRead` against
- * `postingsInLists` (the query terms' whole posting lists in the searched fields) shows the pruning.
- */
-export const postgresLexicalCounters = {
-  searches: 0,
-  rounds: 0,
-  postingsRead: 0,
-  postingsInLists: 0,
-  forwardLists: 0,
-};
-
-interface Cursor {
-  /** Index in `lists` (echoed by the batch statement) and in the plan's cursors (query order). */
-  list: number;
-  slot: number;
-  plan: Plan;
-  term: string;
-  idf: number;
-  df: number;
-  read: number;
-  batch: number;
-  /** Keyset of the last posting read: the next batch starts below (impact, doc). */
-  impact: number;
-  doc: number;
-  done: boolean;
-  /** Upper bound of this term's contribution for every posting of its list not read yet. */
-  bound: number;
-}
-
-interface Doc {
-  memoryId: string;
-  key: string;
-  length: number;
-  /** tf per plan cursor, 0 = not read from that list (yet). */
-  tfs: Float64Array;
-  /** Sum of the exact contributions read so far: a lower bound of the final score. */
-  low: number;
-}
-
-interface Plan {
-  kind: ViewKind;
-  averageLength: number;
-  /** max(1, average / reference length): a stored impact times this (times IDF) bounds a contribution. */
-  stretch: number;
-  cursors: Cursor[];
-  docs: Map<number, Doc>;
-  /** Documents proven unable to rank (never re-admitted with a partial score). */
-  dead: Set<number>;
-  threshold: number;
-  /** No unread document can rank any more: rows of documents not met yet are ignored. */
-  closed: boolean;
-  finished: boolean;
-}
+export { postgresLexicalCounters };
 
 /**
  * Top `limit` hits per view kind, equal (ids, order and scores) to Bm25Index.search over the context's
@@ -97,6 +51,8 @@ export async function searchPostgresLexical(
   contextId: string,
   query: string,
   options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  /** The store's kept posting batches, inside a read unit of the context (postgres-posting-batches.ts). */
+  batches?: SearchBatches,
 ): Promise<ViewHit[]> {
   const terms = queryTerms(query);
   if (terms.length === 0 || options.limit <= 0) return [];
@@ -105,14 +61,14 @@ export async function searchPostgresLexical(
     return searchSubset(sql, contextId, terms.map(dictionaryKey), options, [...new Set(options.memoryIds)]);
   }
   postgresLexicalCounters.searches++;
-  const plans = await planSearch(sql, contextId, terms.map(dictionaryKey), options);
+  const plans = await planSearch(sql, contextId, terms.map(dictionaryKey), options, batches);
   if (plans.length === 0) return [];
   const limit = options.limit;
   const lists = plans.flatMap((plan) => plan.cursors);
   for (;;) {
     const open = lists.filter((cursor) => !cursor.done && !cursor.plan.finished);
     if (open.length === 0) break;
-    await readRound(sql, contextId, open);
+    await readRound(sql, contextId, open, batches);
     for (const plan of plans) if (!plan.finished) assess(plan, limit);
   }
   await completeCandidates(sql, plans);
@@ -131,9 +87,6 @@ export async function searchPostgresLexical(
   }
   return hits.sort(compareHits);
 }
-
-/** A posting as the statements send it (a JSON array per list): doc, tf, length, impact, memory id, key. */
-type PostingTuple = [doc: number, tf: number, length: number, impact: number, memoryId: string, key: string];
 
 /**
  * A list's postings as JSON text built by concatenation: json_build_array looked up its six arguments' types
@@ -157,8 +110,20 @@ async function planSearch(
   contextId: string,
   keys: readonly string[],
   options: { limit: number; kinds?: readonly ViewKind[] },
+  batches: SearchBatches | undefined,
 ): Promise<Plan[]> {
   const first = Math.max(FIRST_BATCH, 2 * options.limit);
+  // First batches kept under the generation the plan assumes: their postings are not sent ("kind term").
+  const assumed = batches?.assumed;
+  const kept = new Map<string, readonly PostingTuple[]>();
+  if (assumed !== undefined) {
+    for (const kind of options.kinds ?? VIEW_KINDS) {
+      for (const key of keys) {
+        const batch = batches!.get(assumed, kind, key, 0, first);
+        if (batch) kept.set(`${kind} ${key}`, batch);
+      }
+    }
+  }
   const result = await sql.query<{
     kind: ViewKind;
     docs: number | null;
@@ -177,13 +142,15 @@ async function planSearch(
      FROM f
      UNION ALL
      SELECT d.kind, NULL, NULL, NULL, d.term, d.df,
-       (SELECT ${POSTINGS_JSON} FROM
+       CASE WHEN (d.kind || ' ' || d.term) = ANY($6::text[]) THEN NULL ELSE (SELECT ${POSTINGS_JSON} FROM
          (SELECT p.doc, p.tf, p.length, p.impact, p.memory_id, p.key FROM lex_postings p
           WHERE p.context_id = $1 AND p.kind = d.kind AND p.term = d.term
-          ORDER BY p.impact DESC, p.doc DESC LIMIT CASE WHEN d.df <= $5 THEN d.df ELSE $4 END) p)
+          ORDER BY p.impact DESC, p.doc DESC LIMIT CASE WHEN d.df <= $5 THEN d.df ELSE $4 END) p) END
      FROM d`,
-    values: [contextId, keys, options.kinds ?? null, first, WHOLE_LIST * first],
+    values: [contextId, keys, options.kinds ?? null, first, WHOLE_LIST * first, [...kept.keys()]],
   });
+  // The unit's generation arrived with the plan (its BEGIN went out in front): kept batches serve only it.
+  const generation = batches?.generation();
   const fields = new Map<
     ViewKind,
     { docs: number; average: number; reference: number; df: Map<string, number> }
@@ -240,20 +207,74 @@ async function planSearch(
     if (plan.cursors.length > 0) plans.push(plan);
   }
   const lists = [...cursors.values()];
+  const read = new Map<Cursor, readonly PostingTuple[]>();
+  for (const row of result.rows) {
+    if (row.postings !== null && row.term !== null) {
+      read.set(cursors.get(`${row.kind}\u0000${row.term}`)!, parsePostings(row.postings));
+    }
+  }
+  const batchesRead = new Map(read);
+  const skipped = lists.filter((cursor) => kept.has(`${cursor.plan.kind} ${cursor.term}`));
+  if (generation !== undefined && generation === assumed) {
+    for (const cursor of skipped) read.set(cursor, kept.get(`${cursor.plan.kind} ${cursor.term}`)!);
+  } else if (skipped.length > 0) {
+    // The context changed since the store last saw it: the skipped lists' first batches, read now.
+    postgresLexicalCounters.keptListsReread++;
+    for (const [cursor, batch] of await fetchBatches(sql, contextId, skipped)) {
+      read.set(cursor, batch);
+      batchesRead.set(cursor, batch);
+    }
+  }
+  if (generation !== undefined) {
+    for (const [cursor, batch] of batchesRead)
+      batches!.set(generation, cursor.plan.kind, cursor.term, 0, first, batch);
+  }
   fold(
-    result.rows.flatMap((row) =>
-      row.postings === null || row.term === null
-        ? []
-        : [{ cursor: cursors.get(`${row.kind}\u0000${row.term}`)!, postings: parsePostings(row.postings) }],
-    ),
+    [...read].map(([cursor, postings]) => ({ cursor, postings })),
     lists,
   );
   for (const plan of plans) assess(plan, options.limit);
   return plans;
 }
 
-/** One statement: the next batch of each open list, best impact first, folded into the plans' documents. */
-async function readRound(sql: Sql, contextId: string, open: readonly Cursor[]): Promise<void> {
+/**
+ * The next batch of each open list, best impact first, folded into the plans' documents: batches kept under
+ * the unit's generation, the others by ONE statement (none when all were kept).
+ */
+async function readRound(
+  sql: Sql,
+  contextId: string,
+  open: readonly Cursor[],
+  batches: SearchBatches | undefined,
+): Promise<void> {
+  const generation = batches?.generation();
+  const lists: { cursor: Cursor; postings: readonly PostingTuple[] }[] = [];
+  const missing: Cursor[] = [];
+  for (const cursor of open) {
+    const batch =
+      generation === undefined
+        ? undefined
+        : batches!.get(generation, cursor.plan.kind, cursor.term, cursor.read, cursor.batch);
+    if (batch) lists.push({ cursor, postings: batch });
+    else missing.push(cursor);
+  }
+  if (missing.length > 0) {
+    for (const [cursor, postings] of await fetchBatches(sql, contextId, missing)) {
+      lists.push({ cursor, postings });
+      if (generation !== undefined) {
+        batches!.set(generation, cursor.plan.kind, cursor.term, cursor.read, cursor.batch, postings);
+      }
+    }
+  }
+  fold(lists, open);
+}
+
+/** One statement: the next batch (`batch` postings below the keyset) of each list; an exhausted list: []. */
+async function fetchBatches(
+  sql: Sql,
+  contextId: string,
+  cursors: readonly Cursor[],
+): Promise<Map<Cursor, PostingTuple[]>> {
   const rows = await sql.query<{ i: number; postings: string | null }>({
     name: 'graphmemix_lex_round',
     text: `SELECT c.i, (SELECT ${POSTINGS_JSON} FROM
@@ -264,108 +285,20 @@ async function readRound(sql: Sql, contextId: string, open: readonly Cursor[]): 
        AS c(i, kind, term, impact, doc, lim)`,
     values: [
       contextId,
-      open.map((cursor) => cursor.list),
-      open.map((cursor) => cursor.plan.kind),
-      open.map((cursor) => cursor.term),
-      open.map((cursor) => cursor.impact),
-      open.map((cursor) => cursor.doc),
-      open.map((cursor) => cursor.batch),
+      cursors.map((cursor) => cursor.list),
+      cursors.map((cursor) => cursor.plan.kind),
+      cursors.map((cursor) => cursor.term),
+      cursors.map((cursor) => cursor.impact),
+      cursors.map((cursor) => cursor.doc),
+      cursors.map((cursor) => cursor.batch),
     ],
   });
-  const byList = new Map(open.map((cursor) => [cursor.list, cursor]));
-  fold(
-    rows.rows.flatMap((row) =>
-      row.postings === null ? [] : [{ cursor: byList.get(row.i)!, postings: parsePostings(row.postings) }],
-    ),
-    open,
-  );
-}
-
-/** Folds a round's postings into the documents, then moves every list read in it (done, or its new bound). */
-function fold(
-  lists: readonly { cursor: Cursor; postings: readonly PostingTuple[] }[],
-  open: readonly Cursor[],
-): void {
-  postgresLexicalCounters.rounds++;
-  const counts = new Map<Cursor, number>();
-  for (const { cursor, postings } of lists) {
-    postgresLexicalCounters.postingsRead += postings.length;
-    counts.set(cursor, (counts.get(cursor) ?? 0) + postings.length);
-    const plan = cursor.plan;
-    for (const [id, tf, length, impact, memoryId, key] of postings) {
-      // Keyset: the smallest (impact, doc) read, whatever order the rows came back in.
-      if (impact < cursor.impact || (impact === cursor.impact && id < cursor.doc)) {
-        cursor.impact = impact;
-        cursor.doc = id;
-      }
-      if (plan.dead.has(id)) continue;
-      let doc = plan.docs.get(id);
-      if (!doc) {
-        if (plan.closed) continue;
-        doc = { memoryId, key, length, tfs: new Float64Array(plan.cursors.length), low: 0 };
-        plan.docs.set(id, doc);
-      }
-      doc.tfs[cursor.slot] = tf;
-      doc.low += bm25TermScore(cursor.idf, tf, length, plan.averageLength);
-    }
+  const byList = new Map(cursors.map((cursor) => [cursor.list, cursor]));
+  const out = new Map<Cursor, PostingTuple[]>(cursors.map((cursor) => [cursor, []]));
+  for (const row of rows.rows) {
+    if (row.postings !== null) out.set(byList.get(row.i)!, parsePostings(row.postings));
   }
-  for (const cursor of open) {
-    if (cursor.read === 0) postgresLexicalCounters.postingsInLists += cursor.df;
-    const count = counts.get(cursor) ?? 0;
-    cursor.read += count;
-    if (count < cursor.batch || cursor.read >= cursor.df) {
-      cursor.done = true;
-      cursor.bound = 0;
-    } else {
-      cursor.bound = cursor.idf * cursor.impact * cursor.plan.stretch;
-      cursor.batch = Math.min(MAX_BATCH, cursor.batch * 2);
-    }
-  }
-}
-
-/** Upper bound of a document's final score: what it got, plus the bound of every open list it was not read from. */
-function ceiling(plan: Plan, doc: Doc): number {
-  let high = doc.low;
-  for (const cursor of plan.cursors) if (doc.tfs[cursor.slot] === 0 && !cursor.done) high += cursor.bound;
-  return high;
-}
-
-/** After a round: the threshold, drop documents that cannot rank, decide whether the kind is finished. */
-function assess(plan: Plan, limit: number): void {
-  if (plan.docs.size >= limit) {
-    const lows = new Float64Array(plan.docs.size);
-    let at = 0;
-    for (const doc of plan.docs.values()) lows[at++] = doc.low;
-    lows.sort();
-    plan.threshold = lows[lows.length - limit]!;
-  }
-  let open = 0;
-  let frontier = 0;
-  for (const cursor of plan.cursors) {
-    if (cursor.done) continue;
-    open++;
-    frontier += cursor.bound;
-  }
-  if (open === 0) {
-    plan.finished = true;
-    return;
-  }
-  if (plan.threshold === Number.NEGATIVE_INFINITY) return;
-  let incomplete = 0;
-  for (const [id, doc] of plan.docs) {
-    const high = ceiling(plan, doc);
-    if (high * (1 + MARGIN) < plan.threshold) {
-      plan.docs.delete(id);
-      plan.dead.add(id);
-    } else if (high !== doc.low) {
-      incomplete++;
-    }
-  }
-  if (plan.threshold > frontier * (1 + MARGIN)) {
-    plan.closed = true;
-    // Completing a candidate costs one forward-list row; reading on only pays while there are many of them.
-    if (incomplete <= 4 * limit + 512) plan.finished = true;
-  }
+  return out;
 }
 
 /**
@@ -408,80 +341,4 @@ async function completeCandidates(sql: Sql, plans: readonly Plan[]): Promise<voi
     const target = targets[flat[at]! - 1]!;
     target.doc.tfs[target.slot] = flat[at + 1]!;
   }
-}
-
-/**
- * A search restricted to some memories (a filtered question's candidate set): their documents are read by
- * memory id (lex_docs_by_memory) with the query terms' tfs, and scored exactly with the context's statistics,
- * in one statement; cost follows the number of ids, not the posting lists.
- */
-async function searchSubset(
-  sql: Sql,
-  contextId: string,
-  keys: readonly string[],
-  options: { limit: number; kinds?: readonly ViewKind[] },
-  memoryIds: readonly string[],
-): Promise<ViewHit[]> {
-  const result = await sql.query<{
-    kind: ViewKind;
-    docs: number | null;
-    total_length: number | null;
-    term: string | null;
-    df: number | null;
-    memory_id: string | null;
-    key: string | null;
-    length: number | null;
-    tfs: number[] | null;
-  }>({
-    name: 'graphmemix_lex_subset',
-    text: `WITH f AS MATERIALIZED (SELECT kind, docs, total_length FROM lex_fields
-         WHERE context_id = $1 AND docs > 0 AND ($3::text[] IS NULL OR kind = ANY($3::text[])))
-     SELECT kind, docs, total_length, NULL::text AS term, NULL::bigint AS df, NULL::text AS memory_id,
-       NULL::text AS key, NULL::integer AS length, NULL::integer[] AS tfs
-     FROM f
-     UNION ALL
-     SELECT d.kind, NULL, NULL, d.term, d.df, NULL, NULL, NULL, NULL FROM lex_df d JOIN f ON f.kind = d.kind
-     WHERE d.context_id = $1 AND d.term = ANY($2::text[]) AND d.df > 0
-     UNION ALL
-     SELECT x.kind, NULL, NULL, NULL, NULL, x.memory_id, x.key, x.length,
-       ARRAY(SELECT COALESCE(x.tfs[array_position(x.terms, t.term)], 0)
-         FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) ORDER BY t.n)
-     FROM lex_docs x JOIN f ON f.kind = x.kind
-     WHERE x.context_id = $1 AND x.memory_id = ANY($4::text[]) AND x.terms && $2::text[]`,
-    values: [contextId, keys, options.kinds ?? null, memoryIds],
-  });
-  const fields = new Map<ViewKind, { average: number; idfs: (number | undefined)[]; docs: number }>();
-  for (const row of result.rows) {
-    if (row.docs !== null && row.term === null) {
-      fields.set(row.kind, {
-        docs: row.docs,
-        average: row.total_length! / row.docs,
-        idfs: keys.map(() => undefined),
-      });
-    }
-  }
-  for (const row of result.rows) {
-    if (row.term === null || row.df === null) continue;
-    const field = fields.get(row.kind)!;
-    keys.forEach((key, at) => {
-      if (key === row.term) field.idfs[at] = bm25Idf(field.docs, row.df!);
-    });
-  }
-  const tops = new Map<ViewKind, TopHits>();
-  for (const row of result.rows) {
-    if (row.tfs === null || row.memory_id === null) continue;
-    const field = fields.get(row.kind)!;
-    let rawScore = 0;
-    row.tfs.forEach((tf, at) => {
-      const idf = field.idfs[at];
-      if (tf > 0 && idf !== undefined) rawScore += bm25TermScore(idf, tf, row.length!, field.average);
-    });
-    let top = tops.get(row.kind);
-    if (!top) {
-      top = new TopHits(options.limit);
-      tops.set(row.kind, top);
-    }
-    top.offer({ memoryId: row.memory_id, kind: row.kind, key: row.key!, rawScore });
-  }
-  return [...tops.values()].flatMap((top) => top.sorted()).sort(compareHits);
 }

@@ -28,6 +28,7 @@ import { META_DELETE, META_PUT } from './postgres-literal-plans.ts';
 import { PostgresMemoryReads } from './postgres-memory-reads.ts';
 import { PostgresMemoryWrites } from './postgres-memory-writes.ts';
 import { hasEmbeddingColumn, migrateClient } from './postgres-migrate.ts';
+import { PostgresPostingBatches } from './postgres-posting-batches.ts';
 import { PostgresRelations } from './postgres-relations.ts';
 import { RLS_ROLE } from './postgres-schema.ts';
 import { createPostgresSemanticIndex } from './postgres-semantic-index.ts';
@@ -113,6 +114,8 @@ class PostgresStore implements PostgresArchiveStore {
   readonly vectorSupport: 'pgvector' | 'exact';
   readonly semantic: SemanticIndexStore;
   private readonly vectors: PostgresVectors;
+  /** The lexical search's posting batches by read generation (read units only). */
+  private readonly postingBatches = new PostgresPostingBatches();
   private readonly reads: PostgresMemoryReads;
   private readonly writes: PostgresMemoryWrites;
   private readonly keyReads: PostgresKeyReads;
@@ -312,8 +315,13 @@ class PostgresStore implements PostgresArchiveStore {
   }
 
   async searchLexical(contextId: string, query: string, options: LexicalSearchOptions): Promise<ViewHit[]> {
+    // Kept posting batches serve searches in a read unit of the context (one snapshot, its generation).
+    const batches =
+      this.session.currentReadUnit()?.contextId === contextId
+        ? this.postingBatches.forSearch(contextId, () => this.session.readGeneration(contextId))
+        : undefined;
     return this.session.scoped(contextId, 'read', (sql) =>
-      searchPostgresLexical(sql, contextId, query, options),
+      searchPostgresLexical(sql, contextId, query, options, batches),
     );
   }
 
