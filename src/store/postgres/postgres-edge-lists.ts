@@ -32,11 +32,10 @@ export class PostgresEdgeLists {
     memoryIds: readonly string[],
     generation: string,
   ): Promise<MemoryEdge[]> {
-    const prefix = `${generation.length}:${generation}`;
     const found: EdgeTuple[] = [];
     const missing: string[] = [];
     for (const id of new Set(memoryIds)) {
-      const list = this.lists.get(prefix + memoryKey(contextId, id));
+      const list = this.lists.get(listKey(generation, contextId, id));
       if (list === undefined) missing.push(id);
       else for (const tuple of list) found.push(tuple);
     }
@@ -45,7 +44,7 @@ export class PostgresEdgeLists {
       for (const tuple of tuples) found.push(tuple);
       // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
       for (const [id, list] of listsOf(missing, tuples))
-        this.lists.set(prefix + memoryKey(contextId, id), list);
+        this.lists.set(listKey(generation, contextId, id), list);
     }
     return edgesByPair(contextId, found);
   }
@@ -61,12 +60,11 @@ export class PostgresEdgeLists {
     memoryIds: readonly string[],
     generation: string,
   ): Promise<MemoryEdge[]> {
-    const prefix = `${generation.length}:${generation}`;
     const inSet = new Set(memoryIds);
     const found: EdgeTuple[] = [];
     const uncached: string[] = [];
     for (const id of inSet) {
-      const list = this.lists.get(prefix + memoryKey(contextId, id));
+      const list = this.lists.get(listKey(generation, contextId, id));
       if (list === undefined) {
         uncached.push(id);
         continue;
@@ -78,6 +76,11 @@ export class PostgresEdgeLists {
     }
     return edgesByPair(contextId, found);
   }
+}
+
+/** A list's key: the generation first (its length first: unambiguous whatever characters it holds). */
+function listKey(generation: string, contextId: string, memoryId: string): string {
+  return `${generation.length}:${generation}${memoryKey(contextId, memoryId)}`;
 }
 
 /** Each id's edges among the tuples, each pair once per list. */
