@@ -10,6 +10,7 @@
  * B / A. Both stores live in this one process, so the shared pipeline code sees two store classes (as it does
  * not in a deployment): compare ratios of runs of this probe, not its times with bench:postgres.
  */
+import { existsSync } from 'node:fs';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { parseCount, probeFlags } from './support/probe-args.ts';
 import { chatQuestions } from './support/realistic-chat.ts';
@@ -22,6 +23,11 @@ if (!a || !b) throw new Error('usage: pg-ratio-probe.ts <archive A> <archive B> 
 const n = parseCount(nText ?? '400');
 const block = parseCount(flag('block', '25'));
 if (!(n > 0 && block > 0)) throw new Error('n and --block must be positive counts');
+for (const archive of [a, b]) {
+  // A probe reads existing archives: a mistyped path must not become a new, empty one.
+  if (!/^postgres(ql)?:\/\//.test(archive) && !existsSync(archive))
+    throw new Error(`no archive at ${archive}`);
+}
 const sides = [await openGraphmemix({ db: a }), await openGraphmemix({ db: b })];
 try {
   const questions = chatQuestions(n + 50, 6, { contextId: 'big', count: 10000, seed: 7 });

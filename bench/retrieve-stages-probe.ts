@@ -11,6 +11,7 @@
  * (postmaster children, when it runs on this machine) and, with --pgss and pg_stat_statements loaded in the
  * server, the statements by server time per question.
  */
+import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { countPgStatements } from './support/pg-statement-counter.ts';
@@ -28,6 +29,8 @@ if (!db) throw new Error('usage: retrieve-stages-probe.ts <archive> [n] [--conte
 const n = parseCount(nText ?? '300');
 const contextId = flag('context', 'big');
 const postgres = /^postgres(ql)?:\/\//.test(db);
+// A probe reads an existing archive: a mistyped path must not become a new, empty one.
+if (!postgres && !existsSync(db)) throw new Error(`no archive at ${db}`);
 const counter = postgres ? countPgStatements() : undefined;
 const admin = postgres && pgss ? new pg.Client({ connectionString: db }) : undefined;
 await admin?.connect();
