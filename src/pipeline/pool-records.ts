@@ -1,5 +1,5 @@
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
-import { BoundedMap, memoryKey } from '../store/bounded-map.ts';
+import { BoundedMap, generationGroup } from '../store/bounded-map.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 
 /**
@@ -34,12 +34,13 @@ export async function poolRecords(
     cache = new BoundedMap<MemoryRecord>(RECORD_BYTES, (record) => 2 * approximateBytes(record));
     caches.set(store, cache);
   }
-  // Keys start with the generation (its length first: unambiguous whatever characters it holds).
-  const prefix = `${generation.length}:${generation}`;
+  // One group per (generation, context): the ids are looked up in it as they are.
+  const group = generationGroup(generation, contextId);
+  const kept = cache.group(group);
   const found = new Map<string, MemoryRecord>();
   const missing: string[] = [];
   for (const id of ids) {
-    const hit = cache.get(prefix + memoryKey(contextId, id));
+    const hit = kept?.get(id)?.value;
     if (hit) found.set(id, hit);
     else missing.push(id);
   }
@@ -48,7 +49,7 @@ export async function poolRecords(
       found.set(record.id, record);
       // SQLite reads outside a transaction: a write landing during the read moved the generation, so this
       // entry is never served again.
-      cache.set(prefix + memoryKey(contextId, record.id), record);
+      cache.set(group, record.id, record);
     }
   }
   return ids.flatMap((id) => {

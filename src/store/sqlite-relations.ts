@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { EdgeChange, RelationWork } from './archive-store-spec.ts';
-import { memoryKey } from './bounded-map.ts';
 import {
   diffEdgeChanges,
   diffEdgeReplacement,
@@ -136,8 +135,9 @@ export class SqliteRelations {
     this.withReadCache((cache) => {
       const unique = [...new Set(memoryIds)];
       const missing: string[] = [];
+      const kept = cache?.edges.group(contextId);
       for (const id of unique) {
-        const rows = cache?.edges.get(memoryKey(contextId, id));
+        const rows = kept?.get(id)?.value;
         if (rows === undefined) missing.push(id);
         else for (const row of rows) take(row);
       }
@@ -148,7 +148,7 @@ export class SqliteRelations {
       for (const row of rows) take(row);
       // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
       if (!cache) return;
-      for (const [id, list] of edgeListsOf(missing, rows)) cache.edges.set(memoryKey(contextId, id), list);
+      for (const [id, list] of edgeListsOf(missing, rows)) cache.edges.set(contextId, id, list);
     });
     return [...found.keys()].sort().map((key) => found.get(key)!);
   }
@@ -170,8 +170,9 @@ export class SqliteRelations {
       const inSet = new Set(unique);
       const byPair = new Map<string, EdgeRow>();
       const uncached: string[] = [];
+      const kept = cache.edges.group(contextId);
       for (const id of unique) {
-        const list = cache.edges.get(memoryKey(contextId, id));
+        const list = kept?.get(id)?.value;
         if (list === undefined) {
           uncached.push(id);
           continue;
@@ -191,7 +192,7 @@ export class SqliteRelations {
           for (const row of list) {
             if (inSet.has(row.a) && inSet.has(row.b)) byPair.set(row.key, row);
           }
-          cache.edges.set(memoryKey(contextId, id), list);
+          cache.edges.set(contextId, id, list);
         }
       }
       return byPair;

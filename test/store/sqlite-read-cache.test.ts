@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
-import { BoundedMap, memoryKey } from '../../src/store/bounded-map.ts';
+import { BoundedMap, generationGroup } from '../../src/store/bounded-map.ts';
 import { sqliteReadWork } from '../../src/store/sqlite-read-cache.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
@@ -115,19 +115,38 @@ describe('SQLite read cache', () => {
     await writer.close();
   });
 
-  it('stays within its byte budget, oldest entries first', () => {
+  it('stays within its byte budget, oldest entries first, across groups', () => {
     const map = new BoundedMap<string>(64 * 100, (value) => value.length);
-    for (let i = 0; i < 200; i++) map.set(`k${i}`, 'x'.repeat(60));
+    for (let i = 0; i < 1000; i++) map.set(`g${i % 3}`, `k${i}`, 'x'.repeat(60));
     expect(map.size).toBeLessThan(100);
-    expect(map.get('k0')).toBeUndefined();
-    expect(map.get('k199')).toBe('x'.repeat(60));
+    expect(map.size).toBeGreaterThan(70);
+    expect(map.get('g0', 'k0')).toBeUndefined();
+    expect(map.get('g0', 'k999')).toBe('x'.repeat(60));
+    expect(map.group('g1')?.get('k997')?.value).toBe('x'.repeat(60));
+    // The kept entries are exactly the newest `size` ones (insertion order, whatever their group).
+    const kept = Array.from({ length: 1000 }, (_, i) => map.get(`g${i % 3}`, `k${i}`) !== undefined);
+    expect(kept.indexOf(true)).toBe(1000 - map.size);
+    expect(kept.slice(1000 - map.size).every(Boolean)).toBe(true);
+    map.clear();
+    expect(map.size).toBe(0);
+    expect(map.group('g0')).toBeUndefined();
   });
 
-  it('keys a memory by context and id, unambiguously, whichever context came before', () => {
-    expect(memoryKey('ab', 'c')).toBe('2:abc');
-    expect(memoryKey('a', 'bc')).toBe('1:abc');
-    expect(memoryKey('ab', 'c')).toBe('2:abc');
-    expect(memoryKey('', 'x')).toBe('0:x');
-    expect(memoryKey('ab', 'd')).toBe('2:abd');
+  it('keeps groups apart and the first value of an item', () => {
+    const map = new BoundedMap<string>(1 << 20, (value) => value.length);
+    map.set('ab', 'c', 'first');
+    map.set('a', 'bc', 'other');
+    map.set('ab', 'c', 'second');
+    expect(map.get('ab', 'c')).toBe('first');
+    expect(map.get('a', 'bc')).toBe('other');
+    expect(map.get('abc', '')).toBeUndefined();
+    expect(map.size).toBe(2);
+  });
+
+  it('names a generation and a context unambiguously', () => {
+    expect(generationGroup('1:2', 'c')).toBe('3:1:21:c');
+    expect(generationGroup('1', ':2c')).toBe('1:13::2c');
+    expect(generationGroup('', 'x')).toBe('0:1:x');
+    expect(generationGroup('ab', 'c')).not.toBe(generationGroup('a', 'bc'));
   });
 });

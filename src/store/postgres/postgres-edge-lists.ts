@@ -1,5 +1,5 @@
 import type { MemoryEdge } from '../../types/relation.ts';
-import { BoundedMap, memoryKey } from '../bounded-map.ts';
+import { BoundedMap, generationGroup } from '../bounded-map.ts';
 import { pairKey } from '../edge-merge.ts';
 import { type EdgeTuple, edgesByPair, type PostgresEdges } from './postgres-edges.ts';
 import type { Sql } from './postgres-session.ts';
@@ -34,8 +34,10 @@ export class PostgresEdgeLists {
   ): Promise<MemoryEdge[]> {
     const found: EdgeTuple[] = [];
     const missing: string[] = [];
+    const group = generationGroup(generation, contextId);
+    const kept = this.lists.group(group);
     for (const id of new Set(memoryIds)) {
-      const list = this.lists.get(listKey(generation, contextId, id));
+      const list = kept?.get(id)?.value;
       if (list === undefined) missing.push(id);
       else for (const tuple of list) found.push(tuple);
     }
@@ -43,8 +45,7 @@ export class PostgresEdgeLists {
       const tuples = await this.edges.touchingTuples(sql, contextId, missing);
       for (const tuple of tuples) found.push(tuple);
       // Each missing id's complete list (empty ones too: a memory without edges is a fact worth keeping).
-      for (const [id, list] of listsOf(missing, tuples))
-        this.lists.set(listKey(generation, contextId, id), list);
+      for (const [id, list] of listsOf(missing, tuples)) this.lists.set(group, id, list);
     }
     return edgesByPair(contextId, found);
   }
@@ -63,8 +64,9 @@ export class PostgresEdgeLists {
     const inSet = new Set(memoryIds);
     const found: EdgeTuple[] = [];
     const uncached: string[] = [];
+    const kept = this.lists.group(generationGroup(generation, contextId));
     for (const id of inSet) {
-      const list = this.lists.get(listKey(generation, contextId, id));
+      const list = kept?.get(id)?.value;
       if (list === undefined) {
         uncached.push(id);
         continue;
@@ -79,10 +81,6 @@ export class PostgresEdgeLists {
 }
 
 /** A list's key: the generation first (its length first: unambiguous whatever characters it holds). */
-function listKey(generation: string, contextId: string, memoryId: string): string {
-  return `${generation.length}:${generation}${memoryKey(contextId, memoryId)}`;
-}
-
 /** Each id's edges among the tuples, each pair once per list. */
 function listsOf(ids: readonly string[], tuples: readonly EdgeTuple[]): Map<string, EdgeTuple[]> {
   const lists = new Map<string, EdgeTuple[]>(ids.map((id) => [id, []]));

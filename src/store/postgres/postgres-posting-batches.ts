@@ -1,4 +1,4 @@
-import { BoundedMap } from '../bounded-map.ts';
+import { BoundedMap, generationGroup } from '../bounded-map.ts';
 
 /** A posting as the search's statements send it: doc, tf, length, impact, memory id, key. */
 export type PostingTuple = [
@@ -42,8 +42,8 @@ export class PostgresPostingBatches {
   /** The search's view of the batches for one context; `generation` reads the unit's (undefined: not yet). */
   forSearch(contextId: string, generation: () => string | undefined): SearchBatches {
     const assumed = generation() ?? this.lastSeen.get(contextId);
-    const keyOf = (gen: string, kind: string, term: string, offset: number, size: number) =>
-      `${gen.length}:${gen}${contextId.length}:${contextId}${kind}\u0000${offset}\u0000${size}\u0000${term}`;
+    const itemOf = (kind: string, term: string, offset: number, size: number) =>
+      `${kind}\u0000${offset}\u0000${size}\u0000${term}`;
     return {
       assumed,
       generation: () => {
@@ -55,13 +55,13 @@ export class PostgresPostingBatches {
         return now;
       },
       get: (gen, kind, term, offset, size) => {
-        const batch = this.batches.get(keyOf(gen, kind, term, offset, size));
+        const batch = this.batches.get(generationGroup(gen, contextId), itemOf(kind, term, offset, size));
         if (batch) postgresPostingBatchCounters.batchesServed++;
         return batch;
       },
       set: (gen, kind, term, offset, size, batch) => {
         postgresPostingBatchCounters.batchesKept++;
-        this.batches.set(keyOf(gen, kind, term, offset, size), batch);
+        this.batches.set(generationGroup(gen, contextId), itemOf(kind, term, offset, size), batch);
       },
     };
   }
