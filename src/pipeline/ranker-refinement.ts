@@ -1,5 +1,6 @@
 import { type CandidateGraph, DEFAULT_SOLVER_PARAMS } from '../core/candidate-graph.ts';
 import { fitRefinementKappa, type KappaFit } from '../core/fit-refinement-kappa.ts';
+import { solveForest } from '../core/solve-forest.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { withCalibratedEdges } from './edge-reliability.ts';
 import { evidenceGraph } from './evidence-stages.ts';
@@ -66,4 +67,22 @@ function rankedGraph(ranker: OfflineRanker, q: RankerQuestion): CandidateGraph {
   const prized = q.ids.map((memoryId, position) => ({ memoryId, position, prize: prizes[position]! }));
   const { pool, edges } = rankerPoolAndEdges(ranker, prized, q.edges, q.shape, q.records);
   return evidenceGraph(pool, edges);
+}
+
+/**
+ * Mean Recall@K of the ranker's packets over questions (the solver with the ranker's refinement kappa, as
+ * retrieve runs it): what a held-out evaluation of a fitted ranker replays without running retrieve again.
+ */
+export function rankerRecall(ranker: OfflineRanker, questions: readonly RankerQuestion[]): number {
+  if (questions.length === 0) return 0;
+  const { kappa: paper, ...solver } = DEFAULT_SOLVER_PARAMS;
+  const params = { ...solver, kappa: ranker.refinement?.kappa ?? paper };
+  let sum = 0;
+  for (const q of questions) {
+    if (q.goldCount <= 0) continue;
+    let found = 0;
+    for (const id of solveForest(rankedGraph(ranker, q), params).order) if (q.gold.has(id)) found++;
+    sum += found / q.goldCount;
+  }
+  return sum / questions.length;
 }

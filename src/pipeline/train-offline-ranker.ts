@@ -4,7 +4,13 @@ import type { EvalQuestion } from '../types/question.ts';
 import { toQuestionInput } from './calibrate-prizes.ts';
 import { type EdgeReliabilityRow, edgeReliabilityRows } from './edge-reliability.ts';
 import { poolFeatureRows, verifiedEdgesOf } from './evidence-stages.ts';
-import { fitOfflineRanker, type OfflineRanker, type PoolShape, type RankerGroup } from './offline-ranker.ts';
+import {
+  fitOfflineRanker,
+  type OfflineRanker,
+  type PoolShape,
+  type RankerFitOptions,
+  type RankerGroup,
+} from './offline-ranker.ts';
 import { calibrationKey } from './prize-calibration.ts';
 import { poolShape } from './ranker-features.ts';
 import { fitRankerRefinement, type RankerQuestion } from './ranker-refinement.ts';
@@ -17,7 +23,17 @@ export interface TrainRankerOptions {
   include: (question: EvalQuestion) => boolean;
   /** Recorded in the artifact: the command and data it was fitted with. */
   provenance: Record<string, unknown>;
+  /** How the listwise weights are fitted (default: RANKER_L2 towards zero). */
+  fit?: RankerFitOptions;
   onProgress?: (done: number, total: number) => void;
+}
+
+/** A question the fit learns from: its pool (RankerQuestion) with where it comes from and its edge rows. */
+export interface RankerTrainingQuestion extends RankerQuestion {
+  contextId: string;
+  questionId: string;
+  /** The pool's ECV edges as rows of the edge reliability fit. */
+  edgeRows: readonly EdgeReliabilityRow[];
 }
 
 /**
@@ -31,19 +47,31 @@ export async function trainOfflineRanker(
   stores: readonly ArchiveStore[],
   options: TrainRankerOptions,
 ): Promise<OfflineRanker & { logLoss: Record<PoolShape, number>; questions: number }> {
+  const sets = await rankerTrainingQuestions(stores, options);
+  return fitRankerOnQuestions(sets, offlineRankerKey(), options.provenance, options.fit);
+}
+
+/** The calibration key of the offline configuration (default retriever, offline verifiers). */
+export function offlineRankerKey(): string {
   const verifiers = selectVerifiers('offline', {});
-  const key = calibrationKey({
+  return calibrationKey({
     retriever: retrieverName(undefined),
     nodeVerifier: verifiers.node?.name ?? 'none',
     edgeVerifier: verifiers.edge?.name ?? 'none',
   });
-  const groups: RankerGroup[] = [];
-  const edgeRows: EdgeReliabilityRow[] = [];
-  // Per archive, what the kappa fit replays once the prizes exist.
-  const sets: RankerQuestion[][] = [];
-  let questions = 0;
+}
+
+/**
+ * Stages 1-3 of every included question with stored gold, one set per store (the kappa fit weighs each
+ * archive alike). Questions whose node verifier failed are left out, as retrieve would not use the ranker.
+ */
+export async function rankerTrainingQuestions(
+  stores: readonly ArchiveStore[],
+  options: Pick<TrainRankerOptions, 'include' | 'onProgress'>,
+): Promise<RankerTrainingQuestion[][]> {
+  const sets: RankerTrainingQuestion[][] = [];
   for (const store of stores) {
-    const set: RankerQuestion[] = [];
+    const set: RankerTrainingQuestion[] = [];
     sets.push(set);
     const contexts = (await store.listContexts()).map((c) => c.id);
     const list = (await Promise.all(contexts.map((c) => store.listQuestions(c))))
@@ -62,7 +90,6 @@ export async function trainOfflineRanker(
         new TraceBuilder(),
       );
       if (!pool.nodeResult?.ok) continue;
-      questions++;
       const features = poolFeatureRows(
         pool.retrieved,
         pool.expanded,
@@ -70,23 +97,49 @@ export async function trainOfflineRanker(
         pool.nodeResult,
         pool.relations,
       );
-      const shape = poolShape(pool.relations);
-      const ids = pool.expanded.candidates.map((c) => c.memoryId);
-      groups.push({ rows: features, gold: ids.map((id) => gold.has(id)), shape });
       const edges = verifiedEdgesOf(pool.edgeResult, pool.expanded.eligible);
-      edgeRows.push(...edgeReliabilityRows(edges, gold, shape, pool.expanded.records));
+      const shape = poolShape(pool.relations);
       set.push({
-        ids,
+        contextId: question.contextId,
+        questionId: question.id,
+        ids: pool.expanded.candidates.map((c) => c.memoryId),
         rows: features,
         shape,
         edges,
+        edgeRows: edgeReliabilityRows(edges, gold, shape, pool.expanded.records),
         records: pool.expanded.records,
         gold,
         goldCount: gold.size,
       });
     }
   }
-  const ranker = fitOfflineRanker(groups, key, { ...options.provenance, questions }, edgeRows);
+  return sets;
+}
+
+/**
+ * The ranker fitted on collected questions (one set per archive): listwise weights, per-shape calibrations
+ * and edge reliability over all of them, then the refinement kappa replayed per set.
+ */
+export function fitRankerOnQuestions(
+  sets: readonly (readonly RankerTrainingQuestion[])[],
+  key: string,
+  provenance: Record<string, unknown>,
+  fit: RankerFitOptions = {},
+): OfflineRanker & { logLoss: Record<PoolShape, number>; questions: number } {
+  const all = sets.flat();
+  const groups: RankerGroup[] = all.map((q) => ({
+    rows: q.rows,
+    gold: q.ids.map((id) => q.gold.has(id)),
+    shape: q.shape,
+  }));
+  const questions = all.length;
+  const ranker = fitOfflineRanker(
+    groups,
+    key,
+    { ...provenance, questions },
+    all.flatMap((q) => q.edgeRows),
+    fit,
+  );
   // The refinement kappa for these prizes, on the same dev questions (src/pipeline/ranker-refinement.ts).
   const kappaFit = fitRankerRefinement(ranker, sets);
   return {

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { isDevQuestion } from '../../src/eval/splits.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
-import { isUsableRanker, OFFLINE_RANKER_NAME } from '../../src/pipeline/offline-ranker.ts';
+import { isUsableRanker, OFFLINE_RANKER_NAME, RANKER_L2 } from '../../src/pipeline/offline-ranker.ts';
 import { properNouns, RANKER_FEATURES, rankerFeatures } from '../../src/pipeline/ranker-features.ts';
-import { trainOfflineRanker } from '../../src/pipeline/train-offline-ranker.ts';
+import { rankerRecall } from '../../src/pipeline/ranker-refinement.ts';
+import {
+  fitRankerOnQuestions,
+  rankerTrainingQuestions,
+  trainOfflineRanker,
+} from '../../src/pipeline/train-offline-ranker.ts';
 import { tokenize } from '../../src/retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { PoolRelation } from '../../src/verify/node-verifier-spec.ts';
@@ -169,6 +174,23 @@ describe('train-ranker', () => {
       expect(isUsableRanker(ranker, KEY)).toBe(true);
       expect(ranker.fittedOn?.positives).toBe(5);
       expect(ranker.fittedOn?.pools).toEqual({ units: 5, turns: 0 });
+      expect(ranker.fittedOn?.l2).toBe(RANKER_L2);
+
+      // The same fit in its two steps (what bench/ranker-loco-probe.ts runs per held-out context).
+      const sets = await rankerTrainingQuestions([gm.store], { include: (q) => isDevQuestion(q.id) });
+      expect(sets.map((set) => set.map((q) => [q.contextId, q.questionId, q.gold.size]))).toEqual([
+        dev.map((id) => ['alice', id, 1]),
+      ]);
+      expect(fitRankerOnQuestions(sets, KEY, { command: 'test' })).toEqual(ranker);
+      // The replayed recall of the fitted ranker is the kappa fit's recall at the kappa it kept.
+      const tried = ranker.fittedOn!.refinementKappa as { recall: { kappa: number; recall: number }[] };
+      const kept = tried.recall.find((r) => r.kappa === (ranker.refinement?.kappa ?? 0.12))!;
+      expect(rankerRecall(ranker, sets[0]!)).toBeCloseTo(kept.recall, 6);
+      // A larger penalty shrinks the weights and is recorded.
+      const stiff = fitRankerOnQuestions(sets, KEY, { command: 'test' }, { l2: 100 * RANKER_L2 });
+      const norm = (w: readonly number[]) => Math.hypot(...w);
+      expect(norm(stiff.weights)).toBeLessThan(norm(ranker.weights));
+      expect(stiff.fittedOn?.l2).toBe(100 * RANKER_L2);
     } finally {
       await gm.close();
     }

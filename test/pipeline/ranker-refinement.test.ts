@@ -13,6 +13,7 @@ import {
   fitRankerRefinement,
   type RankerQuestion,
   rankerPoolAndEdges,
+  rankerRecall,
 } from '../../src/pipeline/ranker-refinement.ts';
 import type { JudgedEdge } from '../../src/pipeline/retrieval-result.ts';
 
@@ -113,6 +114,18 @@ describe('fitRankerRefinement', () => {
     ]);
     expect(fit.kappa).toBe(0.04); // ties go to the larger kappa
     expect(fit.questions).toBe(2);
+  });
+
+  it("rankerRecall replays the packets with the ranker's own kappa (the paper's without one)", () => {
+    const questions = [
+      question({ a: 0.9, g: 0.05, r: 0.5 }, ['a', 'g'], [edge('a', 'r', { role: 'redundant', kept: false })]),
+      question({ b: 0.8, x: 0.03 }, ['b'], [], 2),
+    ];
+    // g (0.05) is kept below kappa 0.05 only; the second question has one of its two gold in the pool.
+    expect(rankerRecall({ ...ranker, refinement: { kappa: 0.04 } }, questions)).toBeCloseTo(0.75, 12);
+    expect(rankerRecall({ ...ranker, refinement: { kappa: 0.06 } }, questions)).toBeCloseTo(0.5, 12);
+    expect(rankerRecall(ranker, questions)).toBeCloseTo(0.5, 12);
+    expect(rankerRecall(ranker, [])).toBe(0);
   });
 
   it('keeps the paper kappa when nothing beats it by 0.5 points', () => {

@@ -5,6 +5,7 @@ import { GraphmemixError } from '../../errors/index.ts';
 interface TrainRankerFlags {
   db: string[];
   out: string;
+  l2?: string;
 }
 
 export function registerTrainRankerCommand(program: Command): void {
@@ -15,6 +16,10 @@ export function registerTrainRankerCommand(program: Command): void {
     )
     .requiredOption('--db <files...>', 'archive database files with imported benchmark questions')
     .requiredOption('--out <file>', 'artifact to write (the shipped one: src/pipeline/offline-ranker.json)')
+    .option(
+      '--l2 <n>',
+      'L2 penalty of the listwise fit (default: RANKER_L2 of src/pipeline/offline-ranker.ts)',
+    )
     .addHelpText(
       'after',
       `
@@ -32,6 +37,12 @@ edge reliability and the refinement kappa (the solver replayed per kappa). Examp
           location: { field: 'db' },
         });
       }
+      const l2 = flags.l2 === undefined ? undefined : Number(flags.l2);
+      if (l2 !== undefined && !(Number.isFinite(l2) && l2 >= 0)) {
+        throw new GraphmemixError('INVALID_INPUT', `--l2 must be a number >= 0, got ${flags.l2}`, {
+          location: { field: 'l2' },
+        });
+      }
       const { openStore, trainOfflineRanker } = await import('../../index.ts');
       const { isDevQuestion } = await import('../../eval/splits.ts');
       const stores = [];
@@ -40,10 +51,11 @@ edge reliability and the refinement kappa (the solver replayed per kappa). Examp
         const ranker = await trainOfflineRanker(stores, {
           include: (q) => isDevQuestion(q.id),
           provenance: {
-            command: `graphmemix train-ranker --db ${flags.db.join(' ')} --out ${flags.out}`,
+            command: `graphmemix train-ranker --db ${flags.db.join(' ')}${l2 === undefined ? '' : ` --l2 ${flags.l2}`} --out ${flags.out}`,
             questions_split: 'dev fold (sha256 fold 0)',
             archives: flags.db.map((db) => db.split('/').pop()),
           },
+          ...(l2 === undefined ? {} : { fit: { l2 } }),
         });
         const { logLoss: _logLoss, questions: _questions, ...artifact } = ranker;
         writeFileSync(flags.out, `${JSON.stringify(artifact, null, 2)}\n`);
