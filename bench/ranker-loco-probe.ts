@@ -2,7 +2,7 @@
  * Leave one dev context out for the offline ranker: how does a ranker fitted WITHOUT a context rank on it, i.e.
  * what does an archive the ranker never saw (a held-out persona, another dataset) get?
  *
- *   npx tsx bench/ranker-loco-probe.ts <archive.db> [<archive.db> ...] [--l2 0.01,0.1,1] [--all-others] [--by-dataset] [--json out.json]
+ *   npx tsx bench/ranker-loco-probe.ts <archive.db> [<archive.db> ...] [--l2 0.01,0.1,1] [--all-others] [--by-dataset] [--drop-each] [--json out.json]
  *
  * The archives: `graphmemix ingest` of the dev data (e.g. Mem-Gallery and M3Exam, each with and without
  * rounds, as `graphmemix train-ranker` takes them). Every question with gold runs stages 1-3 once; then for each
@@ -20,6 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { questionFold } from '../src/eval/splits.ts';
 import { type OfflineRanker, RANKER_L2, resolveRanker } from '../src/pipeline/offline-ranker.ts';
+import { RANKER_FEATURES } from '../src/pipeline/ranker-features.ts';
 import { rankerRecall } from '../src/pipeline/ranker-refinement.ts';
 import {
   fitRankerOnQuestions,
@@ -97,23 +98,41 @@ const score = (l2: number, name: string, context: string, ranker: OfflineRanker)
   }
 };
 for (const context of contexts) score(RANKER_L2, 'shipped', context, shipped);
-for (const l2 of l2Grid) {
+// --drop-each: also, at the first L2 of the grid, one fit per feature with that feature left out (0 in every
+// training row, so its weight stays 0): which features help a context the ranker never saw.
+const dropped = (drop: number) => (set: RankerTrainingQuestion[]) =>
+  set.map((q) => ({ ...q, rows: q.rows.map((x) => x.map((v, at) => (at === drop ? 0 : v))) }));
+const fits: Array<{ name: string; l2: number; drop?: number }> = l2Grid.map((l2) => ({
+  name: 'fold0-others',
+  l2,
+}));
+if (args.includes('--drop-each'))
+  for (const [at, feature] of RANKER_FEATURES.entries())
+    fits.push({ name: `drop ${feature}`, l2: l2Grid[0]!, drop: at });
+for (const { name, l2, drop } of fits) {
   for (const context of contexts) {
     // --by-dataset: the held-out unit is every context of c's dataset (the archives naming c), so the fit
     // sees only other datasets (leave one dataset out).
     const held = byDataset ? datasetContexts.get(datasetOf.get(context)!)! : new Set([context]);
     const others = (q: RankerTrainingQuestion) => !held.has(q.contextId);
-    const fitWithout = (keep: (q: RankerTrainingQuestion) => boolean, probe: string) =>
-      fitRankerOnQuestions(subset(keep), key, { probe, heldOut: context }, { l2 });
+    const fitWithout = (keep: (q: RankerTrainingQuestion) => boolean, probe: string) => {
+      const training = subset(keep);
+      return fitRankerOnQuestions(
+        drop === undefined ? training : training.map(dropped(drop)),
+        key,
+        { probe, heldOut: context },
+        { l2 },
+      );
+    };
     score(
       l2,
-      'fold0-others',
+      name,
       context,
-      fitWithout((q) => others(q) && questionFold(q.questionId) === 0, 'fold0-others'),
+      fitWithout((q) => others(q) && questionFold(q.questionId) === 0, name),
     );
-    if (allOthers) score(l2, 'all-others', context, fitWithout(others, 'all-others'));
+    if (allOthers && drop === undefined) score(l2, 'all-others', context, fitWithout(others, 'all-others'));
   }
-  process.stderr.write(`l2 ${l2} done\n`);
+  process.stderr.write(`${name} l2 ${l2} done\n`);
 }
 
 /** Recall pooled over questions: fold 0 / folds 1-4. */
