@@ -71,4 +71,15 @@ describe('the CLI says what happened', () => {
     expect(run.stderr).toContain(`no questions read from ${data} as locomo`);
     expect(run.stdout).not.toContain('0.00');
   });
+
+  it('train-ranker refuses an --l2 that is not a number >= 0 before opening anything, naming the flag', () => {
+    const out = join(dir, 'ranker.json');
+    for (const bad of ['-1', 'abc', 'Infinity']) {
+      const run = cli('train-ranker', '--db', join(dir, 'missing.db'), '--l2', bad, '--out', out);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain('--l2 must be a number >= 0');
+      expect(existsSync(join(dir, 'missing.db'))).toBe(false);
+    }
+    expect(existsSync(out)).toBe(false);
+  });
 });
