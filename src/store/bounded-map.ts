@@ -82,7 +82,8 @@ export class BoundedMap<T> {
       this.count--;
       this.bytes -= entry.bytes;
     }
-    // The evicted prefix goes once it is most of the array (amortised: each entry is moved at most once).
+    // The evicted prefix goes once it is most of the array: the copy is never longer than what was evicted
+    // since the last one, so amortised O(1) per entry.
     if (this.head > this.order.length / 2) {
       this.order = this.order.slice(this.head);
       this.head = 0;
