@@ -13,9 +13,11 @@
  *   c's fold 0 uses dev-fold questions only, so a constant chosen by it leaves folds 1-4 clean;
  * - all-others (`--all-others`): fitted on every question of the other contexts (c never seen);
  * - shipped: src/pipeline/offline-ranker.json for comparison (fitted on fold 0 of every context, c's included).
- * `--by-dataset` holds out every context of c's dataset instead (the contexts in the same archives): a ranker fitted on
- * one dataset scored on another. Printed per archive, pooled over questions: Recall@10 on c's fold 0 / folds 1-4; then per ranker the mean over
- * archives (each archive shape weighs the same, as in the kappa fit).
+ * `--by-dataset` holds out every context of c's dataset instead (the contexts in the same archives): a ranker
+ * fitted on one dataset scored on another. `--drop-each` adds, at the first L2, one fit per feature left out.
+ * Printed per archive, pooled over questions: Recall@10 on c's fold 0 / folds 1-4; then per ranker the mean
+ * over archives (each archive shape weighs the same, as in the kappa fit). Docs: docs/offline-verifiers.md,
+ * "Seventh round".
  */
 import { writeFileSync } from 'node:fs';
 import { questionFold } from '../src/eval/splits.ts';
@@ -36,7 +38,9 @@ const flag = probeFlags(args);
 const valued = new Set(['--json', '--l2']);
 const files = args.filter((arg, at) => !arg.startsWith('--') && !valued.has(args[at - 1] ?? ''));
 if (files.length === 0)
-  throw new Error('usage: <archive.db> [<archive.db> ...] [--l2 a,b] [--all-others] [--json out.json]');
+  throw new Error(
+    'usage: <archive.db> [<archive.db> ...] [--l2 a,b] [--all-others] [--by-dataset] [--drop-each] [--json out.json]',
+  );
 const jsonOut = args.includes('--json') ? flag('json', '') : '';
 const l2Grid = (args.includes('--l2') ? flag('l2', '') : String(RANKER_L2)).split(',').map(Number);
 if (l2Grid.some((l2) => !(l2 >= 0))) throw new Error('--l2: comma-separated numbers >= 0');
