@@ -1,5 +1,4 @@
 import type { ModelSet } from '../providers/model-spec.ts';
-import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import {
@@ -7,6 +6,7 @@ import {
   type CalibrationSample,
   calibrationKey,
   calibrationMetaKey,
+  calibrationParts,
   fitCalibration,
 } from './prize-calibration.ts';
 import type { QuestionInput, RetrieveOptions } from './retrieval-result.ts';
@@ -47,11 +47,7 @@ export async function calibratePrizes(
   options: CalibrateOptions,
 ): Promise<CalibrateReport> {
   const verifiers = selectVerifiers(options.verifiers, models);
-  const key = calibrationKey({
-    retriever: retrieverName(models.embedding),
-    nodeVerifier: verifiers.node?.name ?? 'none',
-    edgeVerifier: verifiers.edge?.name ?? 'none',
-  });
+  const key = calibrationKey(calibrationParts(models.embedding, verifiers));
   const contexts = options.contexts ?? (await store.listContexts()).map((c) => c.id);
   const questions = (await Promise.all(contexts.map((c) => store.listQuestions(c))))
     .flat()

@@ -1,3 +1,5 @@
+import type { EmbeddingModel } from '../providers/model-spec.ts';
+import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import defaults from './default-calibration.json' with { type: 'json' };
 
@@ -34,6 +36,18 @@ export function calibrationKey(parts: {
   edgeVerifier: string;
 }): string {
   return `${parts.retriever}|node=${parts.nodeVerifier}|edge=${parts.edgeVerifier}`;
+}
+
+/** The parts of the calibration key of a question's configuration: its retriever and its verifiers. */
+export function calibrationParts(
+  embedding: EmbeddingModel | undefined,
+  verifiers: { node?: { name: string }; edge?: { name: string } },
+): { retriever: string; nodeVerifier: string; edgeVerifier: string } {
+  return {
+    retriever: retrieverName(embedding),
+    nodeVerifier: verifiers.node?.name ?? 'none',
+    edgeVerifier: verifiers.edge?.name ?? 'none',
+  };
 }
 
 export function calibrationMetaKey(key: string): string {

@@ -1,5 +1,4 @@
 import type { ModelSet } from '../providers/model-spec.ts';
-import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import { type ArchiveStore, inUnitOfWork } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
 import type { NodeVerifierResult, PoolRelation } from '../verify/node-verifier-spec.ts';
@@ -22,7 +21,7 @@ import {
   verifyNodes,
 } from './evidence-stages.ts';
 import { rankerPrizes, resolveRanker } from './offline-ranker.ts';
-import { calibrationKey, resolveCalibration } from './prize-calibration.ts';
+import { calibrationKey, calibrationParts, resolveCalibration } from './prize-calibration.ts';
 import { type QuestionDeadline, startQuestionDeadline } from './question-deadline.ts';
 import { poolShape } from './ranker-features.ts';
 import { rankerPoolAndEdges } from './ranker-refinement.ts';
@@ -103,11 +102,7 @@ async function packetStages(
   const k = options.k ?? PIPELINE_DEFAULTS.k;
   const { retrieved, expanded, verifiers, nodeResult, edgeResult } = verified;
 
-  const components = {
-    retriever: retrieverName(deps.models.embedding),
-    nodeVerifier: verifiers.node?.name ?? 'none',
-    edgeVerifier: verifiers.edge?.name ?? 'none',
-  };
+  const components = calibrationParts(deps.models.embedding, verifiers);
   const key = calibrationKey(components);
   const calibration = await resolveCalibration(deps.store, key);
   // The shipped offline ranker replaces the SHIPPED (a, b, c) only where it was fitted: the offline node

@@ -1,4 +1,3 @@
-import { retrieverName } from '../retrieval/multi-view-retriever.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import { toQuestionInput } from './calibrate-prizes.ts';
@@ -11,7 +10,7 @@ import {
   type RankerFitOptions,
   type RankerGroup,
 } from './offline-ranker.ts';
-import { calibrationKey } from './prize-calibration.ts';
+import { calibrationKey, calibrationParts } from './prize-calibration.ts';
 import { poolShape } from './ranker-features.ts';
 import { fitRankerRefinement, type RankerQuestion } from './ranker-refinement.ts';
 import { verifiedPool } from './retrieve-evidence.ts';
@@ -53,12 +52,7 @@ export async function trainOfflineRanker(
 
 /** The calibration key of the offline configuration (default retriever, offline verifiers). */
 export function offlineRankerKey(): string {
-  const verifiers = selectVerifiers('offline', {});
-  return calibrationKey({
-    retriever: retrieverName(undefined),
-    nodeVerifier: verifiers.node?.name ?? 'none',
-    edgeVerifier: verifiers.edge?.name ?? 'none',
-  });
+  return calibrationKey(calibrationParts(undefined, selectVerifiers('offline', {})));
 }
 
 /**
