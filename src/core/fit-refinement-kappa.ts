@@ -57,7 +57,8 @@ export function fitRefinementKappa(
   return { kappa, recall, questions: used.reduce((n, set) => n + set.length, 0) };
 }
 
-function questionRecall(question: KappaFitQuestion, params: SolverParams): number {
+/** Recall@K of the solver's packet for one question (0 for a question without gold). */
+export function questionRecall(question: KappaFitQuestion, params: SolverParams): number {
   if (question.goldCount <= 0) return 0;
   let found = 0;
   for (const id of solveForest(question.graph, params).order) if (question.gold.has(id)) found++;

@@ -1,6 +1,5 @@
 import { type CandidateGraph, DEFAULT_SOLVER_PARAMS } from '../core/candidate-graph.ts';
-import { fitRefinementKappa, type KappaFit } from '../core/fit-refinement-kappa.ts';
-import { solveForest } from '../core/solve-forest.ts';
+import { fitRefinementKappa, type KappaFit, questionRecall } from '../core/fit-refinement-kappa.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { withCalibratedEdges } from './edge-reliability.ts';
 import { evidenceGraph } from './evidence-stages.ts';
@@ -78,11 +77,7 @@ export function rankerRecall(ranker: OfflineRanker, questions: readonly RankerQu
   const { kappa: paper, ...solver } = DEFAULT_SOLVER_PARAMS;
   const params = { ...solver, kappa: ranker.refinement?.kappa ?? paper };
   let sum = 0;
-  for (const q of questions) {
-    if (q.goldCount <= 0) continue;
-    let found = 0;
-    for (const id of solveForest(rankedGraph(ranker, q), params).order) if (q.gold.has(id)) found++;
-    sum += found / q.goldCount;
-  }
+  for (const q of questions)
+    sum += questionRecall({ graph: rankedGraph(ranker, q), gold: q.gold, goldCount: q.goldCount }, params);
   return sum / questions.length;
 }
