@@ -23,8 +23,11 @@ export function generationGroup(generation: string, contextId: string): string {
  */
 export class BoundedMap<T> {
   private readonly groups = new Map<string, Map<string, BoundedEntry<T>>>();
-  /** Entries in insertion order from `head` on (evicted ones before it, compacted now and then). */
-  private order: BoundedEntry<T>[] = [];
+  /**
+   * Entries in insertion order from `head` on; the slots before it are emptied as their entries go (so an
+   * evicted value is not kept alive until the next compaction) and dropped now and then.
+   */
+  private order: (BoundedEntry<T> | undefined)[] = [];
   private head = 0;
   private count = 0;
   private bytes = 0;
@@ -75,7 +78,8 @@ export class BoundedMap<T> {
   private evict(): void {
     const target = this.budget * EVICT_TO;
     while (this.bytes > target && this.head < this.order.length) {
-      const entry = this.order[this.head++]!;
+      const entry = this.order[this.head]!;
+      this.order[this.head++] = undefined;
       const entries = this.groups.get(entry.group)!;
       entries.delete(entry.item);
       if (entries.size === 0) this.groups.delete(entry.group);
