@@ -129,7 +129,7 @@ export async function buildRelations(
     }
   }
   if (semanticSpace === 'tfidf') {
-    await compactSemantic(store, contextId, {
+    const compaction = await compactSemantic(store, contextId, {
       k,
       // Handed over, not shared: they can be collected once the TF-IDF space is built.
       ...(documents === undefined
@@ -150,6 +150,11 @@ export async function buildRelations(
       method: options.knn ?? 'exact',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
     });
+    if (compaction.knnHelperFailure !== undefined) {
+      warnings.push(
+        `semantic_knn: ${compaction.knnHelperFailure}; the pass ran on one thread (same edges, slower)`,
+      );
+    }
   }
   lap('semantic_knn');
   seconds.total = (performance.now() - started) / 1000;

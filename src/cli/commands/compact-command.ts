@@ -27,6 +27,10 @@ interface CompactLine {
   terms?: number;
   semanticEdges?: number;
   seconds?: number;
+  /** Threads of the kNN pass (1 below PARALLEL_KNN_FROM memories; GRAPHMEMIX_KNN_THREADS caps it). */
+  knnThreads?: number;
+  /** A kNN helper thread failed (the pass ran again on one thread: same result, slower). */
+  knnHelperFailure?: string;
 }
 
 export function registerCompactCommand(program: Command): void {
@@ -85,6 +89,8 @@ async function runCompact(flags: CompactFlags): Promise<CompactLine[]> {
         terms: result.terms,
         semanticEdges: result.edges,
         seconds: Math.round(result.seconds * 1000) / 1000,
+        knnThreads: result.knnThreads,
+        ...(result.knnHelperFailure === undefined ? {} : { knnHelperFailure: result.knnHelperFailure }),
       });
     }
     return lines;
@@ -97,6 +103,10 @@ function formatLine(line: CompactLine): string {
   if (!line.compacted) return `${line.context}: skipped (${line.reason})\n`;
   return (
     `${line.context}: compacted ${line.documents} memories, ${line.terms} terms, ` +
-    `${line.semanticEdges} semantic_knn pairs in ${line.seconds} s (${line.reason})\n`
+    `${line.semanticEdges} semantic_knn pairs in ${line.seconds} s (${line.reason}` +
+    `${line.knnThreads !== undefined && line.knnThreads > 1 ? `, kNN on ${line.knnThreads} threads` : ''})\n` +
+    (line.knnHelperFailure === undefined
+      ? ''
+      : `  warning: ${line.knnHelperFailure}; the pass ran on one thread\n`)
   );
 }

@@ -1,4 +1,5 @@
-import type { TfidfSpace } from '../semantic/tfidf-space.ts';
+import { sharedArray } from '../semantic/shared-array.ts';
+import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { rankableScore, TopKLists } from '../semantic/top-k-lists.ts';
 
 /** Bounds of boundedKnnLists (docs/semantic-knn.md, "Bulk imports of large contexts"). */
@@ -31,14 +32,30 @@ export const BOUNDED_KNN_DEFAULTS = { maxPostingsPerTerm: 1024, rescoreFactor: 4
  * Complete (equal to exactKnnLists) when no term is in more than `maxPostingsPerTerm` documents and no
  * document shares a term with more than `rescore` others: every document sharing a term is scored.
  */
-export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnnTuning = {}): TopKLists {
+export function boundedKnnLists(space: KnnSpace, k: number, tuning: BoundedKnnTuning = {}): TopKLists {
+  const lists = new TopKLists(space.size, k);
+  boundedKnnSearcher(boundedKnnIndex(space, k, tuning), lists)(0, space.size);
+  return lists;
+}
+
+/** The cut posting lists boundedKnnLists searches (on SharedArrayBuffers, for parallelKnnLists). */
+export interface BoundedKnnIndex {
+  kind: 'bounded';
+  space: KnnSpace;
+  rescore: number;
+  start: Uint32Array;
+  postDoc: Uint32Array;
+  postWeight: Float32Array;
+}
+
+/** Builds the cut posting lists: all of a term in at most maxPostingsPerTerm documents, else its heaviest. */
+export function boundedKnnIndex(space: KnnSpace, k: number, tuning: BoundedKnnTuning = {}): BoundedKnnIndex {
   const maxPostings = tuning.maxPostingsPerTerm ?? BOUNDED_KNN_DEFAULTS.maxPostingsPerTerm;
   const n = space.size;
   const rescore = Math.max(1, Math.min(tuning.rescore ?? BOUNDED_KNN_DEFAULTS.rescoreFactor * k, n));
   const vocabularySize = space.df.length;
   const { docStart, docTerm, docWeight, df } = space;
 
-  // Postings kept per term: all of a term in at most maxPostings documents, else its heaviest.
   const keep = new Uint8Array(docTerm.length).fill(1);
   const long = new Map<number, number[]>();
   for (let t = 0; t < vocabularySize; t++) if (df[t]! > maxPostings) long.set(t, []);
@@ -51,12 +68,12 @@ export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnn
     }
     long.clear();
   }
-  const start = new Uint32Array(vocabularySize + 1);
+  const start = sharedArray(Uint32Array, vocabularySize + 1);
   for (let e = 0; e < docTerm.length; e++) if (keep[e]) start[docTerm[e]! + 1]!++;
   for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + start[t + 1]!;
   const fill = start.slice(0, vocabularySize);
-  const postDoc = new Uint32Array(start[vocabularySize]!);
-  const postWeight = new Float32Array(start[vocabularySize]!);
+  const postDoc = sharedArray(Uint32Array, start[vocabularySize]!);
+  const postWeight = sharedArray(Float32Array, start[vocabularySize]!);
   for (let j = 0; j < n; j++) {
     for (let e = docStart[j]!; e < docStart[j + 1]!; e++) {
       if (!keep[e]) continue;
@@ -65,69 +82,82 @@ export function boundedKnnLists(space: TfidfSpace, k: number, tuning: BoundedKnn
       postWeight[slot] = docWeight[e]!;
     }
   }
+  return { kind: 'bounded', space, rescore, start, postDoc, postWeight };
+}
 
-  const lists = new TopKLists(n, k);
-  const partial = new Float64Array(n);
+/**
+ * Searches documents [from, to) into `lists`, in any order: a document's candidates depend on the index
+ * alone, and a list keeps the k best of what it is offered whatever the order, so lists filled by several
+ * threads and merged equal one thread's (parallel-knn-lists.ts).
+ */
+export function boundedKnnSearcher(
+  index: BoundedKnnIndex,
+  lists: TopKLists,
+): (from: number, to: number) => void {
+  const { space, rescore, start, postDoc, postWeight } = index;
+  const { docStart, docTerm, docWeight } = space;
+  const partial = new Float64Array(space.size);
   let touched = new Uint32Array(1024);
-  const query = new Float64Array(vocabularySize);
+  const query = new Float64Array(space.df.length);
   // The `rescore` best candidates by partial score (ties by index), kept sorted, best first.
   const bestDoc = new Int32Array(rescore + 1);
   const bestScore = new Float64Array(rescore + 1);
-  for (let i = 0; i < n; i++) {
-    const from = docStart[i]!;
-    const to = docStart[i + 1]!;
-    if (from === to) continue;
-    let seen = 0;
-    for (let e = from; e < to; e++) {
-      const t = docTerm[e]!;
-      const w = docWeight[e]!;
-      query[t] = w;
-      for (let p = start[t]!; p < start[t + 1]!; p++) {
-        const j = postDoc[p]!;
-        if (j === i) continue;
-        if (partial[j] === 0) {
-          if (seen === touched.length) {
-            const grown = new Uint32Array(touched.length * 2);
-            grown.set(touched);
-            touched = grown;
+  return (first: number, end: number): void => {
+    for (let i = first; i < end; i++) {
+      const from = docStart[i]!;
+      const to = docStart[i + 1]!;
+      if (from === to) continue;
+      let seen = 0;
+      for (let e = from; e < to; e++) {
+        const t = docTerm[e]!;
+        const w = docWeight[e]!;
+        query[t] = w;
+        for (let p = start[t]!; p < start[t + 1]!; p++) {
+          const j = postDoc[p]!;
+          if (j === i) continue;
+          if (partial[j] === 0) {
+            if (seen === touched.length) {
+              const grown = new Uint32Array(touched.length * 2);
+              grown.set(touched);
+              touched = grown;
+            }
+            touched[seen++] = j;
           }
-          touched[seen++] = j;
+          partial[j] = partial[j]! + w * postWeight[p]!;
         }
-        partial[j] = partial[j]! + w * postWeight[p]!;
       }
-    }
-    let size = 0;
-    for (let r = 0; r < seen; r++) {
-      const j = touched[r]!;
-      const value = partial[j]!;
-      partial[j] = 0;
-      if (
-        size === rescore &&
-        (value < bestScore[size - 1]! || (value === bestScore[size - 1]! && j > bestDoc[size - 1]!))
-      )
-        continue;
-      let at = size < rescore ? size++ : size - 1;
-      while (
-        at > 0 &&
-        (bestScore[at - 1]! < value || (bestScore[at - 1]! === value && bestDoc[at - 1]! > j))
-      ) {
-        bestScore[at] = bestScore[at - 1]!;
-        bestDoc[at] = bestDoc[at - 1]!;
-        at--;
+      let size = 0;
+      for (let r = 0; r < seen; r++) {
+        const j = touched[r]!;
+        const value = partial[j]!;
+        partial[j] = 0;
+        if (
+          size === rescore &&
+          (value < bestScore[size - 1]! || (value === bestScore[size - 1]! && j > bestDoc[size - 1]!))
+        )
+          continue;
+        let at = size < rescore ? size++ : size - 1;
+        while (
+          at > 0 &&
+          (bestScore[at - 1]! < value || (bestScore[at - 1]! === value && bestDoc[at - 1]! > j))
+        ) {
+          bestScore[at] = bestScore[at - 1]!;
+          bestDoc[at] = bestDoc[at - 1]!;
+          at--;
+        }
+        bestScore[at] = value;
+        bestDoc[at] = j;
       }
-      bestScore[at] = value;
-      bestDoc[at] = j;
+      for (let r = 0; r < size; r++) {
+        const j = bestDoc[r]!;
+        let sum = 0;
+        for (let e = docStart[j]!; e < docStart[j + 1]!; e++) sum += query[docTerm[e]!]! * docWeight[e]!;
+        const value = rankableScore(sum);
+        // A pair is scored from both sides (j's search may have listed i already): a list holds it once.
+        if (lists.scoreOf(i, j) === undefined) lists.offer(i, j, value);
+        if (lists.scoreOf(j, i) === undefined) lists.offer(j, i, value);
+      }
+      for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
     }
-    for (let r = 0; r < size; r++) {
-      const j = bestDoc[r]!;
-      let sum = 0;
-      for (let e = docStart[j]!; e < docStart[j + 1]!; e++) sum += query[docTerm[e]!]! * docWeight[e]!;
-      const value = rankableScore(sum);
-      // A pair is scored from both sides (j's search may have listed i already): a list holds it once.
-      if (lists.scoreOf(i, j) === undefined) lists.offer(i, j, value);
-      if (lists.scoreOf(j, i) === undefined) lists.offer(j, i, value);
-    }
-    for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
-  }
-  return lists;
+  };
 }

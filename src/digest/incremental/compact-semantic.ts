@@ -7,8 +7,7 @@ import type { MemoryEdge } from '../../types/relation.ts';
 import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace, type TfidfDocument, TfidfSpace } from '../semantic/tfidf-space.ts';
 import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
-import { boundedKnnLists } from './bounded-knn-lists.ts';
-import { exactKnnLists } from './exact-knn-lists.ts';
+import { parallelKnnLists } from './parallel-knn-lists.ts';
 
 export interface CompactionResult {
   documents: number;
@@ -18,6 +17,10 @@ export interface CompactionResult {
   seconds: number;
   /** True when the lists came from the bounded pass (the context is marked approximate). */
   approximate: boolean;
+  /** Threads that ran the kNN pass (parallelKnnLists; 1 below PARALLEL_KNN_FROM memories). */
+  knnThreads: number;
+  /** Set when a helper thread failed and the pass ran again on one thread (same lists, more time). */
+  knnHelperFailure?: string;
 }
 
 export interface CompactSemanticOptions {
@@ -38,6 +41,8 @@ export interface CompactSemanticOptions {
    * bulk imports, recovery): the bounded pass from `approximateFrom` memories on, marked approximate.
    */
   method?: 'exact' | 'auto';
+  /** Threads of the kNN pass, this one included (default defaultKnnThreads(): GRAPHMEMIX_KNN_THREADS or the cores). */
+  threads?: number;
   /** Size from which 'auto' takes the bounded pass (default APPROXIMATE_KNN_FROM; tests force it small). */
   approximateFrom?: number;
 }
@@ -50,7 +55,8 @@ export const DEFAULT_K = 8;
  * semantic_knn edges replaced (schema types untouched) with the mutual pairs. The result is exactly the full
  * exact rebuild: TfidfSpace over the records in id order and the mutual kNN with no candidate cap
  * (sparseMutualKnn with maxPostings = Infinity; ties by memory id). The lists are computed in memory
- * (exactKnnLists), then the state is written with one replaceAll and one replaceEdges. An automatic rebuild
+ * (exactKnnLists, on several threads from PARALLEL_KNN_FROM memories: parallelKnnLists, the same lists), then
+ * the state is written with one replaceAll and one replaceEdges. An automatic rebuild
  * (`method: 'auto'`) of a context of APPROXIMATE_KNN_FROM memories or more takes the bounded pass instead
  * (boundedKnnLists: approximate, bounded reads per memory) and marks the context approximate
  * (approximate-knn-mark.ts); an exact compaction clears the mark.
@@ -82,7 +88,13 @@ export async function compactSemantic(
         );
   const approximate =
     options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
-  const lists = approximate ? boundedKnnLists(space, k) : exactKnnLists(space, k);
+  const knn = await parallelKnnLists(
+    space,
+    k,
+    { kind: approximate ? 'bounded' : 'exact' },
+    options.threads === undefined ? {} : { threads: options.threads },
+  );
+  const { lists } = knn;
   const names: string[] = new Array(space.df.length);
   for (const [term, id] of space.vocabulary) names[id] = term;
   const df = new Map(names.map((term, id) => [term, space.df[id]!]));
@@ -138,6 +150,8 @@ export async function compactSemantic(
     edges: edges.length,
     seconds: (performance.now() - started) / 1000,
     approximate,
+    knnThreads: knn.threads,
+    ...(knn.helperFailure === undefined ? {} : { knnHelperFailure: knn.helperFailure }),
   };
 }
 

@@ -1,4 +1,5 @@
-import type { TfidfSpace } from '../semantic/tfidf-space.ts';
+import { sharedArray } from '../semantic/shared-array.ts';
+import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { rankableScore, TopKLists } from '../semantic/top-k-lists.ts';
 
 /** Same slack as the incremental searches (exact-top-k-search.ts): cutoffs are lowered by it. */
@@ -41,7 +42,30 @@ export interface ExactKnnTuning {
  * its own document, only the documents after it: each earlier one met it through that term and the pair is
  * already offered both ways (~half the postings read, same lists: an offer made again changes nothing).
  */
-export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuning = {}): TopKLists {
+export function exactKnnLists(space: KnnSpace, k: number, tuning: ExactKnnTuning = {}): TopKLists {
+  const lists = new TopKLists(space.size, k);
+  exactKnnSearcher(exactKnnIndex(space, tuning), lists)(0, space.size);
+  return lists;
+}
+
+/**
+ * The index exactKnnLists searches: each document's indexed entries in posting lists (document order), its
+ * suffix norm, and the documents with a suffix by norm desc. Arrays on SharedArrayBuffers, so the threads of
+ * parallelKnnLists read one copy.
+ */
+export interface ExactKnnIndex {
+  kind: 'exact';
+  space: KnnSpace;
+  commonDf: number;
+  indexed: Uint8Array;
+  suffixNorm: Float64Array;
+  start: Uint32Array;
+  postDoc: Uint32Array;
+  bySuffix: Uint32Array;
+}
+
+/** Builds the index of exactKnnLists (one pass over the entries; the search is the costly part). */
+export function exactKnnIndex(space: KnnSpace, tuning: ExactKnnTuning = {}): ExactKnnIndex {
   const commonDf = tuning.commonDf ?? 1024;
   const tau = tuning.tau ?? 0.5;
   const n = space.size;
@@ -49,8 +73,8 @@ export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuni
   const { docStart, docTerm, docWeight, df } = space;
 
   // Split each document: suffix (its most common terms, norm < tau, not indexed) and the indexed rest.
-  const indexed = new Uint8Array(docTerm.length);
-  const suffixNorm = new Float64Array(n);
+  const indexed = sharedArray(Uint8Array, docTerm.length);
+  const suffixNorm = sharedArray(Float64Array, n);
   const count = new Uint32Array(vocabularySize + 1);
   const order: number[] = [];
   for (let j = 0; j < n; j++) {
@@ -71,21 +95,32 @@ export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuni
       count[docTerm[order[r]!]! + 1]!++;
     }
   }
-  const start = new Uint32Array(vocabularySize + 1);
+  const start = sharedArray(Uint32Array, vocabularySize + 1);
   for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + count[t + 1]!;
   const fill = start.slice(0, vocabularySize);
-  const postDoc = new Uint32Array(start[vocabularySize]!);
+  const postDoc = sharedArray(Uint32Array, start[vocabularySize]!);
   for (let j = 0; j < n; j++) {
     for (let e = docStart[j]!; e < docStart[j + 1]!; e++) if (indexed[e]) postDoc[fill[docTerm[e]!]!++] = j;
   }
-  const bySuffix = Uint32Array.from(
-    Array.from({ length: n }, (_, j) => j)
-      .filter((j) => suffixNorm[j]! > 0)
-      .sort((x, y) => suffixNorm[y]! - suffixNorm[x]! || x - y),
-  );
+  const suffixed = Array.from({ length: n }, (_, j) => j)
+    .filter((j) => suffixNorm[j]! > 0)
+    .sort((x, y) => suffixNorm[y]! - suffixNorm[x]! || x - y);
+  const bySuffix = sharedArray(Uint32Array, suffixed.length);
+  bySuffix.set(suffixed);
+  return { kind: 'exact', space, commonDf, indexed, suffixNorm, start, postDoc, bySuffix };
+}
 
-  const lists = new TopKLists(n, k);
-  const query = new Float64Array(vocabularySize);
+/**
+ * Searches documents [from, to) of the index into `lists`: call it with ranges in ascending order (a search
+ * reads only the later documents of a term indexed for its own document, relying on the earlier ones having
+ * found it). Lists that hold only some threads' offers stay exact once merged (parallel-knn-lists.ts): a list
+ * missing earlier offers has a lower threshold, so its search only scores more candidates.
+ */
+export function exactKnnSearcher(index: ExactKnnIndex, lists: TopKLists): (from: number, to: number) => void {
+  const { space, commonDf, indexed, suffixNorm, start, postDoc, bySuffix } = index;
+  const n = space.size;
+  const { docStart, docTerm, docWeight, df } = space;
+  const query = new Float64Array(df.length);
   const stamp = new Int32Array(n).fill(-1);
   const score = (j: number): number => {
     let sum = 0;
@@ -99,17 +134,21 @@ export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuni
     if (j > i) lists.offer(j, i, value);
   };
 
-  for (let i = 0; i < n; i++) {
+  return (from: number, to: number): void => {
+    for (let i = from; i < to; i++) searchOne(i);
+  };
+
+  function searchOne(i: number): void {
     const from = docStart[i]!;
     const to = docStart[i + 1]!;
-    if (from === to) continue;
+    if (from === to) return;
     let commonSquares = 0;
     for (let e = from; e < to; e++) {
       query[docTerm[e]!] = docWeight[e]!;
       if (df[docTerm[e]!]! > commonDf) commonSquares += docWeight[e]! * docWeight[e]!;
     }
     stamp[i] = i;
-    for (const { index } of lists.neighbours(i)) stamp[index] = i;
+    for (const { index: held } of lists.neighbours(i)) stamp[held] = i;
     for (let e = from; e < to; e++) {
       const t = docTerm[e]!;
       const end = start[t + 1]!;
@@ -132,7 +171,6 @@ export function exactKnnLists(space: TfidfSpace, k: number, tuning: ExactKnnTuni
     }
     for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
   }
-  return lists;
 }
 
 /** First position in postDoc[from, to) (ascending documents) holding a document after `doc`. */

@@ -1,11 +1,24 @@
 import { tokenize } from '../../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { semanticText } from './semantic-text.ts';
+import { sharedArray } from './shared-array.ts';
 
 /** A sparse vector: term ids ascending, with their weights. */
 export interface SparseVector {
   terms: Uint32Array;
   weights: Float32Array;
+}
+
+/**
+ * What a kNN pass reads of a space: CSR entries (term ids ascending per document, L2-normalised weights) and
+ * the document frequency per term. Plain typed arrays, so a worker thread can be handed them.
+ */
+export interface KnnSpace {
+  readonly size: number;
+  readonly docStart: Uint32Array;
+  readonly docTerm: Uint32Array;
+  readonly docWeight: Float32Array;
+  readonly df: Uint32Array;
 }
 
 /** One document of a TF-IDF space. */
@@ -23,7 +36,7 @@ export interface TfidfDocument {
  * Storage is CSR (one flat array of term ids and one of weights, with a start offset per document), which
  * keeps 100k documents in a few tens of MB and makes the kNN loops allocation-free.
  */
-export class TfidfSpace {
+export class TfidfSpace implements KnnSpace {
   readonly name = 'tfidf';
   readonly ids: readonly string[];
   readonly vocabulary: ReadonlyMap<string, number>;
@@ -86,15 +99,19 @@ export class TfidfSpace {
     const n = ids.length;
     this.ids = ids;
     this.vocabulary = vocabulary;
-    this.df = Uint32Array.from(dfList);
+    // On SharedArrayBuffers: the threads of a parallel kNN pass read these, not copies (parallel-knn-lists.ts).
+    this.df = sharedArray(Uint32Array, dfList.length);
+    this.df.set(dfList);
     dfList = [];
     this.idf = new Float64Array(this.df.length);
     for (let t = 0; t < this.df.length; t++) this.idf[t] = Math.log((1 + n) / (1 + this.df[t]!)) + 1;
 
-    this.docStart = Uint32Array.from(offsets);
+    this.docStart = sharedArray(Uint32Array, offsets.length);
+    this.docStart.set(offsets);
     offsets = [];
-    this.docTerm = flatTerms.slice(0, flatEnd);
-    this.docWeight = new Float32Array(flatEnd);
+    this.docTerm = sharedArray(Uint32Array, flatEnd);
+    this.docTerm.set(flatTerms.subarray(0, flatEnd));
+    this.docWeight = sharedArray(Float32Array, flatEnd);
     for (let d = 0; d < n; d++) {
       const begin = this.docStart[d]!;
       const end = this.docStart[d + 1]!;

@@ -5,6 +5,15 @@ export interface KnnPair {
   similarity: number;
 }
 
+/** The arrays of a TopKLists (posted between threads: transferred, not copied). */
+export interface TopKListArrays {
+  k: number;
+  neighbour: Int32Array;
+  score: Float64Array;
+  count: Uint16Array;
+  kth: Float64Array;
+}
+
 /**
  * Bounded nearest-neighbour lists for n items: each keeps its k best (score desc, then index asc, so ties
  * resolve the same way on every run). Flat typed arrays: no per-item allocation for 100k items.
@@ -17,12 +26,42 @@ export class TopKLists {
   /** Entry score per item (0 until full, then the k-th score): one read decides most offers. */
   private readonly kth: Float64Array;
 
-  constructor(n: number, k: number) {
+  constructor(n: number, k: number, arrays?: TopKListArrays) {
     this.k = k;
+    if (arrays !== undefined) {
+      if (arrays.k !== k || arrays.count.length !== n || arrays.neighbour.length !== n * k) {
+        throw new RangeError(`lists of ${arrays.count.length} x ${arrays.k} given for ${n} x ${k}`);
+      }
+      ({ neighbour: this.neighbour, score: this.score, count: this.count, kth: this.kth } = arrays);
+      return;
+    }
     this.neighbour = new Int32Array(n * k);
     this.score = new Float64Array(n * k);
     this.count = new Uint16Array(n);
     this.kth = new Float64Array(n);
+  }
+
+  /** The lists' arrays, shared with this object (a worker transfers them to the thread that merges). */
+  arrays(): TopKListArrays {
+    return { k: this.k, neighbour: this.neighbour, score: this.score, count: this.count, kth: this.kth };
+  }
+
+  /**
+   * Offers every entry of `other` (lists of the same items, filled from other offers) that this list does not
+   * hold: each list then keeps the k best of both, as if it had been offered both sets (offer keeps the k
+   * best of what it is given, whatever the order).
+   */
+  merge(other: TopKLists): void {
+    if (other.k !== this.k || other.count.length !== this.count.length) {
+      throw new RangeError('merge of lists of other items or another k');
+    }
+    for (let item = 0; item < this.count.length; item++) {
+      const base = item * this.k;
+      for (let r = 0; r < other.count[item]!; r++) {
+        const j = other.neighbour[base + r]!;
+        if (this.scoreOf(item, j) === undefined) this.offer(item, j, other.score[base + r]!);
+      }
+    }
   }
 
   /** Offers `other` with `score` to the list of `item`; scores <= 0 are never neighbours. */

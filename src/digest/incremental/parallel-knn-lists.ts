@@ -1,0 +1,208 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import type { KnnSpace } from '../semantic/tfidf-space.ts';
+import { TopKLists } from '../semantic/top-k-lists.ts';
+import { type BoundedKnnIndex, type BoundedKnnTuning, boundedKnnIndex } from './bounded-knn-lists.ts';
+import { type ExactKnnIndex, type ExactKnnTuning, exactKnnIndex } from './exact-knn-lists.ts';
+import {
+  HELPER_CANCELLED,
+  HELPER_WAITING,
+  type KnnWorkerData,
+  type KnnWorkerReply,
+  knnSearcher,
+} from './knn-worker-protocol.ts';
+
+/**
+ * Below this many documents a pass runs on the calling thread alone: a helper takes 230-310 ms to start from
+ * the TypeScript sources (tsx's loader), about what the whole exact pass costs at 10k (0.5 s), and at 10k the
+ * import was measured slower with it (bench/ingest-probe.ts: semantic_knn step 1.33 -> 1.49-1.69 s).
+ */
+export const PARALLEL_KNN_FROM = 25_000;
+/** Documents a thread claims at a time: small enough to balance the last claims, large enough to be rare. */
+export const PARALLEL_KNN_CHUNK = 256;
+/** Most threads a pass uses by default (the calling thread included). */
+export const MAX_KNN_THREADS = 8;
+
+/** Which all-pairs pass: exact (compaction) or bounded (bulk imports into large contexts). */
+export type KnnPass =
+  | { kind: 'exact'; tuning?: ExactKnnTuning }
+  | { kind: 'bounded'; tuning?: BoundedKnnTuning };
+
+export interface ParallelKnnOptions {
+  /** Threads, the calling one included (default: defaultKnnThreads()). 1 runs the pass on this thread. */
+  threads?: number;
+  /** Documents from which helper threads are started (default PARALLEL_KNN_FROM; tests lower it). */
+  parallelFrom?: number;
+  /** Documents per claim (default PARALLEL_KNN_CHUNK). */
+  chunk?: number;
+  /** The helper thread's module (default: knn-worker-main; tests pass one that fails). */
+  helperEntry?: URL;
+  /** Wait until every helper has started before searching (tests: so helpers surely search). */
+  waitForHelpers?: boolean;
+}
+
+export interface ParallelKnnResult {
+  lists: TopKLists;
+  /** Threads that searched documents (1 when the pass ran on the calling thread alone). */
+  threads: number;
+  /**
+   * Set when a helper thread failed: one that had claimed documents makes the pass run again on the calling
+   * thread (same lists, `threads` 1); one that failed before claiming any is only reported.
+   */
+  helperFailure?: string;
+}
+
+/**
+ * Threads for a kNN pass: GRAPHMEMIX_KNN_THREADS when set (1 = no helper threads), else the machine's
+ * available parallelism, at most MAX_KNN_THREADS.
+ */
+export function defaultKnnThreads(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.GRAPHMEMIX_KNN_THREADS;
+  if (text !== undefined && text !== '') {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1 || value > 256) {
+      throw new GraphmemixError(
+        'INVALID_INPUT',
+        `GRAPHMEMIX_KNN_THREADS must be an integer in 1..256, got "${text}"`,
+        { location: { field: 'GRAPHMEMIX_KNN_THREADS' } },
+      );
+    }
+    return value;
+  }
+  return Math.max(1, Math.min(MAX_KNN_THREADS, availableParallelism()));
+}
+
+/**
+ * The all-pairs kNN lists of a space (exactKnnLists or boundedKnnLists) searched by several threads: the
+ * index is built once on SharedArrayBuffers, helper threads and this one claim chunks of documents from one
+ * atomic counter (in ascending order, as the exact search requires of each thread), each thread fills lists
+ * of its own, and this thread merges them. The result equals the one-thread pass: a list keeps the k best of
+ * what it is offered whatever the order, the bounded search's candidates depend on the index alone, and an
+ * exact search that misses other threads' offers has a lower threshold, so it only scores more candidates
+ * (test/digest/incremental/parallel-knn-lists.test.ts compares them).
+ *
+ * This thread searches from the start; a helper that has not claimed a chunk when the counter runs out is
+ * cancelled, not awaited, so a small pass never waits for a thread to start. A helper that fails makes the
+ * pass run again here (reported in `helperFailure`): the chunks it claimed are not known to be done.
+ */
+export async function parallelKnnLists(
+  space: KnnSpace,
+  k: number,
+  pass: KnnPass,
+  options: ParallelKnnOptions = {},
+): Promise<ParallelKnnResult> {
+  const n = space.size;
+  const chunk = Math.max(1, Math.floor(options.chunk ?? PARALLEL_KNN_CHUNK));
+  const chunks = Math.ceil(n / chunk);
+  const wanted = Math.max(1, Math.floor(options.threads ?? defaultKnnThreads()));
+  const threads = n >= (options.parallelFrom ?? PARALLEL_KNN_FROM) ? Math.min(wanted, chunks) : 1;
+  const shared = sharedSpace(space);
+  const index: ExactKnnIndex | BoundedKnnIndex =
+    pass.kind === 'exact' ? exactKnnIndex(shared, pass.tuning) : boundedKnnIndex(shared, k, pass.tuning);
+  const alone = (): TopKLists => {
+    const lists = new TopKLists(n, k);
+    knnSearcher(index, lists)(0, n);
+    return lists;
+  };
+  if (threads <= 1) return { lists: alone(), threads: 1 };
+
+  const control = new Int32Array(new SharedArrayBuffer(4 * threads));
+  const helpers = Array.from({ length: threads - 1 }, (_, w) =>
+    startHelper({ index, k, chunk, control, slot: w }, options.helperEntry),
+  );
+  if (options.waitForHelpers) await Promise.all(helpers.map((helper) => helper.started));
+  const lists = new TopKLists(n, k);
+  const search = knnSearcher(index, lists);
+  for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
+    search(c * chunk, Math.min(n, (c + 1) * chunk));
+  }
+  let searched = 1;
+  let failure: string | undefined;
+  let failedToStart: string | undefined;
+  for (const [w, helper] of helpers.entries()) {
+    if (Atomics.compareExchange(control, 1 + w, HELPER_WAITING, HELPER_CANCELLED) === HELPER_WAITING) {
+      // It claimed nothing, so the lists are complete without it; one that could not even start is reported.
+      if (helper.failure !== undefined) failedToStart ??= helper.failure;
+      void helper.worker.terminate();
+      continue;
+    }
+    const reply = await helper.reply;
+    if (reply.type === 'failed') failure ??= reply.error;
+    else if (reply.type === 'done' && reply.arrays !== null && failure === undefined) {
+      lists.merge(new TopKLists(n, k, reply.arrays));
+      searched++;
+    }
+  }
+  if (failure !== undefined) return { lists: alone(), threads: 1, helperFailure: failure };
+  return {
+    lists,
+    threads: searched,
+    ...(failedToStart === undefined ? {} : { helperFailure: failedToStart }),
+  };
+}
+
+interface Helper {
+  worker: Worker;
+  /** Resolves when the helper has started (or ended: then `reply` says how). */
+  started: Promise<void>;
+  /** Its last message: its lists, or why it failed. */
+  reply: Promise<KnnWorkerReply>;
+  /** Set once it has failed (read without waiting, for a helper that is cancelled). */
+  failure?: string;
+}
+
+function startHelper(data: KnnWorkerData, helperEntry: URL | undefined): Helper {
+  // From TypeScript sources the worker needs tsx's loader in its own thread (the .mjs entry registers it); no
+  // inherited flags: tsx's loader registered twice in one thread hangs module loading.
+  const entry =
+    helperEntry ??
+    new URL(
+      import.meta.url.endsWith('.ts') ? './knn-worker-tsx-entry.mjs' : './knn-worker-main.js',
+      import.meta.url,
+    );
+  const worker = new Worker(entry, { workerData: data, execArgv: [] });
+  const helper = { worker } as Helper;
+  let markStarted = () => {};
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const reply = new Promise<KnnWorkerReply>((resolve) => {
+    const end = (message: KnnWorkerReply) => {
+      if (message.type === 'failed') helper.failure ??= message.error;
+      markStarted();
+      resolve(message);
+    };
+    worker.on('message', (message: KnnWorkerReply) => {
+      if (message.type === 'started') markStarted();
+      else end(message);
+    });
+    worker.once('error', (error) =>
+      end({ type: 'failed', error: `kNN helper thread failed: ${error.message}` }),
+    );
+    worker.once('exit', (code) =>
+      end({ type: 'failed', error: `kNN helper thread exited with code ${code}` }),
+    );
+  });
+  helper.started = started;
+  helper.reply = reply;
+  return helper;
+}
+
+/** The space's arrays on SharedArrayBuffers (TfidfSpace allocates them there; others are copied once). */
+function sharedSpace(space: KnnSpace): KnnSpace {
+  const share = <T extends Uint32Array | Float32Array>(array: T, make: (length: number) => T): T => {
+    if (array.buffer instanceof SharedArrayBuffer) return array;
+    const copy = make(array.length);
+    copy.set(array as never);
+    return copy;
+  };
+  const u32 = (length: number) => new Uint32Array(new SharedArrayBuffer(4 * length));
+  return {
+    size: space.size,
+    docStart: share(space.docStart, u32),
+    docTerm: share(space.docTerm, u32),
+    docWeight: share(space.docWeight, (length) => new Float32Array(new SharedArrayBuffer(4 * length))),
+    df: share(space.df, u32),
+  };
+}
