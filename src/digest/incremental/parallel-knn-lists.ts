@@ -95,7 +95,8 @@ export async function parallelKnnLists(
   const n = space.size;
   const chunk = Math.max(1, Math.floor(options.chunk ?? PARALLEL_KNN_CHUNK));
   const chunks = Math.ceil(n / chunk);
-  const wanted = Math.max(1, Math.floor(options.threads ?? defaultKnnThreads()));
+  const asked = options.threads ?? defaultKnnThreads();
+  const wanted = Number.isFinite(asked) ? Math.max(1, Math.floor(asked)) : 1;
   const threads = n >= (options.parallelFrom ?? PARALLEL_KNN_FROM) ? Math.min(wanted, chunks) : 1;
   const shared = sharedSpace(space);
   const index: ExactKnnIndex | BoundedKnnIndex =
@@ -111,11 +112,17 @@ export async function parallelKnnLists(
   const helpers = Array.from({ length: threads - 1 }, (_, w) =>
     startHelper({ index, k, chunk, control, slot: w }, options.helperEntry),
   );
-  if (options.waitForHelpers) await Promise.all(helpers.map((helper) => helper.started));
   const lists = new TopKLists(n, k);
-  const search = knnSearcher(index, lists);
-  for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
-    search(c * chunk, Math.min(n, (c + 1) * chunk));
+  try {
+    if (options.waitForHelpers) await Promise.all(helpers.map((helper) => helper.started));
+    const search = knnSearcher(index, lists);
+    for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
+      search(c * chunk, Math.min(n, (c + 1) * chunk));
+    }
+  } catch (error) {
+    // Nothing will read the helpers' lists: stop them rather than let them search on.
+    for (const helper of helpers) void helper.worker.terminate();
+    throw error;
   }
   let searched = 1;
   let failure: string | undefined;
@@ -167,9 +174,13 @@ function startHelper(data: KnnWorkerData, helperEntry: URL | undefined): Helper 
   const started = new Promise<void>((resolve) => {
     markStarted = resolve;
   });
+  let ended = false;
   const reply = new Promise<KnnWorkerReply>((resolve) => {
+    // The first of its reply, an error or its exit ends it (a helper exits after posting its lists).
     const end = (message: KnnWorkerReply) => {
-      if (message.type === 'failed') helper.failure ??= message.error;
+      if (ended) return;
+      ended = true;
+      if (message.type === 'failed') helper.failure = message.error;
       markStarted();
       resolve(message);
     };
