@@ -65,6 +65,20 @@ describe('parallelKnnLists: the all-pairs pass on several threads', () => {
     expect(all(result.lists, big.size)).toEqual(all(exactKnnLists(big, 8), big.size));
   });
 
+  it('cancels a helper that has not started when this thread has searched every chunk, without waiting for it', async () => {
+    const small = zipfSpace(200, 3);
+    // Two chunks of a few documents: done here long before a thread could load (tens of milliseconds at best).
+    const result = await parallelKnnLists(
+      small,
+      8,
+      { kind: 'exact' },
+      { threads: 2, chunk: 100, parallelFrom: 0 },
+    );
+    expect(result.threads).toBe(1);
+    expect(result.helperFailure).toBeUndefined();
+    expect(all(result.lists, small.size)).toEqual(all(exactKnnLists(small, 8), small.size));
+  });
+
   it('copies a space whose arrays are not shared, and runs alone below the size threshold', async () => {
     const plain: KnnSpace = {
       size: space.size,
