@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
+import { defaultKnnThreads } from './digest/incremental/parallel-knn-lists.ts';
 import {
   DEFAULT_CONTEXT_ID,
   type IngestMedia,
@@ -112,6 +113,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     const here = await openGraphmemix({ ...options, readWorkers: false });
     return withReadWorkers(here, options);
   }
+  // A writer may rebuild a context's kNN lists on several threads: a bad GRAPHMEMIX_KNN_THREADS fails the open,
+  // not an import half-way.
+  if (!options.readonly) defaultKnnThreads();
   const store = options.store ?? (await openStore(options.db, options.readonly ? { readonly: true } : {}));
   const ownsStore = options.store === undefined;
   const models = options.models ?? {};

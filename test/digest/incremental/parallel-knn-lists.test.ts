@@ -9,6 +9,7 @@ import { defaultKnnThreads, parallelKnnLists } from '../../../src/digest/increme
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import { type KnnSpace, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
 import type { TopKLists } from '../../../src/digest/semantic/top-k-lists.ts';
+import { openGraphmemix } from '../../../src/graphmemix.ts';
 
 /** Chat-like documents over a Zipfian vocabulary of 3,000 words: long lists for common words, ties, empties. */
 function zipfSpace(n: number, seed: number): TfidfSpace {
@@ -143,5 +144,21 @@ describe('parallelKnnLists: the all-pairs pass on several threads', () => {
     expect(defaultKnnThreads({})).toBeGreaterThanOrEqual(1);
     expect(() => defaultKnnThreads({ GRAPHMEMIX_KNN_THREADS: '0' })).toThrow(/GRAPHMEMIX_KNN_THREADS/);
     expect(() => defaultKnnThreads({ GRAPHMEMIX_KNN_THREADS: 'lots' })).toThrow(/GRAPHMEMIX_KNN_THREADS/);
+  });
+
+  it('refuses to open a writable archive with a bad GRAPHMEMIX_KNN_THREADS (not an import half-way)', async () => {
+    const before = process.env.GRAPHMEMIX_KNN_THREADS;
+    process.env.GRAPHMEMIX_KNN_THREADS = '-2';
+    try {
+      await expect(openGraphmemix({ db: 'memory:' })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('GRAPHMEMIX_KNN_THREADS'),
+      });
+    } finally {
+      if (before === undefined) delete process.env.GRAPHMEMIX_KNN_THREADS;
+      else process.env.GRAPHMEMIX_KNN_THREADS = before;
+    }
+    const gm = await openGraphmemix({ db: 'memory:' });
+    await gm.close();
   });
 });
