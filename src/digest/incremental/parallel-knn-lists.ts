@@ -23,6 +23,18 @@ export const PARALLEL_KNN_FROM = 25_000;
 export const PARALLEL_KNN_CHUNK = 256;
 /** Most threads a pass uses by default (the calling thread included). */
 export const MAX_KNN_THREADS = 8;
+/**
+ * Memory all helper threads of one pass may hold together. Each holds lists for EVERY document (an offer goes
+ * to both documents of a pair) plus per-document scratch, ~114 MB at 1M memories (helperBytes): without a
+ * bound, 7 helpers on an 8-core machine would add ~0.8 GB to a 1M import whose peak is ~1.45 GB with one
+ * (bench:scale, round 14). 160 MiB allows one helper at 1M, two at 500k, seven up to ~190k memories.
+ */
+export const KNN_HELPER_MEMORY_BYTES = 160 * 1024 * 1024;
+
+/** What one helper thread allocates for a pass over n documents: lists (12k + 10 B each), scratch, query. */
+export function helperBytes(n: number, k: number, vocabularySize: number): number {
+  return n * (12 * k + 10 + 8) + vocabularySize * 8;
+}
 
 /** Which all-pairs pass: exact (compaction) or bounded (bulk imports into large contexts). */
 export type KnnPass =
@@ -40,6 +52,8 @@ export interface ParallelKnnOptions {
   helperEntry?: URL;
   /** Wait until every helper has started before searching (tests: so helpers surely search). */
   waitForHelpers?: boolean;
+  /** Memory the helpers may take together (default KNN_HELPER_MEMORY_BYTES); fewer helpers when it is short. */
+  helperMemoryBytes?: number;
 }
 
 export interface ParallelKnnResult {
@@ -97,7 +111,10 @@ export async function parallelKnnLists(
   const chunks = Math.ceil(n / chunk);
   const asked = options.threads ?? defaultKnnThreads();
   const wanted = Number.isFinite(asked) ? Math.max(1, Math.floor(asked)) : 1;
-  const threads = n >= (options.parallelFrom ?? PARALLEL_KNN_FROM) ? Math.min(wanted, chunks) : 1;
+  const affordable =
+    1 +
+    Math.floor((options.helperMemoryBytes ?? KNN_HELPER_MEMORY_BYTES) / helperBytes(n, k, space.df.length));
+  const threads = n >= (options.parallelFrom ?? PARALLEL_KNN_FROM) ? Math.min(wanted, chunks, affordable) : 1;
   const shared = sharedSpace(space);
   const index: ExactKnnIndex | BoundedKnnIndex =
     pass.kind === 'exact' ? exactKnnIndex(shared, pass.tuning) : boundedKnnIndex(shared, k, pass.tuning);

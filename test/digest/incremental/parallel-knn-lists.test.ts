@@ -5,7 +5,12 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { boundedKnnLists } from '../../../src/digest/incremental/bounded-knn-lists.ts';
 import { exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
-import { defaultKnnThreads, parallelKnnLists } from '../../../src/digest/incremental/parallel-knn-lists.ts';
+import {
+  defaultKnnThreads,
+  helperBytes,
+  KNN_HELPER_MEMORY_BYTES,
+  parallelKnnLists,
+} from '../../../src/digest/incremental/parallel-knn-lists.ts';
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import { type KnnSpace, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
 import type { TopKLists } from '../../../src/digest/semantic/top-k-lists.ts';
@@ -78,6 +83,28 @@ describe('parallelKnnLists: the all-pairs pass on several threads', () => {
     expect(result.threads).toBe(1);
     expect(result.helperFailure).toBeUndefined();
     expect(all(result.lists, small.size)).toEqual(all(exactKnnLists(small, 8), small.size));
+  });
+
+  it('starts no more helpers than the memory bound allows (each holds lists for every document)', async () => {
+    const one = helperBytes(space.size, 8, space.df.length);
+    const options = { threads: 4, chunk: 37, parallelFrom: 0, waitForHelpers: true };
+    const none = await parallelKnnLists(
+      space,
+      8,
+      { kind: 'exact' },
+      { ...options, helperMemoryBytes: one - 1 },
+    );
+    expect(none.threads).toBe(1);
+    const two = await parallelKnnLists(
+      space,
+      8,
+      { kind: 'exact' },
+      { ...options, helperMemoryBytes: 2 * one },
+    );
+    expect(two.threads).toBeLessThanOrEqual(3);
+    expect(all(two.lists, space.size)).toEqual(all(none.lists, space.size));
+    // 1M memories, k = 8: ~114 MB a helper, so one helper under the default bound.
+    expect(1 + Math.floor(KNN_HELPER_MEMORY_BYTES / helperBytes(1_000_000, 8, 500_000))).toBe(2);
   });
 
   it('copies a space whose arrays are not shared, and runs alone below the size threshold', async () => {
