@@ -211,12 +211,23 @@ export async function updateSemanticKnn(
     const ownerDf = await index.documentFrequencies(contextId, [
       ...new Set(ownerDocs.flatMap((doc) => doc.terms)),
     ]);
+    // The owners were neighbours of the same leaver, so their searches share most reads (common terms'
+    // heaviest postings, the same neighbourhood's vectors): one cache serves them all, as for a chunk of
+    // newcomers below. The index does not change until their lists are written.
+    const refillSource = memoKnnSource({
+      termBounds: source.termBounds,
+      postings: source.postings,
+      topPostings: source.topPostings,
+      getDocs: (ids) => index.getDocs(contextId, ids),
+      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
+      wholeList: (term) => (ownerDf.get(term) ?? 0) <= WHOLE_LIST_DF,
+    });
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const doc of ownerDocs) {
       const seeds = doc.neighbours.map((n) => n.memoryId).filter((id) => !leaving.includes(id));
       lists.push({
         memoryId: doc.memoryId,
-        neighbours: await exactTopK(source, doc, k, ownerDf, seeds, search),
+        neighbours: await exactTopK(refillSource, doc, k, ownerDf, seeds, search),
       });
       touched.add(doc.memoryId);
       refilled.add(doc.memoryId);
