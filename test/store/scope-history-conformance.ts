@@ -121,6 +121,56 @@ export function scopeHistoryConformance(
     expect(await ids({ metadata: { n: 1 } })).toEqual([]);
   });
 
+  // 4,200 memories: `common` is held by more than TAG_DRIVEN_BELOW (SQLite probes it along the page order),
+  // `rare` by three near the end and `gone` by none (read from the tag's own rows); their combinations and
+  // keyset pages must be the same set and order whichever drives.
+  it('lists rare and common tags, and their combinations, in (sequence, id) pages', async () => {
+    const s = store();
+    const n = 4200;
+    const records: MemoryWrite[] = [];
+    for (let i = 0; i < n; i++) {
+      const extra: Partial<MemoryRecord> = {
+        ...(i % 7 === 0 ? {} : { agentId: 'common' }),
+        ...(i >= n - 30 && i % 10 === 3 ? { runId: 'rare' } : {}),
+        timestamp: `2024-0${1 + (i % 9)}-1${i % 10}`,
+      };
+      records.push(scoped(`m${String(i).padStart(5, '0')}`, `note ${i}`, n - i, extra));
+    }
+    for (let at = 0; at < n; at += 500) await s.writeMemories('ctx', records.slice(at, at + 500));
+    const want = (keep: (i: number) => boolean) =>
+      Array.from({ length: n }, (_, i) => i)
+        .filter(keep)
+        .sort((x, y) => y - x)
+        .map((i) => `m${String(i).padStart(5, '0')}`);
+    const pages = async (filter: Parameters<ArchiveStore['matchMemories']>[1]): Promise<string[]> => {
+      const out: string[] = [];
+      let after: MemoryRecord | undefined;
+      for (;;) {
+        const page = await s.listMemories('ctx', {
+          filter,
+          limit: 1000,
+          ...(after ? { afterSequence: after.sequence, afterId: after.id } : {}),
+        });
+        out.push(...page.map((r) => r.id));
+        if (page.length < 1000) return out;
+        after = page[page.length - 1];
+      }
+    };
+    const rare = (i: number) => i >= n - 30 && i % 10 === 3;
+    const common = (i: number) => i % 7 !== 0;
+    expect(await pages({ runId: 'rare' })).toEqual(want(rare));
+    expect(await pages({ agentId: 'gone' })).toEqual([]);
+    expect(await pages({ agentId: 'common' })).toEqual(want(common));
+    expect(await pages({ agentId: 'common', runId: 'rare' })).toEqual(want((i) => rare(i) && common(i)));
+    expect(await pages({ runId: 'rare', from: '2024-05-01' })).toEqual(
+      want((i) => rare(i) && 1 + (i % 9) >= 5),
+    );
+    expect(await s.matchMemories('ctx', { agentId: 'common', runId: 'rare' }, { limit: 2 })).toEqual(
+      want((i) => rare(i) && common(i)).slice(0, 2),
+    );
+    expect(await s.matchMemories('ctx', { agentId: 'gone' }, { limit: 5 })).toEqual([]);
+  });
+
   it('keeps per-kind counts and the last write time of a context', async () => {
     const s = store();
     expect(await s.contextStats('ctx')).toBeUndefined();
