@@ -10,7 +10,7 @@ const CACHED_SHAPES = 64;
  * and sorted into (sequence, id) order. SQLite's own plan walks the (sequence, id) order and probes the tag
  * per memory, which for a tag few or no memories hold read the whole context: 151 ms a page at 1M memories
  * for an agent id nobody has (bench/verbs-probe.ts), against ~0.3 ms for an unfiltered page. Counting a tag's
- * rows up to this bound costs at most this many index entries (~1-2 ms).
+ * rows up to this bound reads at most this many index entries, the price a page of a common tag now pays.
  */
 export const TAG_DRIVEN_BELOW = 4096;
 
@@ -107,10 +107,12 @@ export class SqliteMemoryFilter {
     }
     for (const tag of tags) {
       if (tag === driver) continue;
+      // A correlated probe of the tag's primary key per memory: `id IN (SELECT ...)` made SQLite first read
+      // every memory the tag holds into a list (half the context for an agent id on half of it), per page.
       parts.push(
-        'm.id IN (SELECT memory_id FROM memory_tags WHERE context_id = ? AND name = ? AND value = ?)',
+        'EXISTS (SELECT 1 FROM memory_tags WHERE context_id = m.context_id AND name = ? AND value = ? AND memory_id = m.id)',
       );
-      params.push(contextId, tag.name, tag.value);
+      params.push(tag.name, tag.value);
     }
     return { from, where: parts.join(' AND '), params };
   }
