@@ -202,6 +202,18 @@ export async function updateSemanticKnn(
       : (options.maxPostingsPerTerm ?? MAX_POSTINGS_PER_TERM),
   };
 
+  // One read cache over the index as it stands (a chunk's searches, or one removal's refills, share it).
+  const cachedSource = (frequencies: ReadonlyMap<string, number>) =>
+    memoKnnSource({
+      termBounds: source.termBounds,
+      postings: source.postings,
+      topPostings: source.topPostings,
+      getDocs: (ids) => index.getDocs(contextId, ids),
+      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
+      // Lists short at the snapshot (not truncated; the searches read their first window to the end anyway).
+      wholeList: (term) => (frequencies.get(term) ?? 0) <= WHOLE_LIST_DF,
+    });
+
   // 1. Leave, then refill the lists that named a leaver (after ALL leave, so no refill picks a leaver).
   const refilled = new Set<string>();
   if (leaving.length > 0) {
@@ -214,14 +226,7 @@ export async function updateSemanticKnn(
     // The owners were neighbours of the same leaver, so their searches share most reads (common terms'
     // heaviest postings, the same neighbourhood's vectors): one cache serves them all, as for a chunk of
     // newcomers below. The index does not change until their lists are written.
-    const refillSource = memoKnnSource({
-      termBounds: source.termBounds,
-      postings: source.postings,
-      topPostings: source.topPostings,
-      getDocs: (ids) => index.getDocs(contextId, ids),
-      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
-      wholeList: (term) => (ownerDf.get(term) ?? 0) <= WHOLE_LIST_DF,
-    });
+    const refillSource = cachedSource(ownerDf);
     const lists: Array<{ memoryId: string; neighbours: SemanticNeighbour[] }> = [];
     for (const doc of ownerDocs) {
       const seeds = doc.neighbours.map((n) => n.memoryId).filter((id) => !leaving.includes(id));
@@ -243,15 +248,7 @@ export async function updateSemanticKnn(
   let storedEdges: Promise<MemoryEdge[]> | undefined;
   for (let at = 0; at < toAdd.length; at += INSERT_CHUNK) {
     const chunk = toAdd.slice(at, at + INSERT_CHUNK);
-    const cached = memoKnnSource({
-      termBounds: source.termBounds,
-      postings: source.postings,
-      topPostings: source.topPostings,
-      getDocs: (ids) => index.getDocs(contextId, ids),
-      getVectors: index.getVectors && ((ids) => index.getVectors!(contextId, ids)),
-      // Lists short at the snapshot (not truncated; the searches read their first window to the end anyway).
-      wholeList: (term) => (df.get(term) ?? 0) <= WHOLE_LIST_DF,
-    });
+    const cached = cachedSource(df);
     const inserted = await insertChunk(cached, chunk, {
       k,
       pool,
