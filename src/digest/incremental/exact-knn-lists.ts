@@ -1,4 +1,4 @@
-import { sharedArray } from '../semantic/shared-array.ts';
+import { sharedArray, sharedCopy } from '../semantic/shared-array.ts';
 import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { rankableScore, TopKLists } from '../semantic/top-k-lists.ts';
 
@@ -105,8 +105,7 @@ export function exactKnnIndex(space: KnnSpace, tuning: ExactKnnTuning = {}): Exa
   const suffixed = Array.from({ length: n }, (_, j) => j)
     .filter((j) => suffixNorm[j]! > 0)
     .sort((x, y) => suffixNorm[y]! - suffixNorm[x]! || x - y);
-  const bySuffix = sharedArray(Uint32Array, suffixed.length);
-  bySuffix.set(suffixed);
+  const bySuffix = sharedCopy(Uint32Array, suffixed);
   return { kind: 'exact', space, commonDf, indexed, suffixNorm, start, postDoc, bySuffix };
 }
 

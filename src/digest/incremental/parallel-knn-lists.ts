@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { shared } from '../semantic/shared-array.ts';
 import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { TopKLists } from '../semantic/top-k-lists.ts';
 import { type BoundedKnnIndex, type BoundedKnnTuning, boundedKnnIndex } from './bounded-knn-lists.ts';
@@ -219,18 +220,11 @@ function startHelper(data: KnnWorkerData, helperEntry: URL | undefined): Helper 
 
 /** The space's arrays on SharedArrayBuffers (TfidfSpace allocates them there; others are copied once). */
 function sharedSpace(space: KnnSpace): KnnSpace {
-  const share = <T extends Uint32Array | Float32Array>(array: T, make: (length: number) => T): T => {
-    if (array.buffer instanceof SharedArrayBuffer) return array;
-    const copy = make(array.length);
-    copy.set(array as never);
-    return copy;
-  };
-  const u32 = (length: number) => new Uint32Array(new SharedArrayBuffer(4 * length));
   return {
     size: space.size,
-    docStart: share(space.docStart, u32),
-    docTerm: share(space.docTerm, u32),
-    docWeight: share(space.docWeight, (length) => new Float32Array(new SharedArrayBuffer(4 * length))),
-    df: share(space.df, u32),
+    docStart: shared(Uint32Array, space.docStart),
+    docTerm: shared(Uint32Array, space.docTerm),
+    docWeight: shared(Float32Array, space.docWeight),
+    df: shared(Uint32Array, space.df),
   };
 }

@@ -1,7 +1,7 @@
 import { tokenize } from '../../retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { semanticText } from './semantic-text.ts';
-import { sharedArray } from './shared-array.ts';
+import { sharedArray, sharedCopy } from './shared-array.ts';
 
 /** A sparse vector: term ids ascending, with their weights. */
 export interface SparseVector {
@@ -100,17 +100,14 @@ export class TfidfSpace implements KnnSpace {
     this.ids = ids;
     this.vocabulary = vocabulary;
     // On SharedArrayBuffers: the threads of a parallel kNN pass read these, not copies (parallel-knn-lists.ts).
-    this.df = sharedArray(Uint32Array, dfList.length);
-    this.df.set(dfList);
+    this.df = sharedCopy(Uint32Array, dfList);
     dfList = [];
     this.idf = new Float64Array(this.df.length);
     for (let t = 0; t < this.df.length; t++) this.idf[t] = Math.log((1 + n) / (1 + this.df[t]!)) + 1;
 
-    this.docStart = sharedArray(Uint32Array, offsets.length);
-    this.docStart.set(offsets);
+    this.docStart = sharedCopy(Uint32Array, offsets);
     offsets = [];
-    this.docTerm = sharedArray(Uint32Array, flatEnd);
-    this.docTerm.set(flatTerms.subarray(0, flatEnd));
+    this.docTerm = sharedCopy(Uint32Array, flatTerms.subarray(0, flatEnd));
     this.docWeight = sharedArray(Float32Array, flatEnd);
     for (let d = 0; d < n; d++) {
       const begin = this.docStart[d]!;
