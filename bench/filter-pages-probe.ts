@@ -1,8 +1,11 @@
 /**
- * `npx tsx bench/filter-pages-probe.ts [--memories 20000] [--pages 60]`: first filtered pages of 50
+ * `npx tsx bench/filter-pages-probe.ts [--memories 20000] [--pages 60] [--db <postgres url>]`: first filtered pages of 50
  * (`gm.listMemories`) on a fresh SQLite context where an agent id is on half the memories, a run id on the
- * last four and one agent id on none; p50 / p90 ms per filter, and unfiltered for scale. Run it from two
- * checkouts to compare the statement a filter compiles to (src/store/sqlite-memory-filter.ts).
+ * last four, one agent id on none, and a metadata tag (`app: "new"`) on the last 5,000 only (a tag many
+ * memories hold, all late in the order: a new app's memories after years of others); event times advance one
+ * day per 1,000 memories. p50 / p90 ms per filter, and unfiltered for scale. Run it from two checkouts to
+ * compare the statement a filter compiles to (src/store/sqlite-memory-filter.ts, src/store/filter-plan.ts);
+ * `--db` runs it on an empty PostgreSQL database instead of a fresh SQLite file (postgres-scopes.ts).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +16,11 @@ import { parseCount, probeFlags } from './support/probe-args.ts';
 const flag = probeFlags(process.argv.slice(2));
 const n = parseCount(flag('memories', '20000'));
 const pages = parseCount(flag('pages', '60'));
-const gm = await openGraphmemix({ db: join(mkdtempSync(join(tmpdir(), 'gm-filter-')), 'a.db') });
+/** ISO day of memory i: one day per 1,000 memories from 2020-01-01. */
+function dayOf(i: number): string {
+  return new Date(Date.UTC(2020, 0, 1 + Math.floor(i / 1000))).toISOString().slice(0, 10);
+}
+const gm = await openGraphmemix({ db: flag('db', join(mkdtempSync(join(tmpdir(), 'gm-filter-')), 'a.db')) });
 await gm.addMemories(
   'u',
   Array.from({ length: n }, (_, i) => ({
@@ -21,9 +28,22 @@ await gm.addMemories(
     text: `note ${i} w${i % 997}`,
     agentId: i % 2 ? 'planner' : 'writer',
     ...(i > n - 5 ? { runId: 'late' } : {}),
+    ...(i >= n - 5000 ? { metadata: { app: 'new' } } : {}),
+    timestamp: dayOf(i),
   })),
 );
-for (const filter of [{ agentId: 'planner' }, { runId: 'late' }, { agentId: 'nobody' }, {}]) {
+const lastDay = dayOf(n - 1);
+const filters = [
+  { agentId: 'planner' },
+  { runId: 'late' },
+  { agentId: 'nobody' },
+  { metadata: { app: 'new' } },
+  { agentId: 'planner', metadata: { app: 'new' } },
+  { metadata: { app: 'new' }, from: lastDay },
+  { agentId: 'planner', from: dayOf(0), to: dayOf(0) },
+  {},
+];
+for (const filter of filters) {
   const times: number[] = [];
   for (let r = 0; r < pages; r++) {
     const started = performance.now();

@@ -51,8 +51,8 @@ export class FreshMemoryRows {
     );
     this.tags = multiRowInsert(
       db,
-      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id)',
-      '(?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, sequence, memory_id)',
+      '(?, ?, ?, ?, ?)',
     );
     this.views = multiRowInsert(
       db,
@@ -84,13 +84,13 @@ export class FreshMemoryRows {
     const views: unknown[] = [];
     for (const row of rows) {
       for (const key of row.keys) keys.push(row.contextId, row.id, key, row.sequence);
-      for (const tag of row.tags) tags.push(row.contextId, tag.name, tag.value, row.id);
+      for (const tag of row.tags) tags.push(row.contextId, tag.name, tag.value, row.sequence, row.id);
       row.views.forEach((view, position) => {
         views.push(row.contextId, row.id, position, view.kind, view.key, view.text, view.uri ?? null);
       });
     }
     this.keys(keys, keys.length / 4);
-    this.tags(tags, tags.length / 4);
+    this.tags(tags, tags.length / 5);
     this.views(views, views.length / 7);
   }
 

@@ -337,6 +337,32 @@ export const MIGRATIONS: readonly {
       END;
     `,
   },
+  {
+    // Version 13: a scope tag's row carries its memory's sequence, and the key orders a tag's rows by (sequence,
+    // memory id): a filtered page walks one tag's rows from its keyset position to its LIMIT (filter-plan.ts),
+    // where a tag whose memories all sat late in the order made the first page walk the context up to them.
+    // The table is rebuilt once (its rows: one per tagged memory and tag); writes copy the sequence from the
+    // record, and an update rewrites its tags as before. Re-runnable (explicit columns).
+    version: 13,
+    sql: `
+      DROP TABLE IF EXISTS memory_tags_v13;
+      CREATE TABLE memory_tags_v13 (
+        context_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        memory_id TEXT NOT NULL,
+        PRIMARY KEY (context_id, name, value, sequence, memory_id),
+        FOREIGN KEY (context_id, memory_id) REFERENCES memories (context_id, id) ON DELETE CASCADE
+      ) WITHOUT ROWID;
+      INSERT INTO memory_tags_v13 (context_id, name, value, sequence, memory_id)
+        SELECT t.context_id, t.name, t.value, m.sequence, t.memory_id
+        FROM memory_tags t JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id;
+      DROP TABLE memory_tags;
+      ALTER TABLE memory_tags_v13 RENAME TO memory_tags;
+      CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
+    `,
+  },
 ];
 
 /** Version 10: the version column of vectors and its index, unless they are there already. */

@@ -1,27 +1,29 @@
 import type Database from 'better-sqlite3';
 import type { MemoryFilter } from './archive-store-spec.ts';
+import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from './filter-plan.ts';
 import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
 
 /** Distinct statement shapes kept prepared (a shape is which conditions a filter has, not their values). */
 const CACHED_SHAPES = 64;
 
-/**
- * A scope tag held by fewer memories than this drives a filtered page: its rows are read (at most this many)
- * and sorted into (sequence, id) order. SQLite's own plan walks the (sequence, id) order and probes the tag
- * per memory, which for a tag few or no memories hold read the whole context: 151 ms a page at 1M memories
- * for an agent id nobody has (bench/verbs-probe.ts), against ~0.3 ms for an unfiltered page. Counting a tag's
- * rows up to this bound reads at most this many index entries, the price a page of a common tag now pays.
- */
-export const TAG_DRIVEN_BELOW = 4096;
+/** A filter compiled to SQL over `memories m`: what it reads, its conditions and its order. */
+interface Plan {
+  from: string;
+  where: string;
+  params: unknown[];
+  /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
+  sequence: string;
+  id: string;
+}
 
 /**
  * Filtered reads of the SQLite store (ArchiveStore.listMemories with a filter, matchMemories). A filter is
- * compiled to one statement whose conditions are index lookups: each scope tag is a probe of
- * `memory_tags (context_id, name, value, memory_id)` and event-time bounds a range of
- * `memories_by_time (context_id, timestamp)`. A tag few memories hold drives the statement (its rows joined
- * to their memories, see TAG_DRIVEN_BELOW): left to itself SQLite walked the (sequence, id) order for the
- * page's LIMIT and probed the tag per memory, i.e. the whole context for a rare tag. Values are bound
- * parameters; only the shape varies the SQL.
+ * compiled to one statement whose access path is picked by filterDriver (filter-plan.ts): a scope tag's rows
+ * of `memory_tags (context_id, name, value, sequence, memory_id)`, already in the page's order, joined to
+ * their memories; a small event-time window of `memories_by_time (context_id, timestamp)`, sorted; or, with no
+ * tag, the memories' own order. Other tags are primary-key probes per row. Left to itself SQLite walked the
+ * (sequence, id) order and probed a tag per memory: the whole context for a tag few memories hold, or for one
+ * whose memories all sit late in the order. Values are bound parameters; only the shape varies the SQL.
  */
 export class SqliteMemoryFilter {
   private readonly statements = new Map<string, Database.Statement>();
@@ -34,21 +36,10 @@ export class SqliteMemoryFilter {
     filter: MemoryFilter,
     page: { afterSequence?: number; afterId?: string; limit?: number },
   ): string[] {
-    const { from, where, params } = this.conditions(contextId, filter);
-    let keyset = '';
-    if (page.afterSequence !== undefined) {
-      keyset =
-        page.afterId === undefined
-          ? ' AND m.sequence > ?'
-          : ' AND (m.sequence > ? OR (m.sequence = ? AND m.id > ?))';
-      params.push(page.afterSequence);
-      if (page.afterId !== undefined) params.push(page.afterSequence, page.afterId);
-    }
-    params.push(page.limit ?? -1);
-    const sql = `SELECT m.record FROM ${from} WHERE ${where}${keyset} ORDER BY m.sequence, m.id LIMIT ?`;
-    return this.prepare(sql)
+    const plan = this.plan(contextId, filter);
+    return this.prepare(this.paged(plan, page, 'm.record'))
       .pluck()
-      .all(...params) as string[];
+      .all(...plan.params) as string[];
   }
 
   /** Ids passing the filter: the subset of `ids`, or the first `limit` in (sequence, id) order. */
@@ -59,41 +50,63 @@ export class SqliteMemoryFilter {
   ): string[] {
     if (options.ids !== undefined) {
       if (options.ids.length === 0) return [];
-      // A subset of given ids: probing each id's tags is bounded by the ids, whatever drives.
-      const { where, params } = this.conditions(contextId, filter, { drive: false });
+      // A subset of given ids: probing each id's tags is bounded by the ids, whatever would drive.
+      const { where, params } = this.plan(contextId, filter, { drive: false });
       params.push(JSON.stringify([...new Set(options.ids)]));
       const sql = `SELECT m.id FROM memories m WHERE ${where} AND m.id IN (SELECT value FROM json_each(?))`;
       return this.prepare(sql)
         .pluck()
         .all(...params) as string[];
     }
-    const { from, where, params } = this.conditions(contextId, filter);
-    params.push(options.limit ?? -1);
-    const sql = `SELECT m.id FROM ${from} WHERE ${where} ORDER BY m.sequence, m.id LIMIT ?`;
-    return this.prepare(sql)
+    const plan = this.plan(contextId, filter);
+    return this.prepare(this.paged(plan, { limit: options.limit }, 'm.id'))
       .pluck()
-      .all(...params) as string[];
+      .all(...plan.params) as string[];
   }
 
-  /**
-   * The filter as SQL over `memories m`: `from` is `memories m`, or, when one of its tags is held by fewer
-   * than TAG_DRIVEN_BELOW memories, that tag's rows joined to their memories (CROSS JOIN: SQLite keeps the
-   * tag rows as the outer loop, so a page costs that tag's rows, never a walk of the context).
-   */
-  private conditions(
-    contextId: string,
-    filter: MemoryFilter,
-    options: { drive?: boolean } = {},
-  ): { from: string; where: string; params: unknown[] } {
+  /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
+  private paged(
+    plan: Plan,
+    page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
+    column: string,
+  ): string {
+    let keyset = '';
+    if (page.afterSequence !== undefined) {
+      // A row value: SQLite seeks the index to it (an OR of the two cases would scan from the start).
+      keyset =
+        page.afterId === undefined
+          ? ` AND ${plan.sequence} > ?`
+          : ` AND (${plan.sequence}, ${plan.id}) > (?, ?)`;
+      plan.params.push(page.afterSequence);
+      if (page.afterId !== undefined) plan.params.push(page.afterId);
+    }
+    plan.params.push(page.limit ?? -1);
+    return `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}${keyset} ORDER BY ${plan.sequence}, ${plan.id} LIMIT ?`;
+  }
+
+  private plan(contextId: string, filter: MemoryFilter, options: { drive?: boolean } = {}): Plan {
     const tags = filterTags(filter);
-    const driver = options.drive === false ? undefined : this.rareTag(contextId, tags);
+    const hasWindow = filter.from !== undefined || filter.to !== undefined;
+    const driver: FilterDriver =
+      options.drive === false
+        ? { kind: 'order' }
+        : filterDriver(
+            tags,
+            driverNeedsCounts(tags, hasWindow) ? this.counts(contextId, filter, tags, hasWindow) : undefined,
+          );
     const parts: string[] = [];
     const params: unknown[] = [];
-    let from = 'memories m';
-    if (driver !== undefined) {
-      from = 'memory_tags t CROSS JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id';
+    const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+    if (driver.kind === 'tag') {
+      // CROSS JOIN keeps the tag's rows as the outer loop: they come in (sequence, memory_id) order, so the
+      // LIMIT stops the walk and nothing is sorted.
+      plan.from = 'memory_tags t CROSS JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id';
+      plan.sequence = 't.sequence';
+      plan.id = 't.memory_id';
       parts.push('t.context_id = ? AND t.name = ? AND t.value = ?');
-      params.push(contextId, driver.name, driver.value);
+      params.push(contextId, driver.tag.name, driver.tag.value);
+    } else if (driver.kind === 'window') {
+      plan.from = 'memories m INDEXED BY memories_by_time';
     }
     parts.push('m.context_id = ?');
     params.push(contextId);
@@ -106,29 +119,49 @@ export class SqliteMemoryFilter {
       params.push(upperBound(filter.to));
     }
     for (const tag of tags) {
-      if (tag === driver) continue;
-      // A correlated probe of the tag's primary key per memory: `id IN (SELECT ...)` made SQLite first read
-      // every memory the tag holds into a list (half the context for an agent id on half of it), per page.
+      if (driver.kind === 'tag' && tag === driver.tag) continue;
+      // The tag's whole primary key per row: `id IN (SELECT ...)` made SQLite first read every memory the tag
+      // holds into a list, per page.
       parts.push(
-        'EXISTS (SELECT 1 FROM memory_tags WHERE context_id = m.context_id AND name = ? AND value = ? AND memory_id = m.id)',
+        'EXISTS (SELECT 1 FROM memory_tags WHERE context_id = m.context_id AND name = ? AND value = ? AND sequence = m.sequence AND memory_id = m.id)',
       );
       params.push(tag.name, tag.value);
     }
-    return { from, where: parts.join(' AND '), params };
+    plan.where = parts.join(' AND ');
+    return plan;
   }
 
-  /** The tag of `tags` held by the fewest memories, when that is fewer than TAG_DRIVEN_BELOW. */
-  private rareTag(contextId: string, tags: readonly ScopeTag[]): ScopeTag | undefined {
-    let best: { tag: ScopeTag; count: number } | undefined;
-    for (const tag of tags) {
-      const count = this.prepare(
-        'SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = ? AND name = ? AND value = ? LIMIT ?)',
+  /** Each tag's memories and the window's, counted up to FILTER_DRIVEN_BELOW through their indexes. */
+  private counts(
+    contextId: string,
+    filter: MemoryFilter,
+    tags: readonly ScopeTag[],
+    hasWindow: boolean,
+  ): { tags: number[]; window?: number } {
+    const tagCount = this.prepare(
+      'SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = ? AND name = ? AND value = ? LIMIT ?)',
+    ).pluck();
+    const counts: { tags: number[]; window?: number } = {
+      tags: tags.map((tag) => tagCount.get(contextId, tag.name, tag.value, FILTER_DRIVEN_BELOW) as number),
+    };
+    if (hasWindow) {
+      const bounds: string[] = [];
+      const params: unknown[] = [contextId];
+      if (filter.from !== undefined) {
+        bounds.push(' AND timestamp >= ?');
+        params.push(filter.from);
+      }
+      if (filter.to !== undefined) {
+        bounds.push(' AND timestamp <= ?');
+        params.push(upperBound(filter.to));
+      }
+      counts.window = this.prepare(
+        `SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_by_time WHERE context_id = ?${bounds.join('')} LIMIT ?)`,
       )
         .pluck()
-        .get(contextId, tag.name, tag.value, TAG_DRIVEN_BELOW) as number;
-      if (count < TAG_DRIVEN_BELOW && (best === undefined || count < best.count)) best = { tag, count };
+        .get(...params, FILTER_DRIVEN_BELOW) as number;
     }
-    return best?.tag;
+    return counts;
   }
 
   private prepare(sql: string): Database.Statement {

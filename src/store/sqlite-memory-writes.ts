@@ -113,7 +113,9 @@ export class SqliteMemoryWrites {
             lexical?.removeMemory(contextId, record.id);
             outcome.updated.push(record.id);
             this.keys.replace(contextId, record.id, record.sequence, keys ?? []);
-            for (const tag of scopeTags(record)) s.insertTag.run(contextId, tag.name, tag.value, record.id);
+            for (const tag of scopeTags(record)) {
+              s.insertTag.run(contextId, tag.name, tag.value, record.sequence, record.id);
+            }
             views.forEach((view, position) => {
               s.insertView.run(
                 contextId,

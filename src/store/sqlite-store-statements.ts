@@ -103,7 +103,7 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     listVersions: p(`SELECT version, record FROM memory_versions WHERE context_id = ? AND memory_id = ?
       ORDER BY version`),
     insertTag: p(
-      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, memory_id) VALUES (?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO memory_tags (context_id, name, value, sequence, memory_id) VALUES (?, ?, ?, ?, ?)',
     ),
     touchContext: p('UPDATE contexts SET last_write = ? WHERE id = ?'),
     contextRow: p('SELECT memories, last_write FROM contexts WHERE id = ?'),

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { MAX_QUERY_TERMS } from '../../src/retrieval/bm25-index.ts';
-import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
+import type { ArchiveStore, MemoryFilter, MemoryWrite } from '../../src/store/archive-store-spec.ts';
+import { recordMatches } from '../../src/store/memory-scope-tags.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 
 /**
@@ -121,54 +122,95 @@ export function scopeHistoryConformance(
     expect(await ids({ metadata: { n: 1 } })).toEqual([]);
   });
 
-  // 4,200 memories: `common` is held by more than TAG_DRIVEN_BELOW (SQLite probes it along the page order),
-  // `rare` by three near the end and `gone` by none (read from the tag's own rows); their combinations and
-  // keyset pages must be the same set and order whichever drives.
-  it('lists rare and common tags, and their combinations, in (sequence, id) pages', async () => {
+  // 4,400 memories, two per sequence number (pages order by (sequence, id)). `late` is held by the last 4,150 in
+  // the order (more than FILTER_DRIVEN_BELOW: no count tells it apart from a tag on everything), `common` by 6 in
+  // 7 (fewer), `rare` by three near the end, `gone` by none; timestamps advance one day per 100 memories, so a
+  // day is a window few memories hold and a year one that many do. Whatever drives a page (a tag's rows in
+  // order, a small window sorted, the memories' order), every combination and keyset page must give the set
+  // and order the filter means; an update that moves a memory's sequence moves its tags with it.
+  it('lists late, common and rare tags, windows and their combinations, in (sequence, id) pages', async () => {
     const s = store();
-    const n = 4200;
-    const records: MemoryWrite[] = [];
-    for (let i = 0; i < n; i++) {
-      const extra: Partial<MemoryRecord> = {
+    const n = 4400;
+    const name = (i: number) => `m${String(i).padStart(5, '0')}`;
+    const day = (i: number) =>
+      new Date(Date.UTC(2024, 0, 1 + Math.floor(i / 100))).toISOString().slice(0, 10);
+    // The sequence is in the text: the test's content hash is made from the text.
+    const recordOf = (i: number, sequence: number): MemoryWrite =>
+      scoped(name(i), `note ${i} at ${sequence}`, sequence, {
         ...(i % 7 === 0 ? {} : { agentId: 'common' }),
         ...(i >= n - 30 && i % 10 === 3 ? { runId: 'rare' } : {}),
-        timestamp: `2024-0${1 + (i % 9)}-1${i % 10}`,
-      };
-      records.push(scoped(`m${String(i).padStart(5, '0')}`, `note ${i}`, n - i, extra));
-    }
-    for (let at = 0; at < n; at += 500) await s.writeMemories('ctx', records.slice(at, at + 500));
-    const want = (keep: (i: number) => boolean) =>
-      Array.from({ length: n }, (_, i) => i)
-        .filter(keep)
-        .sort((x, y) => y - x)
-        .map((i) => `m${String(i).padStart(5, '0')}`);
-    const pages = async (filter: Parameters<ArchiveStore['matchMemories']>[1]): Promise<string[]> => {
+        ...(i >= n - 4150 ? { metadata: { late: true } } : {}),
+        timestamp: day(i),
+      });
+    const records = Array.from({ length: n }, (_, i) => recordOf(i, Math.floor(i / 2)));
+    // Written newest first in batches: storage order is not the page order.
+    for (let at = n; at > 0; at -= 500)
+      await s.writeMemories('ctx', records.slice(Math.max(0, at - 500), at));
+    // One early memory moves to the end of the order, one late one to the start (updates of sequence).
+    records[5] = recordOf(5, n);
+    records[n - 2] = recordOf(n - 2, -1);
+    await s.writeMemories('ctx', [records[5]!, records[n - 2]!]);
+    const want = (filter: MemoryFilter): string[] =>
+      records
+        .map((w) => w.record)
+        .filter((record) => recordMatches(record, filter))
+        .sort((x, y) => x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+        .map((record) => record.id);
+    const pages = async (filter: MemoryFilter, limit: number): Promise<string[]> => {
       const out: string[] = [];
       let after: MemoryRecord | undefined;
       for (;;) {
         const page = await s.listMemories('ctx', {
           filter,
-          limit: 1000,
+          limit,
           ...(after ? { afterSequence: after.sequence, afterId: after.id } : {}),
         });
         out.push(...page.map((r) => r.id));
-        if (page.length < 1000) return out;
+        if (page.length < limit) return out;
         after = page[page.length - 1];
       }
     };
-    const rare = (i: number) => i >= n - 30 && i % 10 === 3;
-    const common = (i: number) => i % 7 !== 0;
-    expect(await pages({ runId: 'rare' })).toEqual(want(rare));
-    expect(await pages({ agentId: 'gone' })).toEqual([]);
-    expect(await pages({ agentId: 'common' })).toEqual(want(common));
-    expect(await pages({ agentId: 'common', runId: 'rare' })).toEqual(want((i) => rare(i) && common(i)));
-    expect(await pages({ runId: 'rare', from: '2024-05-01' })).toEqual(
-      want((i) => rare(i) && 1 + (i % 9) >= 5),
+    const filters: MemoryFilter[] = [
+      { metadata: { late: true } },
+      { agentId: 'common' },
+      { runId: 'rare' },
+      { agentId: 'gone' },
+      { agentId: 'common', metadata: { late: true } },
+      { runId: 'rare', metadata: { late: true } },
+      { agentId: 'common', runId: 'rare' },
+      { agentId: 'gone', metadata: { late: true } },
+      { metadata: { late: true }, from: day(n - 150), to: day(n - 150) },
+      { metadata: { late: true }, from: day(0) },
+      { agentId: 'common', to: day(400) },
+      { agentId: 'common', metadata: { late: true }, from: day(2000), to: day(2300) },
+      { runId: 'rare', from: day(n - 10) },
+      { from: day(1000), to: day(1099) },
+    ];
+    for (const filter of filters) {
+      const expected = want(filter);
+      expect(await pages(filter, 1000), JSON.stringify(filter)).toEqual(expected);
+      if (expected.length < 1500) expect(await pages(filter, 7), JSON.stringify(filter)).toEqual(expected);
+      expect(await s.matchMemories('ctx', filter, { limit: 3 }), JSON.stringify(filter)).toEqual(
+        expected.slice(0, 3),
+      );
+    }
+    // The moved memories: first and last of the late tag's order.
+    const late = await pages({ metadata: { late: true } }, 1000);
+    expect(late[0]).toBe(name(n - 2));
+    expect(
+      await s.listMemories('ctx', { filter: { agentId: 'common' }, limit: 1, afterSequence: n - 1 }),
+    ).toEqual([records[5]!.record]);
+    // A keyset position given by sequence alone.
+    const sequenceOf = new Map(records.map((w) => [w.record.id, w.record.sequence]));
+    expect(
+      (
+        await s.listMemories('ctx', { filter: { metadata: { late: true } }, afterSequence: 2190, limit: 4 })
+      ).map((r) => r.id),
+    ).toEqual(
+      want({ metadata: { late: true } })
+        .filter((id) => sequenceOf.get(id)! > 2190)
+        .slice(0, 4),
     );
-    expect(await s.matchMemories('ctx', { agentId: 'common', runId: 'rare' }, { limit: 2 })).toEqual(
-      want((i) => rare(i) && common(i)).slice(0, 2),
-    );
-    expect(await s.matchMemories('ctx', { agentId: 'gone' }, { limit: 5 })).toEqual([]);
   });
 
   it('keeps per-kind counts and the last write time of a context', async () => {

@@ -514,6 +514,21 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ${GENERATION_TRIGGERS}
     `,
   },
+  {
+    // Version 11: a scope tag's row carries its memory's sequence, and the key orders a tag's rows by (sequence,
+    // memory id), as SQLite's migration 13: a filtered page walks one tag's rows from its keyset position to its
+    // LIMIT (filter-plan.ts). Rows written before get their memory's sequence once, here. Re-runnable.
+    version: 11,
+    sql: `
+      ALTER TABLE memory_tags ADD COLUMN IF NOT EXISTS sequence bigint;
+      UPDATE memory_tags t SET sequence = m.sequence FROM memories m
+        WHERE m.context_id = t.context_id AND m.id = t.memory_id AND t.sequence IS DISTINCT FROM m.sequence;
+      ALTER TABLE memory_tags ALTER COLUMN sequence SET NOT NULL;
+      ALTER TABLE memory_tags DROP CONSTRAINT IF EXISTS memory_tags_pkey;
+      ALTER TABLE memory_tags ADD CONSTRAINT memory_tags_pkey
+        PRIMARY KEY (context_id, name, value, sequence, memory_id);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

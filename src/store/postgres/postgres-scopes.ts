@@ -1,6 +1,7 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ContextStats, MemoryFilter, MemoryVersion } from '../archive-store-spec.ts';
-import { filterTags, scopeTags, upperBound } from '../memory-scope-tags.ts';
+import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from '../filter-plan.ts';
+import { filterTags, type ScopeTag, scopeTags, upperBound } from '../memory-scope-tags.ts';
 import type { Sql } from './postgres-session.ts';
 
 /**
@@ -35,40 +36,142 @@ export async function writeHistoryAndTags(
   const ids: string[] = [];
   const names: string[] = [];
   const values: string[] = [];
+  const sequences: number[] = [];
   for (const record of records) {
     for (const tag of scopeTags(record)) {
       ids.push(record.id);
       names.push(tag.name);
       values.push(tag.value);
+      sequences.push(record.sequence);
     }
   }
   if (ids.length > 0) {
     await sql.query(
-      `INSERT INTO memory_tags (context_id, memory_id, name, value)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
-      [contextId, ids, names, values],
+      `INSERT INTO memory_tags (context_id, memory_id, name, value, sequence)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT DO NOTHING`,
+      [contextId, ids, names, values, sequences],
     );
   }
 }
 
-/** The filter as SQL conditions on `memories` ($1 is the context id; parameters continue from `params`). */
-function conditions(filter: MemoryFilter, params: unknown[]): string {
+/** A filter compiled to SQL over `memories m` ($1 is the context id): what it reads and in which order. */
+interface Plan {
+  from: string;
+  where: string;
+  params: unknown[];
+  /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
+  sequence: string;
+  id: string;
+}
+
+/**
+ * The filter's plan (filter-plan.ts, the same rule as the SQLite store's): a scope tag's rows of
+ * `memory_tags (context_id, name, value, sequence, memory_id)` in the page's order joined to their memories;
+ * or `memories` with the conditions, which the planner reads through memories_by_time when the window is
+ * small. Other tags are probes of their primary key per row. The counts that pick the driver are one
+ * statement, sent only when the filter has two access paths.
+ */
+async function planOf(
+  sql: Sql,
+  contextId: string,
+  filter: MemoryFilter,
+  options: { drive?: boolean } = {},
+): Promise<Plan> {
+  const tags = filterTags(filter);
+  const hasWindow = filter.from !== undefined || filter.to !== undefined;
+  const driver: FilterDriver =
+    options.drive === false
+      ? { kind: 'order' }
+      : filterDriver(
+          tags,
+          driverNeedsCounts(tags, hasWindow) ? await countsOf(sql, contextId, filter, tags) : undefined,
+        );
+  const params: unknown[] = [contextId];
+  const parts = ['m.context_id = $1'];
+  const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+  if (driver.kind === 'tag') {
+    params.push(driver.tag.name, driver.tag.value);
+    plan.from = 'memory_tags t JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id';
+    plan.sequence = 't.sequence';
+    plan.id = 't.memory_id';
+    parts.push(`t.context_id = $1 AND t.name = $${params.length - 1} AND t.value = $${params.length}`);
+  }
+  parts.push(...windowConditions(filter, params, 'm.'));
+  for (const tag of tags) {
+    if (driver.kind === 'tag' && tag === driver.tag) continue;
+    params.push(tag.name, tag.value);
+    parts.push(
+      `EXISTS (SELECT 1 FROM memory_tags WHERE context_id = $1 AND name = $${params.length - 1}
+        AND value = $${params.length} AND sequence = m.sequence AND memory_id = m.id)`,
+    );
+  }
+  plan.where = parts.join(' AND ');
+  return plan;
+}
+
+/** Event-time bounds as conditions on `<prefix>timestamp` (parameters appended to `params`). */
+function windowConditions(filter: MemoryFilter, params: unknown[], prefix: string): string[] {
   const parts: string[] = [];
   if (filter.from !== undefined) {
     params.push(filter.from);
-    parts.push(`"timestamp" >= $${params.length}`);
+    parts.push(`${prefix}"timestamp" >= $${params.length}`);
   }
   if (filter.to !== undefined) {
     params.push(upperBound(filter.to));
-    parts.push(`"timestamp" <= $${params.length}`);
+    parts.push(`${prefix}"timestamp" <= $${params.length}`);
   }
-  for (const tag of filterTags(filter)) {
+  return parts;
+}
+
+/** Each tag's memories and the window's (when the filter has one), counted up to FILTER_DRIVEN_BELOW. */
+async function countsOf(
+  sql: Sql,
+  contextId: string,
+  filter: MemoryFilter,
+  tags: readonly ScopeTag[],
+): Promise<{ tags: number[]; window?: number }> {
+  const params: unknown[] = [contextId, FILTER_DRIVEN_BELOW];
+  const columns = tags.map((tag) => {
     params.push(tag.name, tag.value);
-    parts.push(
-      `id IN (SELECT memory_id FROM memory_tags WHERE context_id = $1 AND name = $${params.length - 1} AND value = $${params.length})`,
-    );
+    return `(SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = $1
+      AND name = $${params.length - 1} AND value = $${params.length} LIMIT $2) x)`;
+  });
+  const window = windowConditions(filter, params, '');
+  const windowColumn =
+    window.length === 0
+      ? 'NULL'
+      : `(SELECT count(*) FROM (SELECT 1 FROM memories WHERE context_id = $1 AND ${window.join(' AND ')} LIMIT $2) w)`;
+  const row = (
+    await sql.query<{ tags: (string | number)[]; window: string | number | null }>(
+      `SELECT ARRAY[${columns.join(', ')}] AS tags, ${windowColumn} AS window`,
+      params,
+    )
+  ).rows[0]!;
+  return {
+    tags: row.tags.map(Number),
+    ...(row.window === null ? {} : { window: Number(row.window) }),
+  };
+}
+
+/** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
+function paged(
+  plan: Plan,
+  page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
+  column: string,
+): string {
+  const params = plan.params;
+  let keyset = '';
+  if (page.afterSequence !== undefined) {
+    params.push(page.afterSequence);
+    if (page.afterId === undefined) keyset = ` AND ${plan.sequence} > $${params.length}::bigint`;
+    else {
+      params.push(page.afterId);
+      keyset = ` AND (${plan.sequence}, ${plan.id}) > ($${params.length - 1}::bigint, $${params.length}::text)`;
+    }
   }
-  return parts.map((part) => ` AND ${part}`).join('');
+  params.push(page.limit ?? null);
+  return `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}${keyset}
+    ORDER BY ${plan.sequence}, ${plan.id} LIMIT $${params.length}`;
 }
 
 export async function listFiltered(
@@ -77,22 +180,8 @@ export async function listFiltered(
   filter: MemoryFilter,
   page: { afterSequence?: number; afterId?: string; limit?: number },
 ): Promise<MemoryRecord[]> {
-  const params: unknown[] = [contextId];
-  let where = conditions(filter, params);
-  if (page.afterSequence !== undefined) {
-    params.push(page.afterSequence);
-    const at = params.length;
-    if (page.afterId === undefined) where += ` AND sequence > $${at}`;
-    else {
-      params.push(page.afterId);
-      where += ` AND (sequence > $${at} OR (sequence = $${at} AND id > $${at + 1}))`;
-    }
-  }
-  params.push(page.limit ?? null);
-  const rows = await sql.query<{ record: string }>(
-    `SELECT record FROM memories WHERE context_id = $1${where} ORDER BY sequence, id LIMIT $${params.length}`,
-    params,
-  );
+  const plan = await planOf(sql, contextId, filter);
+  const rows = await sql.query<{ record: string }>(paged(plan, page, 'm.record'), plan.params);
   return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
 }
 
@@ -102,22 +191,19 @@ export async function matchFiltered(
   filter: MemoryFilter,
   options: { ids?: readonly string[]; limit?: number },
 ): Promise<string[]> {
-  const params: unknown[] = [contextId];
-  const where = conditions(filter, params);
   if (options.ids !== undefined) {
     if (options.ids.length === 0) return [];
-    params.push([...new Set(options.ids)]);
+    // A subset of given ids: probing each id's tags is bounded by the ids, whatever would drive.
+    const plan = await planOf(sql, contextId, filter, { drive: false });
+    plan.params.push([...new Set(options.ids)]);
     const rows = await sql.query<{ id: string }>(
-      `SELECT id FROM memories WHERE context_id = $1${where} AND id = ANY($${params.length}::text[])`,
-      params,
+      `SELECT m.id FROM memories m WHERE ${plan.where} AND m.id = ANY($${plan.params.length}::text[])`,
+      plan.params,
     );
     return rows.rows.map((row) => row.id);
   }
-  params.push(options.limit ?? null);
-  const rows = await sql.query<{ id: string }>(
-    `SELECT id FROM memories WHERE context_id = $1${where} ORDER BY sequence, id LIMIT $${params.length}`,
-    params,
-  );
+  const plan = await planOf(sql, contextId, filter);
+  const rows = await sql.query<{ id: string }>(paged(plan, { limit: options.limit }, 'm.id'), plan.params);
   return rows.rows.map((row) => row.id);
 }
 

@@ -1,0 +1,49 @@
+import type { ScopeTag } from './memory-scope-tags.ts';
+
+/**
+ * A filtered read's access paths are counted up to this many memories; one held by fewer drives the read.
+ * Counting reads at most this many index entries per path, the price a page pays to pick its plan.
+ */
+export const FILTER_DRIVEN_BELOW = 4096;
+
+/**
+ * What a filtered page (listMemories with a filter, matchMemories without ids) walks, on every backend that
+ * plans its own SQL:
+ * - `tag`: one scope tag's index rows, which are kept in (sequence, id) order (SQLite migration 13,
+ *   PostgreSQL 11), so a page reads its LIMIT rows from the keyset position on, wherever in the context the
+ *   tag's memories sit; the filter's other conditions are checked on those rows;
+ * - `window`: the event-time range (memories_by_time) sorted into (sequence, id) order: at most
+ *   FILTER_DRIVEN_BELOW rows;
+ * - `order`: the memories in (sequence, id) order (a filter with no tag: the backend's own plan).
+ * Before tags carried their sequence, a tag held by many memories that all sit late in the order made the
+ * first page walk the context up to them (a new agent's first memories after a year of another's).
+ */
+export type FilterDriver = { kind: 'order' } | { kind: 'window' } | { kind: 'tag'; tag: ScopeTag };
+
+/** True when picking a driver needs counts: more than one access path (two tags, or a tag and a window). */
+export function driverNeedsCounts(tags: readonly ScopeTag[], hasWindow: boolean): boolean {
+  return tags.length + (hasWindow ? 1 : 0) > 1 && tags.length > 0;
+}
+
+/**
+ * The driver of a filter with these tags and (when `windowCount` is given) time bounds. Counts are the
+ * paths' memories up to FILTER_DRIVEN_BELOW (a count at the bound means "at least"); they may be omitted when
+ * driverNeedsCounts is false. The smallest path below the bound drives (a tag over the window on a tie: its
+ * rows need no sort); when every path is at the bound, the first tag does: its walk stops at the page's
+ * LIMIT, where sorting a large window would read all of it. Paths that intersect sparsely (two common tags,
+ * a common tag and a wide window) still walk until the page fills: no single index answers them.
+ */
+export function filterDriver(
+  tags: readonly ScopeTag[],
+  counts?: { tags: readonly number[]; window?: number },
+): FilterDriver {
+  if (tags.length === 0) return { kind: 'order' };
+  if (counts === undefined) return { kind: 'tag', tag: tags[0]! };
+  let best = 0;
+  for (let i = 1; i < tags.length; i++) if (counts.tags[i]! < counts.tags[best]!) best = i;
+  const tagCount = counts.tags[best]!;
+  if (counts.window !== undefined && counts.window < FILTER_DRIVEN_BELOW && counts.window < tagCount) {
+    return { kind: 'window' };
+  }
+  return { kind: 'tag', tag: tags[best]! };
+}
