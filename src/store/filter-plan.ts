@@ -20,9 +20,18 @@ export const FILTER_DRIVEN_BELOW = 4096;
  */
 export type FilterDriver = { kind: 'order' } | { kind: 'window' } | { kind: 'tag'; tag: ScopeTag };
 
-/** True when picking a driver needs counts: more than one access path (two tags, or a tag and a window). */
-export function driverNeedsCounts(tags: readonly ScopeTag[], hasWindow: boolean): boolean {
-  return tags.length + (hasWindow ? 1 : 0) > 1 && tags.length > 0;
+/**
+ * True when picking a driver needs counts: a tag and a window, or (for a backend that walks one tag and probes
+ * the others) two tags. A backend that intersects the tags' ordered rows (SQLite: sqlite-tag-intersection.ts)
+ * has no tag to pick among them.
+ */
+export function driverNeedsCounts(
+  tags: readonly ScopeTag[],
+  hasWindow: boolean,
+  options: { intersectsTags?: boolean } = {},
+): boolean {
+  if (tags.length === 0) return false;
+  return hasWindow || (options.intersectsTags !== true && tags.length > 1);
 }
 
 /**

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { MemoryFilter } from './archive-store-spec.ts';
 import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from './filter-plan.ts';
 import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
+import { intersectTags, prepareTagSeeks, type TagSeeks } from './sqlite-tag-intersection.ts';
 
 /** Distinct statement shapes kept prepared (a shape is which conditions a filter has, not their values). */
 const CACHED_SHAPES = 64;
@@ -14,19 +15,23 @@ interface Plan {
   /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
   sequence: string;
   id: string;
+  /** Two or more tags and no small window: the page is their rows intersected in order (intersectTags). */
+  intersect?: readonly ScopeTag[];
 }
 
 /**
- * Filtered reads of the SQLite store (ArchiveStore.listMemories with a filter, matchMemories). A filter is
- * compiled to one statement whose access path is picked by filterDriver (filter-plan.ts): a scope tag's rows
- * of `memory_tags (context_id, name, value, sequence, memory_id)`, already in the page's order, joined to
- * their memories; a small event-time window of `memories_by_time (context_id, timestamp)`, sorted; or, with no
- * tag, the memories' own order. Other tags are primary-key probes per row. Left to itself SQLite walked the
- * (sequence, id) order and probed a tag per memory: the whole context for a tag few memories hold, or for one
- * whose memories all sit late in the order. Values are bound parameters; only the shape varies the SQL.
+ * Filtered reads of the SQLite store (ArchiveStore.listMemories with a filter, matchMemories). The access path
+ * is picked by filterDriver (filter-plan.ts): a scope tag's rows of `memory_tags (context_id, name, value,
+ * sequence, memory_id)`, already in the page's order, joined to their memories (one statement; two or more
+ * tags are intersected by seeks in that order, sqlite-tag-intersection.ts); a small event-time window of
+ * `memories_by_time (context_id, timestamp)`, sorted; or, with no tag, the memories' own order. Left to
+ * itself SQLite walked the (sequence, id) order and probed a tag per memory: the whole context for a tag few
+ * memories hold, or for one whose memories all sit late in the order. Values are bound parameters; only the
+ * shape varies the SQL.
  */
 export class SqliteMemoryFilter {
   private readonly statements = new Map<string, Database.Statement>();
+  private seeks: TagSeeks | undefined;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -37,6 +42,7 @@ export class SqliteMemoryFilter {
     page: { afterSequence?: number; afterId?: string; limit?: number },
   ): string[] {
     const plan = this.plan(contextId, filter);
+    if (plan.intersect) return this.intersect(contextId, filter, plan.intersect, page, 'm.record');
     return this.prepare(this.paged(plan, page, 'm.record'))
       .pluck()
       .all(...plan.params) as string[];
@@ -59,9 +65,50 @@ export class SqliteMemoryFilter {
         .all(...params) as string[];
     }
     const plan = this.plan(contextId, filter);
+    if (plan.intersect) {
+      return this.intersect(contextId, filter, plan.intersect, { limit: options.limit }, 'm.id');
+    }
     return this.prepare(this.paged(plan, { limit: options.limit }, 'm.id'))
       .pluck()
       .all(...plan.params) as string[];
+  }
+
+  /**
+   * A page of a filter with two or more tags and no small window: the tags' rows intersected in page order
+   * (intersectTags), each match checked against the window and its value read by its primary key.
+   */
+  private intersect(
+    contextId: string,
+    filter: MemoryFilter,
+    tags: readonly ScopeTag[],
+    page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
+    column: string,
+  ): string[] {
+    const bounds: string[] = [];
+    const params: unknown[] = [];
+    if (filter.from !== undefined) {
+      bounds.push(' AND m.timestamp >= ?');
+      params.push(filter.from);
+    }
+    if (filter.to !== undefined) {
+      bounds.push(' AND m.timestamp <= ?');
+      params.push(upperBound(filter.to));
+    }
+    const read = this.prepare(
+      `SELECT ${column} FROM memories m WHERE m.context_id = ? AND m.id = ?${bounds.join('')}`,
+    ).pluck();
+    this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql));
+    return intersectTags(
+      this.seeks,
+      contextId,
+      tags,
+      {
+        ...(page.afterSequence === undefined ? {} : { sequence: page.afterSequence }),
+        ...(page.afterId === undefined ? {} : { id: page.afterId }),
+      },
+      page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit,
+      (id) => read.get(contextId, id, ...params) as string | undefined,
+    );
   }
 
   /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
@@ -92,11 +139,14 @@ export class SqliteMemoryFilter {
         ? { kind: 'order' }
         : filterDriver(
             tags,
-            driverNeedsCounts(tags, hasWindow) ? this.counts(contextId, filter, tags, hasWindow) : undefined,
+            driverNeedsCounts(tags, hasWindow, { intersectsTags: true })
+              ? this.counts(contextId, filter, tags, hasWindow)
+              : undefined,
           );
     const parts: string[] = [];
     const params: unknown[] = [];
     const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+    if (driver.kind === 'tag' && tags.length > 1) plan.intersect = tags;
     if (driver.kind === 'tag') {
       // CROSS JOIN keeps the tag's rows as the outer loop: they come in (sequence, memory_id) order, so the
       // LIMIT stops the walk and nothing is sorted.

@@ -3,6 +3,7 @@ import type { ContextStats, MemoryFilter, MemoryVersion } from '../archive-store
 import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from '../filter-plan.ts';
 import { filterTags, type ScopeTag, scopeTags, upperBound } from '../memory-scope-tags.ts';
 import type { Sql } from './postgres-session.ts';
+import { tagIntersectionSql } from './postgres-tag-intersection.ts';
 
 /**
  * History, scope tags and kept counts of the PostgreSQL store (schema version 2), the same rules as the
@@ -62,6 +63,8 @@ interface Plan {
   /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
   sequence: string;
   id: string;
+  /** Two or more tags and no small window: the page is their rows intersected in order (tagIntersectionSql). */
+  intersect?: readonly ScopeTag[];
 }
 
 /**
@@ -84,11 +87,20 @@ async function planOf(
       ? { kind: 'order' }
       : filterDriver(
           tags,
-          driverNeedsCounts(tags, hasWindow) ? await countsOf(sql, contextId, filter, tags) : undefined,
+          driverNeedsCounts(tags, hasWindow, { intersectsTags: true })
+            ? await countsOf(sql, contextId, filter, tags)
+            : undefined,
         );
   const params: unknown[] = [contextId];
   const parts = ['m.context_id = $1'];
   const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+  if (driver.kind === 'tag' && tags.length > 1) {
+    // The tags are intersected by the page's statement; `where` keeps the window's conditions only.
+    plan.intersect = tags;
+    parts.push(...windowConditions(filter, params, 'm.'));
+    plan.where = parts.join(' AND ');
+    return plan;
+  }
   if (driver.kind === 'tag') {
     params.push(driver.tag.name, driver.tag.value);
     plan.from = 'memory_tags t JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id';
@@ -101,7 +113,9 @@ async function planOf(
     if (driver.kind === 'tag' && tag === driver.tag) continue;
     params.push(tag.name, tag.value);
     parts.push(
-      `EXISTS (SELECT 1 FROM memory_tags WHERE context_id = $1 AND name = $${params.length - 1}
+      // A scalar subquery is probed per row (the whole key: at most one row); written as EXISTS the planner
+      // turned it into a join that read every memory of the tag (a hash of 10k rows for a 50-row page).
+      `(SELECT true FROM memory_tags WHERE context_id = $1 AND name = $${params.length - 1}
         AND value = $${params.length} AND sequence = m.sequence AND memory_id = m.id)`,
     );
   }
@@ -159,6 +173,7 @@ function paged(
   page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
   column: string,
 ): string {
+  if (plan.intersect) return tagIntersectionSql(plan.intersect, plan.params, plan.where, page, column);
   const params = plan.params;
   let keyset = '';
   if (page.afterSequence !== undefined) {
@@ -166,7 +181,10 @@ function paged(
     if (page.afterId === undefined) keyset = ` AND ${plan.sequence} > $${params.length}::bigint`;
     else {
       params.push(page.afterId);
-      keyset = ` AND (${plan.sequence}, ${plan.id}) > ($${params.length - 1}::bigint, $${params.length}::text)`;
+      // Not a row comparison: PostgreSQL applies a non-leakproof one (text >) after the row-level security
+      // policy, so it could not bound the index range.
+      const [sequence, id] = [`$${params.length - 1}::bigint`, `$${params.length}::text`];
+      keyset = ` AND ${plan.sequence} >= ${sequence} AND (${plan.sequence} > ${sequence} OR ${plan.id} > ${id})`;
     }
   }
   params.push(page.limit ?? null);
