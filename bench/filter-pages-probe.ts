@@ -3,7 +3,8 @@
  * (`gm.listMemories`) on a fresh SQLite context where an agent id is on half the memories, a run id on the
  * last four, one agent id on none, and a metadata tag (`app: "new"`) on the last 5,000 only (a tag many
  * memories hold, all late in the order: a new app's memories after years of others); event times advance one
- * day per 1,000 memories. p50 / p90 ms per filter, and unfiltered for scale. Run it from two checkouts to
+ * day per 1,000 memories. p50 / p90 ms per filter, and unfiltered for scale; then pages of 50 by cursor at the
+ * start, middle and end of the order, unfiltered and for the late tag. Run it from two checkouts to
  * compare the statement a filter compiles to (src/store/sqlite-memory-filter.ts, src/store/filter-plan.ts);
  * `--db` runs it on an empty PostgreSQL database instead of a fresh SQLite file (postgres-scopes.ts).
  */
@@ -43,15 +44,42 @@ const filters = [
   { agentId: 'planner', from: dayOf(0), to: dayOf(0) },
   {},
 ];
-for (const filter of filters) {
+async function report(label: string, options: Parameters<typeof gm.listMemories>[1]): Promise<void> {
   const times: number[] = [];
   for (let r = 0; r < pages; r++) {
     const started = performance.now();
-    await gm.listMemories('u', { limit: 50, filter });
+    await gm.listMemories('u', options);
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
-  process.stdout.write(`${JSON.stringify(filter)}: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms\n`);
+  process.stdout.write(`${label}: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms\n`);
+}
+for (const filter of filters) await report(JSON.stringify(filter), { limit: 50, filter });
+// Pages by cursor at the start, the middle and the end of the order (a page's cost must not grow with its
+// position): the cursors are those of a walk through every page of 200.
+for (const filter of [{}, { metadata: { app: 'new' } }]) {
+  const cursors: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await gm.listMemories('u', {
+      limit: 200,
+      filter,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    cursor = page.nextCursor;
+    if (cursor !== undefined) cursors.push(cursor);
+  } while (cursor !== undefined);
+  for (const [where, at] of [
+    ['first', 0],
+    ['middle', Math.floor(cursors.length / 2)],
+    ['last', cursors.length - 1],
+  ] as const) {
+    await report(`${JSON.stringify(filter)} page of 50 after the ${where} cursor of ${cursors.length}`, {
+      limit: 50,
+      filter,
+      cursor: cursors[at]!,
+    });
+  }
 }
 await gm.close();

@@ -35,8 +35,9 @@ export function driverNeedsCounts(
 }
 
 /**
- * The driver of a filter with these tags and (when `windowCount` is given) time bounds. Counts are the
- * paths' memories up to FILTER_DRIVEN_BELOW (a count at the bound means "at least"); they may be omitted when
+ * The driver of a filter with these tags and (when `counts.window` is given) time bounds. Counts are the
+ * paths' memories up to FILTER_DRIVEN_BELOW (a count at the bound means "at least"); a tag's may stop at one
+ * more than the window's, which already says the window is smaller. They may be omitted when
  * driverNeedsCounts is false. The smallest path below the bound drives (a tag over the window on a tie: its
  * rows need no sort); when every path is at the bound, the first tag does: its walk stops at the page's
  * LIMIT, where sorting a large window would read all of it. Paths that intersect sparsely (two common tags,

@@ -140,7 +140,7 @@ export class SqliteMemoryFilter {
         : filterDriver(
             tags,
             driverNeedsCounts(tags, hasWindow, { intersectsTags: true })
-              ? this.counts(contextId, filter, tags, hasWindow)
+              ? this.counts(contextId, filter, tags)
               : undefined,
           );
     const parts: string[] = [];
@@ -181,37 +181,35 @@ export class SqliteMemoryFilter {
     return plan;
   }
 
-  /** Each tag's memories and the window's, counted up to FILTER_DRIVEN_BELOW through their indexes. */
+  /**
+   * The window's memories counted up to FILTER_DRIVEN_BELOW, then each tag's up to one more than the window's
+   * (enough to tell which is smaller; filterDriver), through their indexes.
+   */
   private counts(
     contextId: string,
     filter: MemoryFilter,
     tags: readonly ScopeTag[],
-    hasWindow: boolean,
-  ): { tags: number[]; window?: number } {
+  ): { tags: number[]; window: number } {
+    const bounds: string[] = [];
+    const params: unknown[] = [contextId];
+    if (filter.from !== undefined) {
+      bounds.push(' AND timestamp >= ?');
+      params.push(filter.from);
+    }
+    if (filter.to !== undefined) {
+      bounds.push(' AND timestamp <= ?');
+      params.push(upperBound(filter.to));
+    }
+    const window = this.prepare(
+      `SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_by_time WHERE context_id = ?${bounds.join('')} LIMIT ?)`,
+    )
+      .pluck()
+      .get(...params, FILTER_DRIVEN_BELOW) as number;
     const tagCount = this.prepare(
       'SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = ? AND name = ? AND value = ? LIMIT ?)',
     ).pluck();
-    const counts: { tags: number[]; window?: number } = {
-      tags: tags.map((tag) => tagCount.get(contextId, tag.name, tag.value, FILTER_DRIVEN_BELOW) as number),
-    };
-    if (hasWindow) {
-      const bounds: string[] = [];
-      const params: unknown[] = [contextId];
-      if (filter.from !== undefined) {
-        bounds.push(' AND timestamp >= ?');
-        params.push(filter.from);
-      }
-      if (filter.to !== undefined) {
-        bounds.push(' AND timestamp <= ?');
-        params.push(upperBound(filter.to));
-      }
-      counts.window = this.prepare(
-        `SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_by_time WHERE context_id = ?${bounds.join('')} LIMIT ?)`,
-      )
-        .pluck()
-        .get(...params, FILTER_DRIVEN_BELOW) as number;
-    }
-    return counts;
+    const cap = Math.min(window + 1, FILTER_DRIVEN_BELOW);
+    return { tags: tags.map((tag) => tagCount.get(contextId, tag.name, tag.value, cap) as number), window };
   }
 
   private prepare(sql: string): Database.Statement {

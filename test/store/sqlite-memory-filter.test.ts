@@ -147,6 +147,8 @@ describe('SQLite filtered pages', () => {
     expect(filterDriver([a, b], { tags: [bound, bound] })).toEqual({ kind: 'tag', tag: a });
     expect(filterDriver([a], { tags: [bound], window: 100 })).toEqual({ kind: 'window' });
     expect(filterDriver([a], { tags: [100], window: 100 })).toEqual({ kind: 'tag', tag: a });
+    // A tag counted up to the window's count + 1: at least that many, so the window drives.
+    expect(filterDriver([a], { tags: [101], window: 100 })).toEqual({ kind: 'window' });
     expect(filterDriver([a], { tags: [bound], window: bound })).toEqual({ kind: 'tag', tag: a });
   });
 

@@ -11,10 +11,12 @@ export class PostgresMemoryReads {
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
     return this.session.allContexts(async (sql) => {
       // Keyset page over the contexts primary key (NULL: from the start / no limit).
+      // Two shapes rather than `$1 IS NULL OR c.id > $1`, which a cached generic plan cannot turn into a range.
+      const after = options.afterId === undefined ? '' : 'WHERE c.id > $2';
       const rows = await sql.query<{ id: string; memories: number; max: number | null }>(
         `SELECT c.id, c.memories, (SELECT max(m.sequence) FROM memories m WHERE m.context_id = c.id) AS max
-         FROM contexts c WHERE ($1::text IS NULL OR c.id > $1) ORDER BY c.id LIMIT $2`,
-        [options.afterId ?? null, options.limit ?? null],
+         FROM contexts c ${after} ORDER BY c.id LIMIT $1`,
+        options.afterId === undefined ? [options.limit ?? null] : [options.limit ?? null, options.afterId],
       );
       return rows.rows.map((row) =>
         row.max === null
@@ -75,14 +77,23 @@ export class PostgresMemoryReads {
       const { filter, ...page } = options;
       return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
     }
-    const after = options.afterSequence ?? null;
-    const afterId = options.afterSequence === undefined ? null : (options.afterId ?? null);
+    // One statement per keyset shape, each an index range of memories_by_sequence from the position: written
+    // as one statement with `$2 IS NULL OR sequence > $2 OR ...`, the cached plan walked the context from its
+    // start to the page (9.4 ms for a page at the end of 20k memories, 1.1 ms at the start).
+    const params: unknown[] = [contextId, options.limit ?? null];
+    let keyset = '';
+    if (options.afterSequence !== undefined) {
+      params.push(options.afterSequence);
+      if (options.afterId === undefined) keyset = ' AND sequence > $3';
+      else {
+        params.push(options.afterId);
+        keyset = ' AND sequence >= $3 AND (sequence > $3 OR id > $4)';
+      }
+    }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>
       sql.query<{ record: string }>(
-        `SELECT record FROM memories WHERE context_id = $1
-         AND ($2::bigint IS NULL OR sequence > $2 OR (sequence = $2 AND $3::text IS NOT NULL AND id > $3))
-         ORDER BY sequence, id LIMIT $4`,
-        [contextId, after, afterId, options.limit ?? null],
+        `SELECT record FROM memories WHERE context_id = $1${keyset} ORDER BY sequence, id LIMIT $2`,
+        params,
       ),
     );
     return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);

@@ -145,21 +145,22 @@ async function countsOf(
   tags: readonly ScopeTag[],
 ): Promise<{ tags: number[]; window?: number }> {
   const params: unknown[] = [contextId, FILTER_DRIVEN_BELOW];
+  const window = windowConditions(filter, params, '');
+  // With a window, each tag is counted up to one more than the window's count (enough to tell which is smaller).
+  const cap = window.length === 0 ? '$2' : '(SELECT n + 1 FROM w)';
   const columns = tags.map((tag) => {
     params.push(tag.name, tag.value);
     return `(SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = $1
-      AND name = $${params.length - 1} AND value = $${params.length} LIMIT $2) x)`;
+      AND name = $${params.length - 1} AND value = $${params.length} LIMIT LEAST($2, ${cap})) x)`;
   });
-  const window = windowConditions(filter, params, '');
-  const windowColumn =
+  const statement =
     window.length === 0
-      ? 'NULL'
-      : `(SELECT count(*) FROM (SELECT 1 FROM memories WHERE context_id = $1 AND ${window.join(' AND ')} LIMIT $2) w)`;
+      ? `SELECT ARRAY[${columns.join(', ')}] AS tags, NULL AS window`
+      : `WITH w AS (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE context_id = $1
+          AND ${window.join(' AND ')} LIMIT $2) x)
+        SELECT ARRAY[${columns.join(', ')}] AS tags, (SELECT n FROM w) AS window`;
   const row = (
-    await sql.query<{ tags: (string | number)[]; window: string | number | null }>(
-      `SELECT ARRAY[${columns.join(', ')}] AS tags, ${windowColumn} AS window`,
-      params,
-    )
+    await sql.query<{ tags: (string | number)[]; window: string | number | null }>(statement, params)
   ).rows[0]!;
   return {
     tags: row.tags.map(Number),
