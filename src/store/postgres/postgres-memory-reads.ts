@@ -78,8 +78,8 @@ export class PostgresMemoryReads {
       return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
     }
     // One statement per keyset shape, each an index range of memories_by_sequence from the position: written
-    // as one statement with `$2 IS NULL OR sequence > $2 OR ...`, the cached plan walked the context from its
-    // start to the page (9.4 ms for a page at the end of 20k memories, 1.1 ms at the start).
+    // as `sequence > $2 OR (sequence = $2 AND id > $3)` (and NULL tests for the shapes), PostgreSQL walked the
+    // context from its start to the page (8.1 ms for a page at the end of 20k memories, 0.9 ms at the start).
     const params: unknown[] = [contextId, options.limit ?? null];
     let keyset = '';
     if (options.afterSequence !== undefined) {
@@ -87,7 +87,7 @@ export class PostgresMemoryReads {
       if (options.afterId === undefined) keyset = ' AND sequence > $3';
       else {
         params.push(options.afterId);
-        keyset = ' AND sequence >= $3 AND (sequence > $3 OR id > $4)';
+        keyset = ' AND (sequence, id) > ($3, $4)';
       }
     }
     const rows = await this.session.scoped(contextId, 'read', (sql) =>

@@ -182,10 +182,7 @@ function paged(
     if (page.afterId === undefined) keyset = ` AND ${plan.sequence} > $${params.length}::bigint`;
     else {
       params.push(page.afterId);
-      // Not a row comparison: PostgreSQL applies a non-leakproof one (text >) after the row-level security
-      // policy, so it could not bound the index range.
-      const [sequence, id] = [`$${params.length - 1}::bigint`, `$${params.length}::text`];
-      keyset = ` AND ${plan.sequence} >= ${sequence} AND (${plan.sequence} > ${sequence} OR ${plan.id} > ${id})`;
+      keyset = ` AND (${plan.sequence}, ${plan.id}) > ($${params.length - 1}::bigint, $${params.length}::text)`;
     }
   }
   params.push(page.limit ?? null);

@@ -20,8 +20,8 @@ export function tagIntersectionSql(
   page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
   column: string,
 ): string {
-  // Each tag's name and value as parameters picked by CASE: an array subscript or a row comparison in the
-  // seek made PostgreSQL apply it after the row-level security policy, i.e. scan the table per step.
+  // Each tag's name and value as parameters picked by CASE: an array subscript is not leakproof, so PostgreSQL
+  // applied it after the row-level security policy (a scan of the table per step: 435 ms a page at 20k).
   const pick = (field: 'name' | 'value') =>
     `CASE leap.turn ${tags
       .map((tag, i) => {
@@ -41,8 +41,7 @@ export function tagIntersectionSql(
     if (page.afterId === undefined) start = ` AND t.sequence > $${params.length}::bigint`;
     else {
       params.push(page.afterId);
-      const [sequence, id] = [`$${params.length - 1}::bigint`, `$${params.length}::text`];
-      start = ` AND t.sequence >= ${sequence} AND (t.sequence > ${sequence} OR t.memory_id > ${id})`;
+      start = ` AND (t.sequence, t.memory_id) > ($${params.length - 1}::bigint, $${params.length}::text)`;
     }
   }
   params.push(page.limit ?? null);
@@ -61,7 +60,7 @@ export function tagIntersectionSql(
       FROM leap CROSS JOIN LATERAL (
         SELECT t.sequence, t.memory_id FROM memory_tags t
         WHERE t.context_id = $1 AND t.name = ${names} AND t.value = ${values}
-          AND t.sequence >= leap.sequence AND (t.sequence > leap.sequence OR t.memory_id >= leap.id)
+          AND (t.sequence, t.memory_id) >= (leap.sequence, leap.id)
           AND NOT (leap.agreed = ${k} AND t.sequence = leap.sequence AND t.memory_id = leap.id)
         ORDER BY t.sequence, t.memory_id LIMIT 1
       ) r
