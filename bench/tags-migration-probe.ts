@@ -13,7 +13,9 @@ import { parseCount, probeFlags } from './support/probe-args.ts';
 
 const file = process.argv[2];
 if (file === undefined || file.startsWith('--')) {
-  process.stderr.write('usage: tags-migration-probe.ts <copy of a schema-12 archive> [--context id] [--late n]\n');
+  process.stderr.write(
+    'usage: tags-migration-probe.ts <copy of a schema-12 archive> [--context id] [--late n]\n',
+  );
   process.exit(2);
 }
 const flag = probeFlags(process.argv.slice(3));
@@ -23,14 +25,19 @@ const pages = parseCount(flag('pages', '40'));
 const raw = new Database(file);
 const version = raw.prepare('SELECT version FROM schema_version').pluck().get() as number;
 if (version !== 12) {
-  process.stderr.write(`schema ${version}: this probe writes tags as schema 12 did; give it a schema-12 file\n`);
+  process.stderr.write(
+    `schema ${version}: this probe writes tags as schema 12 did; give it a schema-12 file\n`,
+  );
   process.exit(2);
 }
 const context = flag(
   'context',
   raw.prepare('SELECT id FROM contexts ORDER BY memories DESC LIMIT 1').pluck().get() as string,
 );
-const memories = raw.prepare('SELECT count(*) FROM memories WHERE context_id = ?').pluck().get(context) as number;
+const memories = raw
+  .prepare('SELECT count(*) FROM memories WHERE context_id = ?')
+  .pluck()
+  .get(context) as number;
 let started = performance.now();
 raw.transaction(() => {
   raw
