@@ -69,13 +69,19 @@ export class SqliteMemoryReads {
       const rows = this.run(() => this.filtered.list(contextId, filter, page));
       return rows.map((row) => JSON.parse(row) as MemoryRecord);
     }
+    const limit = options.limit ?? -1;
+    const s = this.statements;
     const rows = this.run(() =>
-      this.statements.listRecords.all({
-        contextId,
-        after: options.afterSequence ?? null,
-        afterId: options.afterSequence === undefined ? null : (options.afterId ?? null),
-        limit: options.limit ?? -1,
-      }),
+      options.afterSequence === undefined
+        ? s.listRecords.all({ contextId, limit })
+        : options.afterId === undefined
+          ? s.listRecordsAfter.all({ contextId, after: options.afterSequence, limit })
+          : s.listRecordsAfterId.all({
+              contextId,
+              after: options.afterSequence,
+              afterId: options.afterId,
+              limit,
+            }),
     ) as { record: string }[];
     return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }

@@ -29,6 +29,8 @@ type StatementName =
   | 'getRecords'
   | 'getHashes'
   | 'listRecords'
+  | 'listRecordsAfter'
+  | 'listRecordsAfterId'
   | 'countMemories'
   | 'insertView'
   | 'deleteViews'
@@ -121,9 +123,16 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     getHashes: p(
       'SELECT id, content_hash FROM memories WHERE context_id = ? AND id IN (SELECT value FROM json_each(?))',
     ),
-    listRecords: p(`SELECT record FROM memories WHERE context_id = @contextId
-      AND (@after IS NULL OR sequence > @after OR (sequence = @after AND @afterId IS NOT NULL AND id > @afterId))
+    // One statement per keyset shape, the position a row value SQLite seeks memories_by_sequence to: written as
+    // `@after IS NULL OR sequence > @after OR (...)` it walked the context from its start to the page (a page
+    // at the end of 10k memories 0.94 ms, at the start 0.20; at 1M ~100x that).
+    listRecords: p(
+      'SELECT record FROM memories WHERE context_id = @contextId ORDER BY sequence, id LIMIT @limit',
+    ),
+    listRecordsAfter: p(`SELECT record FROM memories WHERE context_id = @contextId AND sequence > @after
       ORDER BY sequence, id LIMIT @limit`),
+    listRecordsAfterId: p(`SELECT record FROM memories WHERE context_id = @contextId
+      AND (sequence, id) > (@after, @afterId) ORDER BY sequence, id LIMIT @limit`),
     countMemories: p(`SELECT ${memoryCount} AS n FROM contexts c WHERE c.id = ?`),
     insertView: p(
       'INSERT INTO views (context_id, memory_id, position, kind, key, text, uri) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -7,6 +7,7 @@ import type { MemoryFilter } from '../../src/store/archive-store-spec.ts';
 import { FILTER_DRIVEN_BELOW, filterDriver } from '../../src/store/filter-plan.ts';
 import { SqliteMemoryFilter } from '../../src/store/sqlite-memory-filter.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { prepareSqliteStoreStatements } from '../../src/store/sqlite-store-statements.ts';
 import { intersectTags, prepareTagSeeks } from '../../src/store/sqlite-tag-intersection.ts';
 import { write } from './store-conformance.ts';
 
@@ -135,6 +136,38 @@ describe('SQLite filtered pages', () => {
     const year = planOf({ agentId: 'late', from: '2024-01-01' });
     expect(year[0]).toMatch(/^SEARCH t USING PRIMARY KEY/);
     expect(year.join('\n')).not.toMatch(/TEMP B-TREE|SCAN m\b/);
+  });
+
+  it('unfiltered keyset pages seek to their position (no walk from the start of the context)', () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      let prepared = '';
+      const spy = new Proxy(db, {
+        get(target, key) {
+          if (key !== 'prepare') return Reflect.get(target, key, target);
+          return (sql: string) => {
+            prepared = sql;
+            return target.prepare(sql);
+          };
+        },
+      });
+      const statements = prepareSqliteStoreStatements(spy as unknown as Database.Database);
+      for (const [name, params] of [
+        ['listRecordsAfter', { contextId: 'ctx', after: 4000, limit: 50 }],
+        ['listRecordsAfterId', { contextId: 'ctx', after: 4000, afterId: 'm4000', limit: 50 }],
+      ] as const) {
+        expect(statements[name].all(params)).toHaveLength(50);
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${prepared}`).all(params) as { detail: string }[]).map(
+          (row) => row.detail,
+        );
+        expect(plan.join('\n'), name).toMatch(
+          /memories_by_sequence \(context_id=\? AND (sequence>\?|\(sequence,id\)>\(\?,\?\))\)/,
+        );
+        expect(plan.join('\n'), name).not.toMatch(/TEMP B-TREE/);
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it('filterDriver: the smallest path under the bound; the first tag when all are at it', () => {
