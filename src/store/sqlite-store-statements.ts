@@ -4,6 +4,7 @@ import { lazyStatement } from './lazy-statement.ts';
 /** The SQLite store's statements (named, so that the declaration build can write this type). */
 type StatementName =
   | 'listContexts'
+  | 'listContextFirstPage'
   | 'listContextPage'
   | 'addCount'
   | 'maxSequence'
@@ -85,10 +86,14 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     listContexts: p(`SELECT c.id AS id, ${memoryCount} AS memories,
       (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
       FROM contexts c ORDER BY c.id`),
-    // Keyset page over the contexts primary key (LIMIT -1: no limit).
+    // Keyset page over the contexts primary key (LIMIT -1: no limit); the first page has a statement of its own
+    // (`? IS NULL OR c.id > ?` is no range: every later page walked the contexts before it).
     listContextPage: p(`SELECT c.id AS id, ${memoryCount} AS memories,
       (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
-      FROM contexts c WHERE (? IS NULL OR c.id > ?) ORDER BY c.id LIMIT ?`),
+      FROM contexts c WHERE c.id > ? ORDER BY c.id LIMIT ?`),
+    listContextFirstPage: p(`SELECT c.id AS id, ${memoryCount} AS memories,
+      (SELECT MAX(m.sequence) FROM memories m WHERE m.context_id = c.id) AS maxSequence
+      FROM contexts c ORDER BY c.id LIMIT ?`),
     addCount: p('UPDATE contexts SET memories = memories + ? WHERE id = ?'),
     maxSequence: p('SELECT MAX(sequence) AS n FROM memories WHERE context_id = ?'),
     ensureContext: p('INSERT OR IGNORE INTO contexts (id) VALUES (?)'),

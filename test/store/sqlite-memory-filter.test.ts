@@ -138,7 +138,7 @@ describe('SQLite filtered pages', () => {
     expect(year.join('\n')).not.toMatch(/TEMP B-TREE|SCAN m\b/);
   });
 
-  it('unfiltered keyset pages seek to their position (no walk from the start of the context)', () => {
+  it('unfiltered keyset pages of memories and of contexts seek to their position (no walk from the start)', () => {
     const db = new Database(file, { readonly: true });
     try {
       let prepared = '';
@@ -165,6 +165,12 @@ describe('SQLite filtered pages', () => {
         );
         expect(plan.join('\n'), name).not.toMatch(/TEMP B-TREE/);
       }
+      // Pages of contexts (users) by cursor: a range of the primary key, not a scan.
+      statements.listContextPage.all('a', 10);
+      const contexts = (
+        db.prepare(`EXPLAIN QUERY PLAN ${prepared}`).all('a', 10) as { detail: string }[]
+      ).map((row) => row.detail);
+      expect(contexts[0]).toMatch(/^SEARCH c USING .*\(id>\?\)/);
     } finally {
       db.close();
     }
