@@ -1,4 +1,5 @@
-import type { ScopeTag } from './memory-scope-tags.ts';
+import type { MemoryFilter } from './archive-store-spec.ts';
+import { type ScopeTag, upperBound } from './memory-scope-tags.ts';
 
 /**
  * A filtered read's access paths are counted up to this many memories; one held by fewer drives the read.
@@ -56,4 +57,26 @@ export function filterDriver(
     return { kind: 'window' };
   }
   return { kind: 'tag', tag: tags[best]! };
+}
+
+/**
+ * A filter compiled to SQL over `memories m` by a backend: what it reads, its conditions (parameters in
+ * `params`) and the (sequence, id) columns of the walked rows, which the ORDER BY and the keyset compare.
+ */
+export interface FilterSql {
+  from: string;
+  where: string;
+  params: unknown[];
+  sequence: string;
+  id: string;
+  /** Two or more tags and no small window: the page is their rows intersected in order. */
+  intersect?: readonly ScopeTag[];
+}
+
+/** The filter's event-time bounds as (operator, value); a date-only `to` covers its whole day (upperBound). */
+export function windowBounds(filter: MemoryFilter): { op: '>=' | '<='; value: string }[] {
+  const bounds: { op: '>=' | '<='; value: string }[] = [];
+  if (filter.from !== undefined) bounds.push({ op: '>=', value: filter.from });
+  if (filter.to !== undefined) bounds.push({ op: '<=', value: upperBound(filter.to) });
+  return bounds;
 }

@@ -1,22 +1,26 @@
 import type Database from 'better-sqlite3';
 import type { MemoryFilter } from './archive-store-spec.ts';
-import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from './filter-plan.ts';
-import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
+import {
+  driverNeedsCounts,
+  FILTER_DRIVEN_BELOW,
+  type FilterDriver,
+  type FilterSql,
+  filterDriver,
+  windowBounds,
+} from './filter-plan.ts';
+import { filterTags, type ScopeTag } from './memory-scope-tags.ts';
 import { intersectTags, prepareTagSeeks, type TagSeeks } from './sqlite-tag-intersection.ts';
 
 /** Distinct statement shapes kept prepared (a shape is which conditions a filter has, not their values). */
 const CACHED_SHAPES = 64;
 
-/** A filter compiled to SQL over `memories m`: what it reads, its conditions and its order. */
-interface Plan {
-  from: string;
-  where: string;
-  params: unknown[];
-  /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
-  sequence: string;
-  id: string;
-  /** Two or more tags and no small window: the page is their rows intersected in order (intersectTags). */
-  intersect?: readonly ScopeTag[];
+/** The filter's event-time bounds as conditions on `column` (`?` placeholders) and their values. */
+function windowSql(filter: MemoryFilter, column: string): { parts: string[]; params: string[] } {
+  const bounds = windowBounds(filter);
+  return {
+    parts: bounds.map((bound) => `${column} ${bound.op} ?`),
+    params: bounds.map((bound) => bound.value),
+  };
 }
 
 /**
@@ -84,18 +88,9 @@ export class SqliteMemoryFilter {
     page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
     column: string,
   ): string[] {
-    const bounds: string[] = [];
-    const params: unknown[] = [];
-    if (filter.from !== undefined) {
-      bounds.push(' AND m.timestamp >= ?');
-      params.push(filter.from);
-    }
-    if (filter.to !== undefined) {
-      bounds.push(' AND m.timestamp <= ?');
-      params.push(upperBound(filter.to));
-    }
+    const window = windowSql(filter, 'm.timestamp');
     const read = this.prepare(
-      `SELECT ${column} FROM memories m WHERE m.context_id = ? AND m.id = ?${bounds.join('')}`,
+      `SELECT ${column} FROM memories m WHERE ${['m.context_id = ?', 'm.id = ?', ...window.parts].join(' AND ')}`,
     ).pluck();
     this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql));
     return intersectTags(
@@ -107,13 +102,13 @@ export class SqliteMemoryFilter {
         ...(page.afterId === undefined ? {} : { id: page.afterId }),
       },
       page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit,
-      (id) => read.get(contextId, id, ...params) as string | undefined,
+      (id) => read.get(contextId, id, ...window.params) as string | undefined,
     );
   }
 
   /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
   private paged(
-    plan: Plan,
+    plan: FilterSql,
     page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
     column: string,
   ): string {
@@ -131,7 +126,7 @@ export class SqliteMemoryFilter {
     return `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}${keyset} ORDER BY ${plan.sequence}, ${plan.id} LIMIT ?`;
   }
 
-  private plan(contextId: string, filter: MemoryFilter, options: { drive?: boolean } = {}): Plan {
+  private plan(contextId: string, filter: MemoryFilter, options: { drive?: boolean } = {}): FilterSql {
     const tags = filterTags(filter);
     const hasWindow = filter.from !== undefined || filter.to !== undefined;
     const driver: FilterDriver =
@@ -145,7 +140,7 @@ export class SqliteMemoryFilter {
           );
     const parts: string[] = [];
     const params: unknown[] = [];
-    const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+    const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
     if (driver.kind === 'tag' && tags.length > 1) plan.intersect = tags;
     if (driver.kind === 'tag') {
       // CROSS JOIN keeps the tag's rows as the outer loop: they come in (sequence, memory_id) order, so the
@@ -158,16 +153,9 @@ export class SqliteMemoryFilter {
     } else if (driver.kind === 'window') {
       plan.from = 'memories m INDEXED BY memories_by_time';
     }
-    parts.push('m.context_id = ?');
-    params.push(contextId);
-    if (filter.from !== undefined) {
-      parts.push('m.timestamp >= ?');
-      params.push(filter.from);
-    }
-    if (filter.to !== undefined) {
-      parts.push('m.timestamp <= ?');
-      params.push(upperBound(filter.to));
-    }
+    const window = windowSql(filter, 'm.timestamp');
+    parts.push('m.context_id = ?', ...window.parts);
+    params.push(contextId, ...window.params);
     for (const tag of tags) {
       if (driver.kind === 'tag' && tag === driver.tag) continue;
       // The tag's whole primary key per row: `id IN (SELECT ...)` made SQLite first read every memory the tag
@@ -190,21 +178,13 @@ export class SqliteMemoryFilter {
     filter: MemoryFilter,
     tags: readonly ScopeTag[],
   ): { tags: number[]; window: number } {
-    const bounds: string[] = [];
-    const params: unknown[] = [contextId];
-    if (filter.from !== undefined) {
-      bounds.push(' AND timestamp >= ?');
-      params.push(filter.from);
-    }
-    if (filter.to !== undefined) {
-      bounds.push(' AND timestamp <= ?');
-      params.push(upperBound(filter.to));
-    }
+    const bounds = windowSql(filter, 'timestamp');
     const window = this.prepare(
-      `SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_by_time WHERE context_id = ?${bounds.join('')} LIMIT ?)`,
+      `SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_by_time
+        WHERE ${['context_id = ?', ...bounds.parts].join(' AND ')} LIMIT ?)`,
     )
       .pluck()
-      .get(...params, FILTER_DRIVEN_BELOW) as number;
+      .get(contextId, ...bounds.params, FILTER_DRIVEN_BELOW) as number;
     const tagCount = this.prepare(
       'SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = ? AND name = ? AND value = ? LIMIT ?)',
     ).pluck();

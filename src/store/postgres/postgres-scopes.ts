@@ -1,7 +1,14 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ContextStats, MemoryFilter, MemoryVersion } from '../archive-store-spec.ts';
-import { driverNeedsCounts, FILTER_DRIVEN_BELOW, type FilterDriver, filterDriver } from '../filter-plan.ts';
-import { filterTags, type ScopeTag, scopeTags, upperBound } from '../memory-scope-tags.ts';
+import {
+  driverNeedsCounts,
+  FILTER_DRIVEN_BELOW,
+  type FilterDriver,
+  type FilterSql,
+  filterDriver,
+  windowBounds,
+} from '../filter-plan.ts';
+import { filterTags, type ScopeTag, scopeTags } from '../memory-scope-tags.ts';
 import type { Sql } from './postgres-session.ts';
 import { tagIntersectionSql } from './postgres-tag-intersection.ts';
 
@@ -55,18 +62,6 @@ export async function writeHistoryAndTags(
   }
 }
 
-/** A filter compiled to SQL over `memories m` ($1 is the context id): what it reads and in which order. */
-interface Plan {
-  from: string;
-  where: string;
-  params: unknown[];
-  /** The (sequence, id) columns of the walked rows: the ORDER BY and the keyset compare these. */
-  sequence: string;
-  id: string;
-  /** Two or more tags and no small window: the page is their rows intersected in order (tagIntersectionSql). */
-  intersect?: readonly ScopeTag[];
-}
-
 /**
  * The filter's plan (filter-plan.ts, the same rule as the SQLite store's): a scope tag's rows of
  * `memory_tags (context_id, name, value, sequence, memory_id)` in the page's order joined to their memories;
@@ -79,7 +74,7 @@ async function planOf(
   contextId: string,
   filter: MemoryFilter,
   options: { drive?: boolean } = {},
-): Promise<Plan> {
+): Promise<FilterSql> {
   const tags = filterTags(filter);
   const hasWindow = filter.from !== undefined || filter.to !== undefined;
   const driver: FilterDriver =
@@ -93,7 +88,7 @@ async function planOf(
         );
   const params: unknown[] = [contextId];
   const parts = ['m.context_id = $1'];
-  const plan: Plan = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+  const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
   if (driver.kind === 'tag' && tags.length > 1) {
     // The tags are intersected by the page's statement; `where` keeps the window's conditions only.
     plan.intersect = tags;
@@ -133,16 +128,10 @@ async function planOf(
 
 /** Event-time bounds as conditions on `<prefix>timestamp` (parameters appended to `params`). */
 function windowConditions(filter: MemoryFilter, params: unknown[], prefix: string): string[] {
-  const parts: string[] = [];
-  if (filter.from !== undefined) {
-    params.push(filter.from);
-    parts.push(`${prefix}"timestamp" >= $${params.length}`);
-  }
-  if (filter.to !== undefined) {
-    params.push(upperBound(filter.to));
-    parts.push(`${prefix}"timestamp" <= $${params.length}`);
-  }
-  return parts;
+  return windowBounds(filter).map((bound) => {
+    params.push(bound.value);
+    return `${prefix}"timestamp" ${bound.op} $${params.length}`;
+  });
 }
 
 /** Each tag's memories and the window's (when the filter has one), counted up to FILTER_DRIVEN_BELOW. */
@@ -178,7 +167,7 @@ async function countsOf(
 
 /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
 function paged(
-  plan: Plan,
+  plan: FilterSql,
   page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
   column: string,
 ): string {
