@@ -42,6 +42,7 @@ const filters = [
   { agentId: 'planner', metadata: { app: 'new' } },
   { metadata: { app: 'new' }, from: lastDay },
   { agentId: 'planner', from: dayOf(0), to: dayOf(0) },
+  { agentId: 'planner', from: dayOf(n - 5000) },
   {},
 ];
 async function report(label: string, options: Parameters<typeof gm.listMemories>[1]): Promise<void> {

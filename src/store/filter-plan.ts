@@ -8,13 +8,22 @@ import { type ScopeTag, upperBound } from './memory-scope-tags.ts';
 export const FILTER_DRIVEN_BELOW = 4096;
 
 /**
+ * A time window holding fewer memories than this is read and sorted rather than walking a tag held by
+ * FILTER_DRIVEN_BELOW or more: the tag's walk has no bound when the window sits late in its order ("an agent's
+ * memories of the last five days" walked the agent's whole history: 174 ms at 200k memories, where reading the
+ * 5,000 memories of those days and sorting them took 8 ms). The window is counted up to this many (index
+ * entries only), so a page with a tag and a window reads at most this many rows either way.
+ */
+export const WINDOW_SORTED_BELOW = 65_536;
+
+/**
  * What a filtered page (listMemories with a filter, matchMemories without ids) walks, on every backend that
  * plans its own SQL:
  * - `tag`: one scope tag's index rows, which are kept in (sequence, id) order (SQLite migration 13,
  *   PostgreSQL 11), so a page reads its LIMIT rows from the keyset position on, wherever in the context the
  *   tag's memories sit; the filter's other conditions are checked on those rows;
- * - `window`: the event-time range (memories_by_time) sorted into (sequence, id) order: at most
- *   FILTER_DRIVEN_BELOW rows;
+ * - `window`: the event-time range (memories_by_time) sorted into (sequence, id) order: fewer than
+ *   WINDOW_SORTED_BELOW rows;
  * - `order`: the memories in (sequence, id) order (a filter with no tag: the backend's own plan).
  * Before tags carried their sequence, a tag held by many memories that all sit late in the order made the
  * first page walk the context up to them (a new agent's first memories after a year of another's).
@@ -36,13 +45,13 @@ export function driverNeedsCounts(
 }
 
 /**
- * The driver of a filter with these tags and (when `counts.window` is given) time bounds. Counts are the
- * paths' memories up to FILTER_DRIVEN_BELOW (a count at the bound means "at least"); a tag's may stop at one
- * more than the window's, which already says the window is smaller. They may be omitted when
- * driverNeedsCounts is false. The smallest path below the bound drives (a tag over the window on a tie: its
- * rows need no sort); when every path is at the bound, the first tag does: its walk stops at the page's
- * LIMIT, where sorting a large window would read all of it. Paths that intersect sparsely (two common tags,
- * a common tag and a wide window) still walk until the page fills: no single index answers them.
+ * The driver of a filter with these tags and (when `counts.window` is given) time bounds. Tag counts go up to
+ * FILTER_DRIVEN_BELOW and may stop at one more than the window's (which already says the window is smaller),
+ * the window's up to WINDOW_SORTED_BELOW; a count at its bound means "at least". They may be omitted when
+ * driverNeedsCounts is false. A tag below FILTER_DRIVEN_BELOW drives unless the window is smaller still (the
+ * tag on a tie: its rows need no sort); when every tag is at the bound, a window below WINDOW_SORTED_BELOW
+ * drives, else the first tag. Left: a tag and a window both that large whose common memories sit late in the
+ * tag's order (the walk reaches them), and tags that intersect sparsely: no single index answers them.
  */
 export function filterDriver(
   tags: readonly ScopeTag[],
@@ -53,8 +62,10 @@ export function filterDriver(
   let best = 0;
   for (let i = 1; i < tags.length; i++) if (counts.tags[i]! < counts.tags[best]!) best = i;
   const tagCount = counts.tags[best]!;
-  if (counts.window !== undefined && counts.window < FILTER_DRIVEN_BELOW && counts.window < tagCount) {
-    return { kind: 'window' };
+  const window = counts.window;
+  if (window !== undefined) {
+    const windowDrives = tagCount < FILTER_DRIVEN_BELOW ? window < tagCount : window < WINDOW_SORTED_BELOW;
+    if (windowDrives) return { kind: 'window' };
   }
   return { kind: 'tag', tag: tags[best]! };
 }

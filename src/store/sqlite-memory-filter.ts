@@ -6,6 +6,7 @@ import {
   type FilterDriver,
   type FilterSql,
   filterDriver,
+  WINDOW_SORTED_BELOW,
   windowBounds,
 } from './filter-plan.ts';
 import { filterTags, type ScopeTag } from './memory-scope-tags.ts';
@@ -170,8 +171,8 @@ export class SqliteMemoryFilter {
   }
 
   /**
-   * The window's memories counted up to FILTER_DRIVEN_BELOW, then each tag's up to one more than the window's
-   * (enough to tell which is smaller; filterDriver), through their indexes.
+   * The window's memories counted up to WINDOW_SORTED_BELOW, then each tag's up to FILTER_DRIVEN_BELOW or one
+   * more than the window's (enough to tell which is smaller; filterDriver), through their indexes.
    */
   private counts(
     contextId: string,
@@ -184,7 +185,7 @@ export class SqliteMemoryFilter {
         WHERE ${['context_id = ?', ...bounds.parts].join(' AND ')} LIMIT ?)`,
     )
       .pluck()
-      .get(contextId, ...bounds.params, FILTER_DRIVEN_BELOW) as number;
+      .get(contextId, ...bounds.params, WINDOW_SORTED_BELOW) as number;
     const tagCount = this.prepare(
       'SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = ? AND name = ? AND value = ? LIMIT ?)',
     ).pluck();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryFilter } from '../../src/store/archive-store-spec.ts';
-import { FILTER_DRIVEN_BELOW, filterDriver } from '../../src/store/filter-plan.ts';
+import { FILTER_DRIVEN_BELOW, filterDriver, WINDOW_SORTED_BELOW } from '../../src/store/filter-plan.ts';
 import { SqliteMemoryFilter } from '../../src/store/sqlite-memory-filter.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { prepareSqliteStoreStatements } from '../../src/store/sqlite-store-statements.ts';
@@ -127,15 +127,18 @@ describe('SQLite filtered pages', () => {
     }
   });
 
-  it('drives by a small window, or by the tag when the window is large, and never scans the memories', () => {
+  it('drives by a window under WINDOW_SORTED_BELOW when the tag is larger, and never scans the memories', () => {
     // A day holds 100 memories: read through memories_by_time, sorted.
     const day = planOf({ agentId: 'late', from: '2024-02-10', to: '2024-02-10' });
     expect(day.join('\n')).toMatch(/memories_by_time/);
     expect(day.join('\n')).not.toMatch(/SCAN m\b/);
-    // A window holding most of the context: the tag drives in order (the LIMIT stops the walk).
-    const year = planOf({ agentId: 'late', from: '2024-01-01' });
-    expect(year[0]).toMatch(/^SEARCH t USING PRIMARY KEY/);
-    expect(year.join('\n')).not.toMatch(/TEMP B-TREE|SCAN m\b/);
+    // The last five days (500 memories) with a tag held by 4,200 late ones: the window, not the tag's walk.
+    const days = planOf({ agentId: 'late', from: '2024-02-10' });
+    expect(days.join('\n')).toMatch(/memories_by_time/);
+    expect(days.join('\n')).not.toMatch(/SCAN m\b/);
+    // A window of the whole context (4,500, under WINDOW_SORTED_BELOW) is read and sorted too: bounded.
+    const all = planOf({ agentId: 'late', from: '2024-01-01' });
+    expect(all.join('\n')).toMatch(/memories_by_time/);
   });
 
   it('unfiltered keyset pages of memories and of contexts seek to their position (no walk from the start)', () => {
@@ -188,7 +191,15 @@ describe('SQLite filtered pages', () => {
     expect(filterDriver([a], { tags: [100], window: 100 })).toEqual({ kind: 'tag', tag: a });
     // A tag counted up to the window's count + 1: at least that many, so the window drives.
     expect(filterDriver([a], { tags: [101], window: 100 })).toEqual({ kind: 'window' });
-    expect(filterDriver([a], { tags: [bound], window: bound })).toEqual({ kind: 'tag', tag: a });
+    // Every tag at its bound: a window below WINDOW_SORTED_BELOW is read and sorted, a larger one is not.
+    expect(filterDriver([a], { tags: [bound], window: bound })).toEqual({ kind: 'window' });
+    expect(filterDriver([a, b], { tags: [bound, bound], window: WINDOW_SORTED_BELOW - 1 })).toEqual({
+      kind: 'window',
+    });
+    expect(filterDriver([a], { tags: [bound], window: WINDOW_SORTED_BELOW })).toEqual({
+      kind: 'tag',
+      tag: a,
+    });
   });
 
   it('intersectTags equals the brute-force intersection for 2-3 tags, runs and scatter, keysets and limits', () => {

@@ -6,6 +6,7 @@ import {
   type FilterDriver,
   type FilterSql,
   filterDriver,
+  WINDOW_SORTED_BELOW,
   windowBounds,
 } from '../filter-plan.ts';
 import { filterTags, type ScopeTag, scopeTags } from '../memory-scope-tags.ts';
@@ -107,10 +108,10 @@ async function planOf(
   if (driver.kind === 'window') {
     // The window's memories through memories_by_time, in timestamp order: the generic plan (settingsSql) costs
     // a `timestamp >= $n` at a third of the context and walked it in (sequence, id) order instead (87 ms a
-    // page at 200k). The count that chose this driver saw fewer than FILTER_DRIVEN_BELOW memories in the window
-    // in the same snapshot, so the LIMIT cuts nothing.
+    // page at 200k). The count that chose this driver saw fewer than WINDOW_SORTED_BELOW memories in the
+    // window in the same snapshot, so the LIMIT cuts nothing.
     plan.from = `(SELECT * FROM memories m WHERE m.context_id = $1 AND ${window.join(' AND ')}
-      ORDER BY m."timestamp" LIMIT ${FILTER_DRIVEN_BELOW}) m`;
+      ORDER BY m."timestamp" LIMIT ${WINDOW_SORTED_BELOW}) m`;
   } else parts.push(...window);
   for (const tag of tags) {
     if (driver.kind === 'tag' && tag === driver.tag) continue;
@@ -134,7 +135,10 @@ function windowConditions(filter: MemoryFilter, params: unknown[], prefix: strin
   });
 }
 
-/** Each tag's memories and the window's (when the filter has one), counted up to FILTER_DRIVEN_BELOW. */
+/**
+ * Each tag's memories counted up to FILTER_DRIVEN_BELOW (or one more than the window's), and the window's (when
+ * the filter has one) up to WINDOW_SORTED_BELOW: one statement.
+ */
 async function countsOf(
   sql: Sql,
   contextId: string,
@@ -143,6 +147,8 @@ async function countsOf(
 ): Promise<{ tags: number[]; window?: number }> {
   const params: unknown[] = [contextId, FILTER_DRIVEN_BELOW];
   const window = windowConditions(filter, params, '');
+  if (window.length > 0) params.push(WINDOW_SORTED_BELOW);
+  const windowCap = `$${params.length}`;
   // With a window, each tag is counted up to one more than the window's count (enough to tell which is smaller).
   const cap = window.length === 0 ? '$2' : '(SELECT n + 1 FROM w)';
   const columns = tags.map((tag) => {
@@ -154,7 +160,7 @@ async function countsOf(
     window.length === 0
       ? `SELECT ARRAY[${columns.join(', ')}] AS tags, NULL AS window`
       : `WITH w AS (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE context_id = $1
-          AND ${window.join(' AND ')} LIMIT $2) x)
+          AND ${window.join(' AND ')} LIMIT ${windowCap}) x)
         SELECT ARRAY[${columns.join(', ')}] AS tags, (SELECT n FROM w) AS window`;
   const row = (
     await sql.query<{ tags: (string | number)[]; window: string | number | null }>(statement, params)
