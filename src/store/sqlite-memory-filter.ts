@@ -93,18 +93,21 @@ export class SqliteMemoryFilter {
     const read = this.prepare(
       `SELECT ${column} FROM memories m WHERE ${['m.context_id = ?', 'm.id = ?', ...window.parts].join(' AND ')}`,
     ).pluck();
-    this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql));
-    return intersectTags(
-      this.seeks,
-      contextId,
-      tags,
-      {
-        ...(page.afterSequence === undefined ? {} : { sequence: page.afterSequence }),
-        ...(page.afterId === undefined ? {} : { id: page.afterId }),
-      },
-      page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit,
-      (id) => read.get(contextId, id, ...window.params) as string | undefined,
-    );
+    const seeks = (this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql)));
+    // One read transaction: the page's seeks see one snapshot (a nested call runs as a savepoint).
+    return this.db.transaction(() =>
+      intersectTags(
+        seeks,
+        contextId,
+        tags,
+        {
+          ...(page.afterSequence === undefined ? {} : { sequence: page.afterSequence }),
+          ...(page.afterId === undefined ? {} : { id: page.afterId }),
+        },
+        page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit,
+        (id) => read.get(contextId, id, ...window.params) as string | undefined,
+      ),
+    )();
   }
 
   /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
