@@ -93,7 +93,8 @@ export class SqliteMemoryFilter {
     const read = this.prepare(
       `SELECT ${column} FROM memories m WHERE ${['m.context_id = ?', 'm.id = ?', ...window.parts].join(' AND ')}`,
     ).pluck();
-    const seeks = (this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql)));
+    this.seeks ??= prepareTagSeeks((sql) => this.db.prepare(sql));
+    const seeks = this.seeks;
     // One read transaction: the page's seeks see one snapshot (a nested call runs as a savepoint).
     return this.db.transaction(() =>
       intersectTags(
