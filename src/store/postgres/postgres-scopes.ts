@@ -109,7 +109,7 @@ async function planOf(
     // The window's memories through memories_by_time, in timestamp order: the generic plan (settingsSql) costs
     // a `timestamp >= $n` at a third of the context and walked it in (sequence, id) order instead (87 ms a
     // page at 200k). The count that chose this driver saw fewer than WINDOW_SORTED_BELOW memories in the
-    // window in the same snapshot, so the LIMIT cuts nothing.
+    // window in the same snapshot (filtered reads run in REPEATABLE READ read units), so the LIMIT cuts nothing.
     plan.from = `(SELECT * FROM memories m WHERE m.context_id = $1 AND ${window.join(' AND ')}
       ORDER BY m."timestamp" LIMIT ${WINDOW_SORTED_BELOW}) m`;
   } else parts.push(...window);
