@@ -1,5 +1,5 @@
 import type { MemoryFilter } from './archive-store-spec.ts';
-import { type ScopeTag, upperBound } from './memory-scope-tags.ts';
+import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
 
 /**
  * A filtered read's access paths are counted up to this many memories; one held by fewer drives the read.
@@ -31,25 +31,20 @@ export const WINDOW_SORTED_BELOW = 65_536;
 export type FilterDriver = { kind: 'order' } | { kind: 'window' } | { kind: 'tag'; tag: ScopeTag };
 
 /**
- * True when picking a driver needs counts: a tag and a window, or (for a backend that walks one tag and probes
- * the others) two tags. A backend that intersects the tags' ordered rows (SQLite: sqlite-tag-intersection.ts)
- * has no tag to pick among them.
+ * The filter's tags, and whether picking its driver reads counts: only a tag together with a window does (both
+ * backends intersect two or more tags by their ordered rows, so there is no tag to pick among them).
  */
-export function driverNeedsCounts(
-  tags: readonly ScopeTag[],
-  hasWindow: boolean,
-  options: { intersectsTags?: boolean } = {},
-): boolean {
-  if (tags.length === 0) return false;
-  return hasWindow || (options.intersectsTags !== true && tags.length > 1);
+export function driverInput(filter: MemoryFilter): { tags: ScopeTag[]; needsCounts: boolean } {
+  const tags = filterTags(filter);
+  return { tags, needsCounts: tags.length > 0 && (filter.from !== undefined || filter.to !== undefined) };
 }
 
 /**
  * The driver of a filter with these tags and (when `counts.window` is given) time bounds. Tag counts go up to
  * FILTER_DRIVEN_BELOW and may stop at one more than the window's (which already says the window is smaller),
- * the window's up to WINDOW_SORTED_BELOW; a count at its bound means "at least". They may be omitted when
- * driverNeedsCounts is false. A tag below FILTER_DRIVEN_BELOW drives unless the window is smaller still (the
- * tag on a tie: its rows need no sort); when every tag is at the bound, a window below WINDOW_SORTED_BELOW
+ * the window's up to WINDOW_SORTED_BELOW; a count at its bound means "at least". They are omitted when
+ * driverInput says none are needed. A tag below FILTER_DRIVEN_BELOW drives unless the window is smaller still
+ * (the tag on a tie: its rows need no sort); when every tag is at the bound, a window below WINDOW_SORTED_BELOW
  * drives, else the first tag. Left: a tag and a window both that large whose common memories sit late in the
  * tag's order (the walk reaches them), and tags that intersect sparsely: no single index answers them.
  */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { MemoryFilter } from './archive-store-spec.ts';
 import {
-  driverNeedsCounts,
+  driverInput,
   FILTER_DRIVEN_BELOW,
   type FilterDriver,
   type FilterSql,
@@ -9,7 +9,7 @@ import {
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from './filter-plan.ts';
-import { filterTags, type ScopeTag } from './memory-scope-tags.ts';
+import type { ScopeTag } from './memory-scope-tags.ts';
 import { intersectTags, prepareTagSeeks, type TagSeeks } from './sqlite-tag-intersection.ts';
 
 /** Distinct statement shapes kept prepared (a shape is which conditions a filter has, not their values). */
@@ -132,17 +132,9 @@ export class SqliteMemoryFilter {
   }
 
   private plan(contextId: string, filter: MemoryFilter, options: { drive?: boolean } = {}): FilterSql {
-    const tags = filterTags(filter);
-    const hasWindow = filter.from !== undefined || filter.to !== undefined;
-    const driver: FilterDriver =
-      options.drive === false
-        ? { kind: 'order' }
-        : filterDriver(
-            tags,
-            driverNeedsCounts(tags, hasWindow, { intersectsTags: true })
-              ? this.counts(contextId, filter, tags)
-              : undefined,
-          );
+    const { tags, needsCounts } = driverInput(filter);
+    const counts = options.drive !== false && needsCounts ? this.counts(contextId, filter, tags) : undefined;
+    const driver: FilterDriver = options.drive === false ? { kind: 'order' } : filterDriver(tags, counts);
     const parts: string[] = [];
     const params: unknown[] = [];
     const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };

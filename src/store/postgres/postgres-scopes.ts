@@ -1,7 +1,7 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ContextStats, MemoryFilter, MemoryVersion } from '../archive-store-spec.ts';
 import {
-  driverNeedsCounts,
+  driverInput,
   FILTER_DRIVEN_BELOW,
   type FilterDriver,
   type FilterSql,
@@ -9,7 +9,7 @@ import {
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from '../filter-plan.ts';
-import { filterTags, type ScopeTag, scopeTags } from '../memory-scope-tags.ts';
+import { type ScopeTag, scopeTags } from '../memory-scope-tags.ts';
 import type { Sql } from './postgres-session.ts';
 import { tagIntersectionSql } from './postgres-tag-intersection.ts';
 
@@ -76,17 +76,10 @@ async function planOf(
   filter: MemoryFilter,
   options: { drive?: boolean } = {},
 ): Promise<FilterSql> {
-  const tags = filterTags(filter);
-  const hasWindow = filter.from !== undefined || filter.to !== undefined;
-  const driver: FilterDriver =
-    options.drive === false
-      ? { kind: 'order' }
-      : filterDriver(
-          tags,
-          driverNeedsCounts(tags, hasWindow, { intersectsTags: true })
-            ? await countsOf(sql, contextId, filter, tags)
-            : undefined,
-        );
+  const { tags, needsCounts } = driverInput(filter);
+  const counts =
+    options.drive !== false && needsCounts ? await countsOf(sql, contextId, filter, tags) : undefined;
+  const driver: FilterDriver = options.drive === false ? { kind: 'order' } : filterDriver(tags, counts);
   const params: unknown[] = [contextId];
   const parts = ['m.context_id = $1'];
   const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
