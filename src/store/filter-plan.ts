@@ -11,8 +11,9 @@ export const FILTER_DRIVEN_BELOW = 4096;
  * A time window holding fewer memories than this is read and sorted rather than walking a tag held by
  * FILTER_DRIVEN_BELOW or more: the tag's walk has no bound when the window sits late in its order ("an agent's
  * memories of the last five days" walked the agent's whole history: 174 ms at 200k memories, where reading the
- * 5,000 memories of those days and sorting them took 8 ms). The window is counted up to this many (index
- * entries only), so a page with a tag and a window reads at most this many rows either way.
+ * 5,000 memories of those days and sorting them takes 4-6 ms). The window is counted up to this many (index
+ * entries only). A window this large or larger leaves the tag's walk, unbounded when their common memories sit
+ * late in the tag's order (filterDriver).
  */
 export const WINDOW_SORTED_BELOW = 65_536;
 
@@ -21,7 +22,9 @@ export const WINDOW_SORTED_BELOW = 65_536;
  * plans its own SQL:
  * - `tag`: one scope tag's index rows, which are kept in (sequence, id) order (SQLite migration 13,
  *   PostgreSQL 11), so a page reads its LIMIT rows from the keyset position on, wherever in the context the
- *   tag's memories sit; the filter's other conditions are checked on those rows;
+ *   tag's memories sit; the filter's other conditions are checked on those rows; two or more tags are
+ *   intersected by seeks in that order (a seek per run boundary, or per row of the smaller tag when they
+ *   interleave finely);
  * - `window`: the event-time range (memories_by_time) sorted into (sequence, id) order: fewer than
  *   WINDOW_SORTED_BELOW rows;
  * - `order`: the memories in (sequence, id) order (a filter with no tag: the backend's own plan).

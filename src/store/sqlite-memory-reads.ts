@@ -18,13 +18,10 @@ export class SqliteMemoryReads {
   }
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
-    const paged = options.afterId !== undefined || options.limit !== undefined;
     const rows = this.run(() =>
-      !paged
-        ? this.statements.listContexts.all()
-        : options.afterId === undefined
-          ? this.statements.listContextFirstPage.all(options.limit ?? -1)
-          : this.statements.listContextPage.all(options.afterId, options.limit ?? -1),
+      options.afterId === undefined
+        ? this.statements.listContextFirstPage.all(options.limit ?? -1)
+        : this.statements.listContextPage.all(options.afterId, options.limit ?? -1),
     ) as {
       id: string;
       memories: number;

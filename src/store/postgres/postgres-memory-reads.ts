@@ -10,8 +10,8 @@ export class PostgresMemoryReads {
 
   async listContexts(options: { afterId?: string; limit?: number } = {}): Promise<ContextInfo[]> {
     return this.session.allContexts(async (sql) => {
-      // Keyset page over the contexts primary key (NULL: from the start / no limit).
-      // Two shapes rather than `$1 IS NULL OR c.id > $1`, which a cached generic plan cannot turn into a range.
+      // Keyset page over the contexts primary key (LIMIT NULL: no limit). Two shapes rather than
+      // `$1 IS NULL OR c.id > $1`, which a cached generic plan cannot turn into a range.
       const after = options.afterId === undefined ? '' : 'WHERE c.id > $2';
       const rows = await sql.query<{ id: string; memories: number; max: number | null }>(
         `SELECT c.id, c.memories, (SELECT max(m.sequence) FROM memories m WHERE m.context_id = c.id) AS max
