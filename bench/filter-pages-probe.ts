@@ -2,7 +2,8 @@
  * `npx tsx bench/filter-pages-probe.ts [--memories 20000] [--pages 60] [--db <postgres url>]`: first filtered pages of 50
  * (`gm.listMemories`) on a fresh SQLite context where an agent id is on half the memories, a run id on the
  * last four, one agent id on none, and a metadata tag (`app: "new"`) on the last 5,000 only (a tag many
- * memories hold, all late in the order: a new app's memories after years of others); event times advance one
+ * memories hold, all late in the order: a new app's memories after years of others), `half` (0 / 1) alternating
+ * with the agent ids (an empty, finely interleaved intersection); event times advance one
  * day per 1,000 memories. p50 / p90 ms per filter, and unfiltered for scale; then pages of 50 by cursor at the
  * start, middle and end of the order, unfiltered and for the late tag. Run it from two checkouts to
  * compare the statement a filter compiles to (src/store/sqlite-memory-filter.ts, src/store/filter-plan.ts);
@@ -29,7 +30,7 @@ await gm.addMemories(
     text: `note ${i} w${i % 997}`,
     agentId: i % 2 ? 'planner' : 'writer',
     ...(i > n - 5 ? { runId: 'late' } : {}),
-    ...(i >= n - 5000 ? { metadata: { app: 'new' } } : {}),
+    metadata: { half: i % 2, ...(i >= n - 5000 ? { app: 'new' } : {}) },
     timestamp: dayOf(i),
   })),
 );
@@ -43,6 +44,8 @@ const filters = [
   { metadata: { app: 'new' }, from: lastDay },
   { agentId: 'planner', from: dayOf(0), to: dayOf(0) },
   { agentId: 'planner', from: dayOf(n - 5000) },
+  // Finely interleaved and disjoint (planner is on odd memories, half 0 on even ones): the intersection's worst.
+  { agentId: 'planner', metadata: { half: 0 } },
   {},
 ];
 async function report(label: string, options: Parameters<typeof gm.listMemories>[1]): Promise<void> {
