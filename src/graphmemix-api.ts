@@ -138,6 +138,11 @@ export type MemoryRecordInput = Partial<Omit<MemoryRecord, 'contextId'>> & { id:
 /** One page of `listMemories`; pass `nextCursor` back as `cursor` for the next (absent on the last page). */
 export interface MemoryPage {
   memories: MemoryRecord[];
+  /**
+   * Where the next page starts; absent on the last. A filtered page does bounded work (FILTER_PAGE_WORK index
+   * rows or seeks) and may stop before it is full: it then holds fewer memories than asked, or none, and
+   * still gives a cursor. Follow cursors until there is none.
+   */
   nextCursor?: string;
 }
 

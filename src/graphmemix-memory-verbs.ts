@@ -45,14 +45,23 @@ export async function listMemoryPage(
     });
   }
   const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-  const page = await store.listMemories(contextId, {
+  const keyset = {
     limit: limit + 1,
     ...(after === undefined ? {} : { afterSequence: after.sequence, afterId: after.id }),
-    ...(options.filter === undefined ? {} : { filter: options.filter }),
-  });
-  const memories = page.slice(0, limit);
+  };
+  if (options.filter === undefined) {
+    const page = await store.listMemories(contextId, keyset);
+    const memories = page.slice(0, limit);
+    const last = memories[memories.length - 1];
+    return page.length > limit && last ? { memories, nextCursor: encodeCursor(last) } : { memories };
+  }
+  // A filtered page does bounded work (FILTER_PAGE_WORK): one that stopped before it was full goes on from
+  // where it stopped, so it may hold fewer than `limit` memories, or none, and still have a next cursor.
+  const page = await store.listFiltered(contextId, options.filter, keyset);
+  const memories = page.items.slice(0, limit);
   const last = memories[memories.length - 1];
-  return page.length > limit && last ? { memories, nextCursor: encodeCursor(last) } : { memories };
+  if (page.items.length > limit && last) return { memories, nextCursor: encodeCursor(last) };
+  return page.stoppedAfter ? { memories, nextCursor: encodeCursor(page.stoppedAfter) } : { memories };
 }
 
 /** listUsers: keyset pages over user (context) ids; the cursor is the last id of the page. */

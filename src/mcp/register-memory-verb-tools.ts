@@ -59,7 +59,9 @@ export function registerMemoryVerbTools(
       title: 'List memories',
       description:
         "Page through the user's memories in the order they were added, optionally filtered by agent_id, " +
-        'run_id, metadata values or event time (from/to). Pass `next_cursor` back as `cursor` for the next page.',
+        'run_id, metadata values or event time (from/to). Pass `next_cursor` back as `cursor` for the next page; ' +
+        'a filtered page may hold fewer memories than the limit, or none, and still have one (it stops after ' +
+        'bounded work): the list ends only where next_cursor is null.',
       inputSchema: listMemoriesSchema,
       annotations: { readOnlyHint: true },
     },

@@ -460,8 +460,8 @@ async function fallbackSeeds(
   filter?: MemoryFilter,
 ): Promise<ScoredMemory[]> {
   if (filter) {
-    // The first matching memories (an index read); a filter never falls back to foreign ones.
-    const ids = await store.matchMemories(contextId, filter, { limit: count });
+    // The first matching memories (one bounded filtered page); a filter never falls back to foreign ones.
+    const ids = (await store.matchFiltered(contextId, filter, { limit: count })).items;
     return ids.map((id) => ({ memoryId: id, score: 0, bestView: 'metadata' as const, viewKey: 'main' }));
   }
   const maxSequence = await store.maxSequence(contextId);

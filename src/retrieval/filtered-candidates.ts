@@ -5,9 +5,9 @@ import type { ViewHit } from '../types/view.ts';
  * How a filtered search restricts the lexical and vector searches BEFORE ranking (never a post-filter of a
  * fixed top-k), with no cost proportional to the archive:
  * - selective filter (at most SELECTIVE_FILTER_LIMIT matching memories, found through the store's indexed
- *   scope tags and event-time index): the searches score exactly those memories (`memoryIds`), with the
+ *   scope tags and event-time index within one filtered page's work bound): the searches score exactly those memories (`memoryIds`), with the
  *   context's statistics, so the pool fills from matching memories only;
- * - broad filter (more matches): the unrestricted indexed search is read ever deeper (limit x4 per round, up
+ * - broad filter (more matches, or more than a page's work to find them all): the unrestricted indexed search is read ever deeper (limit x4 per round, up
  *   to MAX_FILTER_DEPTH hits per kind) and each round's hits are checked against the filter by id
  *   (`matchMemories` with ids, cost per hit), until every view kind has `limit` matching hits or is drained.
  *   When a broad filter matches, on average, at least one in MAX_FILTER_DEPTH / limit memories, this is
@@ -27,8 +27,11 @@ export async function restrictionOf(
   filter: MemoryFilter | undefined,
 ): Promise<Restriction> {
   if (filter === undefined || isEmptyFilter(filter)) return { kind: 'none' };
-  const ids = await store.matchMemories(contextId, filter, { limit: SELECTIVE_FILTER_LIMIT + 1 });
-  return ids.length <= SELECTIVE_FILTER_LIMIT ? { kind: 'ids', ids } : { kind: 'broad', filter };
+  const found = await store.matchFiltered(contextId, filter, { limit: SELECTIVE_FILTER_LIMIT + 1 });
+  // A read that stopped on its work bound (FILTER_PAGE_WORK) has not seen every match: searched as broad.
+  return found.items.length <= SELECTIVE_FILTER_LIMIT && found.stoppedAfter === undefined
+    ? { kind: 'ids', ids: found.items }
+    : { kind: 'broad', filter };
 }
 
 export function isEmptyFilter(filter: MemoryFilter): boolean {

@@ -84,7 +84,7 @@ export function buildOpenApiDocument(version: string): JsonObject {
       '/v1/memories': {
         get: {
           summary:
-            'List memories in keyset pages ({"memories","next_cursor"}); filters as query parameters (metadata as a JSON object)',
+            'List memories in keyset pages ({"memories","next_cursor"}); filters as query parameters (metadata as a JSON object). A filtered page does bounded work and may hold fewer memories than the limit, or none, and still have a next_cursor: the list ends where next_cursor is null',
           parameters: [
             ...query(listMemoriesSchema.omit({ filters: true })),
             ...query(filtersSchema).map((parameter) =>

@@ -57,17 +57,30 @@ export interface ArchiveStore {
    */
   listMemories(
     contextId: string,
-    options?: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter },
+    options?: { afterSequence?: number; afterId?: string; limit?: number },
   ): Promise<MemoryRecord[]>;
   /**
-   * Ids of the context's memories that pass `filter`. With `ids`: the subset of those ids that pass (cost
-   * follows ids.length). Without: the first `limit` passing ids in (sequence, id) order, found through the
-   * indexed scope columns (agent, run, top-level metadata scalars, event time), never a walk of the context.
+   * Records passing `filter`, in (sequence, id) order after the keyset position, at most `limit`, found through
+   * the indexed scope tags (agent, run, top-level metadata scalars) and event times (filter-plan.ts). A page
+   * does at most FILTER_PAGE_WORK (or `page.work`) units of work (index rows walked, seeks); one that runs out
+   * before `limit` items returns what it found and `stoppedAfter`, so no filter makes a page walk the context.
    */
+  listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<MemoryRecord>>;
+  /** The ids of listFiltered's page (same order, bounds and `stoppedAfter`). */
+  matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<string>>;
+  /** The subset of `ids` (each once) whose memories pass `filter`: cost follows ids.length. */
   matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]>;
   /**
    * The versions a memory had before its current one, oldest first, each with the time it was recorded.
@@ -273,6 +286,26 @@ export interface MemoryFilter {
   /** Event-time bounds (record `timestamp`), inclusive, compared as ISO strings; untimed memories fail them. */
   from?: string;
   to?: string;
+}
+
+/** A page of listFiltered / matchFiltered: keyset position, size and work bound. */
+export interface FilterPageOptions {
+  afterSequence?: number;
+  afterId?: string;
+  limit?: number;
+  /** Units of work the page may do, from 1 to FILTER_PAGE_WORK (the default); smaller only in tests. */
+  work?: number;
+}
+
+/** What a filtered page found, and where it stopped when its work bound ran out first. */
+export interface FilteredPage<T> {
+  items: T[];
+  /**
+   * Set when the page stopped on its work bound before `limit` items: every memory up to this (sequence, id)
+   * position was examined and none after it, so the next page continues after it (a page may then hold fewer
+   * items than asked, or none, and still not be the last).
+   */
+  stoppedAfter?: { sequence: number; id: string };
 }
 
 export interface ContextStats {

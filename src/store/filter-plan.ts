@@ -8,14 +8,25 @@ import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
 export const FILTER_DRIVEN_BELOW = 4096;
 
 /**
+ * The most units of work one filtered page does: index rows of its driving walk (a tag's rows or the memories
+ * in (sequence, id) order, each examined whether or not it passes), seeks of a tag intersection, or rows of a
+ * time window read and sorted. A page that runs out before it is full returns what it found and where it
+ * stopped (FilteredPage.stoppedAfter), so a client's filter costs at most this per request at any archive
+ * size (tags that interleave finely, a window far from a tag's memories, a window-only filter late in the
+ * order all walked the context: 331 ms a page at 200k memories for an empty interleaved intersection). Set
+ * at 16,384: ~16-40 ms a page on SQLite (1-2.5 us a row or seek) and ~0.1 s on PostgreSQL (~7 us).
+ */
+export const FILTER_PAGE_WORK = 16_384;
+
+/**
  * A time window holding fewer memories than this is read and sorted rather than walking a tag held by
  * FILTER_DRIVEN_BELOW or more: the tag's walk has no bound when the window sits late in its order ("an agent's
  * memories of the last five days" walked the agent's whole history: 174 ms at 200k memories, where reading the
  * 5,000 memories of those days and sorting them takes 4-6 ms). The window is counted up to this many (index
- * entries only). A window this large or larger leaves the tag's walk, unbounded when their common memories sit
- * late in the tag's order (filterDriver).
+ * entries only). A larger window leaves the tag's walk (or, with no tag, the order's), cut by FILTER_PAGE_WORK:
+ * the same bound, so a window-driven page never reads more than a walking one may.
  */
-export const WINDOW_SORTED_BELOW = 65_536;
+export const WINDOW_SORTED_BELOW = FILTER_PAGE_WORK;
 
 /**
  * What a filtered page (listMemories with a filter, matchMemories without ids) walks, on every backend that
@@ -27,19 +38,19 @@ export const WINDOW_SORTED_BELOW = 65_536;
  *   interleave finely);
  * - `window`: the event-time range (memories_by_time) sorted into (sequence, id) order: fewer than
  *   WINDOW_SORTED_BELOW rows;
- * - `order`: the memories in (sequence, id) order (a filter with no tag: the backend's own plan).
+ * - `order`: the memories in (sequence, id) order (a filter with no tag and no small window).
+ * Every walk but the window's stops after FILTER_PAGE_WORK rows or seeks (FilteredPage.stoppedAfter).
  * Before tags carried their sequence, a tag held by many memories that all sit late in the order made the
  * first page walk the context up to them (a new agent's first memories after a year of another's).
  */
 export type FilterDriver = { kind: 'order' } | { kind: 'window' } | { kind: 'tag'; tag: ScopeTag };
 
 /**
- * The filter's tags, and whether picking its driver reads counts: only a tag together with a window does (both
+ * The filter's tags, and whether picking its driver reads counts: only a filter with a window does (both
  * backends intersect two or more tags by their ordered rows, so there is no tag to pick among them).
  */
 export function driverInput(filter: MemoryFilter): { tags: ScopeTag[]; needsCounts: boolean } {
-  const tags = filterTags(filter);
-  return { tags, needsCounts: tags.length > 0 && (filter.from !== undefined || filter.to !== undefined) };
+  return { tags: filterTags(filter), needsCounts: filter.from !== undefined || filter.to !== undefined };
 }
 
 /**
@@ -47,25 +58,36 @@ export function driverInput(filter: MemoryFilter): { tags: ScopeTag[]; needsCoun
  * FILTER_DRIVEN_BELOW and may stop at one more than the window's (which already says the window is smaller),
  * the window's up to WINDOW_SORTED_BELOW; a count at its bound means "at least". They are omitted when
  * driverInput says none are needed. A tag below FILTER_DRIVEN_BELOW drives unless the window is smaller still
- * (the tag on a tie: its rows need no sort); when every tag is at the bound, a window below WINDOW_SORTED_BELOW
- * drives, else the first tag. Left: a tag and a window both that large whose common memories sit late in the
- * tag's order (the walk reaches them), and tags that intersect sparsely: no single index answers them.
+ * (the tag on a tie: its rows need no sort); when every tag (or no tag) is at the bound, a window below
+ * WINDOW_SORTED_BELOW drives, else the first tag (or the order). A page's `work` below WINDOW_SORTED_BELOW
+ * lowers that bound to it. What no single index answers (a tag and a
+ * window both that large whose common memories sit late in the tag's order, tags that intersect sparsely) is
+ * walked in page order under FILTER_PAGE_WORK.
  */
 export function filterDriver(
   tags: readonly ScopeTag[],
   counts?: { tags: readonly number[]; window?: number },
+  work = FILTER_PAGE_WORK,
 ): FilterDriver {
-  if (tags.length === 0) return { kind: 'order' };
+  // A sorted window is read whole: never more rows than the page may work on.
+  const sortBelow = Math.min(WINDOW_SORTED_BELOW, work);
+  const window = counts?.window;
+  if (tags.length === 0)
+    return window !== undefined && window < sortBelow ? { kind: 'window' } : { kind: 'order' };
   if (counts === undefined) return { kind: 'tag', tag: tags[0]! };
   let best = 0;
   for (let i = 1; i < tags.length; i++) if (counts.tags[i]! < counts.tags[best]!) best = i;
   const tagCount = counts.tags[best]!;
-  const window = counts.window;
-  if (window !== undefined) {
-    const windowDrives = tagCount < FILTER_DRIVEN_BELOW ? window < tagCount : window < WINDOW_SORTED_BELOW;
-    if (windowDrives) return { kind: 'window' };
+  if (window !== undefined && window < sortBelow && (tagCount >= FILTER_DRIVEN_BELOW || window < tagCount)) {
+    return { kind: 'window' };
   }
   return { kind: 'tag', tag: tags[best]! };
+}
+
+/** The page's work bound: `work` clamped to 1..FILTER_PAGE_WORK (FILTER_PAGE_WORK when absent). */
+export function pageWork(work: number | undefined): number {
+  if (work === undefined || !Number.isFinite(work)) return FILTER_PAGE_WORK;
+  return Math.min(FILTER_PAGE_WORK, Math.max(1, Math.floor(work)));
 }
 
 /**

@@ -1,6 +1,13 @@
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView } from '../types/view.ts';
-import type { ContextStats, MemoryFilter, MemoryVersion } from './archive-store-spec.ts';
+import type {
+  ContextStats,
+  FilteredPage,
+  FilterPageOptions,
+  MemoryFilter,
+  MemoryVersion,
+} from './archive-store-spec.ts';
+import { pageWork } from './filter-plan.ts';
 import { recordMatches } from './memory-scope-tags.ts';
 import { type ContextData, contextInfo } from './memory-store-context-data.ts';
 import { compareStrings } from './store-rules.ts';
@@ -30,24 +37,60 @@ export class MemoryStoreReads {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
   ): Promise<MemoryRecord[]> {
     this.assertOpen();
+    const records = this.after(contextId, options);
+    return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
+  }
+
+  /**
+   * The in-memory store is for small archives: a walk in page order is its index. Each record walked is one
+   * unit of `work`, as a walk of the other stores counts its rows.
+   */
+  async listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<MemoryRecord>> {
+    this.assertOpen();
+    const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
+    const work = pageWork(page.work);
+    const items: MemoryRecord[] = [];
+    let walked = 0;
+    for (const record of this.after(contextId, page)) {
+      if (recordMatches(record, filter)) {
+        items.push(structuredClone(record));
+        if (items.length >= limit) return { items };
+      }
+      if (++walked === work) return { items, stoppedAfter: { sequence: record.sequence, id: record.id } };
+    }
+    return { items };
+  }
+
+  async matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<string>> {
+    const found = await this.listFiltered(contextId, filter, page);
+    return { ...found, items: found.items.map((record) => record.id) };
+  }
+
+  /** The context's records after the keyset position, in (sequence, id) order (stored objects: clone them). */
+  private after(contextId: string, page: { afterSequence?: number; afterId?: string }): MemoryRecord[] {
     const memories = this.contexts.get(contextId)?.memories;
     if (!memories) return [];
-    const after = options.afterSequence ?? Number.NEGATIVE_INFINITY;
-    const afterId = options.afterSequence === undefined ? undefined : options.afterId;
-    const filter = options.filter;
-    const records = [...memories.values()]
+    const after = page.afterSequence ?? Number.NEGATIVE_INFINITY;
+    const afterId = page.afterSequence === undefined ? undefined : page.afterId;
+    return [...memories.values()]
       .map((stored) => stored.record)
       .filter(
         (record) =>
-          (record.sequence > after ||
-            (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0)) &&
-          (filter === undefined || recordMatches(record, filter)),
+          record.sequence > after ||
+          (record.sequence === after && afterId !== undefined && compareStrings(record.id, afterId) > 0),
       )
       .sort((x, y) => x.sequence - y.sequence || compareStrings(x.id, y.id));
-    return structuredClone(options.limit === undefined ? records : records.slice(0, options.limit));
   }
 
   async contextStats(contextId: string): Promise<ContextStats | undefined> {
@@ -66,23 +109,15 @@ export class MemoryStoreReads {
   async matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]> {
     this.assertOpen();
     const memories = this.contexts.get(contextId)?.memories;
     if (!memories) return [];
-    if (options.ids !== undefined) {
-      return [...new Set(options.ids)].filter((id) => {
-        const stored = memories.get(id);
-        return stored !== undefined && recordMatches(stored.record, filter);
-      });
-    }
-    // The in-memory store is for small archives: a scan is its index.
-    const found = await this.listMemories(contextId, {
-      filter,
-      ...(options.limit === undefined ? {} : { limit: options.limit }),
+    return [...new Set(options.ids)].filter((id) => {
+      const stored = memories.get(id);
+      return stored !== undefined && recordMatches(stored.record, filter);
     });
-    return found.map((record) => record.id);
   }
 
   async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {

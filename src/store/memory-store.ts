@@ -10,6 +10,8 @@ import type {
   ContextInfo,
   ContextStats,
   EdgeChange,
+  FilteredPage,
+  FilterPageOptions,
   KeyedRecord,
   LexicalSearchOptions,
   MemoryFilter,
@@ -143,7 +145,7 @@ class MemoryStore implements ArchiveStore {
 
   listMemories(
     contextId: string,
-    options?: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter },
+    options?: { afterSequence?: number; afterId?: string; limit?: number },
   ): Promise<MemoryRecord[]> {
     return this.reads.listMemories(contextId, options);
   }
@@ -155,9 +157,25 @@ class MemoryStore implements ArchiveStore {
   matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]> {
     return this.reads.matchMemories(contextId, filter, options);
+  }
+
+  listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<MemoryRecord>> {
+    return this.reads.listFiltered(contextId, filter, page);
+  }
+
+  matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<string>> {
+    return this.reads.matchFiltered(contextId, filter, page);
   }
 
   memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {

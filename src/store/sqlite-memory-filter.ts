@@ -1,16 +1,25 @@
 import type Database from 'better-sqlite3';
-import type { MemoryFilter } from './archive-store-spec.ts';
+import type { FilteredPage, FilterPageOptions, MemoryFilter } from './archive-store-spec.ts';
 import {
   driverInput,
   FILTER_DRIVEN_BELOW,
   type FilterDriver,
   type FilterSql,
   filterDriver,
+  pageWork,
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from './filter-plan.ts';
 import type { ScopeTag } from './memory-scope-tags.ts';
 import { intersectTags, prepareTagSeeks, type TagSeeks } from './sqlite-tag-intersection.ts';
+
+/** A FilterSql with the conditions a walk checks per row apart from those that drive it. */
+interface SqlitePlan extends FilterSql {
+  check: string;
+  checkParams: unknown[];
+  /** The window drives: its rows are read whole and sorted. */
+  sorted: boolean;
+}
 
 /** Distinct statement shapes kept prepared (a shape is which conditions a filter has, not their values). */
 const CACHED_SHAPES = 64;
@@ -41,41 +50,70 @@ export class SqliteMemoryFilter {
   constructor(private readonly db: Database.Database) {}
 
   /** Records (JSON) passing the filter in (sequence, id) order after the keyset position. */
-  list(
-    contextId: string,
-    filter: MemoryFilter,
-    page: { afterSequence?: number; afterId?: string; limit?: number },
-  ): string[] {
-    const plan = this.plan(contextId, filter);
-    if (plan.intersect) return this.intersect(contextId, filter, plan.intersect, page, 'm.record');
-    return this.prepare(this.paged(plan, page, 'm.record'))
-      .pluck()
-      .all(...plan.params) as string[];
+  list(contextId: string, filter: MemoryFilter, page: FilterPageOptions): FilteredPage<string> {
+    return this.page(contextId, filter, page, 'm.record');
   }
 
-  /** Ids passing the filter: the subset of `ids`, or the first `limit` in (sequence, id) order. */
-  match(
+  /** The ids of list's page. */
+  matchPage(contextId: string, filter: MemoryFilter, page: FilterPageOptions): FilteredPage<string> {
+    return this.page(contextId, filter, page, 'm.id');
+  }
+
+  /** The subset of `ids` passing the filter: probing each id's tags is bounded by the ids, whatever would drive. */
+  match(contextId: string, filter: MemoryFilter, ids: readonly string[]): string[] {
+    if (ids.length === 0) return [];
+    const { where, params } = this.plan(contextId, filter, { drive: false });
+    params.push(JSON.stringify([...new Set(ids)]));
+    const sql = `SELECT m.id FROM memories m WHERE ${where} AND m.id IN (SELECT value FROM json_each(?))`;
+    return this.prepare(sql)
+      .pluck()
+      .all(...params) as string[];
+  }
+
+  private page(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
-  ): string[] {
-    if (options.ids !== undefined) {
-      if (options.ids.length === 0) return [];
-      // A subset of given ids: probing each id's tags is bounded by the ids, whatever would drive.
-      const { where, params } = this.plan(contextId, filter, { drive: false });
-      params.push(JSON.stringify([...new Set(options.ids)]));
-      const sql = `SELECT m.id FROM memories m WHERE ${where} AND m.id IN (SELECT value FROM json_each(?))`;
-      return this.prepare(sql)
-        .pluck()
-        .all(...params) as string[];
+    page: FilterPageOptions,
+    column: string,
+  ): FilteredPage<string> {
+    const work = pageWork(page.work);
+    const plan = this.plan(contextId, filter, { work });
+    const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
+    if (plan.intersect) return this.intersect(contextId, filter, plan.intersect, page, limit, work, column);
+    if (plan.sorted) {
+      // The window's rows (fewer than WINDOW_SORTED_BELOW, counted in this snapshot's terms) sorted: one
+      // statement that always finishes.
+      const sql = this.keyset(plan, page, `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}`);
+      plan.params.push(Number.isFinite(limit) ? limit : -1);
+      return {
+        items: this.prepare(`${sql} LIMIT ?`)
+          .pluck()
+          .all(...plan.params) as string[],
+      };
     }
-    const plan = this.plan(contextId, filter);
-    if (plan.intersect) {
-      return this.intersect(contextId, filter, plan.intersect, { limit: options.limit }, 'm.id');
+    // A walk in page order: every row it reads counts against `work`, passing or not, and a row that fails
+    // the filter's other conditions comes back as NULL (CASE), so the walk's length is counted here.
+    const sql = this.keyset(
+      plan,
+      page,
+      `SELECT ${plan.sequence}, ${plan.id}, CASE WHEN ${plan.check} THEN ${column} END FROM ${plan.from} WHERE ${plan.where}`,
+    );
+    plan.params.push(work);
+    plan.params.unshift(...plan.checkParams);
+    const items: string[] = [];
+    let walked = 0;
+    let last: [number, string, string | null] | undefined;
+    for (const row of this.prepare(`${sql} LIMIT ?`)
+      .raw()
+      .iterate(...plan.params) as IterableIterator<[number, string, string | null]>) {
+      walked++;
+      last = row;
+      if (row[2] !== null) {
+        items.push(row[2]);
+        if (items.length >= limit) return { items };
+      }
     }
-    return this.prepare(this.paged(plan, { limit: options.limit }, 'm.id'))
-      .pluck()
-      .all(...plan.params) as string[];
+    return walked === work && last ? { items, stoppedAfter: { sequence: last[0], id: last[1] } } : { items };
   }
 
   /**
@@ -86,9 +124,11 @@ export class SqliteMemoryFilter {
     contextId: string,
     filter: MemoryFilter,
     tags: readonly ScopeTag[],
-    page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
+    page: FilterPageOptions,
+    limit: number,
+    work: number,
     column: string,
-  ): string[] {
+  ): FilteredPage<string> {
     const window = windowSql(filter, 'm.timestamp');
     const read = this.prepare(
       `SELECT ${column} FROM memories m WHERE ${['m.context_id = ?', 'm.id = ?', ...window.parts].join(' AND ')}`,
@@ -105,18 +145,14 @@ export class SqliteMemoryFilter {
           ...(page.afterSequence === undefined ? {} : { sequence: page.afterSequence }),
           ...(page.afterId === undefined ? {} : { id: page.afterId }),
         },
-        page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit,
+        { limit, work },
         (id) => read.get(contextId, id, ...window.params) as string | undefined,
       ),
     )();
   }
 
-  /** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
-  private paged(
-    plan: FilterSql,
-    page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
-    column: string,
-  ): string {
+  /** `select` with the page's keyset condition and ORDER BY (their parameters appended to plan.params). */
+  private keyset(plan: FilterSql, page: FilterPageOptions, select: string): string {
     let keyset = '';
     if (page.afterSequence !== undefined) {
       // A row value: SQLite seeks the index to it (an OR of the two cases would scan from the start).
@@ -127,17 +163,38 @@ export class SqliteMemoryFilter {
       plan.params.push(page.afterSequence);
       if (page.afterId !== undefined) plan.params.push(page.afterId);
     }
-    plan.params.push(page.limit ?? -1);
-    return `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}${keyset} ORDER BY ${plan.sequence}, ${plan.id} LIMIT ?`;
+    return `${select}${keyset} ORDER BY ${plan.sequence}, ${plan.id}`;
   }
 
-  private plan(contextId: string, filter: MemoryFilter, options: { drive?: boolean } = {}): FilterSql {
+  /**
+   * The filter's plan: `from` / `where` (params) is the walk, `check` (checkParams) the filter's other
+   * conditions on each walked row; `sorted` plans (a window) and `drive: false` (a subset of ids) put every
+   * condition in `where`, and `params` then holds them all.
+   */
+  private plan(
+    contextId: string,
+    filter: MemoryFilter,
+    options: { drive?: boolean; work?: number } = {},
+  ): SqlitePlan {
     const { tags, needsCounts } = driverInput(filter);
     const counts = options.drive !== false && needsCounts ? this.counts(contextId, filter, tags) : undefined;
-    const driver: FilterDriver = options.drive === false ? { kind: 'order' } : filterDriver(tags, counts);
+    const driver: FilterDriver =
+      options.drive === false ? { kind: 'order' } : filterDriver(tags, counts, options.work);
+    const walk = options.drive !== false && driver.kind !== 'window';
     const parts: string[] = [];
     const params: unknown[] = [];
-    const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+    const checks: string[] = [];
+    const checkParams: unknown[] = [];
+    const plan: SqlitePlan = {
+      from: 'memories m',
+      where: '',
+      params,
+      sequence: 'm.sequence',
+      id: 'm.id',
+      check: '1',
+      checkParams,
+      sorted: driver.kind === 'window',
+    };
     if (driver.kind === 'tag' && tags.length > 1) plan.intersect = tags;
     if (driver.kind === 'tag') {
       // CROSS JOIN keeps the tag's rows as the outer loop: they come in (sequence, memory_id) order, so the
@@ -149,20 +206,29 @@ export class SqliteMemoryFilter {
       params.push(contextId, driver.tag.name, driver.tag.value);
     } else if (driver.kind === 'window') {
       plan.from = 'memories m INDEXED BY memories_by_time';
+    } else if (walk) {
+      // The order's walk reads memories_by_sequence: a window the planner would read instead is too large to
+      // sort (WINDOW_SORTED_BELOW or more) and is checked per row.
+      plan.from = 'memories m INDEXED BY memories_by_sequence';
     }
+    parts.push('m.context_id = ?');
+    params.push(contextId);
     const window = windowSql(filter, 'm.timestamp');
-    parts.push('m.context_id = ?', ...window.parts);
-    params.push(contextId, ...window.params);
+    const conditions = walk ? checks : parts;
+    const values = walk ? checkParams : params;
+    conditions.push(...window.parts);
+    values.push(...window.params);
     for (const tag of tags) {
       if (driver.kind === 'tag' && tag === driver.tag) continue;
       // The tag's whole primary key per row: `id IN (SELECT ...)` made SQLite first read every memory the tag
       // holds into a list, per page.
-      parts.push(
+      conditions.push(
         'EXISTS (SELECT 1 FROM memory_tags WHERE context_id = m.context_id AND name = ? AND value = ? AND sequence = m.sequence AND memory_id = m.id)',
       );
-      params.push(tag.name, tag.value);
+      values.push(tag.name, tag.value);
     }
     plan.where = parts.join(' AND ');
+    if (checks.length > 0) plan.check = checks.join(' AND ');
     return plan;
   }
 

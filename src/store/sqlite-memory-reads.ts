@@ -1,7 +1,14 @@
 import type Database from 'better-sqlite3';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView, ViewKind } from '../types/view.ts';
-import type { ContextInfo, ContextStats, MemoryFilter, MemoryVersion } from './archive-store-spec.ts';
+import type {
+  ContextInfo,
+  ContextStats,
+  FilteredPage,
+  FilterPageOptions,
+  MemoryFilter,
+  MemoryVersion,
+} from './archive-store-spec.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
 
@@ -57,13 +64,8 @@ export class SqliteMemoryReads {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
   ): Promise<MemoryRecord[]> {
-    if (options.filter !== undefined) {
-      const { filter, ...page } = options;
-      const rows = this.run(() => this.filtered.list(contextId, filter, page));
-      return rows.map((row) => JSON.parse(row) as MemoryRecord);
-    }
     const limit = options.limit ?? -1;
     const s = this.statements;
     const rows = this.run(() =>
@@ -81,12 +83,29 @@ export class SqliteMemoryReads {
     return rows.map((row) => JSON.parse(row.record) as MemoryRecord);
   }
 
+  async listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<MemoryRecord>> {
+    const found = this.run(() => this.filtered.list(contextId, filter, page));
+    return { ...found, items: found.items.map((row) => JSON.parse(row) as MemoryRecord) };
+  }
+
+  async matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<string>> {
+    return this.run(() => this.filtered.matchPage(contextId, filter, page));
+  }
+
   async matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]> {
-    return this.run(() => this.filtered.match(contextId, filter, options));
+    return this.run(() => this.filtered.match(contextId, filter, options.ids));
   }
 
   async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {

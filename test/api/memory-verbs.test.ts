@@ -200,7 +200,7 @@ describe('broad filters: the indexed search read deeper, checked by id', () => {
       })),
     );
     const filter = { agentId: 'rare' };
-    const ids = await gm.store.matchMemories('ann', filter, {});
+    const { items: ids } = await gm.store.matchFiltered('ann', filter);
     const search = (options: { limit: number; memoryIds?: readonly string[] }) =>
       gm.store.searchLexical('ann', 'river walk', { ...options, kinds: ['text'] });
     const broad = await restrictedSearch(gm.store, 'ann', { kind: 'broad', filter }, 8, search);

@@ -80,7 +80,7 @@ export function scopeHistoryConformance(
     ]);
     await s.writeMemories('elsewhere', [{ ...write('elsewhere', 'a', 'alpha note', 0) }]);
     const ids = async (filter: Parameters<ArchiveStore['matchMemories']>[1]) =>
-      (await s.listMemories('ctx', { filter })).map((r) => r.id);
+      (await s.listFiltered('ctx', filter)).items.map((r) => r.id);
     expect(await ids({ agentId: 'bot' })).toEqual(['a', 'b']);
     expect(await ids({ runId: 'r1' })).toEqual(['a', 'c']);
     expect(await ids({ agentId: 'bot', runId: 'r1' })).toEqual(['a']);
@@ -96,23 +96,27 @@ export function scopeHistoryConformance(
     expect(await ids({ to: '2024-03-04' })).toEqual(['a']);
     expect(await ids({})).toEqual(['a', 'b', 'c', 'd']);
     // Keyset pages of a filtered list.
-    const first = await s.listMemories('ctx', { filter: { metadata: { topic: 'work' } }, limit: 2 });
-    expect(first.map((r) => r.id)).toEqual(['a', 'c']);
-    const last = first[first.length - 1]!;
-    const next = await s.listMemories('ctx', {
-      filter: { metadata: { topic: 'work' } },
-      afterSequence: last.sequence,
-      afterId: last.id,
-      limit: 2,
+    const first = await s.listFiltered('ctx', { metadata: { topic: 'work' } }, { limit: 2 });
+    expect(first).toEqual({
+      items: [expect.objectContaining({ id: 'a' }), expect.objectContaining({ id: 'c' })],
     });
-    expect(next.map((r) => r.id)).toEqual(['d']);
-    // matchMemories: a subset of given ids, or the first `limit`.
+    const last = first.items[first.items.length - 1]!;
+    const next = await s.listFiltered(
+      'ctx',
+      { metadata: { topic: 'work' } },
+      { afterSequence: last.sequence, afterId: last.id, limit: 2 },
+    );
+    expect(next.items.map((r) => r.id)).toEqual(['d']);
+    expect(next.stoppedAfter).toBeUndefined();
+    // matchMemories: a subset of given ids; matchFiltered: the first `limit`.
     expect(await s.matchMemories('ctx', { agentId: 'bot' }, { ids: ['c', 'b', 'zz', 'a'] })).toEqual(
       expect.arrayContaining(['a', 'b']),
     );
     expect((await s.matchMemories('ctx', { agentId: 'bot' }, { ids: ['c', 'b', 'zz', 'a'] })).length).toBe(2);
-    expect(await s.matchMemories('ctx', { metadata: { topic: 'work' } }, { limit: 2 })).toEqual(['a', 'c']);
-    expect(await s.matchMemories('nowhere', {}, { limit: 2 })).toEqual([]);
+    expect(await s.matchFiltered('ctx', { metadata: { topic: 'work' } }, { limit: 2 })).toEqual({
+      items: ['a', 'c'],
+    });
+    expect(await s.matchFiltered('nowhere', {}, { limit: 2 })).toEqual({ items: [] });
     // An update moves the memory's scopes: the old tag no longer selects it.
     await s.writeMemories('ctx', [
       scoped('a', 'alpha note', 0, { agentId: 'other', runId: 'r1', timestamp: '2024-03-01' }),
@@ -139,7 +143,7 @@ export function scopeHistoryConformance(
       scoped(name(i), `note ${i} at ${sequence}`, sequence, {
         ...(i % 7 === 0 ? {} : { agentId: 'common' }),
         ...(i >= n - 30 && i % 10 === 3 ? { runId: 'rare' } : {}),
-        ...(i >= n - 4150 ? { metadata: { late: true } } : {}),
+        metadata: { ...(i >= n - 4150 ? { late: true } : {}), ...(i % 2 ? { odd: true } : { even: true }) },
         timestamp: day(i),
       });
     const records = Array.from({ length: n }, (_, i) => recordOf(i, Math.floor(i / 2)));
@@ -156,19 +160,38 @@ export function scopeHistoryConformance(
         .filter((record) => recordMatches(record, filter))
         .sort((x, y) => x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
         .map((record) => record.id);
-    const pages = async (filter: MemoryFilter, limit: number): Promise<string[]> => {
+    type Position = { sequence: number; id: string };
+    const compare = (x: Position, y: Position) =>
+      x.sequence - y.sequence || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+    // Every page of the filter, by cursor: after a full page's last memory, or where a page stopped on its work
+    // bound (every memory it holds is at or before that position, which is past the page's own start).
+    const walk = async (filter: MemoryFilter, limit: number, work?: number) => {
       const out: string[] = [];
-      let after: MemoryRecord | undefined;
+      let stops = 0;
+      let after: Position | undefined;
       for (;;) {
-        const page = await s.listMemories('ctx', {
-          filter,
+        const page = await s.listFiltered('ctx', filter, {
           limit,
+          ...(work === undefined ? {} : { work }),
           ...(after ? { afterSequence: after.sequence, afterId: after.id } : {}),
         });
-        out.push(...page.map((r) => r.id));
-        if (page.length < limit) return out;
-        after = page[page.length - 1];
+        expect(page.items.length).toBeLessThanOrEqual(limit);
+        out.push(...page.items.map((r) => r.id));
+        if (page.stoppedAfter) {
+          stops++;
+          expect(page.items.length).toBeLessThan(limit);
+          if (after) expect(compare(page.stoppedAfter, after)).toBeGreaterThan(0);
+          for (const r of page.items) expect(compare(r, page.stoppedAfter)).toBeLessThanOrEqual(0);
+          after = page.stoppedAfter;
+        } else if (page.items.length < limit) return { ids: out, stops };
+        else after = page.items[page.items.length - 1];
       }
+    };
+    const pages = async (filter: MemoryFilter, limit: number) => {
+      const { ids, stops } = await walk(filter, limit);
+      // 4,400 memories are well within a page's work bound: no page stops.
+      expect(stops).toBe(0);
+      return ids;
     };
     const filters: MemoryFilter[] = [
       { metadata: { late: true } },
@@ -185,27 +208,45 @@ export function scopeHistoryConformance(
       { agentId: 'common', metadata: { late: true }, from: day(2000), to: day(2300) },
       { runId: 'rare', from: day(n - 10) },
       { from: day(1000), to: day(1099) },
+      { from: day(200) },
+      // Finely interleaved: every second memory each (the empty one is an intersection's worst case).
+      { agentId: 'common', metadata: { odd: true } },
+      { metadata: { even: true, odd: true } },
+      { metadata: { late: true, even: true }, from: day(3000) },
     ];
     for (const filter of filters) {
       const expected = want(filter);
       expect(await pages(filter, 1000), JSON.stringify(filter)).toEqual(expected);
       if (expected.length < 1500) expect(await pages(filter, 7), JSON.stringify(filter)).toEqual(expected);
-      expect(await s.matchMemories('ctx', filter, { limit: 3 }), JSON.stringify(filter)).toEqual(
+      expect((await s.matchFiltered('ctx', filter, { limit: 3 })).items, JSON.stringify(filter)).toEqual(
         expected.slice(0, 3),
       );
+      // Under a small work bound pages stop early and go on from where they stopped: the same memories.
+      expect((await walk(filter, 50, 64)).ids, JSON.stringify(filter)).toEqual(expected);
     }
+    // No index answers an empty interleaved intersection: every backend stops on the bound and goes on.
+    const empty = await walk({ metadata: { even: true, odd: true } }, 50, 64);
+    expect(empty.ids).toEqual([]);
+    expect(empty.stops).toBeGreaterThan(10);
+    const stopped = await s.matchFiltered(
+      'ctx',
+      { metadata: { even: true, odd: true } },
+      { limit: 3, work: 64 },
+    );
+    expect(stopped.items).toEqual([]);
+    expect(stopped.stoppedAfter).toBeDefined();
     // The moved memories: first and last of the late tag's order.
     const late = await pages({ metadata: { late: true } }, 1000);
     expect(late[0]).toBe(name(n - 2));
     expect(
-      await s.listMemories('ctx', { filter: { agentId: 'common' }, limit: 1, afterSequence: n - 1 }),
+      (await s.listFiltered('ctx', { agentId: 'common' }, { limit: 1, afterSequence: n - 1 })).items,
     ).toEqual([records[5]!.record]);
     // A keyset position given by sequence alone.
     const sequenceOf = new Map(records.map((w) => [w.record.id, w.record.sequence]));
     expect(
       (
-        await s.listMemories('ctx', { filter: { metadata: { late: true } }, afterSequence: 2190, limit: 4 })
-      ).map((r) => r.id),
+        await s.listFiltered('ctx', { metadata: { late: true } }, { afterSequence: 2190, limit: 4 })
+      ).items.map((r) => r.id),
     ).toEqual(
       want({ metadata: { late: true } })
         .filter((id) => sequenceOf.get(id)! > 2190)

@@ -38,14 +38,14 @@ async function build(store: ArchiveStore): Promise<void> {
 const EXPECTED = ['m24', 'm21', 'm18', 'm15', 'm12', 'm09', 'm06', 'm03', 'm00', 'm27'];
 
 async function pages(store: ArchiveStore): Promise<string[]> {
-  const first = await store.listMemories('ctx', { filter: { agentId: 'bot' }, limit: 4 });
+  const first = (await store.listFiltered('ctx', { agentId: 'bot' }, { limit: 4 })).items;
   const last = first[first.length - 1]!;
-  const rest = await store.listMemories('ctx', {
-    filter: { agentId: 'bot' },
-    afterSequence: last.sequence,
-    afterId: last.id,
-  });
-  return [...first, ...rest].map((r) => r.id);
+  const rest = await store.listFiltered(
+    'ctx',
+    { agentId: 'bot' },
+    { afterSequence: last.sequence, afterId: last.id },
+  );
+  return [...first, ...rest.items].map((r) => r.id);
 }
 
 describe('scope tags in (sequence, id) order: migration of older stores', () => {

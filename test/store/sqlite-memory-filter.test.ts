@@ -43,7 +43,11 @@ describe('SQLite filtered pages', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The plan lines of the statement a fresh SqliteMemoryFilter runs for one page of `filter`. */
-  function planOf(filter: MemoryFilter, page: { afterSequence?: number; afterId?: string } = {}): string[] {
+  function planOf(
+    filter: MemoryFilter,
+    page: { afterSequence?: number; afterId?: string } = {},
+    work?: number,
+  ): string[] {
     const db = new Database(file, { readonly: true });
     try {
       const runs: { sql: string; params: unknown[] }[] = [];
@@ -54,9 +58,14 @@ describe('SQLite filtered pages', () => {
             const statement = target.prepare(sql);
             const recorded = {
               pluck: () => recorded,
+              raw: () => recorded,
               all: (...params: unknown[]) => {
                 runs.push({ sql, params });
                 return statement.pluck().all(...params);
+              },
+              iterate: (...params: unknown[]) => {
+                runs.push({ sql, params });
+                return statement.raw().iterate(...params);
               },
               get: (...params: unknown[]) => statement.pluck().get(...params),
             };
@@ -64,7 +73,11 @@ describe('SQLite filtered pages', () => {
           };
         },
       });
-      new SqliteMemoryFilter(spy as unknown as Database.Database).list('ctx', filter, { ...page, limit: 50 });
+      new SqliteMemoryFilter(spy as unknown as Database.Database).list('ctx', filter, {
+        ...page,
+        limit: 50,
+        ...(work === undefined ? {} : { work }),
+      });
       const run = runs[runs.length - 1]!;
       return (db.prepare(`EXPLAIN QUERY PLAN ${run.sql}`).all(...run.params) as { detail: string }[]).map(
         (row) => row.detail,
@@ -115,9 +128,9 @@ describe('SQLite filtered pages', () => {
             };
           },
         });
-      const ids = new SqliteMemoryFilter(spy as unknown as Database.Database).match('ctx', filter, {
+      const ids = new SqliteMemoryFilter(spy as unknown as Database.Database).matchPage('ctx', filter, {
         limit: 50,
-      });
+      }).items;
       db.close();
       // The memories of `app: new` (the last 1,000) that are `late`, or the three `few`.
       const expected = filter.runId === 'few' ? [n - 3, n - 2, n - 1] : range(n - 1000, n - 950);
@@ -139,6 +152,61 @@ describe('SQLite filtered pages', () => {
     // A window of the whole context (4,500, under WINDOW_SORTED_BELOW) is read and sorted too: bounded.
     const all = planOf({ agentId: 'late', from: '2024-01-01' });
     expect(all.join('\n')).toMatch(/memories_by_time/);
+    // A window with no tag: the same rule (the last day, 100 memories, through memories_by_time).
+    expect(planOf({ from: '2024-02-14' }).join('\n')).toMatch(/memories_by_time/);
+  });
+
+  it('walks a tag or the order under the work bound, and says where it stopped', () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      const filter = new SqliteMemoryFilter(db);
+      // `late` (4,200) with a window of its last 1,000 memories: more than the page's work (100), so the tag is
+      // walked in order and checked per row; its first 100 rows all lie before the window.
+      const window = { agentId: 'late', from: '2024-02-05' };
+      const stopped = filter.matchPage('ctx', window, { limit: 50, work: 100 });
+      expect(stopped).toEqual({
+        items: [],
+        stoppedAfter: { sequence: n - 4200 + 99, id: `m${n - 4200 + 99}` },
+      });
+      // Walking on from each stop reaches the window's memories: the same as one page with the default bound.
+      const whole = filter.matchPage('ctx', window, { limit: 50 });
+      expect(whole.items).toEqual(range(n - 1000, n - 950).map((i) => `m${i}`));
+      expect(whole.stoppedAfter).toBeUndefined();
+      let after = stopped.stoppedAfter!;
+      let page = stopped;
+      for (let pages = 0; page.items.length === 0 && pages < 100; pages++) {
+        page = filter.matchPage('ctx', window, {
+          limit: 50,
+          work: 100,
+          afterSequence: after.sequence,
+          afterId: after.id,
+        });
+        if (page.stoppedAfter) after = page.stoppedAfter;
+      }
+      expect(page.items[0]).toBe(`m${n - 1000}`);
+      // No tag: the order's walk, the same bound (a window of the last 1,000 memories, over work 100).
+      const order = filter.matchPage('ctx', { from: '2024-02-05' }, { limit: 50, work: 100 });
+      expect(order).toEqual({ items: [], stoppedAfter: { sequence: 99, id: 'm99' } });
+      // A page stops at its limit or when its work runs out, whichever comes first.
+      expect(filter.matchPage('ctx', { agentId: 'late' }, { limit: 3, work: 2 })).toEqual({
+        items: [`m${n - 4200}`, `m${n - 4199}`],
+        stoppedAfter: { sequence: n - 4199, id: `m${n - 4199}` },
+      });
+      expect(filter.matchPage('ctx', { agentId: 'late' }, { limit: 2, work: 100 })).toEqual({
+        items: [`m${n - 4200}`, `m${n - 4199}`],
+      });
+      // The walks read their index in page order: nothing sorted, no scan.
+      const tagWalk = planOf({ agentId: 'late', from: '2024-02-05' }, {}, 100);
+      expect(tagWalk[0]).toMatch(/^SEARCH t USING PRIMARY KEY \(context_id=\? AND name=\? AND value=\?/);
+      expect(tagWalk.join('\n')).not.toMatch(/TEMP B-TREE|SCAN m\b/);
+      const orderWalk = planOf({ from: '2024-02-05' }, { afterSequence: 10, afterId: 'm10' }, 100);
+      expect(orderWalk.join('\n')).toMatch(
+        /memories_by_sequence \(context_id=\? AND \(sequence,id\)>\(\?,\?\)\)/,
+      );
+      expect(orderWalk.join('\n')).not.toMatch(/TEMP B-TREE/);
+    } finally {
+      db.close();
+    }
   });
 
   it('unfiltered keyset pages of memories and of contexts seek to their position (no walk from the start)', () => {
@@ -200,6 +268,14 @@ describe('SQLite filtered pages', () => {
       kind: 'tag',
       tag: a,
     });
+    // No tag: a small window is sorted, a larger one walks the order under the work bound.
+    expect(filterDriver([], { tags: [], window: 10 })).toEqual({ kind: 'window' });
+    expect(filterDriver([], { tags: [], window: WINDOW_SORTED_BELOW })).toEqual({ kind: 'order' });
+    // A page allowed less work sorts only windows below it.
+    expect(filterDriver([a], { tags: [bound], window: 100 }, 64)).toEqual({ kind: 'tag', tag: a });
+    expect(filterDriver([a], { tags: [3000], window: 2000 }, 64)).toEqual({ kind: 'tag', tag: a });
+    expect(filterDriver([a], { tags: [3000], window: 20 }, 64)).toEqual({ kind: 'window' });
+    expect(filterDriver([], { tags: [], window: 64 }, 64)).toEqual({ kind: 'order' });
   });
 
   it('intersectTags equals the brute-force intersection for 2-3 tags, runs and scatter, keysets and limits', () => {
@@ -245,22 +321,56 @@ describe('SQLite filtered pages', () => {
       const rejected = new Set(all.filter((_, i) => i % 5 === 2).map((m) => m.id));
       const accepted = all.filter((m) => !rejected.has(m.id));
       const accept = (id: string) => (rejected.has(id) ? undefined : id);
-      expect(intersectTags(seeks, 'c', tags, {}, Number.POSITIVE_INFINITY, accept)).toEqual(
-        accepted.map((m) => m.id),
-      );
+      const unbounded = { limit: Number.POSITIVE_INFINITY, work: Number.POSITIVE_INFINITY };
+      const bounds = (limit: number) => ({ limit, work: Number.POSITIVE_INFINITY });
+      expect(intersectTags(seeks, 'c', tags, {}, unbounded, accept)).toEqual({
+        items: accepted.map((m) => m.id),
+      });
+      // Under a work bound pages stop at a decided position and go on from it: the same memories, and no page
+      // makes more than work + tags - 1 seeks (counted by a wrapped statement).
+      for (const work of [1, 3, 10, 40]) {
+        const out: string[] = [];
+        let after: { sequence?: number; id?: string } = {};
+        for (let pages = 0; ; pages++) {
+          expect(pages).toBeLessThan(2000);
+          let spent = 0;
+          const counted = Object.fromEntries(
+            Object.entries(seeks).map(([key, statement]) => [
+              key,
+              {
+                get: (...params: unknown[]) => {
+                  spent++;
+                  return statement.get(...params);
+                },
+              },
+            ]),
+          ) as unknown as typeof seeks;
+          const page = intersectTags(counted, 'c', tags, after, { limit: 7, work }, accept);
+          expect(spent).toBeLessThanOrEqual(work + tags.length);
+          out.push(...page.items);
+          if (page.stoppedAfter) after = page.stoppedAfter;
+          else if (page.items.length === 7) {
+            const last = order.find((m) => m.id === page.items[6])!;
+            after = { sequence: last.sequence, id: last.id };
+          } else break;
+        }
+        expect(out, `${names} work ${work}`).toEqual(accepted.map((m) => m.id));
+      }
       for (const at of [0, 17, accepted.length - 1]) {
         const from = accepted[at]!;
         const later = accepted.slice(at + 1).map((m) => m.id);
-        expect(intersectTags(seeks, 'c', tags, { sequence: from.sequence, id: from.id }, 5, accept)).toEqual(
-          later.slice(0, 5),
-        );
+        expect(
+          intersectTags(seeks, 'c', tags, { sequence: from.sequence, id: from.id }, bounds(5), accept),
+        ).toEqual({
+          items: later.slice(0, 5),
+        });
         const bySequence = accepted.filter((m) => m.sequence > from.sequence).map((m) => m.id);
-        expect(intersectTags(seeks, 'c', tags, { sequence: from.sequence }, 4, accept)).toEqual(
-          bySequence.slice(0, 4),
-        );
+        expect(intersectTags(seeks, 'c', tags, { sequence: from.sequence }, bounds(4), accept)).toEqual({
+          items: bySequence.slice(0, 4),
+        });
       }
-      expect(intersectTags(seeks, 'c', tags, {}, 0, accept)).toEqual([]);
-      expect(intersectTags(seeks, 'none', tags, {}, 10, accept)).toEqual([]);
+      expect(intersectTags(seeks, 'c', tags, {}, bounds(0), accept)).toEqual({ items: [] });
+      expect(intersectTags(seeks, 'none', tags, {}, bounds(10), accept)).toEqual({ items: [] });
     }
     db.close();
   });

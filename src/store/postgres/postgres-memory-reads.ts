@@ -1,7 +1,14 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryView, ViewKind } from '../../types/view.ts';
-import type { ContextInfo, ContextStats, MemoryFilter, MemoryVersion } from '../archive-store-spec.ts';
-import { listFiltered, matchFiltered, statsOf, versionsOf } from './postgres-scopes.ts';
+import type {
+  ContextInfo,
+  ContextStats,
+  FilteredPage,
+  FilterPageOptions,
+  MemoryFilter,
+  MemoryVersion,
+} from '../archive-store-spec.ts';
+import { listFiltered, matchFiltered, matchIds, statsOf, versionsOf } from './postgres-scopes.ts';
 import type { PostgresSession } from './postgres-session.ts';
 
 /** The PostgreSQL store's reads of contexts, memories, their versions, hashes and views. */
@@ -56,9 +63,25 @@ export class PostgresMemoryReads {
   async matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]> {
-    return this.session.scoped(contextId, 'read', (sql) => matchFiltered(sql, contextId, filter, options));
+    return this.session.scoped(contextId, 'read', (sql) => matchIds(sql, contextId, filter, options.ids));
+  }
+
+  async listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<MemoryRecord>> {
+    return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
+  }
+
+  async matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page: FilterPageOptions = {},
+  ): Promise<FilteredPage<string>> {
+    return this.session.scoped(contextId, 'read', (sql) => matchFiltered(sql, contextId, filter, page));
   }
 
   async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
@@ -71,12 +94,8 @@ export class PostgresMemoryReads {
 
   async listMemories(
     contextId: string,
-    options: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter } = {},
+    options: { afterSequence?: number; afterId?: string; limit?: number } = {},
   ): Promise<MemoryRecord[]> {
-    if (options.filter !== undefined) {
-      const { filter, ...page } = options;
-      return this.session.scoped(contextId, 'read', (sql) => listFiltered(sql, contextId, filter, page));
-    }
     // One statement per keyset shape, each an index range of memories_by_sequence from the position: written
     // as `sequence > $2 OR (sequence = $2 AND id > $3)` (and NULL tests for the shapes), PostgreSQL walked the
     // context from its start to the page (8.1 ms for a page at the end of 20k memories, 0.9 ms at the start).

@@ -1,11 +1,18 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import type { ContextStats, MemoryFilter, MemoryVersion } from '../archive-store-spec.ts';
+import type {
+  ContextStats,
+  FilteredPage,
+  FilterPageOptions,
+  MemoryFilter,
+  MemoryVersion,
+} from '../archive-store-spec.ts';
 import {
   driverInput,
   FILTER_DRIVEN_BELOW,
   type FilterDriver,
   type FilterSql,
   filterDriver,
+  pageWork,
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from '../filter-plan.ts';
@@ -63,39 +70,62 @@ export async function writeHistoryAndTags(
   }
 }
 
+/** A FilterSql with the conditions a walk checks per row apart from those that drive it. */
+interface PostgresPlan extends FilterSql {
+  /** Conditions on `m` checked per walked row (`true` when none). */
+  check: string;
+  /** The window drives: its rows are read whole (fewer than WINDOW_SORTED_BELOW) and sorted. */
+  sorted: boolean;
+  /** A tag drives: its walk reads each row's memory by a probe of its key (the order's walk reads it as it goes). */
+  probe: boolean;
+}
+
 /**
  * The filter's plan (filter-plan.ts, the same rule as the SQLite store's): a scope tag's rows of
- * `memory_tags (context_id, name, value, sequence, memory_id)` in the page's order joined to their memories;
- * or `memories` with the conditions, which the planner reads through memories_by_time when the window is
- * small. Other tags are probes of their primary key per row. The counts that pick the driver are one
- * statement, sent only when the filter has two access paths.
+ * `memory_tags (context_id, name, value, sequence, memory_id)` in the page's order, or the memories in that
+ * order, walked at most FILTER_PAGE_WORK rows and joined to their memories (`where` drives the walk, `check`
+ * the rest); or a small window's memories through memories_by_time, sorted (`sorted`, every condition in
+ * `where`). Other tags are probes of their primary key per row. The counts that pick the driver are one
+ * statement, sent only when the filter has a window. `drive: false` (a subset of given ids) puts every
+ * condition in `where` over `memories m`.
  */
 async function planOf(
   sql: Sql,
   contextId: string,
   filter: MemoryFilter,
-  options: { drive?: boolean } = {},
-): Promise<FilterSql> {
+  options: { drive?: boolean; work?: number } = {},
+): Promise<PostgresPlan> {
   const { tags, needsCounts } = driverInput(filter);
   const counts =
     options.drive !== false && needsCounts ? await countsOf(sql, contextId, filter, tags) : undefined;
-  const driver: FilterDriver = options.drive === false ? { kind: 'order' } : filterDriver(tags, counts);
+  const driver: FilterDriver =
+    options.drive === false ? { kind: 'order' } : filterDriver(tags, counts, options.work);
+  const walk = options.drive !== false && driver.kind !== 'window';
   const params: unknown[] = [contextId];
   const parts = ['m.context_id = $1'];
-  const plan: FilterSql = { from: 'memories m', where: '', params, sequence: 'm.sequence', id: 'm.id' };
+  const checks: string[] = [];
+  const plan: PostgresPlan = {
+    from: 'memories m',
+    where: '',
+    params,
+    sequence: 'm.sequence',
+    id: 'm.id',
+    check: 'true',
+    sorted: driver.kind === 'window',
+    probe: driver.kind === 'tag',
+  };
   if (driver.kind === 'tag' && tags.length > 1) {
     // The tags are intersected by the page's statement; `where` keeps the window's conditions only.
     plan.intersect = tags;
-    parts.push(...windowConditions(filter, params, 'm.'));
-    plan.where = parts.join(' AND ');
+    plan.where = [...parts, ...windowConditions(filter, params, 'm.')].join(' AND ');
     return plan;
   }
   if (driver.kind === 'tag') {
     params.push(driver.tag.name, driver.tag.value);
-    plan.from = 'memory_tags t JOIN memories m ON m.context_id = t.context_id AND m.id = t.memory_id';
+    plan.from = 'memory_tags t';
     plan.sequence = 't.sequence';
     plan.id = 't.memory_id';
-    parts.push(`t.context_id = $1 AND t.name = $${params.length - 1} AND t.value = $${params.length}`);
+    parts[0] = `t.context_id = $1 AND t.name = $${params.length - 1} AND t.value = $${params.length}`;
   }
   const window = windowConditions(filter, params, 'm.');
   if (driver.kind === 'window') {
@@ -105,11 +135,11 @@ async function planOf(
     // window in the same snapshot (filtered reads run in REPEATABLE READ read units), so the LIMIT cuts nothing.
     plan.from = `(SELECT * FROM memories m WHERE m.context_id = $1 AND ${window.join(' AND ')}
       ORDER BY m."timestamp" LIMIT ${WINDOW_SORTED_BELOW}) m`;
-  } else parts.push(...window);
+  } else (walk ? checks : parts).push(...window);
   for (const tag of tags) {
     if (driver.kind === 'tag' && tag === driver.tag) continue;
     params.push(tag.name, tag.value);
-    parts.push(
+    (walk ? checks : parts).push(
       // A scalar subquery is probed per row (the whole key: at most one row); written as EXISTS the planner
       // turned it into a join that read every memory of the tag (a hash of 10k rows for a 50-row page).
       `(SELECT true FROM memory_tags WHERE context_id = $1 AND name = $${params.length - 1}
@@ -117,6 +147,7 @@ async function planOf(
     );
   }
   plan.where = parts.join(' AND ');
+  if (checks.length > 0) plan.check = checks.join(' AND ');
   return plan;
 }
 
@@ -138,84 +169,144 @@ async function countsOf(
   filter: MemoryFilter,
   tags: readonly ScopeTag[],
 ): Promise<{ tags: number[]; window?: number }> {
-  const params: unknown[] = [contextId, FILTER_DRIVEN_BELOW];
+  const params: unknown[] = [contextId];
   const window = windowConditions(filter, params, '');
   if (window.length > 0) params.push(WINDOW_SORTED_BELOW);
   const windowCap = `$${params.length}`;
+  params.push(FILTER_DRIVEN_BELOW);
+  const tagCap = `$${params.length}`;
   // With a window, each tag is counted up to one more than the window's count (enough to tell which is smaller).
-  const cap = window.length === 0 ? '$2' : '(SELECT n + 1 FROM w)';
+  const cap = window.length === 0 ? tagCap : `LEAST(${tagCap}, (SELECT n + 1 FROM w))`;
   const columns = tags.map((tag) => {
     params.push(tag.name, tag.value);
     return `(SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = $1
-      AND name = $${params.length - 1} AND value = $${params.length} LIMIT LEAST($2, ${cap})) x)`;
+      AND name = $${params.length - 1} AND value = $${params.length} LIMIT ${cap}) x)`;
   });
+  // The tags' bound is referred to even when there are none (an unreferenced parameter has no type).
+  columns.push(`${tagCap}::bigint`);
   const statement =
     window.length === 0
-      ? `SELECT ARRAY[${columns.join(', ')}] AS tags, NULL AS window`
+      ? `SELECT ARRAY[${columns.join(', ')}]::bigint[] AS tags, NULL AS window`
       : `WITH w AS (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE context_id = $1
           AND ${window.join(' AND ')} LIMIT ${windowCap}) x)
-        SELECT ARRAY[${columns.join(', ')}] AS tags, (SELECT n FROM w) AS window`;
+        SELECT ARRAY[${columns.join(', ')}]::bigint[] AS tags, (SELECT n FROM w) AS window`;
   const row = (
     await sql.query<{ tags: (string | number)[]; window: string | number | null }>(statement, params)
   ).rows[0]!;
   return {
-    tags: row.tags.map(Number),
+    tags: row.tags.slice(0, tags.length).map(Number),
     ...(row.window === null ? {} : { window: Number(row.window) }),
   };
 }
 
-/** The plan's statement for one page (its keyset and LIMIT parameters appended to plan.params). */
-function paged(
-  plan: FilterSql,
-  page: { afterSequence?: number; afterId?: string; limit?: number | undefined },
-  column: string,
-): string {
-  if (plan.intersect) return tagIntersectionSql(plan.intersect, plan.params, plan.where, page, column);
+/** The keyset condition on the plan's (sequence, id) columns (its parameters appended to plan.params). */
+function keysetOf(plan: FilterSql, page: FilterPageOptions): string {
   const params = plan.params;
-  let keyset = '';
-  if (page.afterSequence !== undefined) {
-    params.push(page.afterSequence);
-    if (page.afterId === undefined) keyset = ` AND ${plan.sequence} > $${params.length}::bigint`;
-    else {
-      params.push(page.afterId);
-      keyset = ` AND (${plan.sequence}, ${plan.id}) > ($${params.length - 1}::bigint, $${params.length}::text)`;
+  if (page.afterSequence === undefined) return '';
+  params.push(page.afterSequence);
+  if (page.afterId === undefined) return ` AND ${plan.sequence} > $${params.length}::bigint`;
+  params.push(page.afterId);
+  return ` AND (${plan.sequence}, ${plan.id}) > ($${params.length - 1}::bigint, $${params.length}::text)`;
+}
+
+/**
+ * One filtered page of `column` (`m.record` / `m.id`) in one statement: the plan's walk of at most `work` rows,
+ * the tags' intersection (postgres-tag-intersection.ts), or the sorted window. A walk is a CTE in page order
+ * whose matches are read through a LATERAL probe of their memory, so the page's LIMIT stops it once the page is
+ * full; a short page's statement also returns where a walk that used up its work stopped (a row flagged
+ * `stop`, read from the rows the walk already made: a gate on the page's size keeps it from running otherwise).
+ */
+async function filteredPage(
+  sql: Sql,
+  contextId: string,
+  filter: MemoryFilter,
+  page: FilterPageOptions,
+  column: 'm.record' | 'm.id',
+): Promise<FilteredPage<string>> {
+  const work = pageWork(page.work);
+  const plan = await planOf(sql, contextId, filter, { work });
+  const limit = page.limit === undefined || page.limit < 0 ? undefined : page.limit;
+  let statement: string;
+  if (plan.intersect) {
+    statement = tagIntersectionSql(plan.intersect, plan.params, plan.where, { ...page, limit }, work, column);
+  } else {
+    const keyset = keysetOf(plan, page);
+    plan.params.push(limit ?? null);
+    const limitAt = `$${plan.params.length}`;
+    if (plan.sorted) {
+      statement = `SELECT ${column} AS value, false AS stop FROM ${plan.from} WHERE ${plan.where}${keyset}
+        ORDER BY ${plan.sequence}, ${plan.id} LIMIT ${limitAt}`;
+    } else {
+      plan.params.push(work);
+      const workAt = `$${plan.params.length}`;
+      // The tag's walk reads its memories by a LIMIT 1 probe each (pulled up, the probe became a merge join that
+      // read the context); the order's walk is of the memories themselves, each checked as it is read.
+      const value = plan.probe ? '' : `, CASE WHEN ${plan.check} THEN ${column} END AS value`;
+      const matches = plan.probe
+        ? `SELECT ${column} AS value, walk.sequence, walk.id FROM walk CROSS JOIN LATERAL (
+            SELECT m.record, m.id FROM memories m
+            WHERE m.context_id = $1 AND m.id = walk.id AND ${plan.check} LIMIT 1
+          ) m`
+        : 'SELECT value, sequence, id FROM walk WHERE value IS NOT NULL';
+      statement = `WITH walk AS (
+          SELECT ${plan.sequence} AS sequence, ${plan.id} AS id${value} FROM ${plan.from}
+          WHERE ${plan.where}${keyset} ORDER BY ${plan.sequence}, ${plan.id} LIMIT ${workAt}
+        ), page AS (${matches} LIMIT ${limitAt})
+        (SELECT value, sequence, id, false AS stop FROM page ORDER BY sequence, id)
+        UNION ALL
+        (SELECT NULL, sequence, id, true FROM walk
+          WHERE (SELECT count(*) FROM page) < COALESCE(${limitAt}::bigint, ${Number.MAX_SAFE_INTEGER})
+          OFFSET ${workAt}::bigint - 1 LIMIT 1)`;
     }
   }
-  params.push(page.limit ?? null);
-  return `SELECT ${column} FROM ${plan.from} WHERE ${plan.where}${keyset}
-    ORDER BY ${plan.sequence}, ${plan.id} LIMIT $${params.length}`;
+  const rows = await sql.query<{
+    value: string | null;
+    sequence?: string | number;
+    id?: string;
+    stop: boolean;
+  }>(statement, plan.params);
+  const items: string[] = [];
+  let stoppedAfter: FilteredPage<string>['stoppedAfter'];
+  for (const row of rows.rows) {
+    if (row.stop) stoppedAfter = { sequence: Number(row.sequence), id: row.id! };
+    else items.push(row.value!);
+  }
+  return stoppedAfter === undefined ? { items } : { items, stoppedAfter };
 }
 
 export async function listFiltered(
   sql: Sql,
   contextId: string,
   filter: MemoryFilter,
-  page: { afterSequence?: number; afterId?: string; limit?: number },
-): Promise<MemoryRecord[]> {
-  const plan = await planOf(sql, contextId, filter);
-  const rows = await sql.query<{ record: string }>(paged(plan, page, 'm.record'), plan.params);
-  return rows.rows.map((row) => JSON.parse(row.record) as MemoryRecord);
+  page: FilterPageOptions,
+): Promise<FilteredPage<MemoryRecord>> {
+  const found = await filteredPage(sql, contextId, filter, page, 'm.record');
+  return { ...found, items: found.items.map((record) => JSON.parse(record) as MemoryRecord) };
 }
 
 export async function matchFiltered(
   sql: Sql,
   contextId: string,
   filter: MemoryFilter,
-  options: { ids?: readonly string[]; limit?: number },
+  page: FilterPageOptions,
+): Promise<FilteredPage<string>> {
+  return filteredPage(sql, contextId, filter, page, 'm.id');
+}
+
+/** The subset of `ids` passing the filter: probing each id's tags is bounded by the ids, whatever would drive. */
+export async function matchIds(
+  sql: Sql,
+  contextId: string,
+  filter: MemoryFilter,
+  ids: readonly string[],
 ): Promise<string[]> {
-  if (options.ids !== undefined) {
-    if (options.ids.length === 0) return [];
-    // A subset of given ids: probing each id's tags is bounded by the ids, whatever would drive.
-    const plan = await planOf(sql, contextId, filter, { drive: false });
-    plan.params.push([...new Set(options.ids)]);
-    const rows = await sql.query<{ id: string }>(
-      `SELECT m.id FROM memories m WHERE ${plan.where} AND m.id = ANY($${plan.params.length}::text[])`,
-      plan.params,
-    );
-    return rows.rows.map((row) => row.id);
-  }
-  const plan = await planOf(sql, contextId, filter);
-  const rows = await sql.query<{ id: string }>(paged(plan, { limit: options.limit }, 'm.id'), plan.params);
+  if (ids.length === 0) return [];
+  const plan = await planOf(sql, contextId, filter, { drive: false });
+  plan.params.push([...new Set(ids)]);
+  const rows = await sql.query<{ id: string }>(
+    `SELECT m.id FROM memories m WHERE ${plan.where} AND m.id = ANY($${plan.params.length}::text[])`,
+    plan.params,
+  );
   return rows.rows.map((row) => row.id);
 }
 

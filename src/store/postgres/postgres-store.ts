@@ -8,6 +8,8 @@ import type {
   ContextInfo,
   ContextStats,
   EdgeChange,
+  FilteredPage,
+  FilterPageOptions,
   KeyedRecord,
   LexicalSearchOptions,
   MemoryFilter,
@@ -154,9 +156,25 @@ class PostgresStore implements PostgresArchiveStore {
   matchMemories(
     contextId: string,
     filter: MemoryFilter,
-    options: { ids?: readonly string[]; limit?: number },
+    options: { ids: readonly string[] },
   ): Promise<string[]> {
     return this.reads.matchMemories(contextId, filter, options);
+  }
+
+  listFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<MemoryRecord>> {
+    return this.reads.listFiltered(contextId, filter, page);
+  }
+
+  matchFiltered(
+    contextId: string,
+    filter: MemoryFilter,
+    page?: FilterPageOptions,
+  ): Promise<FilteredPage<string>> {
+    return this.reads.matchFiltered(contextId, filter, page);
   }
 
   memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
@@ -169,7 +187,7 @@ class PostgresStore implements PostgresArchiveStore {
 
   listMemories(
     contextId: string,
-    options?: { afterSequence?: number; afterId?: string; limit?: number; filter?: MemoryFilter },
+    options?: { afterSequence?: number; afterId?: string; limit?: number },
   ): Promise<MemoryRecord[]> {
     return this.reads.listMemories(contextId, options);
   }
