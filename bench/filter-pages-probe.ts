@@ -98,7 +98,7 @@ for (const filter of [
 }
 // A filtered search (flat retrieval) finds its candidates with one bounded filtered read: a filter that read
 // stops on is searched as a broad one (deeper indexed search checked by id), never a walk of the context.
-for (const filter of [{ agentId: 'planner' }, { agentId: 'planner', metadata: { half: 0 } }]) {
+for (const filter of [{}, { agentId: 'planner' }, { agentId: 'planner', metadata: { half: 0 } }]) {
   const times: number[] = [];
   for (let r = 0; r < Math.min(pages, 20); r++) {
     const started = performance.now();

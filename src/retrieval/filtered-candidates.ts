@@ -5,15 +5,23 @@ import type { ViewHit } from '../types/view.ts';
  * How a filtered search restricts the lexical and vector searches BEFORE ranking (never a post-filter of a
  * fixed top-k), with no cost proportional to the archive:
  * - selective filter (at most SELECTIVE_FILTER_LIMIT matching memories, found through the store's indexed
- *   scope tags and event-time index within one filtered page's work bound): the searches score exactly those memories (`memoryIds`), with the
+ *   scope tags and event-time index within CANDIDATE_READ_PAGES filtered pages): the searches score exactly those memories (`memoryIds`), with the
  *   context's statistics, so the pool fills from matching memories only;
- * - broad filter (more matches, or more than a page's work to find them all): the unrestricted indexed search is read ever deeper (limit x4 per round, up
+ * - broad filter (more matches, or more work than those pages to find them all): the unrestricted indexed search is read ever deeper (limit x4 per round, up
  *   to MAX_FILTER_DEPTH hits per kind) and each round's hits are checked against the filter by id
  *   (`matchMemories` with ids, cost per hit), until every view kind has `limit` matching hits or is drained.
  *   When a broad filter matches, on average, at least one in MAX_FILTER_DEPTH / limit memories, this is
  *   the same top list as a restricted search.
  */
 export const SELECTIVE_FILTER_LIMIT = 4096;
+/**
+ * Filtered pages (each at most FILTER_PAGE_WORK rows or seeks) the candidate read may take before a filter
+ * whose matches it could not all find is searched as broad: a filter no index answers (tags that interleave
+ * finely) is enumerated up to 16 x 16,384 units (13 such pages took 0.32-0.48 s on SQLite and 1.4-2.3 s on
+ * PostgreSQL at 200k memories, bench/filter-pages-probe.ts), since a broad search that finds no match goes to
+ * MAX_FILTER_DEPTH (10.9 s at 200k on SQLite for that empty interleaved filter when the first stop went broad).
+ */
+export const CANDIDATE_READ_PAGES = 16;
 export const MAX_FILTER_DEPTH = 65_536;
 
 export type Restriction =
@@ -27,11 +35,19 @@ export async function restrictionOf(
   filter: MemoryFilter | undefined,
 ): Promise<Restriction> {
   if (filter === undefined || isEmptyFilter(filter)) return { kind: 'none' };
-  const found = await store.matchFiltered(contextId, filter, { limit: SELECTIVE_FILTER_LIMIT + 1 });
-  // A read that stopped on its work bound (FILTER_PAGE_WORK) has not seen every match: searched as broad.
-  return found.items.length <= SELECTIVE_FILTER_LIMIT && found.stoppedAfter === undefined
-    ? { kind: 'ids', ids: found.items }
-    : { kind: 'broad', filter };
+  const ids: string[] = [];
+  let after: { afterSequence: number; afterId: string } | undefined;
+  for (let page = 0; page < CANDIDATE_READ_PAGES; page++) {
+    const read = await store.matchFiltered(contextId, filter, {
+      limit: SELECTIVE_FILTER_LIMIT + 1 - ids.length,
+      ...after,
+    });
+    ids.push(...read.items);
+    if (ids.length > SELECTIVE_FILTER_LIMIT) break;
+    if (read.stoppedAfter === undefined) return { kind: 'ids', ids };
+    after = { afterSequence: read.stoppedAfter.sequence, afterId: read.stoppedAfter.id };
+  }
+  return { kind: 'broad', filter };
 }
 
 export function isEmptyFilter(filter: MemoryFilter): boolean {

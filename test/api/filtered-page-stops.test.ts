@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCursor, listMemoryPage } from '../../src/graphmemix-memory-verbs.ts';
-import { restrictionOf } from '../../src/retrieval/filtered-candidates.ts';
+import {
+  CANDIDATE_READ_PAGES,
+  restrictionOf,
+  SELECTIVE_FILTER_LIMIT,
+} from '../../src/retrieval/filtered-candidates.ts';
 import type { ArchiveStore, FilteredPage, FilterPageOptions } from '../../src/store/archive-store-spec.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
@@ -63,12 +67,31 @@ describe('filtered pages that stop on their work bound', () => {
     expect(decodeCursor(page.nextCursor!)).toEqual({ sequence: 2, id: 'b' });
   });
 
-  it('a filtered retrieve searches as broad when its candidate read stopped', async () => {
+  it('a filtered retrieve reads candidates on from each stop, and searches as broad past its pages', async () => {
     const filter = { agentId: 'a' };
     const few = stoppingStore([{ items: [record('a', 1)] }]);
     expect(await restrictionOf(few.store, 'u', filter)).toEqual({ kind: 'ids', ids: ['a'] });
-    const stopped = stoppingStore([{ items: [record('a', 1)], stoppedAfter: { sequence: 5, id: 'e' } }]);
-    expect(await restrictionOf(stopped.store, 'u', filter)).toEqual({ kind: 'broad', filter });
+    // Two stops, then the end: every candidate, each page from the previous stop, asking for what is left.
+    const resumed = stoppingStore([
+      { items: [record('a', 1)], stoppedAfter: { sequence: 5, id: 'e' } },
+      { items: [], stoppedAfter: { sequence: 9, id: 'i' } },
+      { items: [record('k', 11)] },
+    ]);
+    expect(await restrictionOf(resumed.store, 'u', filter)).toEqual({ kind: 'ids', ids: ['a', 'k'] });
+    expect(resumed.asked).toEqual([
+      { limit: SELECTIVE_FILTER_LIMIT + 1 },
+      { limit: SELECTIVE_FILTER_LIMIT, afterSequence: 5, afterId: 'e' },
+      { limit: SELECTIVE_FILTER_LIMIT, afterSequence: 9, afterId: 'i' },
+    ]);
+    // Stopping on every one of its pages: broad, after exactly CANDIDATE_READ_PAGES reads.
+    const endless = stoppingStore(
+      Array.from({ length: CANDIDATE_READ_PAGES + 5 }, (_, i) => ({
+        items: [],
+        stoppedAfter: { sequence: i, id: `s${i}` },
+      })),
+    );
+    expect(await restrictionOf(endless.store, 'u', filter)).toEqual({ kind: 'broad', filter });
+    expect(endless.asked).toHaveLength(CANDIDATE_READ_PAGES);
   });
 
   it('on a real store a list walks to the end through stops (the in-memory store, work 3)', async () => {
