@@ -57,6 +57,7 @@ export class MemoryStoreReads {
     const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
     const work = pageWork(page.work);
     const items: MemoryRecord[] = [];
+    if (limit === 0) return { items };
     let walked = 0;
     for (const record of this.after(contextId, page)) {
       if (recordMatches(record, filter)) {

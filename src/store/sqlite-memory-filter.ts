@@ -79,6 +79,7 @@ export class SqliteMemoryFilter {
     const work = pageWork(page.work);
     const plan = this.plan(contextId, filter, { work });
     const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
+    if (limit === 0) return { items: [] };
     if (plan.intersect) return this.intersect(contextId, filter, plan.intersect, page, limit, work, column);
     if (plan.sorted) {
       // The window's rows (fewer than WINDOW_SORTED_BELOW, counted in this snapshot's terms) sorted: one

@@ -117,6 +117,11 @@ export function scopeHistoryConformance(
       items: ['a', 'c'],
     });
     expect(await s.matchFiltered('nowhere', {}, { limit: 2 })).toEqual({ items: [] });
+    for (const filter of [{}, { agentId: 'bot' }, { from: '2024-03-01' }, { agentId: 'bot', runId: 'r1' }]) {
+      expect(await s.matchFiltered('ctx', filter, { limit: 0 }), JSON.stringify(filter)).toEqual({
+        items: [],
+      });
+    }
     // An update moves the memory's scopes: the old tag no longer selects it.
     await s.writeMemories('ctx', [
       scoped('a', 'alpha note', 0, { agentId: 'other', runId: 'r1', timestamp: '2024-03-01' }),
