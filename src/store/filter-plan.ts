@@ -29,7 +29,7 @@ export const FILTER_PAGE_WORK = 16_384;
 export const WINDOW_SORTED_BELOW = FILTER_PAGE_WORK;
 
 /**
- * What a filtered page (listMemories with a filter, matchMemories without ids) walks, on every backend that
+ * What a filtered page (ArchiveStore.listFiltered, matchFiltered) walks, on every backend that
  * plans its own SQL:
  * - `tag`: one scope tag's index rows, which are kept in (sequence, id) order (SQLite migration 13,
  *   PostgreSQL 11), so a page reads its LIMIT rows from the keyset position on, wherever in the context the

@@ -34,14 +34,15 @@ function windowSql(filter: MemoryFilter, column: string): { parts: string[]; par
 }
 
 /**
- * Filtered reads of the SQLite store (ArchiveStore.listMemories with a filter, matchMemories). The access path
+ * Filtered reads of the SQLite store (ArchiveStore.listFiltered, matchFiltered, matchMemories). The access path
  * is picked by filterDriver (filter-plan.ts): a scope tag's rows of `memory_tags (context_id, name, value,
  * sequence, memory_id)`, already in the page's order, joined to their memories (one statement; two or more
  * tags are intersected by seeks in that order, sqlite-tag-intersection.ts); a small event-time window of
  * `memories_by_time (context_id, timestamp)`, sorted; or, with no tag, the memories' own order. Left to
  * itself SQLite walked the (sequence, id) order and probed a tag per memory: the whole context for a tag few
- * memories hold, or for one whose memories all sit late in the order. Values are bound parameters; only the
- * shape varies the SQL.
+ * memories hold, or for one whose memories all sit late in the order. Every walk stops after the page's work
+ * (FILTER_PAGE_WORK rows or seeks) and says where (FilteredPage.stoppedAfter). Values are bound parameters;
+ * only the shape varies the SQL.
  */
 export class SqliteMemoryFilter {
   private readonly statements = new Map<string, Database.Statement>();
