@@ -14,7 +14,8 @@ export const FILTER_DRIVEN_BELOW = 4096;
  * stopped (FilteredPage.stoppedAfter), so a client's filter costs at most this per request at any archive
  * size (tags that interleave finely, a window far from a tag's memories, a window-only filter late in the
  * order all walked the context: 331 ms a page at 200k memories for an empty interleaved intersection). Set
- * at 16,384: ~16-40 ms a page on SQLite (1-2.5 us a row or seek) and ~0.1 s on PostgreSQL (~7 us).
+ * at 16,384: such a page takes ~28-46 ms on SQLite and ~0.12-0.18 s on PostgreSQL (bench/filter-pages-probe.ts
+ * at 200k, docs/living-archive.md "Round 16").
  */
 export const FILTER_PAGE_WORK = 16_384;
 
@@ -84,10 +85,20 @@ export function filterDriver(
   return { kind: 'tag', tag: tags[best]! };
 }
 
-/** The page's work bound: `work` clamped to 1..FILTER_PAGE_WORK (FILTER_PAGE_WORK when absent). */
-export function pageWork(work: number | undefined): number {
-  if (work === undefined || !Number.isFinite(work)) return FILTER_PAGE_WORK;
-  return Math.min(FILTER_PAGE_WORK, Math.max(1, Math.floor(work)));
+/**
+ * A filtered page's bounds: `limit` (Infinity when absent or negative) and `work` clamped to
+ * 1..FILTER_PAGE_WORK (FILTER_PAGE_WORK when absent).
+ */
+export function pageBounds(page: { limit?: number | undefined; work?: number | undefined }): {
+  limit: number;
+  work: number;
+} {
+  const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
+  const work =
+    page.work === undefined || !Number.isFinite(page.work)
+      ? FILTER_PAGE_WORK
+      : Math.min(FILTER_PAGE_WORK, Math.max(1, Math.floor(page.work)));
+  return { limit, work };
 }
 
 /**

@@ -7,7 +7,7 @@ import type {
   MemoryFilter,
   MemoryVersion,
 } from './archive-store-spec.ts';
-import { pageWork } from './filter-plan.ts';
+import { pageBounds } from './filter-plan.ts';
 import { recordMatches } from './memory-scope-tags.ts';
 import { type ContextData, contextInfo } from './memory-store-context-data.ts';
 import { compareStrings } from './store-rules.ts';
@@ -54,8 +54,7 @@ export class MemoryStoreReads {
     page: FilterPageOptions = {},
   ): Promise<FilteredPage<MemoryRecord>> {
     this.assertOpen();
-    const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
-    const work = pageWork(page.work);
+    const { limit, work } = pageBounds(page);
     const items: MemoryRecord[] = [];
     if (limit === 0) return { items };
     let walked = 0;

@@ -6,7 +6,7 @@ import {
   type FilterDriver,
   type FilterSql,
   filterDriver,
-  pageWork,
+  pageBounds,
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from './filter-plan.ts';
@@ -77,9 +77,8 @@ export class SqliteMemoryFilter {
     page: FilterPageOptions,
     column: string,
   ): FilteredPage<string> {
-    const work = pageWork(page.work);
+    const { limit, work } = pageBounds(page);
     const plan = this.plan(contextId, filter, { work });
-    const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
     if (limit === 0) return { items: [] };
     if (plan.intersect) return this.intersect(contextId, filter, plan.intersect, page, limit, work, column);
     if (plan.sorted) {

@@ -12,7 +12,7 @@ import {
   type FilterDriver,
   type FilterSql,
   filterDriver,
-  pageWork,
+  pageBounds,
   WINDOW_SORTED_BELOW,
   windowBounds,
 } from '../filter-plan.ts';
@@ -160,43 +160,37 @@ function windowConditions(filter: MemoryFilter, params: unknown[], prefix: strin
 }
 
 /**
- * Each tag's memories counted up to FILTER_DRIVEN_BELOW (or one more than the window's), and the window's (when
- * the filter has one) up to WINDOW_SORTED_BELOW: one statement.
+ * The window's memories counted up to WINDOW_SORTED_BELOW and each tag's up to FILTER_DRIVEN_BELOW or one more
+ * than the window's (enough to tell which is smaller): one statement. Only a filter with a window is counted
+ * (driverInput).
  */
 async function countsOf(
   sql: Sql,
   contextId: string,
   filter: MemoryFilter,
   tags: readonly ScopeTag[],
-): Promise<{ tags: number[]; window?: number }> {
+): Promise<{ tags: number[]; window: number }> {
   const params: unknown[] = [contextId];
   const window = windowConditions(filter, params, '');
-  if (window.length > 0) params.push(WINDOW_SORTED_BELOW);
+  params.push(WINDOW_SORTED_BELOW);
   const windowCap = `$${params.length}`;
-  params.push(FILTER_DRIVEN_BELOW);
-  const tagCap = `$${params.length}`;
-  // With a window, each tag is counted up to one more than the window's count (enough to tell which is smaller).
-  const cap = window.length === 0 ? tagCap : `LEAST(${tagCap}, (SELECT n + 1 FROM w))`;
-  const columns = tags.map((tag) => {
-    params.push(tag.name, tag.value);
-    return `(SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = $1
-      AND name = $${params.length - 1} AND value = $${params.length} LIMIT ${cap}) x)`;
-  });
-  // The tags' bound is referred to even when there are none (an unreferenced parameter has no type).
-  columns.push(`${tagCap}::bigint`);
-  const statement =
-    window.length === 0
-      ? `SELECT ARRAY[${columns.join(', ')}]::bigint[] AS tags, NULL AS window`
-      : `WITH w AS (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE context_id = $1
-          AND ${window.join(' AND ')} LIMIT ${windowCap}) x)
-        SELECT ARRAY[${columns.join(', ')}]::bigint[] AS tags, (SELECT n FROM w) AS window`;
-  const row = (
-    await sql.query<{ tags: (string | number)[]; window: string | number | null }>(statement, params)
-  ).rows[0]!;
-  return {
-    tags: row.tags.slice(0, tags.length).map(Number),
-    ...(row.window === null ? {} : { window: Number(row.window) }),
-  };
+  const columns: string[] = [];
+  if (tags.length > 0) {
+    params.push(FILTER_DRIVEN_BELOW);
+    // Each tag up to one more than the window's count: enough to tell which is smaller.
+    const cap = `LEAST($${params.length}::bigint, (SELECT n + 1 FROM w))`;
+    for (const tag of tags) {
+      params.push(tag.name, tag.value);
+      columns.push(`(SELECT count(*) FROM (SELECT 1 FROM memory_tags WHERE context_id = $1
+        AND name = $${params.length - 1} AND value = $${params.length} LIMIT ${cap}) x)`);
+    }
+  }
+  const statement = `WITH w AS (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE context_id = $1
+      AND ${window.join(' AND ')} LIMIT ${windowCap}) x)
+    SELECT ARRAY[${columns.join(', ')}]::bigint[] AS tags, (SELECT n FROM w) AS window`;
+  const row = (await sql.query<{ tags: (string | number)[]; window: string | number }>(statement, params))
+    .rows[0]!;
+  return { tags: row.tags.map(Number), window: Number(row.window) };
 }
 
 /** The keyset condition on the plan's (sequence, id) columns (its parameters appended to plan.params). */
@@ -223,9 +217,10 @@ async function filteredPage(
   page: FilterPageOptions,
   column: 'm.record' | 'm.id',
 ): Promise<FilteredPage<string>> {
-  const work = pageWork(page.work);
+  const bounds = pageBounds(page);
+  const work = bounds.work;
+  const limit = Number.isFinite(bounds.limit) ? bounds.limit : undefined;
   const plan = await planOf(sql, contextId, filter, { work });
-  const limit = page.limit === undefined || page.limit < 0 ? undefined : page.limit;
   let statement: string;
   if (plan.intersect) {
     statement = tagIntersectionSql(plan.intersect, plan.params, plan.where, { ...page, limit }, work, column);
