@@ -13,6 +13,10 @@ import {
   openPostgresStore,
   type PostgresArchiveStore,
 } from '../../src/store/postgres/postgres-store.ts';
+import {
+  asStoreError,
+  QUESTION_STATEMENT_TIMEOUT_MS,
+} from '../../src/store/postgres/postgres-transaction-sql.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 import { write } from './store-conformance.ts';
 
@@ -262,6 +266,53 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     expect(JSON.stringify(plan.rows)).toMatch(/vectors_hnsw_/);
     await client.query('ROLLBACK');
     await client.end();
+    await store.close();
+  });
+
+  it("a question's read unit runs under the statement backstop; a cancelled statement is a STORE error", async () => {
+    const url = await createTestDatabase();
+    const sent: string[] = [];
+    // Patched before the store opens: its pooled clients keep the query function they were made with.
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const first = args[0];
+      const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+      if (typeof text === 'string') sent.push(text);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    const store = await openPostgresStore({ url, maxConnections: 2 });
+    try {
+      await fill(store, 'u');
+      sent.length = 0;
+      await store.unitOfWork('u', () => store.getMemories('u', ['m1']), { read: true });
+      await store.getMemories('u', ['m2']);
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    const begins = sent.filter((text) => text.startsWith('BEGIN'));
+    const readUnit = begins.find((text) => text.includes('statement_timeout'));
+    expect(readUnit).toContain(`SET LOCAL statement_timeout = ${QUESTION_STATEMENT_TIMEOUT_MS};`);
+    expect(readUnit).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;/);
+    // Only the read unit: the plain scoped read has no backstop (nor do writes and maintenance).
+    expect(begins.filter((text) => text.includes('statement_timeout'))).toHaveLength(1);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    // The unit's settings as sent (its read-ahead after them names a statement prepared on the store's client).
+    const setting = `statement_timeout = ${QUESTION_STATEMENT_TIMEOUT_MS};`;
+    await admin.query(readUnit!.slice(0, readUnit!.indexOf(setting) + setting.length));
+    expect((await admin.query('SHOW statement_timeout')).rows[0].statement_timeout).toBe('30s');
+    await admin.query('ROLLBACK');
+    await admin.query('BEGIN; SET LOCAL statement_timeout = 20;');
+    const cancelled = await admin.query('SELECT pg_sleep(2)').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await admin.query('ROLLBACK');
+    await admin.end();
+    expect(asStoreError(cancelled, 'test')).toMatchObject({
+      code: 'STORE',
+      details: { reason: 'statement_cancelled' },
+    });
     await store.close();
   });
 });

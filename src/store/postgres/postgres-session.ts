@@ -7,6 +7,7 @@ import {
   asStoreError,
   assertContextId,
   escapeLiteral,
+  QUESTION_STATEMENT_TIMEOUT_SQL,
   scopedBeginSql,
   settingsSql,
 } from './postgres-transaction-sql.ts';
@@ -258,7 +259,7 @@ export class PostgresSession {
     assertContextId(contextId);
     // The read-ahead (generation, meta keys) rides with the BEGIN: no round trip of its own.
     const metaKeys = this.learnedMeta.of(contextId);
-    const begin = `${scopedBeginSql(contextId, 'read', this.switchRole)} ${readAheadSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
+    const begin = `${scopedBeginSql(contextId, 'read', this.switchRole)}${QUESTION_STATEMENT_TIMEOUT_SQL} ${readAheadSql(escapeLiteral(contextId), metaKeys, escapeLiteral)};`;
     return this.runUnit(contextId, begin, { lazy: true, readOnly: true }, work, (held, began) => {
       const take = (results: pg.QueryResult[]) => {
         const row = results.at(-1)?.rows?.[0];

@@ -54,6 +54,18 @@ export function settingsSql(switchRole: boolean): string {
   return `${switchRole ? ` SET LOCAL ROLE ${RLS_ROLE};` : ''} SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off; SET LOCAL extra_float_digits = 1;`;
 }
 
+/**
+ * Backstop of every statement in a question's read unit (PostgresSession.readUnit: retrieve's reads, one
+ * snapshot). The statements of a question are bounded by design (lexical work bounds, filtered page work,
+ * batched lookups: milliseconds at 1M memories), so this only catches a plan gone wrong (statistics far off,
+ * a missing index) before it holds a pooled connection for minutes. Maintenance and writes keep no limit: a
+ * compaction or an import at 1M may run single statements longer than this.
+ */
+export const QUESTION_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** The SET LOCAL of that backstop, for a read unit's first round trip. */
+export const QUESTION_STATEMENT_TIMEOUT_SQL = ` SET LOCAL statement_timeout = ${QUESTION_STATEMENT_TIMEOUT_MS};`;
+
 /** Key of a context's write lock: 64-bit hash of a namespaced id (a collision only serialises two contexts). */
 function contextLockKey(literal: string): string {
   return `hashtextextended('graphmemix:context:' || ${literal}, 0)`;
@@ -97,6 +109,14 @@ export function asStoreError(error: unknown, where: string): unknown {
   if (typeof code === 'string' && (code.startsWith('23') || code.startsWith('22'))) {
     return new GraphmemixError('INVALID_INPUT', `store constraint failed: ${message}`, {
       location: { file: where },
+      cause: error,
+    });
+  }
+  // query_canceled: the read unit's statement_timeout (or an administrator's pg_cancel_backend).
+  if (code === '57014') {
+    return new GraphmemixError('STORE', `a store statement was cancelled: ${message}`, {
+      location: { file: where },
+      details: { reason: 'statement_cancelled', statementTimeoutMs: QUESTION_STATEMENT_TIMEOUT_MS },
       cause: error,
     });
   }
