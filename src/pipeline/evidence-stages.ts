@@ -130,6 +130,7 @@ export async function retrieveViews(
     });
   }
   ctx.trace.flag('dense_retrieval_failed', search.denseFailed);
+  ctx.trace.flag('lexical_search_bounded', search.lexicalBounded.length > 0);
   let ranked = search.ranked;
   if (ranked.length === 0) {
     ranked = await fallbackSeeds(ctx.store, ctx.contextId, sizes.seeds, ctx.filter);

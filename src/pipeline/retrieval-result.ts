@@ -142,6 +142,12 @@ export type PipelineFlag =
   | 'no_eligible_edges'
   | 'empty_context'
   | 'no_lexical_match'
+  /**
+   * A lexical search stopped at the store's work bound (postings rows read or candidates scored per view
+   * kind; SQLite LEXICAL_ROWS_BOUND / LEXICAL_SCORED_BOUND): a question made only of words most memories
+   * hold. Its hits are the best found within the bound, not necessarily the exact BM25 top.
+   */
+  | 'lexical_search_bounded'
   | 'dense_retrieval_failed'
   | 'question_caption_failed'
   | 'reader_failed'

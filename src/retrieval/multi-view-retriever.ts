@@ -54,6 +54,11 @@ export interface MultiViewSearchResult {
   /** Per memory, the best score of each view kind that reached it (common scale; dense hits under 'dense'). */
   viewScores: Map<string, Partial<Record<ViewKind | 'dense', number>>>;
   denseFailed: boolean;
+  /**
+   * View kinds whose lexical search stopped at the store's work bound with a document it had not read or
+   * scored still able to rank (LexicalSearchOptions.onBounded): their hits are the best within the bound.
+   */
+  lexicalBounded: ViewKind[];
   /** The expansions that were searched (feedback included), for the trace. */
   expansions: QueryExpansion[];
   embeddingCall?: { model: string; latencyMs: number; usage: TokenUsage; cached: boolean; error?: string };
@@ -96,10 +101,14 @@ export async function multiViewSearch(
   };
   const restriction = await restrictionOf(store, contextId, options.filter);
   if (restriction.kind === 'ids' && restriction.ids.length === 0)
-    return { ranked: [], viewScores, denseFailed: false, expansions: [] };
+    return { ranked: [], viewScores, denseFailed: false, lexicalBounded: [], expansions: [] };
+  const bounded = new Set<ViewKind>();
+  const onBounded = (kind: ViewKind) => {
+    bounded.add(kind);
+  };
   const lexical = (text: string, kinds?: readonly ViewKind[]) =>
     restrictedSearch(store, contextId, restriction, options.limit, (search) =>
-      store.searchLexical(contextId, text, kinds ? { ...search, kinds } : search),
+      store.searchLexical(contextId, text, { ...search, ...(kinds ? { kinds } : {}), onBounded }),
     );
   const expansions = (options.expansions ?? []).filter((e) => e.terms.length > 0 && e.weight > 0);
   if (query.text.trim() !== '') {
@@ -164,7 +173,14 @@ export async function multiViewSearch(
   const ranked = [...best.values()].sort(
     (x, y) => y.score - x.score || (x.memoryId < y.memoryId ? -1 : x.memoryId > y.memoryId ? 1 : 0),
   );
-  return { ranked, viewScores, denseFailed, expansions, ...(embeddingCall ? { embeddingCall } : {}) };
+  return {
+    ranked,
+    viewScores,
+    denseFailed,
+    lexicalBounded: [...bounded].sort(),
+    expansions,
+    ...(embeddingCall ? { embeddingCall } : {}),
+  };
 }
 
 const MESSAGE_PREFIX = /^\[[^\]\n]{1,40}\]\s*(?:[^:\n]{1,80}:\s)?/;

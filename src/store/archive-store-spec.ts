@@ -395,6 +395,19 @@ export interface LexicalSearchOptions {
    * the context's (same statistics as an unrestricted search); cost follows the number of ids.
    */
   memoryIds?: readonly string[];
+  /**
+   * Smaller work bounds than the backend's (tests): postings rows read and candidates scored per view kind.
+   * A backend never works past its own bounds (SQLite: LEXICAL_ROWS_BOUND, LEXICAL_SCORED_BOUND; PostgreSQL:
+   * the rows bound), whatever is asked.
+   */
+  work?: { rows?: number; scored?: number };
+  /**
+   * Called once per view kind whose search stopped at a work bound while a document it did not read or score
+   * could still have ranked: that kind's hits are the best found within the bound, not necessarily the exact
+   * BM25 top `limit` (the retrieve flags it `lexical_search_bounded`). An index that always scores everything
+   * (the in-memory store's) never calls it.
+   */
+  onBounded?: (kind: ViewKind) => void;
 }
 
 export interface VectorSearchOptions {

@@ -113,7 +113,10 @@ export class CandidateOrder {
     return this.high[0]!;
   }
 
-  /** Takes the candidate with the highest ceiling (equal ceilings in any order) and returns its id. */
+  /**
+   * Takes the candidate with the highest ceiling and returns its id; equal ceilings lowest id (the earliest
+   * written view) first, so a search that stops taking at a work bound takes the same ones every time.
+   */
   take(): number {
     const doc = this.docs[0]!;
     const last = --this.size;
@@ -131,8 +134,13 @@ export class CandidateOrder {
     for (;;) {
       let child = 2 * at + 1;
       if (child >= size) break;
-      if (child + 1 < size && high[child + 1]! > high[child]!) child++;
-      if (high[child]! <= value) break;
+      const right = child + 1;
+      if (
+        right < size &&
+        (high[right]! > high[child]! || (high[right] === high[child] && docs[right]! < docs[child]!))
+      )
+        child++;
+      if (high[child]! < value || (high[child] === value && docs[child]! > doc)) break;
       docs[at] = docs[child]!;
       high[at] = high[child]!;
       at = child;

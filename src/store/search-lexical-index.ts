@@ -2,9 +2,11 @@ import type Database from 'better-sqlite3';
 import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
+import type { LexicalSearchOptions } from './archive-store-spec.ts';
 import { CandidateOrder, LexicalAccumulators } from './lexical-accumulators.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
 import { type CachedDocument, DocumentCache, PostingsCache } from './lexical-search-cache.ts';
+import { lexicalWorkBounds } from './lexical-work-bounds.ts';
 import { QueryTermSlots } from './query-term-slots.ts';
 
 /** Impact buckets per term: a bucket's bounds are 1/64 of k1 + 1 apart (about 3% of a typical tf-part). */
@@ -65,7 +67,7 @@ interface Cursor {
  * over the accumulators, candidates left for exact scoring and those scored. Tests and probes read differences
  * to check that the passes stay amortised and that scoring stops early.
  */
-export const lexicalSearchWork = { pages: 0, passes: 0, candidates: 0, scored: 0 };
+export const lexicalSearchWork = { pages: 0, rows: 0, passes: 0, candidates: 0, scored: 0, bounded: 0 };
 
 const statementCache = new WeakMap<Database.Database, ReturnType<typeof prepareSearchStatements>>();
 
@@ -86,7 +88,7 @@ export function searchLexicalIndex(
   termIds: ReadonlyMap<string, number>,
   contextId: string,
   query: string,
-  options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  options: LexicalSearchOptions,
   learn?: (term: string, id: number) => void,
 ): ViewHit[] {
   const terms = queryTerms(query);
@@ -115,10 +117,16 @@ export function searchLexicalIndex(
       const wanted = options.kinds ? new Set(options.kinds) : undefined;
       const ids = resolveTermIds(statements, termIds, terms, learn, statements.cache.absentTerms());
       if (ids.length === 0) return [];
+      const bounds = lexicalWorkBounds(options.work);
       const hits: ViewHit[] = [];
       for (const field of fields) {
         if (wanted && !wanted.has(field.kind)) continue;
-        hits.push(...searchField(statements, field, ids, options.limit));
+        const found = searchField(statements, field, ids, options.limit, bounds);
+        if (found.bounded) {
+          lexicalSearchWork.bounded++;
+          options.onBounded?.(field.kind);
+        }
+        hits.push(...found.hits);
       }
       return hits.sort(compareHits);
     })();
@@ -208,12 +216,19 @@ function resolveTermIds(
   });
 }
 
+interface FieldHits {
+  hits: ViewHit[];
+  /** A work bound stopped the search while an unread or unscored document could still have ranked. */
+  bounded: boolean;
+}
+
 function searchField(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
   termIds: readonly number[],
   limit: number,
-): ViewHit[] {
+  bounds: { rows: number; scored: number },
+): FieldHits {
   const n = field.docs;
   const averageLength = field.total_length / n;
   const buckets = s.cache.termStats(field.id, termIds, (missing) => {
@@ -250,7 +265,7 @@ function searchField(
         bound: 0,
       };
     });
-  if (cursors.length === 0) return [];
+  if (cursors.length === 0) return { hits: [], bounded: false };
   // A bucket b holds tf-parts in [b, b + 1) / IMPACT_BUCKETS of (k1 + 1) at the field's reference length; at
   // the current average length the true tf-part lies within a factor average / reference of that
   // (docs/store-lexical-index.md), which gives per-posting lower and upper bounds without reading tf.
@@ -270,6 +285,7 @@ function searchField(
   // the current one: still a valid lower bound of the final k-th score (lower bounds only rise), so kills and
   // the stop test stay exact, only later; the candidates are cut with a fresh threshold below.
   let sinceScan = 0;
+  let rowsRead = 0;
   for (;;) {
     let sum = 0;
     let next: Cursor | undefined;
@@ -293,8 +309,10 @@ function searchField(
     } else {
       readSinceSafe = 0;
     }
-    if (!next) break;
-    if (next.rows.length === 0) readPage(s, field.id, next);
+    if (!next || rowsRead >= bounds.rows) break;
+    if (next.rows.length === 0) readPage(s, field.id, next, bounds.rows - rowsRead);
+    rowsRead += next.rows.length;
+    lexicalSearchWork.rows += next.rows.length;
     readSinceSafe += next.rows.length;
     lexicalSearchWork.pages++;
     sinceScan += next.rows.length;
@@ -321,7 +339,22 @@ function searchField(
     next.bound = current ? next.idf * (current.bucket + 1) * upper : 0;
   }
   if (sinceScan > 0) threshold = kthLargest(accumulators, limit);
-  return scoreCandidates(s, field, cursors, accumulators, threshold, averageLength, limit);
+  const scored = scoreCandidates(
+    s,
+    field,
+    cursors,
+    accumulators,
+    threshold,
+    averageLength,
+    limit,
+    bounds.scored,
+  );
+  // Stopped by the rows bound: a document never read scores at most the lists' frontiers together.
+  let unread = 0;
+  for (const cursor of cursors) unread += cursor.bound;
+  const worst = scored.hits.length < limit ? undefined : scored.hits[scored.hits.length - 1]!.rawScore;
+  const unreadMayRank = unread > 0 && (worst === undefined || unread * (1 + MARGIN) >= worst);
+  return { hits: scored.hits, bounded: scored.bounded || (rowsRead >= bounds.rows && unreadMayRank) };
 }
 
 /** A list's bit in LexicalAccumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
@@ -402,7 +435,8 @@ function scoreCandidates(
   threshold: number,
   averageLength: number,
   limit: number,
-): ViewHit[] {
+  scoredBound: number,
+): FieldHits {
   const order = CandidateOrder.fresh();
   for (let at = 0; at < accumulators.size; at++) {
     const high = ceiling(accumulators, at, cursors) * (1 + MARGIN);
@@ -434,7 +468,11 @@ function scoreCandidates(
   // Cached lists first, best ceiling first; the others wait for one read of those still able to rank then.
   const missing: number[] = [];
   const missingHigh: number[] = [];
-  while (order.size > 0 && mayRank(order.topHigh)) {
+  // Past the bound the rest are not taken: equal ceilings come out earliest-written first (CandidateOrder),
+  // so which candidates a bounded search scores does not depend on what the caches hold.
+  let taken = 0;
+  while (order.size > 0 && taken < scoredBound && mayRank(order.topHigh)) {
+    taken++;
     const high = order.topHigh;
     const doc = order.take();
     const cached = s.documents.get(doc);
@@ -456,7 +494,9 @@ function scoreCandidates(
       score(doc);
     }
   }
-  return top.sorted();
+  // Bounded only when a candidate left could still have ranked (with every taken one scored, this does not
+  // depend on the order cached and read candidates were scored in).
+  return { hits: top.sorted(), bounded: order.size > 0 && mayRank(order.topHigh) };
 }
 
 export function lexicalIndexWritten(db: Database.Database): void {
@@ -464,10 +504,15 @@ export function lexicalIndexWritten(db: Database.Database): void {
 }
 
 /** Reads the next page of a cursor's current bucket, moving to the next bucket when it is drained. */
-function readPage(s: ReturnType<typeof prepareSearchStatements>, field: number, cursor: Cursor): void {
+function readPage(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: number,
+  cursor: Cursor,
+  rowsLeft: number,
+): void {
   const current = cursor.buckets[cursor.at]!;
   const token = bucketToken(field, cursor.term, current.bucket);
-  const requested = cursor.pageSize;
+  const requested = Math.min(cursor.pageSize, rowsLeft);
   const rows = s.cache.page(
     token,
     cursor.after,

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { termCounts } from '../retrieval/bm25-index.ts';
 import { tokenize } from '../retrieval/tokenize.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
+import type { LexicalSearchOptions } from './archive-store-spec.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
 import { multiRowInsert } from './multi-row-insert.ts';
 import {
@@ -255,11 +256,7 @@ export class SqliteLexicalIndex {
   }
 
   /** Top `limit` hits per view kind, exactly Bm25Index.search over the context's current views. */
-  search(
-    contextId: string,
-    query: string,
-    options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
-  ): ViewHit[] {
+  search(contextId: string, query: string, options: LexicalSearchOptions): ViewHit[] {
     // Ids a search reads are committed and permanent: cached like those a write learns, so a warm process
     // hashes and looks up each query term once (dictionaryKey is a sha256).
     return searchLexicalIndex(this.db, this.termIds, contextId, query, options, (term, id) => {

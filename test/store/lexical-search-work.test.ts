@@ -82,6 +82,75 @@ describe('lexical search work (SQLite)', () => {
   }, 60_000);
 });
 
+describe('lexical search work bounds (SQLite)', () => {
+  it('a tied common word: bounded, the same hits cold and warm, counted; a smaller bound reads less', async () => {
+    const file = join(dir, 'ties.db');
+    const store = createSqliteStore(file);
+    // 3,000 views holding "common" once at one of three lengths: three classes of exactly tied scores.
+    const writes = Array.from({ length: 3000 }, (_, i) =>
+      write(
+        'ctx',
+        `m${String((i * 7919) % 3000).padStart(4, '0')}`,
+        ['common', 'x', 'y'].slice(0, 1 + (i % 3)).join(' '),
+        i,
+      ),
+    );
+    for (let from = 0; from < writes.length; from += 500)
+      await store.writeMemories('ctx', writes.slice(from, from + 500));
+    await store.close();
+    const search = async (work?: { rows?: number; scored?: number }) => {
+      const reader = createSqliteStore(file);
+      const kinds: string[] = [];
+      const before = { ...lexicalSearchWork };
+      const cold = await reader.searchLexical('ctx', 'common', {
+        limit: 10,
+        kinds: ['text'],
+        ...(work ? { work } : {}),
+        onBounded: (kind) => kinds.push(kind),
+      });
+      const counted = {
+        rows: lexicalSearchWork.rows - before.rows,
+        scored: lexicalSearchWork.scored - before.scored,
+        bounded: lexicalSearchWork.bounded - before.bounded,
+      };
+      // Warm: every document the cold search read is cached now; the bounded search must not change.
+      const warm = await reader.searchLexical('ctx', 'common', {
+        limit: 10,
+        kinds: ['text'],
+        ...(work ? { work } : {}),
+      });
+      await reader.close();
+      return { cold, warm, kinds, counted };
+    };
+    const exact = await search();
+    // The 1,000 shortest views tie; the exact top 10 are their 10 smallest memory ids.
+    const shortest = writes
+      .filter((_, i) => i % 3 === 0)
+      .map((w) => w.record.id)
+      .sort();
+    expect(exact.cold.map((h) => h.memoryId)).toEqual(shortest.slice(0, 10));
+    expect(exact.kinds).toEqual([]);
+    expect(exact.counted.scored).toBeGreaterThanOrEqual(1000);
+    const bounded = await search({ scored: 100 });
+    expect(bounded.kinds).toEqual(['text']);
+    expect(bounded.counted).toMatchObject({ scored: 100, bounded: 1 });
+    expect(bounded.warm).toEqual(bounded.cold);
+    // The shortest views have the highest ceiling; equal ceilings are scored earliest-written view first:
+    // the first 100 shortest in write order, of which the 10 smallest memory ids rank.
+    const firstHundred = writes
+      .filter((_, i) => i % 3 === 0)
+      .slice(0, 100)
+      .map((w) => w.record.id)
+      .sort();
+    expect(firstHundred.slice(0, 10)).not.toEqual(shortest.slice(0, 10));
+    expect(bounded.cold.map((h) => h.memoryId)).toEqual(firstHundred.slice(0, 10));
+    const fewRows = await search({ rows: 500 });
+    expect(fewRows.kinds).toEqual(['text']);
+    expect(fewRows.counted.rows).toBe(500);
+    expect(fewRows.warm).toEqual(fewRows.cold);
+  }, 60_000);
+});
+
 describe('CandidateOrder', () => {
   it('hands candidates out by ceiling, highest first, past its initial capacity', () => {
     const random = mulberry32(5);
@@ -98,7 +167,11 @@ describe('CandidateOrder', () => {
         const high = order.topHigh;
         got.push({ doc: order.take(), high });
       }
-      for (let i = 1; i < n; i++) expect(got[i - 1]!.high).toBeGreaterThanOrEqual(got[i]!.high);
+      // Ceilings descend; equal ceilings lowest id first (what a search stopped by its bound scores).
+      for (let i = 1; i < n; i++) {
+        expect(got[i - 1]!.high).toBeGreaterThanOrEqual(got[i]!.high);
+        if (got[i - 1]!.high === got[i]!.high) expect(got[i - 1]!.doc).toBeLessThan(got[i]!.doc);
+      }
       const byDoc = (x: { doc: number }, y: { doc: number }) => x.doc - y.doc;
       expect([...got].sort(byDoc)).toEqual([...added].sort(byDoc));
     }

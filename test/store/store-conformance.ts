@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
+import { compareHits } from '../../src/retrieval/top-hits.ts';
 import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { EvalQuestion } from '../../src/types/question.ts';
@@ -338,6 +340,65 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(all.map((h) => h.kind).sort()).toEqual(['metadata', 'text']);
       expect(await store.searchLexical('ctx', 'the of', { limit: 5 })).toEqual([]);
       expect(await store.searchLexical('nowhere', 'sunset', { limit: 5 })).toEqual([]);
+    });
+
+    it('searchLexical work bounds: exact hits unless it reports a bounded kind, exact scores always', async () => {
+      // 300 memories: "common" in every text view (ties: equal tf and length), "alpha" in a third, "rare" in
+      // five, lengths varied by a filler word count so scores also differ.
+      const writes = Array.from({ length: 300 }, (_, i) => {
+        const words = ['common', ...(i % 3 === 0 ? ['alpha'] : []), ...(i % 60 === 7 ? ['rare'] : [])];
+        for (let f = 0; f < (i % 4 === 0 ? 0 : i % 5); f++) words.push(`filler${f}`);
+        return write('ctx', `m${String(i).padStart(3, '0')}`, words.join(' '), i);
+      });
+      for (let from = 0; from < writes.length; from += 100)
+        await store.writeMemories('ctx', writes.slice(from, from + 100));
+      const reference = Bm25Index.build(writes.flatMap((w) => w.views));
+      const cases: [string, number, { rows?: number; scored?: number } | undefined][] = [
+        ['common', 5, undefined],
+        ['common alpha', 12, undefined],
+        ['common', 5, { rows: 40, scored: 8 }],
+        ['common', 5, { scored: 3 }],
+        ['common alpha rare', 12, { rows: 30 }],
+        ['alpha rare', 4, { rows: 25, scored: 6 }],
+        ['rare', 10, { rows: 8 }],
+      ];
+      let reported = 0;
+      for (const [query, limit, work] of cases) {
+        const bounded = new Set<string>();
+        const hits = await store.searchLexical('ctx', query, {
+          limit,
+          ...(work ? { work } : {}),
+          onBounded: (kind) => {
+            bounded.add(kind);
+          },
+        });
+        const expected = reference.search(query, { limit });
+        const exactScore = new Map(
+          reference.search(query, { limit: 10_000 }).map((h) => [`${h.memoryId} ${h.kind}`, h.rawScore]),
+        );
+        const label = `${query} ${JSON.stringify(work)}`;
+        for (const kind of ['text', 'metadata'] as const) {
+          const got = hits.filter((h) => h.kind === kind);
+          expect(got.length, label).toBeLessThanOrEqual(limit);
+          for (const hit of got)
+            expect(
+              Math.abs(hit.rawScore - exactScore.get(`${hit.memoryId} ${kind}`)!),
+              label,
+            ).toBeLessThanOrEqual(1e-9);
+          if (!bounded.has(kind))
+            expect(
+              got.map((h) => h.memoryId),
+              label,
+            ).toEqual(expected.filter((h) => h.kind === kind).map((h) => h.memoryId));
+        }
+        expect([...hits].sort(compareHits), label).toEqual(hits);
+        // The default bounds are far above this context, and a whole list read within the bound ("rare", five
+        // postings, rows 8) leaves nothing unread that could rank.
+        if (work === undefined || query === 'rare') expect([...bounded], label).toEqual([]);
+        reported += bounded.size;
+      }
+      // A backend that bounds its search must say so where 300 tied memories meet 8 candidates scored.
+      if (store.backend !== 'memory') expect(reported).toBeGreaterThan(0);
     });
 
     it('stores vectors and searches them exactly by cosine with a kind filter', async () => {

@@ -25,6 +25,8 @@ export const postgresLexicalCounters = {
   forwardLists: 0,
   /** Plans whose skipped (kept) lists had to be read after all: the context changed since last seen. */
   keptListsReread: 0,
+  /** Kinds whose search a work bound stopped while a document not read or scored could have ranked. */
+  bounded: 0,
 };
 
 export interface Cursor {
@@ -68,6 +70,8 @@ export interface Plan {
   /** No unread document can rank any more: rows of documents not met yet are ignored. */
   closed: boolean;
   finished: boolean;
+  /** Finished by the rows bound (stopAtRowsBound), not by the exact stop rule. */
+  stopped: boolean;
 }
 
 /** Folds a round's postings into the documents, then moves every list read in it (done, or its new bound). */
@@ -110,6 +114,46 @@ export function fold(
       cursor.batch = Math.min(MAX_BATCH, cursor.batch * 2);
     }
   }
+}
+
+/**
+ * Finishes a kind whose lists have given `rowsBound` postings or more together (checked after each round, so a
+ * kind reads at most one round's batches past it): the work bound of one kind's search
+ * (LexicalSearchOptions.work). Returns whether it stopped the kind.
+ */
+export function stopAtRowsBound(plan: Plan, rowsBound: number): boolean {
+  if (plan.finished) return false;
+  let read = 0;
+  for (const cursor of plan.cursors) read += cursor.read;
+  if (read < rowsBound) return false;
+  plan.finished = true;
+  plan.stopped = true;
+  return true;
+}
+
+/** The bounds of the lists still open: no document that was never read scores more. */
+export function openFrontier(plan: Plan): number {
+  let frontier = 0;
+  for (const cursor of plan.cursors) if (!cursor.done) frontier += cursor.bound;
+  return frontier;
+}
+
+/**
+ * When more than `scoredBound` candidates of a kind lack a tf (a kind stopped by its rows bound; the exact
+ * stop leaves at most 4 limit + 512), keeps those with the best ceilings, equal ceilings lowest document id
+ * first, for the forward-list probes, and drops the others (their partial sums are not scores). Returns the
+ * highest ceiling dropped (-Infinity when none): the search is bounded if it reaches the last hit's score.
+ */
+export function keepScoredBound(plan: Plan, scoredBound: number): number {
+  const incomplete: { id: number; high: number }[] = [];
+  for (const [id, doc] of plan.docs) {
+    const high = ceiling(plan, doc);
+    if (high !== doc.low) incomplete.push({ id, high });
+  }
+  if (incomplete.length <= scoredBound) return Number.NEGATIVE_INFINITY;
+  incomplete.sort((x, y) => y.high - x.high || x.id - y.id);
+  for (const { id } of incomplete.slice(scoredBound)) plan.docs.delete(id);
+  return incomplete[scoredBound]!.high;
 }
 
 /** Upper bound of a document's final score: what it got, plus the bound of every open list it was not read from. */

@@ -1,14 +1,19 @@
 import { bm25Idf, bm25TermScore, queryTerms } from '../../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
 import { VIEW_KINDS, type ViewHit, type ViewKind } from '../../types/view.ts';
+import type { LexicalSearchOptions } from '../archive-store-spec.ts';
 import { dictionaryKey } from '../lexical-dictionary-key.ts';
+import { lexicalWorkBounds } from '../lexical-work-bounds.ts';
 import {
   assess,
   type Cursor,
   type Doc,
   fold,
+  keepScoredBound,
+  openFrontier,
   type Plan,
   postgresLexicalCounters,
+  stopAtRowsBound,
 } from './postgres-lexical-maxscore.ts';
 import { searchSubset } from './postgres-lexical-subset.ts';
 import type { PostingTuple, SearchBatches } from './postgres-posting-batches.ts';
@@ -26,6 +31,8 @@ import type { Sql } from './postgres-session.ts';
 const FIRST_BATCH = 64;
 /** A list at most this many times the batch is read whole at once: a second round would cost more. */
 const WHOLE_LIST = 2;
+/** Relative margin of the bounded test (as the MaxScore bounds': scores are sums of a few doubles). */
+const BOUND_MARGIN = 1e-9;
 
 export { postgresLexicalCounters };
 
@@ -50,7 +57,7 @@ export async function searchPostgresLexical(
   sql: Sql,
   contextId: string,
   query: string,
-  options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+  options: LexicalSearchOptions,
   /** The store's kept posting batches, inside a read unit of the context (postgres-posting-batches.ts). */
   batches?: SearchBatches,
 ): Promise<ViewHit[]> {
@@ -64,16 +71,20 @@ export async function searchPostgresLexical(
   const plans = await planSearch(sql, contextId, terms.map(dictionaryKey), options, batches);
   if (plans.length === 0) return [];
   const limit = options.limit;
+  const bounds = lexicalWorkBounds(options.work);
   const lists = plans.flatMap((plan) => plan.cursors);
+  for (const plan of plans) stopAtRowsBound(plan, bounds.rows);
   for (;;) {
     const open = lists.filter((cursor) => !cursor.done && !cursor.plan.finished);
     if (open.length === 0) break;
     await readRound(sql, contextId, open, batches);
     for (const plan of plans) if (!plan.finished) assess(plan, limit);
+    for (const plan of plans) stopAtRowsBound(plan, bounds.rows);
   }
+  const dropped = plans.map((plan) => keepScoredBound(plan, bounds.scored));
   await completeCandidates(sql, plans);
   const hits: ViewHit[] = [];
-  for (const plan of plans) {
+  plans.forEach((plan, at) => {
     const top = new TopHits(limit);
     for (const doc of plan.docs.values()) {
       let rawScore = 0;
@@ -83,8 +94,16 @@ export async function searchPostgresLexical(
       });
       top.offer({ memoryId: doc.memoryId, kind: plan.kind, key: doc.key, rawScore });
     }
-    hits.push(...top.sorted());
-  }
+    const found = top.sorted();
+    // Bounded when a document never read (the open lists' frontier) or dropped unscored could have ranked.
+    const missed = Math.max(plan.stopped ? openFrontier(plan) : 0, dropped[at]!);
+    const worst = found.length < limit ? undefined : found[found.length - 1]!.rawScore;
+    if (missed > 0 && (worst === undefined || missed * (1 + BOUND_MARGIN) >= worst)) {
+      postgresLexicalCounters.bounded++;
+      options.onBounded?.(plan.kind);
+    }
+    hits.push(...found);
+  });
   return hits.sort(compareHits);
 }
 
@@ -182,6 +201,7 @@ async function planSearch(
       threshold: Number.NEGATIVE_INFINITY,
       closed: false,
       finished: false,
+      stopped: false,
     };
     for (const key of keys) {
       const df = field.df.get(key);

@@ -1,0 +1,25 @@
+import type { LexicalSearchOptions } from './archive-store-spec.ts';
+
+/**
+ * Work bounds of one view kind's lexical search (SQLite and PostgreSQL; the in-memory store's reference index
+ * scores everything). A question made only of words most memories hold (the metadata view's "user",
+ * "message", a weekday) has no rare term to bound the others, and the exact top-k reads lists as long as the
+ * context; where those words tie (equal tf in views of equal length), the exact tie-break (memory id) needs
+ * every tied memory scored. Past a bound the search keeps the best it found and says so
+ * (LexicalSearchOptions.onBounded; the retrieve's `lexical_search_bounded` flag).
+ * Measured (docs/store-lexical-index.md "Work bounds"): the bench questions read at most ~59k rows and score
+ * at most ~2.7k candidates per question at 100k memories, so below ~400k memories none reaches the bounds.
+ */
+
+/** Postings rows read per kind: ~65 ms of SQLite doclist reading at ~0.25 us a row. */
+export const LEXICAL_ROWS_BOUND = 262_144;
+
+/** Candidates scored exactly per kind (SQLite: one forward-list read each, ~8 us cold with its GC). */
+export const LEXICAL_SCORED_BOUND = 16_384;
+
+/** The bounds of one search: the defaults, or smaller ones asked for (never larger, at least 1). */
+export function lexicalWorkBounds(asked: LexicalSearchOptions['work']): { rows: number; scored: number } {
+  const clamp = (value: number | undefined, bound: number) =>
+    value === undefined || !Number.isFinite(value) ? bound : Math.max(1, Math.min(bound, Math.floor(value)));
+  return { rows: clamp(asked?.rows, LEXICAL_ROWS_BOUND), scored: clamp(asked?.scored, LEXICAL_SCORED_BOUND) };
+}
