@@ -284,7 +284,7 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     try {
       await fill(store, 'u');
       sent.length = 0;
-      await store.unitOfWork('u', () => store.getMemories('u', ['m1']), { read: true });
+      await store.unitOfWork!('u', () => store.getMemories('u', ['m1']), { read: true });
       await store.getMemories('u', ['m2']);
     } finally {
       pg.Client.prototype.query = original;
