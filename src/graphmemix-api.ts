@@ -48,6 +48,15 @@ export interface Graphmemix {
   /** Every version of a memory, oldest first, the current one last (undefined when the memory does not exist). */
   memoryHistory(contextId: string, id: string): Promise<MemoryVersion[] | undefined>;
   /**
+   * The same history in keyset pages (what HTTP and MCP serve): at most `limit` versions (default 50, at most
+   * 200), oldest first, the current one last on the last page; undefined when the memory does not exist.
+   */
+  memoryHistoryPage(
+    contextId: string,
+    id: string,
+    options?: { limit?: number; cursor?: string },
+  ): Promise<MemoryHistoryPage | undefined>;
+  /**
    * Adds a conversation ({role, content, name?, timestamp?} messages, the OpenAI/mem0 shape) as message
    * records with ids, rounds and timestamps assigned (messagesToRecords; no model at write time). The
    * scope's agent, run and metadata go on every message.
@@ -136,6 +145,12 @@ export interface ForgetReport {
 export type MemoryRecordInput = Partial<Omit<MemoryRecord, 'contextId'>> & { id: string };
 
 /** One page of `listMemories`; pass `nextCursor` back as `cursor` for the next (absent on the last page). */
+export interface MemoryHistoryPage {
+  versions: MemoryVersion[];
+  /** Where the next page starts; absent on the last (which ends with the current version). */
+  nextCursor?: string;
+}
+
 export interface MemoryPage {
   memories: MemoryRecord[];
   /**

@@ -6,6 +6,7 @@ import type {
   AddMessagesReport,
   ListMemoriesOptions,
   ListUsersOptions,
+  MemoryHistoryPage,
   MemoryPage,
   MemoryRecordInput,
   UpdateReport,
@@ -38,12 +39,7 @@ export async function listMemoryPage(
   contextId: string,
   options: ListMemoriesOptions = {},
 ): Promise<MemoryPage> {
-  const limit = options.limit ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new GraphmemixError('INVALID_INPUT', `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
-      location: { field: 'limit' },
-    });
-  }
+  const limit = pageLimit(options.limit);
   const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
   const keyset = {
     limit: limit + 1,
@@ -83,6 +79,19 @@ export function pageLimit(limit: number | undefined): number {
     });
   }
   return value;
+}
+
+/** A history cursor: ["v", last version of the page] in base64url (tagged, as user cursors are). */
+export function encodeVersionCursor(version: number): string {
+  return Buffer.from(JSON.stringify(['v', version])).toString('base64url');
+}
+
+export function decodeVersionCursor(cursor: string): number {
+  const [tag, version] = decodeCursorPair(cursor, 'cursor is not a history cursor this archive gave out');
+  if (tag !== 'v' || !Number.isSafeInteger(version) || (version as number) < 0) {
+    throw invalidCursor('cursor is not a history cursor this archive gave out');
+  }
+  return version as number;
 }
 
 /** A user cursor: ["u", last user id] in base64url (tagged, so a memory cursor is not taken for one). */
@@ -156,11 +165,15 @@ export async function updateStoredMemory(
   }
   const memory = await store.getMemory(contextId, id);
   if (!memory) throw new GraphmemixError('NOT_FOUND', `memory ${id} not found for this user`);
-  const versions = await store.memoryVersions(contextId, id);
-  return { memory, version: versions.length + 1, changed: report.updated > 0 };
+  return { memory, version: (await latestVersion(store, contextId, id)) + 1, changed: report.updated > 0 };
 }
 
-/** Every version, oldest first, the current one last. */
+/** The number of a memory's latest replaced version (versions are numbered 1, 2, ...; 0 when none): one row. */
+async function latestVersion(store: ArchiveStore, contextId: string, id: string): Promise<number> {
+  return (await store.memoryVersions(contextId, id, { newest: true, limit: 1 }))[0]?.version ?? 0;
+}
+
+/** Every version, oldest first, the current one last (library: as many as the memory has). */
 export async function historyOf(
   store: ArchiveStore,
   contextId: string,
@@ -172,6 +185,32 @@ export async function historyOf(
   return [...versions, { version: versions.length + 1, record: current }];
 }
 
+/**
+ * memoryHistory in keyset pages (HTTP, MCP): versions oldest first, at most `limit` (DEFAULT_PAGE_SIZE, at most
+ * MAX_PAGE_SIZE), the current one last on the last page. A memory updated 100,000 times has as many versions:
+ * a request reads and returns one page of them, never the whole history.
+ */
+export async function historyPageOf(
+  store: ArchiveStore,
+  contextId: string,
+  id: string,
+  options: { limit?: number; cursor?: string } = {},
+): Promise<MemoryHistoryPage | undefined> {
+  const limit = pageLimit(options.limit);
+  const after = options.cursor === undefined ? 0 : decodeVersionCursor(options.cursor);
+  const current = await store.getMemory(contextId, id);
+  if (!current) return undefined;
+  const page = await store.memoryVersions(contextId, id, { afterVersion: after, limit: limit + 1 });
+  if (page.length > limit) {
+    const versions = page.slice(0, limit);
+    return { versions, nextCursor: encodeVersionCursor(versions[versions.length - 1]!.version) };
+  }
+  // The last page: the current record is the version after the latest replaced one.
+  const latest = page.length > 0 ? page[page.length - 1]!.version : await latestVersion(store, contextId, id);
+  if (latest < after) throw invalidCursor('cursor is past the history of this memory');
+  const versions = page.length < limit ? [...page, { version: latest + 1, record: current }] : page;
+  return page.length < limit ? { versions } : { versions, nextCursor: encodeVersionCursor(latest) };
+}
 /** addMessages: validate, turn into message records (no model), add through the one ingest path. */
 export async function addConversation(
   add: Add,

@@ -24,6 +24,7 @@ import type {
 import {
   addConversation,
   historyOf,
+  historyPageOf,
   listMemoryPage,
   listUserPage,
   statsOf,
@@ -319,6 +320,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       return updateStoredMemory(store, (ctx, records) => api.addMemories(ctx, records), contextId, id, patch);
     },
     memoryHistory: (contextId, id) => historyOf(store, contextId, id),
+    memoryHistoryPage: (contextId, id, pageOptions) => historyPageOf(store, contextId, id, pageOptions),
     addMessages(contextId, messages, scope) {
       return addConversation((ctx, records) => api.addMemories(ctx, records), contextId, messages, scope);
     },

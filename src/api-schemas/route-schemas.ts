@@ -54,10 +54,24 @@ export const addMemoriesSchema = z
     path: ['memories'],
   });
 
-/** GET /v1/memories/:id and DELETE /v1/memories/:id, MCP get_memory / delete_memory / memory_history. */
+/** GET /v1/memories/:id and DELETE /v1/memories/:id, MCP get_memory / delete_memory. */
 export const memoryRefSchema = z.strictObject({
   user_id: userIdSchema,
   memory_id: memoryIdSchema,
+});
+
+/** GET /v1/memories/:id/history (query parameters), MCP memory_history: keyset pages of a memory's versions. */
+export const memoryHistorySchema = z.strictObject({
+  user_id: userIdSchema,
+  memory_id: memoryIdSchema,
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .describe('Versions per page (default 50).'),
+  cursor: z.string().min(1).max(MAX_CURSOR_CHARS).optional().describe('next_cursor of the previous page.'),
 });
 
 /** PATCH /v1/memories/:id, MCP update_memory: the given record fields replace the stored ones. */
@@ -129,6 +143,7 @@ export type AddMemoriesInput = z.infer<typeof addMemoriesSchema>;
 export type UpdateMemoryInput = z.infer<typeof updateMemorySchema>;
 export type ListMemoriesInput = z.infer<typeof listMemoriesSchema>;
 export type MemoryRefInput = z.infer<typeof memoryRefSchema>;
+export type MemoryHistoryInput = z.infer<typeof memoryHistorySchema>;
 export type UserRefInput = z.infer<typeof userRefSchema>;
 export type ImportInput = z.infer<typeof importSchema>;
 export type SearchInput = z.infer<typeof searchSchema>;

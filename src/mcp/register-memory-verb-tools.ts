@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   listMemoriesSchema,
   listUsersSchema,
+  memoryHistorySchema,
   memoryRefSchema,
   updateMemorySchema,
   userRefSchema,
@@ -120,17 +121,21 @@ export function registerMemoryVerbTools(
     {
       title: 'History of a memory',
       description:
-        'Every version of a memory, oldest first, each with the time it was recorded and its event time. ' +
-        'Use it to see what a memory said before it was updated.',
-      inputSchema: memoryRefSchema,
+        'Every version of a memory, oldest first, each with the time it was recorded and its event time, in ' +
+        'pages (pass next_cursor back as cursor; the current version ends the last page, whose next_cursor is ' +
+        'null). Use it to see what a memory said before it was updated.',
+      inputSchema: memoryHistorySchema,
       annotations: { readOnlyHint: true },
     },
     (input) =>
       runTool(async () => {
         allow(input.user_id, notFound(input.memory_id));
-        const versions = await graphmemix.memoryHistory(input.user_id, input.memory_id);
-        if (!versions) throw new GraphmemixError('NOT_FOUND', notFound(input.memory_id));
-        return toApiHistory(input.user_id, input.memory_id, versions);
+        const page = await graphmemix.memoryHistoryPage(input.user_id, input.memory_id, {
+          ...(input.limit === undefined ? {} : { limit: input.limit }),
+          ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+        });
+        if (!page) throw new GraphmemixError('NOT_FOUND', notFound(input.memory_id));
+        return toApiHistory(input.user_id, input.memory_id, page);
       }),
   );
 

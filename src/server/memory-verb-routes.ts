@@ -3,7 +3,7 @@ import { parseInput } from '../api-schemas/parse-input.ts';
 import {
   listMemoriesSchema,
   listUsersSchema,
-  memoryRefSchema,
+  memoryHistorySchema,
   updateMemorySchema,
   userRefSchema,
 } from '../api-schemas/route-schemas.ts';
@@ -50,11 +50,14 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
   });
 
   app.get('/v1/memories/:id/history', async (c) => {
-    const input = parseInput(memoryRefSchema, queryObject(c, { memory_id: c.req.param('id') }));
+    const input = parseInput(memoryHistorySchema, queryObject(c, { memory_id: c.req.param('id') }));
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
-    const versions = await graphmemix.memoryHistory(input.user_id, input.memory_id);
-    if (!versions) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
-    return c.json(toApiHistory(input.user_id, input.memory_id, versions));
+    const page = await graphmemix.memoryHistoryPage(input.user_id, input.memory_id, {
+      ...(input.limit === undefined ? {} : { limit: input.limit }),
+      ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
+    });
+    if (!page) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
+    return c.json(toApiHistory(input.user_id, input.memory_id, page));
   });
 
   // The users this key may see (others are not listed: their existence is not the caller's business).

@@ -6,6 +6,7 @@ import {
   importSchema,
   listMemoriesSchema,
   listUsersSchema,
+  memoryHistorySchema,
   memoryRefSchema,
   retrieveSchema,
   searchSchema,
@@ -159,10 +160,11 @@ export function buildOpenApiDocument(version: string): JsonObject {
       },
       '/v1/memories/{id}/history': {
         get: {
-          summary: 'Every version of a memory, oldest first, each with recorded_at and event_time',
-          parameters: query(memoryRefSchema, ['memory_id']),
+          summary:
+            'The versions of a memory, oldest first, each with recorded_at and event_time, in keyset pages (pass next_cursor back as cursor; the current version ends the last page, whose next_cursor is null)',
+          parameters: query(memoryHistorySchema, ['memory_id']),
           responses: {
-            ...json('{"versions":[{"version","recorded_at","event_time","memory"}]}'),
+            ...json('{"versions":[{"version","recorded_at","event_time","memory"}],"next_cursor"}'),
             404: errorRef,
           },
         },

@@ -1,7 +1,13 @@
 import type { IngestReport } from '../digest/ingest-report.ts';
-import type { MemoryPage, SearchHit, UpdateReport, UserPage, UserStats } from '../graphmemix-api.ts';
+import type {
+  MemoryHistoryPage,
+  MemoryPage,
+  SearchHit,
+  UpdateReport,
+  UserPage,
+  UserStats,
+} from '../graphmemix-api.ts';
 import type { AnswerResult, EvidenceItem, RetrievalResult } from '../pipeline/retrieval-result.ts';
-import type { MemoryVersion } from '../store/archive-store-spec.ts';
 import { redact } from './redact.ts';
 
 /**
@@ -105,21 +111,25 @@ export function toApiUpdate(userId: string, report: UpdateReport): Record<string
   return { user_id: userId, memory: report.memory, version: report.version, changed: report.changed };
 }
 
-/** Versions oldest first, each with the time it was recorded (`recorded_at`) and its event time. */
+/**
+ * A page of versions oldest first, each with the time it was recorded (`recorded_at`) and its event time; the
+ * current version ends the last page (`next_cursor` null).
+ */
 export function toApiHistory(
   userId: string,
   memoryId: string,
-  versions: readonly MemoryVersion[],
+  page: MemoryHistoryPage,
 ): Record<string, unknown> {
   return {
     user_id: userId,
     memory_id: memoryId,
-    versions: versions.map((version) => ({
+    versions: page.versions.map((version) => ({
       version: version.version,
       recorded_at: version.record.recordedAt ?? null,
       event_time: version.record.timestamp ?? null,
       memory: version.record,
     })),
+    next_cursor: page.nextCursor ?? null,
   };
 }
 

@@ -87,7 +87,7 @@ export interface ArchiveStore {
    * Every write that changed a stored record keeps the replaced record here; deleting the memory (or its
    * context) deletes its versions with it.
    */
-  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]>;
+  memoryVersions(contextId: string, id: string, window?: VersionWindow): Promise<MemoryVersion[]>;
   /** Kept per context: no walk over the context's records. */
   countMemories(contextId: string): Promise<number>;
   /** Kept counts of the context (memories by kind) and its last write; undefined for an unknown context. */
@@ -314,6 +314,17 @@ export interface ContextStats {
   byKind: Record<string, number>;
   /** ISO time of the last memory write or delete, when known. */
   lastWrite?: string;
+}
+
+/**
+ * A window of a memory's versions (ArchiveStore.memoryVersions): oldest first from after `afterVersion`, or
+ * `newest` first (the latest `limit`; `afterVersion` is then ignored). Without `limit`, all of them: a memory
+ * updated many times has as many versions, so the verbs a client drives always pass one.
+ */
+export interface VersionWindow {
+  afterVersion?: number;
+  limit?: number;
+  newest?: boolean;
 }
 
 /** One replaced version of a memory (ArchiveStore.memoryVersions). */

@@ -6,6 +6,7 @@ import type {
   FilterPageOptions,
   MemoryFilter,
   MemoryVersion,
+  VersionWindow,
 } from './archive-store-spec.ts';
 import { pageBounds } from './filter-plan.ts';
 import { recordMatches } from './memory-scope-tags.ts';
@@ -120,10 +121,17 @@ export class MemoryStoreReads {
     });
   }
 
-  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
+  async memoryVersions(contextId: string, id: string, window: VersionWindow = {}): Promise<MemoryVersion[]> {
     this.assertOpen();
-    const history = this.contexts.get(contextId)?.versions.get(id) ?? [];
-    return structuredClone(history.map((record, index) => ({ version: index + 1, record })));
+    const history = (this.contexts.get(contextId)?.versions.get(id) ?? []).map((record, index) => ({
+      version: index + 1,
+      record,
+    }));
+    const limit = window.limit ?? history.length;
+    const picked = window.newest
+      ? history.slice(Math.max(0, history.length - limit)).reverse()
+      : history.filter((version) => version.version > (window.afterVersion ?? 0)).slice(0, limit);
+    return structuredClone(picked);
   }
 
   async maxSequence(contextId: string): Promise<number | undefined> {

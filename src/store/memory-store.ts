@@ -21,6 +21,7 @@ import type {
   RelationWork,
   VectorRow,
   VectorSearchOptions,
+  VersionWindow,
   WriteOutcome,
 } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
@@ -178,8 +179,8 @@ class MemoryStore implements ArchiveStore {
     return this.reads.matchFiltered(contextId, filter, page);
   }
 
-  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    return this.reads.memoryVersions(contextId, id);
+  memoryVersions(contextId: string, id: string, window?: VersionWindow): Promise<MemoryVersion[]> {
+    return this.reads.memoryVersions(contextId, id, window);
   }
 
   maxSequence(contextId: string): Promise<number | undefined> {

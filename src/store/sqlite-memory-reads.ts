@@ -8,6 +8,7 @@ import type {
   FilterPageOptions,
   MemoryFilter,
   MemoryVersion,
+  VersionWindow,
 } from './archive-store-spec.ts';
 import { SqliteMemoryFilter } from './sqlite-memory-filter.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
@@ -108,11 +109,13 @@ export class SqliteMemoryReads {
     return this.run(() => this.filtered.match(contextId, filter, options.ids));
   }
 
-  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    const rows = this.run(() => this.statements.listVersions.all(contextId, id)) as {
-      version: number;
-      record: string;
-    }[];
+  async memoryVersions(contextId: string, id: string, window: VersionWindow = {}): Promise<MemoryVersion[]> {
+    const limit = window.limit ?? -1;
+    const rows = this.run(() =>
+      window.newest
+        ? this.statements.newestVersions.all(contextId, id, limit)
+        : this.statements.listVersions.all(contextId, id, window.afterVersion ?? 0, limit),
+    ) as { version: number; record: string }[];
     return rows.map((row) => ({ version: row.version, record: JSON.parse(row.record) as MemoryRecord }));
   }
 

@@ -16,6 +16,7 @@ type StatementName =
   | 'deleteMemory'
   | 'insertVersion'
   | 'listVersions'
+  | 'newestVersions'
   | 'insertTag'
   | 'touchContext'
   | 'contextRow'
@@ -101,8 +102,11 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     deleteMemory: p('DELETE FROM memories WHERE context_id = ? AND id = ?'),
     insertVersion: p(`INSERT INTO memory_versions (context_id, memory_id, version, recorded_at, record)
       SELECT ?, ?, COALESCE(MAX(version), 0) + 1, ?, ? FROM memory_versions WHERE context_id = ? AND memory_id = ?`),
+    // LIMIT -1: no limit. Both walk the primary key (context, memory, version) from one end.
     listVersions: p(`SELECT version, record FROM memory_versions WHERE context_id = ? AND memory_id = ?
-      ORDER BY version`),
+      AND version > ? ORDER BY version LIMIT ?`),
+    newestVersions: p(`SELECT version, record FROM memory_versions WHERE context_id = ? AND memory_id = ?
+      ORDER BY version DESC LIMIT ?`),
     insertTag: p(
       'INSERT OR IGNORE INTO memory_tags (context_id, name, value, sequence, memory_id) VALUES (?, ?, ?, ?, ?)',
     ),

@@ -24,6 +24,7 @@ import type {
   UnitOfWorkOptions,
   VectorRow,
   VectorSearchOptions,
+  VersionWindow,
   WriteOutcome,
 } from './archive-store-spec.ts';
 import { openSqliteDatabase } from './open-sqlite-database.ts';
@@ -185,8 +186,8 @@ class SqliteStore implements ArchiveStore {
     return this.reads.matchFiltered(contextId, filter, page);
   }
 
-  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    return this.reads.memoryVersions(contextId, id);
+  memoryVersions(contextId: string, id: string, window?: VersionWindow): Promise<MemoryVersion[]> {
+    return this.reads.memoryVersions(contextId, id, window);
   }
 
   maxSequence(contextId: string): Promise<number | undefined> {

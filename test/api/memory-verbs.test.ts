@@ -98,6 +98,39 @@ describe.each(['memory', 'sqlite', 'sqlite+worker'])('library memory verbs (%s)'
       code: 'INVALID_INPUT',
     });
     expect((await gm.memoryHistory('ann', 'appt'))?.length).toBe(2);
+    // Paged history (what HTTP and MCP serve): one page a request, whatever the number of versions.
+    await gm.addMemories('ann', [{ id: 'log', text: 'entry 0', timestamp: '2024-06-01' }]);
+    for (let v = 1; v <= 6; v++) {
+      expect(await gm.updateMemory('ann', 'log', { text: `entry ${v}` })).toMatchObject({ version: v + 1 });
+    }
+    const whole = (await gm.memoryHistory('ann', 'log'))!.map((v) => [v.version, v.record.text]);
+    expect(whole).toHaveLength(7);
+    for (const limit of [1, 2, 3, 6, 7, 50]) {
+      const pages: (number | string)[][][] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await gm.memoryHistoryPage('ann', 'log', { limit, ...(cursor ? { cursor } : {}) });
+        expect(page!.versions.length).toBeLessThanOrEqual(limit);
+        pages.push(page!.versions.map((v) => [v.version, v.record.text]));
+        cursor = page!.nextCursor;
+      } while (cursor !== undefined);
+      expect(pages.flat(), `limit ${limit}`).toEqual(whole);
+      // Only the last page may be short; a page is never empty.
+      expect(pages.slice(0, -1).every((page) => page.length === limit)).toBe(true);
+      expect(pages.every((page) => page.length > 0)).toBe(true);
+    }
+    expect(await gm.memoryHistoryPage('ann', 'nope')).toBeUndefined();
+    const past = Buffer.from(JSON.stringify(['v', 40])).toString('base64url');
+    const listCursor = (await gm.listMemories('ann', { limit: 1 })).nextCursor!;
+    for (const cursor of [past, listCursor, 'not a cursor', 'W10']) {
+      await expect(gm.memoryHistoryPage('ann', 'log', { cursor })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        location: { field: 'cursor' },
+      });
+    }
+    await expect(gm.memoryHistoryPage('ann', 'log', { limit: 201 })).rejects.toMatchObject({
+      location: { field: 'limit' },
+    });
     // Forgetting the memory forgets its history.
     await gm.deleteMemory('ann', 'appt');
     expect(await gm.store.memoryVersions('ann', 'appt')).toEqual([]);

@@ -89,6 +89,17 @@ describe('HTTP memory verbs over a real archive', () => {
     expect(
       history.body.versions.every((v: { recorded_at: unknown }) => typeof v.recorded_at === 'string'),
     ).toBe(true);
+    expect(history.body.next_cursor).toBeNull();
+    // Pages of one version: the first gives a cursor, the second (the current version) ends the history.
+    const first = await call('GET', '/v1/memories/m1/history?user_id=zoe&limit=1');
+    expect(first.body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
+    const second = await call(
+      'GET',
+      `/v1/memories/m1/history?user_id=zoe&limit=1&cursor=${first.body.next_cursor}`,
+    );
+    expect(second.body).toMatchObject({ versions: [{ version: 2 }], next_cursor: null });
+    expect((await call('GET', '/v1/memories/m1/history?user_id=zoe&limit=500')).status).toBe(400);
+    expect((await call('GET', '/v1/memories/m1/history?user_id=zoe&cursor=W10')).status).toBe(400);
     expect((await call('GET', '/v1/memories/m1?user_id=zoe')).body.memory.text).toBe('Run 10k on Sunday');
 
     const filtered = await call('POST', '/v1/search', {
@@ -170,6 +181,14 @@ describe('MCP memory verbs over a real archive', () => {
     expect(updated.value).toMatchObject({ version: 2, changed: true });
     const history = await tool('memory_history', { user_id: 'ivy', memory_id: id });
     expect(history.value.versions).toHaveLength(2);
+    const paged = await tool('memory_history', { user_id: 'ivy', memory_id: id, limit: 1 });
+    expect(paged.value.versions).toHaveLength(1);
+    const rest = await tool('memory_history', {
+      user_id: 'ivy',
+      memory_id: id,
+      cursor: paged.value.next_cursor,
+    });
+    expect(rest.value).toMatchObject({ versions: [{ version: 2 }], next_cursor: null });
     expect((await tool('user_stats', { user_id: 'ivy' })).value).toMatchObject({ memories: 2 });
     const unknown = await tool('update_memory', { user_id: 'ivy', memory_id: id, txt: 'x' });
     expect(unknown.error).toBe(true);

@@ -55,6 +55,30 @@ export function scopeHistoryConformance(
     expect(await s.memoryVersions('ctx', 'm1')).toEqual([]);
   });
 
+  it('reads windows of the versions: after a version, at most a limit, or the newest first', async () => {
+    const s = store();
+    for (let v = 0; v <= 6; v++) await s.writeMemories('ctx', [scoped('m1', `text ${v}`, 0, {})]);
+    const all = await s.memoryVersions('ctx', 'm1');
+    expect(all.map((v) => [v.version, v.record.text])).toEqual(
+      [0, 1, 2, 3, 4, 5].map((v) => [v + 1, `text ${v}`]),
+    );
+    const numbers = async (window: { afterVersion?: number; limit?: number; newest?: boolean }) =>
+      (await s.memoryVersions('ctx', 'm1', window)).map((v) => v.version);
+    expect(await numbers({ limit: 2 })).toEqual([1, 2]);
+    expect(await numbers({ afterVersion: 2, limit: 3 })).toEqual([3, 4, 5]);
+    expect(await numbers({ afterVersion: 5 })).toEqual([6]);
+    expect(await numbers({ afterVersion: 6, limit: 5 })).toEqual([]);
+    expect(await numbers({ afterVersion: 60 })).toEqual([]);
+    expect(await numbers({ newest: true, limit: 1 })).toEqual([6]);
+    expect(await numbers({ newest: true, limit: 3 })).toEqual([6, 5, 4]);
+    expect(await numbers({ newest: true })).toEqual([6, 5, 4, 3, 2, 1]);
+    expect((await s.memoryVersions('ctx', 'm1', { afterVersion: 3, limit: 1 }))[0]?.record.text).toBe(
+      'text 3',
+    );
+    expect(await numbers({ limit: 0 })).toEqual([]);
+    expect(await s.memoryVersions('ctx', 'nope', { newest: true, limit: 1 })).toEqual([]);
+  });
+
   it('filters by agent, run, metadata scalars and event time, with keyset pages', async () => {
     const s = store();
     await s.writeMemories('ctx', [

@@ -137,6 +137,11 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       const current = contexts.get(contextId)?.get(id);
       return current ? [{ version: 1, record: current }] : undefined;
     },
+    async memoryHistoryPage(contextId, id) {
+      calls.push({ method: 'memoryHistoryPage', contextId });
+      const current = contexts.get(contextId)?.get(id);
+      return current ? { versions: [{ version: 1, record: current }] } : undefined;
+    },
     async addMessages(contextId, messages) {
       calls.push({ method: 'addMessages', contextId });
       const inputs = messages.map((m, i) => ({ id: `msg-${i + 1}`, role: m.role, text: m.content }));

@@ -7,6 +7,7 @@ import type {
   FilterPageOptions,
   MemoryFilter,
   MemoryVersion,
+  VersionWindow,
 } from '../archive-store-spec.ts';
 import { listFiltered, matchFiltered, matchIds, statsOf, versionsOf } from './postgres-scopes.ts';
 import type { PostgresSession } from './postgres-session.ts';
@@ -84,8 +85,8 @@ export class PostgresMemoryReads {
     return this.session.scoped(contextId, 'read', (sql) => matchFiltered(sql, contextId, filter, page));
   }
 
-  async memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    return this.session.scoped(contextId, 'read', (sql) => versionsOf(sql, contextId, id));
+  async memoryVersions(contextId: string, id: string, window?: VersionWindow): Promise<MemoryVersion[]> {
+    return this.session.scoped(contextId, 'read', (sql) => versionsOf(sql, contextId, id, window));
   }
 
   async contextStats(contextId: string): Promise<ContextStats | undefined> {

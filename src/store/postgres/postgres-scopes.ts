@@ -5,6 +5,7 @@ import type {
   FilterPageOptions,
   MemoryFilter,
   MemoryVersion,
+  VersionWindow,
 } from '../archive-store-spec.ts';
 import {
   driverInput,
@@ -307,10 +308,22 @@ export async function matchIds(
   return rows.rows.map((row) => row.id);
 }
 
-export async function versionsOf(sql: Sql, contextId: string, id: string): Promise<MemoryVersion[]> {
+export async function versionsOf(
+  sql: Sql,
+  contextId: string,
+  id: string,
+  window: VersionWindow = {},
+): Promise<MemoryVersion[]> {
+  // LIMIT NULL: no limit. Both walk the primary key (context, memory, version) from one end.
   const rows = await sql.query<{ version: number; record: string }>(
-    'SELECT version, record FROM memory_versions WHERE context_id = $1 AND memory_id = $2 ORDER BY version',
-    [contextId, id],
+    window.newest
+      ? `SELECT version, record FROM memory_versions WHERE context_id = $1 AND memory_id = $2
+         ORDER BY version DESC LIMIT $3`
+      : `SELECT version, record FROM memory_versions WHERE context_id = $1 AND memory_id = $2 AND version > $4
+         ORDER BY version LIMIT $3`,
+    window.newest
+      ? [contextId, id, window.limit ?? null]
+      : [contextId, id, window.limit ?? null, window.afterVersion ?? 0],
   );
   return rows.rows.map((row) => ({
     version: Number(row.version),

@@ -20,6 +20,7 @@ import type {
   UnitOfWorkOptions,
   VectorRow,
   VectorSearchOptions,
+  VersionWindow,
   WriteOutcome,
 } from '../archive-store-spec.ts';
 import type { SemanticIndexStore } from '../semantic-index-spec.ts';
@@ -177,8 +178,8 @@ class PostgresStore implements PostgresArchiveStore {
     return this.reads.matchFiltered(contextId, filter, page);
   }
 
-  memoryVersions(contextId: string, id: string): Promise<MemoryVersion[]> {
-    return this.reads.memoryVersions(contextId, id);
+  memoryVersions(contextId: string, id: string, window?: VersionWindow): Promise<MemoryVersion[]> {
+    return this.reads.memoryVersions(contextId, id, window);
   }
 
   contextStats(contextId: string): Promise<ContextStats | undefined> {
