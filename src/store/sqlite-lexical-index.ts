@@ -163,6 +163,30 @@ export class SqliteLexicalIndex {
     }
   }
 
+  /**
+   * Removes every document of a context (forgetting it): its FTS5 rows and lex_docs rows found through its
+   * memories (lex_docs_by_memory: cost follows the context, not the index), then its fields' statistics rows
+   * and totals, without the per-document statistics deltas of removeMemory. The field rows stay, emptied (as
+   * removing the documents one by one leaves them): their ids and reference lengths stay valid for a later
+   * write to the same context id.
+   */
+  removeContext(contextId: string): void {
+    for (const key of this.pendingViews.keys()) {
+      if (key.startsWith(`${contextId}\u0000`)) this.pendingViews.delete(key);
+    }
+    const fields = this.s.fieldsOfContext.all(contextId) as { id: number }[];
+    for (const id of this.s.docIdsOfContext.all(contextId, contextId) as number[]) {
+      this.s.deleteTokens.run(id);
+      this.s.deleteDoc.run(id);
+    }
+    for (const field of fields) {
+      this.statDeltas.delete(field.id);
+      this.fieldDeltas.delete(field.id);
+      this.s.deleteFieldStats.run(field.id);
+      this.s.emptyField.run(field.id);
+    }
+  }
+
   /** Writes the queued documents and the aggregated statistics; call last in the transaction. */
   flush(): void {
     const docs: { pending: PendingViews; view: MemoryView; counts: Map<string, number>; length: number }[] =
@@ -429,6 +453,11 @@ function prepareLexicalStatements(db: Database.Database) {
       '(?, ?, ?, ?, ?, ?)',
     ),
     deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
+    fieldsOfContext: p('SELECT id FROM lex_fields WHERE context_id = ?'),
+    docIdsOfContext: p(`SELECT d.id FROM memories m JOIN lex_docs d ON d.memory_id = m.id
+      WHERE m.context_id = ? AND d.field IN (SELECT id FROM lex_fields WHERE context_id = ?)`).pluck(),
+    deleteFieldStats: p('DELETE FROM lex_term_stats WHERE field = ?'),
+    emptyField: p('UPDATE lex_fields SET docs = 0, total_length = 0 WHERE id = ?'),
     docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
       f.reference_length AS ref FROM lex_docs d JOIN lex_fields f ON f.id = d.field
       WHERE d.memory_id = ? AND f.context_id = ?`),

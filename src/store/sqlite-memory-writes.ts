@@ -26,6 +26,8 @@ export const SQLITE_UNIT_MAX_PENDING = 16;
 export class SqliteMemoryWrites {
   /** writeMemories' queued rows of new memories (prepared on the first write: a read-only store never). */
   private freshRows: FreshMemoryRows | undefined;
+  /** deleteContext's range deletes (FORGET_ORDER), prepared on the first forget. */
+  private forgetStatements: Database.Statement[] | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -210,18 +212,22 @@ export class SqliteMemoryWrites {
           //   with ON DELETE CASCADE or get an explicit DELETE here;
           // - meta keys are global (calibration) and stay.
           // - vector_ann rows cascade from contexts; their index files are removed after the commit;
-          // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed memory
-          //   by memory through the index, which owns its bookkeeping;
+          // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed through
+          //   the index, which owns its bookkeeping;
+          // - the rows that hang off memories are deleted first, table by table through their (context, ...)
+          //   keys: a cascade from each memory did the same deletes one memory at a time, and every semantic
+          //   posting fired its semantic_top trigger against a table still full (100k memories: 42-46 s
+          //   in one transaction holding the file's write lock, now ~half: docs/living-archive.md "Round 17").
           if (this.lexical) {
             this.lexical.begin();
-            for (const row of s.contextMemoryIds.all(contextId) as { id: string }[]) {
-              this.lexical.removeMemory(contextId, row.id);
-            }
+            this.lexical.removeContext(contextId);
             this.lexical.flush();
           }
+          this.forgetStatements ??= FORGET_ORDER.map((table) =>
+            this.db.prepare(`DELETE FROM ${table} WHERE context_id = ?`),
+          );
+          for (const statement of this.forgetStatements) statement.run(contextId);
           s.deleteContextJournal.run(contextId);
-          s.deleteContextEdgeCounts.run(contextId);
-          s.deleteContextKindCounts.run(contextId);
           // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
           // docs, postings and lists from memories.
           s.deleteContextSemanticDf.run(contextId);
@@ -273,6 +279,27 @@ export class SqliteMemoryWrites {
     return out;
   }
 }
+
+/**
+ * What deleteContext removes before the context row, in this order: each a range of a (context_id, ...) key.
+ * semantic_top goes before the postings, so their delete trigger finds nothing to drop; the counters before
+ * the rows whose triggers update them. The memories go last, and their cascades find nothing left.
+ */
+const FORGET_ORDER = [
+  'semantic_top',
+  'semantic_postings',
+  'semantic_neighbours',
+  'semantic_docs',
+  'edge_counts',
+  'edges',
+  'memory_keys',
+  'memory_tags',
+  'memory_versions',
+  'vectors',
+  'views',
+  'kind_counts',
+  'memories',
+];
 
 function recordedAtOf(record: string): string | null {
   const value = (JSON.parse(record) as MemoryRecord).recordedAt;

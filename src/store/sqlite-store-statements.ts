@@ -21,7 +21,6 @@ type StatementName =
   | 'touchContext'
   | 'contextRow'
   | 'kindCounts'
-  | 'deleteContextKindCounts'
   | 'deleteTags'
   | 'deleteContext'
   | 'deleteContextQuestions'
@@ -45,7 +44,6 @@ type StatementName =
   | 'edgesOf'
   | 'edgesAmong'
   | 'countEdgeTypes'
-  | 'deleteContextEdgeCounts'
   | 'deleteContextSemanticDf'
   | 'begin'
   | 'commit'
@@ -64,7 +62,6 @@ type StatementName =
   | 'workStatus'
   | 'clearWorkThrough'
   | 'deleteContextJournal'
-  | 'contextMemoryIds'
   | 'getMeta'
   | 'setMeta'
   | 'deleteMeta'
@@ -113,7 +110,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     touchContext: p('UPDATE contexts SET last_write = ? WHERE id = ?'),
     contextRow: p('SELECT memories, last_write FROM contexts WHERE id = ?'),
     kindCounts: p('SELECT kind, n FROM kind_counts WHERE context_id = ? ORDER BY kind'),
-    deleteContextKindCounts: p('DELETE FROM kind_counts WHERE context_id = ?'),
     deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
     deleteContext: p('DELETE FROM contexts WHERE id = ?'),
     deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
@@ -162,7 +158,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     edgesAmong: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
-    deleteContextEdgeCounts: p('DELETE FROM edge_counts WHERE context_id = ?'),
     deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
     begin: p('BEGIN IMMEDIATE'),
     commit: p('COMMIT'),
@@ -190,7 +185,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
     clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
     deleteContextJournal: p('DELETE FROM relation_journal WHERE context_id = ?'),
-    contextMemoryIds: p('SELECT id FROM memories WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
