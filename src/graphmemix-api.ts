@@ -105,12 +105,22 @@ export interface Graphmemix {
    */
   waitForMedia(): Promise<void>;
 
-  /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score. */
+  /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score (searchMemories' hits). */
   search(
     contextId: string,
     query: string,
     options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
   ): Promise<SearchHit[]>;
+  /**
+   * The same search with what degraded it (what HTTP and MCP serve): `lexical_search_bounded` when a view
+   * kind's lexical search stopped at the store's work bound (its hits the best found within it),
+   * `dense_retrieval_failed` when the embedding call failed (lexical hits only).
+   */
+  searchMemories(
+    contextId: string,
+    query: string,
+    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
+  ): Promise<SearchResult>;
   /** The full question pipeline up to the evidence packet. Never throws for a model fault. */
   retrieve(
     contextId: string,
@@ -208,6 +218,13 @@ export interface UserStats extends ContextStats {
    * compact` rebuilds it exactly and clears this.
    */
   knnApproximate?: { reason: 'bulk-import' | 'compaction-deferred'; since: string; documents: number };
+}
+
+export type SearchFlag = 'lexical_search_bounded' | 'dense_retrieval_failed';
+
+export interface SearchResult {
+  hits: SearchHit[];
+  flags: SearchFlag[];
 }
 
 export interface SearchHit {

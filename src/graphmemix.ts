@@ -19,7 +19,8 @@ import type {
   ForgetReport,
   Graphmemix,
   MemoryRecordInput,
-  SearchHit,
+  SearchFlag,
+  SearchResult,
 } from './graphmemix-api.ts';
 import {
   addConversation,
@@ -341,11 +342,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         .filter((path) => path.startsWith(`${folder}${sep}`));
       return media.removeUnreferenced(store, paths);
     },
-    async search(
+    async search(contextId, query, searchOptions) {
+      return (await api.searchMemories(contextId, query, searchOptions)).hits;
+    },
+    async searchMemories(
       contextId: string,
       query: string,
       searchOptions: { k?: number; signal?: AbortSignal; filter?: MemoryFilter } = {},
-    ): Promise<SearchHit[]> {
+    ): Promise<SearchResult> {
       const k = searchOptions.k ?? 10;
       const result = await multiViewSearch(
         store,
@@ -367,10 +371,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           )
         ).map((r) => [r.id, r]),
       );
-      return top.flatMap((m) => {
+      const hits = top.flatMap((m) => {
         const record = records.get(m.memoryId);
         return record ? [{ memoryId: m.memoryId, score: m.score, bestView: m.bestView, record }] : [];
       });
+      const flags: SearchFlag[] = [];
+      if (result.lexicalBounded.length > 0) flags.push('lexical_search_bounded');
+      if (result.denseFailed) flags.push('dense_retrieval_failed');
+      return { hits, flags };
     },
     async retrieve(
       contextId: string,

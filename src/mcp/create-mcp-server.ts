@@ -13,7 +13,7 @@ import { toMemoryFilter, toQuestionCall, toRecordInputs, toScope } from '../api-
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
-import { toApiEvidence, toApiIngestReport, toApiSearchHit } from '../shell-kit/api-serializers.ts';
+import { toApiEvidence, toApiIngestReport, toApiSearch } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { ALL_USERS, assertScope, type UserScope } from '../shell-kit/user-scope.ts';
 import { evidenceImages } from './evidence-images.ts';
@@ -89,12 +89,12 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     (input, extra) =>
       runTool(async () => {
         allow(input.user_id);
-        const hits = await graphmemix.search(input.user_id, input.query, {
+        const found = await graphmemix.searchMemories(input.user_id, input.query, {
           ...(input.k === undefined ? {} : { k: input.k }),
           ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
           signal: extra.signal,
         });
-        return { user_id: input.user_id, results: hits.map(toApiSearchHit) };
+        return toApiSearch(input.user_id, found);
       }),
   );
 

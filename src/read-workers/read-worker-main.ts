@@ -63,7 +63,8 @@ async function run(id: number, method: string, args: unknown[], signal: AbortSig
     if (method === 'retrieve') value = await gm.retrieve(contextId, input, withSignal);
     else if (method === 'answer') value = await gm.answer(contextId, input, withSignal);
     // A search that does not take a signal ignores the extra key.
-    else if (method === 'search') value = await gm.search(contextId, input, withSignal as { k?: number });
+    else if (method === 'search')
+      value = await gm.searchMemories(contextId, input, withSignal as { k?: number });
     else throw new Error(`unknown read method ${method}`);
     port.postMessage({ id, type: 'result', value } satisfies ReadReply);
   } catch (error) {

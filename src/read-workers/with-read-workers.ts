@@ -1,4 +1,4 @@
-import type { Graphmemix, SearchHit } from '../graphmemix-api.ts';
+import type { Graphmemix, SearchResult } from '../graphmemix-api.ts';
 import type { AnswerResult, QuestionInput, RetrievalResult } from '../pipeline/retrieval-result.ts';
 import type { ResolvedModelConfig } from '../providers/model-config.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
@@ -76,7 +76,9 @@ export async function withReadWorkers(
   };
   const wrapped: Graphmemix = {
     ...gm,
-    search: (contextId, query, options) => ask<SearchHit[]>('search', contextId, query, options),
+    search: async (contextId, query, options) =>
+      (await ask<SearchResult>('search', contextId, query, options)).hits,
+    searchMemories: (contextId, query, options) => ask<SearchResult>('search', contextId, query, options),
     retrieve: (contextId, question: string | QuestionInput, options) =>
       ask<RetrievalResult>('retrieve', contextId, question, options),
     answer: (contextId, question: string | QuestionInput, options) =>

@@ -197,7 +197,12 @@ export function buildOpenApiDocument(version: string): JsonObject {
         },
       },
       '/v1/search': {
-        post: { summary: 'Flat multi-view search', requestBody: body(searchSchema), responses: json('Hits') },
+        post: {
+          summary:
+            'Flat multi-view search; flags name what degraded it (lexical_search_bounded: a view kind hit the lexical work bound, its hits the best within it; dense_retrieval_failed)',
+          requestBody: body(searchSchema),
+          responses: json('{"results":[{"memory_id","score","best_view","memory"}],"flags":[]}'),
+        },
       },
       '/v1/retrieve': {
         post: {

@@ -3,7 +3,7 @@ import { parseInput } from '../api-schemas/parse-input.ts';
 import { answerSchema, retrieveSchema, searchSchema, viewSchema } from '../api-schemas/route-schemas.ts';
 import { toMemoryFilter, toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
-import { toApiAnswer, toApiRetrieval, toApiSearchHit } from '../shell-kit/api-serializers.ts';
+import { toApiAnswer, toApiRetrieval, toApiSearch } from '../shell-kit/api-serializers.ts';
 import { requireUser } from '../shell-kit/user-scope.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
@@ -21,12 +21,12 @@ export function registerQueryRoutes(
     const input = parseInput(searchSchema, await readJson(c));
     requireUser(c, input.user_id);
     // Every route hands the raw request's signal on: @hono/node-server aborts it when the client leaves.
-    const hits = await graphmemix.search(input.user_id, input.query, {
+    const found = await graphmemix.searchMemories(input.user_id, input.query, {
       ...(input.k === undefined ? {} : { k: input.k }),
       ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
       signal: c.req.raw.signal,
     });
-    return c.json({ user_id: input.user_id, results: hits.map(toApiSearchHit) });
+    return c.json(toApiSearch(input.user_id, found));
   });
 
   app.post('/v1/retrieve', async (c) => {

@@ -3,6 +3,7 @@ import type {
   MemoryHistoryPage,
   MemoryPage,
   SearchHit,
+  SearchResult,
   UpdateReport,
   UserPage,
   UserStats,
@@ -73,6 +74,11 @@ export function toApiAnswer(userId: string, result: AnswerResult): Record<string
 
 export function toApiSearchHit(hit: SearchHit): Record<string, unknown> {
   return { memory_id: hit.memoryId, score: hit.score, best_view: hit.bestView, memory: hit.record };
+}
+
+/** POST /v1/search and MCP search_memories: the hits and what degraded them (`flags`, usually empty). */
+export function toApiSearch(userId: string, result: SearchResult): Record<string, unknown> {
+  return { user_id: userId, results: result.hits.map(toApiSearchHit), flags: result.flags };
 }
 
 export function toApiIngestReport(userId: string, report: IngestReport): Record<string, unknown> {

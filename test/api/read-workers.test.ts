@@ -61,6 +61,10 @@ describe('openGraphmemix({ readWorkers })', () => {
       expect(answer.evidence.map((e) => e.memoryId)).toEqual(expected.evidence.map((e) => e.memoryId));
       const hits = await pooled.search('alice', 'pottery workshop number 12', { k: 3 });
       expect(hits).toEqual(await here.search('alice', 'pottery workshop number 12', { k: 3 }));
+      expect(await pooled.searchMemories('alice', 'pottery workshop number 12', { k: 3 })).toEqual({
+        hits,
+        flags: [],
+      });
       expect(searchedHere).toBe(0);
       // Reads through this thread's own store still work (getMemory, listing).
       expect(await pooled.getMemory('alice', 'm12')).toMatchObject({ id: 'm12' });

@@ -48,16 +48,21 @@ describe('lexical_search_bounded', () => {
         readWorkers: false,
       });
       const result = await gm.retrieve('u', { prompt }, { k: 5 });
+      const searched = await gm.searchMemories('u', prompt, { k: 5 });
       await gm.close();
       await store.close();
-      return result;
+      return { ...result, searched };
     };
     const tied = await ask({ scored: 20 }, 'common chatter');
     expect(tied.trace.flags).toContain('lexical_search_bounded');
     expect(tied.evidence.length).toBeGreaterThan(0);
+    // The flat search says it too (HTTP /v1/search and MCP search_memories serve these flags).
+    expect(tied.searched.flags).toEqual(['lexical_search_bounded']);
+    expect(tied.searched.hits).toHaveLength(5);
     // Unbounded (the default bounds are far above 400 memories): the same question is exact, not flagged.
     const exact = await ask(undefined, 'common chatter');
     expect(exact.trace.flags).not.toContain('lexical_search_bounded');
+    expect(exact.searched.flags).toEqual([]);
     // A rare word's list is read whole within the same small bound: nothing left that could rank.
     const rare = await ask({ scored: 20 }, 'lighthouse');
     expect(rare.trace.flags).not.toContain('lexical_search_bounded');

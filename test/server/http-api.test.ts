@@ -97,8 +97,10 @@ describe('HTTP API', () => {
       await ctx.post('/v1/search', { user_id: 'alice', query: 'Lisbon conference Bob' })
     ).json()) as {
       results: { memory_id: string; memory: { text: string; contextId: string } }[];
+      flags: string[];
     };
     expect(search.results.length).toBeGreaterThan(0);
+    expect(search.flags).toEqual([]);
     for (const hit of search.results) {
       expect(bobIds.has(hit.memory_id)).toBe(false);
       expect(hit.memory.contextId).toBe('alice');

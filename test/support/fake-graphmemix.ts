@@ -181,6 +181,10 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       calls.push({ method: 'search', contextId });
       return search(contextId, query, options?.k ?? 10);
     },
+    async searchMemories(contextId, query, options) {
+      calls.push({ method: 'search', contextId });
+      return { hits: search(contextId, query, options?.k ?? 10), flags: [] };
+    },
     retrieve,
     async answer(contextId, question, options): Promise<AnswerResult> {
       const result = await retrieve(contextId, question, options);
