@@ -104,6 +104,7 @@ function termBytes(term: string): number {
 
 export class SqliteLexicalIndex {
   private readonly s: ReturnType<typeof prepareLexicalStatements>;
+  private docIdsOfContext: Database.Statement | undefined;
   private readonly termIds = new Map<string, number>();
   private termIdBytes = 0;
   private readonly fields = new Map<string, FieldRef>();
@@ -175,7 +176,12 @@ export class SqliteLexicalIndex {
       if (key.startsWith(`${contextId}\u0000`)) this.pendingViews.delete(key);
     }
     const fields = this.s.fieldsOfContext.all(contextId) as { id: number }[];
-    for (const id of this.s.docIdsOfContext.all(contextId, contextId) as number[]) {
+    // Prepared on first use: it joins the store's memories table, which an index on its own does not have.
+    this.docIdsOfContext ??= this.db
+      .prepare(`SELECT d.id FROM memories m JOIN lex_docs d ON d.memory_id = m.id
+        WHERE m.context_id = ? AND d.field IN (SELECT id FROM lex_fields WHERE context_id = ?)`)
+      .pluck();
+    for (const id of this.docIdsOfContext.all(contextId, contextId) as number[]) {
       this.s.deleteTokens.run(id);
       this.s.deleteDoc.run(id);
     }
@@ -454,8 +460,6 @@ function prepareLexicalStatements(db: Database.Database) {
     ),
     deleteDoc: p('DELETE FROM lex_docs WHERE id = ?'),
     fieldsOfContext: p('SELECT id FROM lex_fields WHERE context_id = ?'),
-    docIdsOfContext: p(`SELECT d.id FROM memories m JOIN lex_docs d ON d.memory_id = m.id
-      WHERE m.context_id = ? AND d.field IN (SELECT id FROM lex_fields WHERE context_id = ?)`).pluck(),
     deleteFieldStats: p('DELETE FROM lex_term_stats WHERE field = ?'),
     emptyField: p('UPDATE lex_fields SET docs = 0, total_length = 0 WHERE id = ?'),
     docsOfMemory: p(`SELECT d.id AS id, d.field AS field, d.length AS length, d.terms AS terms,
