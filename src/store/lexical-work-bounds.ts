@@ -14,7 +14,12 @@ import type { LexicalSearchOptions } from './archive-store-spec.ts';
 /** Postings rows read per kind: ~65 ms of SQLite doclist reading at ~0.25 us a row. */
 export const LEXICAL_ROWS_BOUND = 262_144;
 
-/** Candidates scored exactly per kind (SQLite: one forward-list read each, ~8 us cold with its GC). */
+/**
+ * Exact-score reads per kind: SQLite candidates scored (one forward-list read each, ~8 us cold with its GC);
+ * PostgreSQL forward-list probes, one per missing tf of a candidate (its postings carry the tfs it was read
+ * from; a candidate of a 50-word question may miss 40 lists, so counting candidates let 16k of them cost 800k
+ * probes: 4.0 s against 2.7 s unbounded at 100k, bench/worst-question-probe.ts).
+ */
 export const LEXICAL_SCORED_BOUND = 16_384;
 
 /** The bounds of one search: the defaults, or smaller ones asked for (never larger, at least 1). */

@@ -139,21 +139,31 @@ export function openFrontier(plan: Plan): number {
 }
 
 /**
- * When more than `scoredBound` candidates of a kind lack a tf (a kind stopped by its rows bound; the exact
- * stop leaves at most 4 limit + 512), keeps those with the best ceilings, equal ceilings lowest document id
- * first, for the forward-list probes, and drops the others (their partial sums are not scores). Returns the
- * highest ceiling dropped (-Infinity when none): the search is bounded if it reaches the last hit's score.
+ * When a kind's candidates lack more than `probeBound` tfs together (a kind stopped by its rows bound; the exact
+ * stop leaves at most 4 limit + 512 candidates), keeps those with the best ceilings, equal ceilings lowest
+ * document id first, while their missing tfs (one forward-list probe each, completeCandidates) fit the bound,
+ * and drops the others (their partial sums are not scores). Counted in probes, not candidates: a candidate of a
+ * 50-word question may miss 40 lists. Returns the highest ceiling dropped (-Infinity when none): the search is
+ * bounded if it reaches the last hit's score.
  */
-export function keepScoredBound(plan: Plan, scoredBound: number): number {
-  const incomplete: { id: number; high: number }[] = [];
+export function keepScoredBound(plan: Plan, probeBound: number): number {
+  const incomplete: { id: number; high: number; missing: number }[] = [];
+  let probes = 0;
   for (const [id, doc] of plan.docs) {
-    const high = ceiling(plan, doc);
-    if (high !== doc.low) incomplete.push({ id, high });
+    let missing = 0;
+    for (const cursor of plan.cursors) if (doc.tfs[cursor.slot] === 0 && !cursor.done) missing++;
+    if (missing === 0) continue;
+    incomplete.push({ id, high: ceiling(plan, doc), missing });
+    probes += missing;
   }
-  if (incomplete.length <= scoredBound) return Number.NEGATIVE_INFINITY;
+  if (probes <= probeBound) return Number.NEGATIVE_INFINITY;
   incomplete.sort((x, y) => y.high - x.high || x.id - y.id);
-  for (const { id } of incomplete.slice(scoredBound)) plan.docs.delete(id);
-  return incomplete[scoredBound]!.high;
+  let kept = 0;
+  let used = 0;
+  while (kept < incomplete.length && used + incomplete[kept]!.missing <= probeBound)
+    used += incomplete[kept++]!.missing;
+  for (const { id } of incomplete.slice(kept)) plan.docs.delete(id);
+  return incomplete[kept]!.high;
 }
 
 /** Upper bound of a document's final score: what it got, plus the bound of every open list it was not read from. */
