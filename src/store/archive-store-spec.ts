@@ -408,8 +408,8 @@ export interface LexicalSearchOptions {
   memoryIds?: readonly string[];
   /**
    * Smaller work bounds than the backend's (tests): postings rows read and candidates scored per view kind.
-   * A backend never works past its own bounds (SQLite: LEXICAL_ROWS_BOUND, LEXICAL_SCORED_BOUND; PostgreSQL:
-   * the rows bound), whatever is asked.
+   * A backend never works past its own bounds (LEXICAL_ROWS_BOUND, LEXICAL_SCORED_BOUND: candidates scored on
+   * SQLite, forward-list probes on PostgreSQL), whatever is asked.
    */
   work?: { rows?: number; scored?: number };
   /**
