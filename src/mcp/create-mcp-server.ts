@@ -81,7 +81,8 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       description:
         "Fast keyword/semantic search over the user's memories, no reasoning over links between them. Use it " +
         'to look up a specific memory or check whether something was stored. For answering a question from ' +
-        'the history use retrieve_evidence instead.',
+        'the history use retrieve_evidence instead. `flags` names what degraded the hits (lexical_search_bounded: ' +
+        'a question of words nearly every memory holds hit the search work bound; add a rarer word).',
       inputSchema: searchSchema,
       annotations: { readOnlyHint: true },
     },
