@@ -215,9 +215,10 @@ export class SqliteMemoryWrites {
           // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed through
           //   the index, which owns its bookkeeping;
           // - the rows that hang off memories are deleted first, table by table through their (context, ...)
-          //   keys: a cascade from each memory did the same deletes one memory at a time, and every semantic
-          //   posting fired its semantic_top trigger against a table still full (100k memories: 42-46 s
-          //   in one transaction holding the file's write lock, now ~half: docs/living-archive.md "Round 17").
+          //   keys, and the lexical documents without per-document statistics deltas: the cascade from each
+          //   memory and the lexical removal memory by memory took 33-35 s for 100k memories in this one
+          //   transaction, 19 s now (bench/forget-probe.ts; docs/living-archive.md "Round 17"). What is left is
+          //   the row deletes themselves (~1M semantic postings with two indexes: ~6 s).
           if (this.lexical) {
             this.lexical.begin();
             this.lexical.removeContext(contextId);
@@ -282,8 +283,9 @@ export class SqliteMemoryWrites {
 
 /**
  * What deleteContext removes before the context row, in this order: each a range of a (context_id, ...) key.
- * semantic_top goes before the postings, so their delete trigger finds nothing to drop; the counters before
- * the rows whose triggers update them. The memories go last, and their cascades find nothing left.
+ * semantic_top goes before the postings, so their delete trigger finds nothing to drop (its probe stays: it
+ * cost little, measured with the trigger dropped); the counters before the rows whose triggers update them.
+ * The memories go last, and their cascades find nothing left.
  */
 const FORGET_ORDER = [
   'semantic_top',
