@@ -7,8 +7,8 @@ import type { LexicalSearchOptions } from './archive-store-spec.ts';
  * context; where those words tie (equal tf in views of equal length), the exact tie-break (memory id) needs
  * every tied memory scored. Past a bound the search keeps the best it found and says so
  * (LexicalSearchOptions.onBounded; the retrieve's `lexical_search_bounded` flag).
- * Measured (docs/store-lexical-index.md "Work bounds"): the bench questions read at most ~59k rows and score
- * at most ~2.7k candidates per question at 100k memories, so below ~400k memories none reaches the bounds.
+ * Measured (docs/store-lexical-index.md "Work bounds"): the 300 bench questions read at most ~59k rows and
+ * score at most ~2.7k candidates per question at 100k memories (none bounded); at 1M, 2 of them are bounded.
  */
 
 /** Postings rows read per kind: ~65 ms of SQLite doclist reading at ~0.25 us a row. */
