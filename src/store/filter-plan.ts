@@ -1,5 +1,6 @@
 import type { MemoryFilter } from './archive-store-spec.ts';
 import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
+import { workWithin } from './work-bound.ts';
 
 /**
  * A filtered read's access paths are counted up to this many memories; one held by fewer drives the read.
@@ -94,11 +95,7 @@ export function pageBounds(page: { limit?: number | undefined; work?: number | u
   work: number;
 } {
   const limit = page.limit === undefined || page.limit < 0 ? Number.POSITIVE_INFINITY : page.limit;
-  const work =
-    page.work === undefined || !Number.isFinite(page.work)
-      ? FILTER_PAGE_WORK
-      : Math.min(FILTER_PAGE_WORK, Math.max(1, Math.floor(page.work)));
-  return { limit, work };
+  return { limit, work: workWithin(page.work, FILTER_PAGE_WORK) };
 }
 
 /**

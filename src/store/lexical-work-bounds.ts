@@ -1,4 +1,5 @@
 import type { LexicalSearchOptions } from './archive-store-spec.ts';
+import { workWithin } from './work-bound.ts';
 
 /**
  * Work bounds of one view kind's lexical search (SQLite and PostgreSQL; the in-memory store's reference index
@@ -24,7 +25,8 @@ export const LEXICAL_SCORED_BOUND = 16_384;
 
 /** The bounds of one search: the defaults, or smaller ones asked for (never larger, at least 1). */
 export function lexicalWorkBounds(asked: LexicalSearchOptions['work']): { rows: number; scored: number } {
-  const clamp = (value: number | undefined, bound: number) =>
-    value === undefined || !Number.isFinite(value) ? bound : Math.max(1, Math.min(bound, Math.floor(value)));
-  return { rows: clamp(asked?.rows, LEXICAL_ROWS_BOUND), scored: clamp(asked?.scored, LEXICAL_SCORED_BOUND) };
+  return {
+    rows: workWithin(asked?.rows, LEXICAL_ROWS_BOUND),
+    scored: workWithin(asked?.scored, LEXICAL_SCORED_BOUND),
+  };
 }

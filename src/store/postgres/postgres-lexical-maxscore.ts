@@ -150,10 +150,16 @@ export function keepScoredBound(plan: Plan, probeBound: number): number {
   const incomplete: { id: number; high: number; missing: number }[] = [];
   let probes = 0;
   for (const [id, doc] of plan.docs) {
+    // The ceiling's open lists are exactly the missing tfs: one pass gives both.
     let missing = 0;
-    for (const cursor of plan.cursors) if (doc.tfs[cursor.slot] === 0 && !cursor.done) missing++;
+    let high = doc.low;
+    for (const cursor of plan.cursors) {
+      if (doc.tfs[cursor.slot] !== 0 || cursor.done) continue;
+      missing++;
+      high += cursor.bound;
+    }
     if (missing === 0) continue;
-    incomplete.push({ id, high: ceiling(plan, doc), missing });
+    incomplete.push({ id, high, missing });
     probes += missing;
   }
   if (probes <= probeBound) return Number.NEGATIVE_INFINITY;
@@ -182,14 +188,7 @@ export function assess(plan: Plan, limit: number): void {
     lows.sort();
     plan.threshold = lows[lows.length - limit]!;
   }
-  let open = 0;
-  let frontier = 0;
-  for (const cursor of plan.cursors) {
-    if (cursor.done) continue;
-    open++;
-    frontier += cursor.bound;
-  }
-  if (open === 0) {
+  if (plan.cursors.every((cursor) => cursor.done)) {
     plan.finished = true;
     return;
   }
@@ -204,7 +203,7 @@ export function assess(plan: Plan, limit: number): void {
       incomplete++;
     }
   }
-  if (plan.threshold > frontier * (1 + MARGIN)) {
+  if (plan.threshold > openFrontier(plan) * (1 + MARGIN)) {
     plan.closed = true;
     // Completing a candidate costs one forward-list row; reading on only pays while there are many of them.
     if (incomplete <= 4 * limit + 512) plan.finished = true;
