@@ -44,8 +44,12 @@ export async function embedViews(
 ): Promise<EmbedViewsResult> {
   const space = `embedding:${model.modelId}`;
   const views = await viewsOf(store, contextId, records, model.supportsImages);
+  // Only these records' stored vectors: an add reads what it embeds, not the context's space.
   const stored = new Map<string, Float32Array>();
-  for (const row of await store.getVectors(contextId, space)) stored.set(viewKey(row), row.vector);
+  for (let start = 0; start < records.length; start += 1000) {
+    const ids = records.slice(start, start + 1000).map((record) => record.id);
+    for (const row of await store.getVectors(contextId, space, ids)) stored.set(viewKey(row), row.vector);
+  }
 
   const missing = views.filter((view) => !stored.has(viewKey(view)));
   const reused = views.length - missing.length;

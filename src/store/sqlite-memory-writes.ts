@@ -275,6 +275,8 @@ export class SqliteMemoryWrites {
       // Caches filled from the unit's savepoints describe rows that are gone.
       this.lexical?.rolledBack();
       this.semanticCache.clear();
+      // A vector index caught up inside the unit holds its rows (and its version may be reused).
+      this.vectors.clear();
       throw error;
     }
     return out;

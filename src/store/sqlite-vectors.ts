@@ -3,6 +3,7 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
+import { lazyStatement } from './lazy-statement.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
 import { vectorDimensionError } from './store-rules.ts';
 import type { UsearchVectorIndexes } from './usearch-vector-index.ts';
@@ -11,9 +12,12 @@ import { VectorIndex } from './vector-index.ts';
 /** How many contexts keep a cached vector index per open store (least recently used is dropped). */
 const CACHED_CONTEXTS = 32;
 
-interface Cached<T> {
+/** A (context, space)'s search index at a `contexts.vector_version`. */
+interface CachedIndex {
   version: number;
-  value: T;
+  index: VectorIndex;
+  /** Rows were applied since it was built: it may still hold rows removed since (checked per search). */
+  caughtUp: boolean;
 }
 
 /**
@@ -22,14 +26,36 @@ interface Cached<T> {
  * `contexts.vector_version` stays (vector-index.ts).
  */
 export class SqliteVectors {
-  private readonly vectorCache = new Map<string, Cached<VectorIndex>>();
+  private readonly vectorCache = new Map<string, CachedIndex>();
+  /** Rows written after a version (`changed`, migration 10), at most `limit`. */
+  private readonly vectorsSince: Database.Statement;
+  /** The keys of the stored rows of some memories. */
+  private readonly vectorKeysOf: Database.Statement;
+  /** The stored rows of some memories, in listVectors' order. */
+  private readonly vectorsOf: Database.Statement;
 
   constructor(
     private readonly db: Database.Database,
     private readonly statements: SqliteStoreStatements,
     private readonly run: <T>(work: () => T) => T,
     private readonly ann: UsearchVectorIndexes,
-  ) {}
+  ) {
+    this.vectorsSince = lazyStatement(
+      db,
+      `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ? AND changed > ?
+       ORDER BY changed, memory_id, kind, key LIMIT ?`,
+    );
+    this.vectorsOf = lazyStatement(
+      db,
+      `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
+       AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, kind, key`,
+    );
+    this.vectorKeysOf = lazyStatement(
+      db,
+      `SELECT memory_id, kind, key FROM vectors WHERE context_id = ? AND space = ?
+       AND memory_id IN (SELECT value FROM json_each(?))`,
+    );
+  }
 
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
     if (rows.length === 0) return;
@@ -61,9 +87,13 @@ export class SqliteVectors {
   }
 
   async getVectors(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
-    const wanted = memoryIds ? new Set(memoryIds) : undefined;
-    const rows = this.run(() => this.statements.listVectors.all(contextId, space)) as VectorDbRow[];
-    return rows.filter((row) => !wanted || wanted.has(row.memory_id)).map(toVectorRow);
+    // Some memories' rows are read by their key (a kNN refill reads its owners'), not by walking the space.
+    const rows = this.run(() =>
+      memoryIds === undefined
+        ? this.statements.listVectors.all(contextId, space)
+        : this.vectorsOf.all(contextId, space, JSON.stringify([...new Set(memoryIds)])),
+    ) as VectorDbRow[];
+    return rows.map(toVectorRow);
   }
 
   async searchVectors(
@@ -76,13 +106,73 @@ export class SqliteVectors {
     if (version === undefined) return [];
     const approximate = await this.ann.search(contextId, space, version, query, options);
     if (approximate) return approximate;
-    const index = this.run(() => {
-      return cached(this.vectorCache, pairKey(contextId, space), version, () => {
-        const rows = (this.statements.listVectors.all(contextId, space) as VectorDbRow[]).map(toVectorRow);
-        return new VectorIndex(rows);
-      });
+    return this.run(() => {
+      const entry = this.currentIndex(contextId, space, version);
+      for (;;) {
+        const hits = entry.index.search(query, options);
+        // Rows removed since the index was built (a deleted or changed memory) leave no row to catch up
+        // from: the hits' memories are checked against the table, and a search that met one runs again.
+        if (
+          !entry.caughtUp ||
+          hits.length === 0 ||
+          this.dropRemoved(contextId, space, entry.index, hits) === 0
+        )
+          return hits;
+      }
     });
-    return index ? index.search(query, options) : [];
+  }
+
+  /**
+   * The cached index of (context, space) at `version`: built from every row when there is none (or the cached
+   * one is from a rolled-back or another file's history), else brought up to date with the rows written since
+   * its version (`vectors.changed`, an index range): a write costs the next search what it wrote, not the space.
+   */
+  private currentIndex(contextId: string, space: string, version: number): CachedIndex {
+    const key = pairKey(contextId, space);
+    const hit = this.vectorCache.get(key);
+    this.vectorCache.delete(key);
+    let entry: CachedIndex;
+    if (hit && hit.version === version) entry = hit;
+    else if (hit && hit.version < version && this.catchUp(contextId, space, hit)) entry = { ...hit, version };
+    else {
+      const rows = (this.statements.listVectors.all(contextId, space) as VectorDbRow[]).map(toVectorRow);
+      entry = { version, index: new VectorIndex(rows), caughtUp: false };
+    }
+    this.vectorCache.set(key, entry);
+    if (this.vectorCache.size > CACHED_CONTEXTS)
+      this.vectorCache.delete(this.vectorCache.keys().next().value!);
+    return entry;
+  }
+
+  /** Applies the rows written after `entry.version`; false when rebuilding is cheaper (or impossible). */
+  private catchUp(contextId: string, space: string, entry: CachedIndex): boolean {
+    let rows: VectorDbRow[];
+    try {
+      rows = this.vectorsSince.all(contextId, space, entry.version, entry.index.size + 1) as VectorDbRow[];
+    } catch {
+      return false; // a read-only file from before the `changed` column (migration 10)
+    }
+    if (rows.length > entry.index.size) return false;
+    entry.index.upsert(rows.map(toVectorRow));
+    entry.caughtUp = true;
+    return true;
+  }
+
+  /** Drops from `index` the rows of the hits' memories that the table no longer holds; returns how many. */
+  private dropRemoved(
+    contextId: string,
+    space: string,
+    index: VectorIndex,
+    hits: readonly ViewHit[],
+  ): number {
+    const ids = [...new Set(hits.map((hit) => hit.memoryId))];
+    const stored = new Set(
+      (this.vectorKeysOf.all(contextId, space, JSON.stringify(ids)) as VectorKeyRow[]).map(
+        (row) => `${row.memory_id}\u0000${row.kind}\u0000${row.key}`,
+      ),
+    );
+    const gone = hits.filter((hit) => !stored.has(`${hit.memoryId}\u0000${hit.kind}\u0000${hit.key}`));
+    return gone.length === 0 ? 0 : index.remove(gone);
   }
 
   async listVectorSpaces(contextId: string): Promise<string[]> {
@@ -107,20 +197,17 @@ export class SqliteVectors {
   }
 }
 
+interface VectorKeyRow {
+  memory_id: string;
+  kind: ViewKind;
+  key: string;
+}
+
 interface VectorDbRow {
   memory_id: string;
   kind: ViewKind;
   key: string;
   vector: Buffer;
-}
-
-function cached<T>(cache: Map<string, Cached<T>>, key: string, version: number, build: () => T): T {
-  const hit = cache.get(key);
-  cache.delete(key);
-  const entry = hit && hit.version === version ? hit : { version, value: build() };
-  cache.set(key, entry);
-  if (cache.size > CACHED_CONTEXTS) cache.delete(cache.keys().next().value!);
-  return entry.value;
 }
 
 function toVectorRow(row: VectorDbRow): VectorRow {

@@ -14,41 +14,93 @@ export const APPROXIMATE_VECTOR_THRESHOLD = 20_000;
  * same index). A query scans the rows of its nprobe = max(8, ceil(nlist / 8)) closest centroids and ranks
  * them exactly; when that yields fewer than `limit` hits (e.g. a narrow kind filter) it falls back to the
  * exact scan. Scores are always exact cosines; only recall is approximate.
+ *
+ * The index can be kept up to date instead of rebuilt (`upsert`, `remove`: a store applying the rows written
+ * since it was built): a row with the key (memory, kind, key) of a held one replaces it in place, a new one is
+ * appended and joins its nearest centroid's list. Removed rows leave holes, and the IVF is trained on the rows
+ * it was built from; both are rebuilt from the live rows once the holes reach half of them or the rows have
+ * doubled since the last build (amortised constant per row), so exact results never depend on the history and
+ * approximate ones only on which rows the last build saw.
  */
 export class VectorIndex {
-  readonly dims: number;
-  readonly size: number;
-  private readonly rows: readonly VectorRow[];
-  /** Unit-normalised copy of every row, row-major. */
-  private readonly matrix: Float32Array;
-  private readonly ivf: Ivf | undefined;
-  /** memory id -> its row positions, for searches restricted to a filtered candidate set. */
+  dims: number;
+  /** Row per slot; undefined = a removed row's hole. */
+  private rows: Array<VectorRow | undefined> = [];
+  /** Unit-normalised copy of every slot's vector, row-major (capacity >= rows.length). */
+  private matrix = new Float32Array(0);
+  private ivf: Ivf | undefined;
+  /** Live rows when the slots were last laid out (the constructor or a rebuild). */
+  private builtLive = 0;
+  private live = 0;
+  /** memory id -> its slots, for searches restricted to a filtered candidate set. */
   private readonly byMemory = new Map<string, number[]>();
+  /** (memory id, kind, key) -> slot. */
+  private readonly byKey = new Map<string, number>();
+  private readonly threshold: number;
 
   constructor(rows: readonly VectorRow[], options: { approximateAbove?: number } = {}) {
-    this.rows = rows;
-    rows.forEach((row, index) => {
-      const list = this.byMemory.get(row.memoryId);
-      if (list) list.push(index);
-      else this.byMemory.set(row.memoryId, [index]);
-    });
-    this.size = rows.length;
+    this.threshold = options.approximateAbove ?? APPROXIMATE_VECTOR_THRESHOLD;
     this.dims = rows[0]?.vector.length ?? 0;
-    this.matrix = new Float32Array(this.size * this.dims);
-    rows.forEach((row, index) => {
-      if (row.vector.length !== this.dims) throw dimensionError(this.dims, row.vector.length);
-      writeUnit(row.vector, this.matrix, index * this.dims);
-    });
-    const threshold = options.approximateAbove ?? APPROXIMATE_VECTOR_THRESHOLD;
-    this.ivf = this.size > threshold ? buildIvf(this.matrix, this.size, this.dims) : undefined;
+    this.layOut(rows);
   }
 
   get approximate(): boolean {
     return this.ivf !== undefined;
   }
 
+  /** Live rows. */
+  get size(): number {
+    return this.live;
+  }
+
+  /** Adds rows, or replaces the held row of the same (memory, kind, key). */
+  upsert(rows: readonly VectorRow[]): void {
+    for (const row of rows) {
+      if (this.dims === 0) this.dims = row.vector.length;
+      if (row.vector.length !== this.dims) throw dimensionError(this.dims, row.vector.length);
+      const key = rowKey(row);
+      let slot = this.byKey.get(key);
+      if (slot === undefined) {
+        slot = this.rows.length;
+        this.rows.push(row);
+        this.byKey.set(key, slot);
+        const slots = this.byMemory.get(row.memoryId);
+        if (slots) slots.push(slot);
+        else this.byMemory.set(row.memoryId, [slot]);
+        this.live++;
+        this.reserve(this.rows.length);
+      } else {
+        this.rows[slot] = row;
+        if (this.ivf) removeFromList(this.ivf, slot);
+      }
+      writeUnit(row.vector, this.matrix, slot * this.dims);
+      if (this.ivf) addToList(this.ivf, this.matrix, slot, this.dims);
+    }
+    this.maybeRebuild();
+  }
+
+  /** Removes the rows of these (memory, kind, key); returns how many it held. */
+  remove(rows: ReadonlyArray<Pick<VectorRow, 'memoryId' | 'kind' | 'key'>>): number {
+    let removed = 0;
+    for (const row of rows) {
+      const key = rowKey(row);
+      const slot = this.byKey.get(key);
+      if (slot === undefined) continue;
+      this.byKey.delete(key);
+      this.rows[slot] = undefined;
+      const slots = this.byMemory.get(row.memoryId)!.filter((other) => other !== slot);
+      if (slots.length > 0) this.byMemory.set(row.memoryId, slots);
+      else this.byMemory.delete(row.memoryId);
+      if (this.ivf) removeFromList(this.ivf, slot);
+      this.live--;
+      removed++;
+    }
+    this.maybeRebuild();
+    return removed;
+  }
+
   search(query: Float32Array, options: VectorSearchOptions): ViewHit[] {
-    if (this.size === 0 || options.limit <= 0) return [];
+    if (this.live === 0 || options.limit <= 0) return [];
     if (query.length !== this.dims) throw dimensionError(this.dims, query.length);
     const unit = new Float32Array(this.dims);
     writeUnit(query, unit, 0);
@@ -73,8 +125,8 @@ export class VectorIndex {
   ): ViewHit[] {
     const hits: ViewHit[] = [];
     const visit = (index: number): void => {
-      const row = this.rows[index]!;
-      if (kinds && !kinds.has(row.kind)) return;
+      const row = this.rows[index];
+      if (row === undefined || (kinds && !kinds.has(row.kind))) return;
       hits.push({
         memoryId: row.memoryId,
         kind: row.kind,
@@ -83,12 +135,62 @@ export class VectorIndex {
       });
     };
     if (candidates) for (const index of candidates) visit(index);
-    else for (let index = 0; index < this.size; index++) visit(index);
+    else for (let index = 0; index < this.rows.length; index++) visit(index);
+    // A total order (a memory's rows of equal score by kind, then key): the same rows rank the same whatever
+    // their slots.
     hits.sort(
-      (x, y) => y.rawScore - x.rawScore || (x.memoryId < y.memoryId ? -1 : x.memoryId > y.memoryId ? 1 : 0),
+      (x, y) =>
+        y.rawScore - x.rawScore ||
+        compareText(x.memoryId, y.memoryId) ||
+        compareText(x.kind, y.kind) ||
+        compareText(x.key, y.key),
     );
     return hits.slice(0, limit);
   }
+
+  /** Slots for `rows` (holes dropped), the IVF when above the threshold. */
+  private layOut(rows: ReadonlyArray<VectorRow | undefined>): void {
+    const kept = rows.filter((row): row is VectorRow => row !== undefined);
+    this.rows = [];
+    this.byMemory.clear();
+    this.byKey.clear();
+    this.matrix = new Float32Array(kept.length * this.dims);
+    kept.forEach((row, slot) => {
+      if (row.vector.length !== this.dims) throw dimensionError(this.dims, row.vector.length);
+      this.rows.push(row);
+      this.byKey.set(rowKey(row), slot);
+      const slots = this.byMemory.get(row.memoryId);
+      if (slots) slots.push(slot);
+      else this.byMemory.set(row.memoryId, [slot]);
+      writeUnit(row.vector, this.matrix, slot * this.dims);
+    });
+    this.live = kept.length;
+    this.builtLive = kept.length;
+    this.ivf = kept.length > this.threshold ? buildIvf(this.matrix, kept.length, this.dims) : undefined;
+  }
+
+  private maybeRebuild(): void {
+    const holes = this.rows.length - this.live;
+    const crossed = this.ivf === undefined && this.live > this.threshold;
+    const grown = this.ivf !== undefined && this.live > 2 * this.builtLive;
+    if (crossed || grown || (holes > 64 && holes > this.live / 2)) this.layOut(this.rows);
+  }
+
+  private reserve(slots: number): void {
+    if (this.matrix.length >= slots * this.dims) return;
+    const capacity = this.matrix.length / Math.max(1, this.dims);
+    const grown = new Float32Array(Math.max(slots, Math.ceil(capacity * 1.5) + 16) * this.dims);
+    grown.set(this.matrix);
+    this.matrix = grown;
+  }
+}
+
+function rowKey(row: Pick<VectorRow, 'memoryId' | 'kind' | 'key'>): string {
+  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
+}
+
+function compareText(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 interface Ivf {
@@ -96,6 +198,22 @@ interface Ivf {
   nlist: number;
   nprobe: number;
   lists: number[][];
+  /** Slot -> its list, -1 or absent for none (rows appended after the build join the nearest centroid's). */
+  listOf: number[];
+}
+
+function addToList(ivf: Ivf, matrix: Float32Array, slot: number, dims: number): void {
+  const c = nearestCentroid(ivf.centroids, ivf.nlist, matrix, slot * dims, dims);
+  ivf.lists[c]!.push(slot);
+  ivf.listOf[slot] = c;
+}
+
+function removeFromList(ivf: Ivf, slot: number): void {
+  const c = ivf.listOf[slot] ?? -1;
+  if (c < 0) return;
+  const list = ivf.lists[c]!;
+  list.splice(list.indexOf(slot), 1);
+  ivf.listOf[slot] = -1;
 }
 
 function buildIvf(matrix: Float32Array, n: number, dims: number): Ivf {
@@ -120,9 +238,13 @@ function buildIvf(matrix: Float32Array, n: number, dims: number): Ivf {
     }
   }
   const lists: number[][] = Array.from({ length: nlist }, () => []);
-  for (let row = 0; row < n; row++)
-    lists[nearestCentroid(centroids, nlist, matrix, row * dims, dims)]!.push(row);
-  return { centroids, nlist, nprobe: Math.max(8, Math.ceil(nlist / 8)), lists };
+  const listOf = new Array<number>(n);
+  for (let row = 0; row < n; row++) {
+    const c = nearestCentroid(centroids, nlist, matrix, row * dims, dims);
+    lists[c]!.push(row);
+    listOf[row] = c;
+  }
+  return { centroids, nlist, nprobe: Math.max(8, Math.ceil(nlist / 8)), lists, listOf };
 }
 
 function probeRows(ivf: Ivf, unit: Float32Array, dims: number): number[] {

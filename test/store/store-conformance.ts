@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
 import { compareHits } from '../../src/retrieval/top-hits.ts';
 import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
@@ -111,6 +112,60 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect((await store.getVectors('ctx', 'space')).map((v) => v.memoryId)).toEqual(['m2']);
       expect(await store.searchLexical('ctx', 'old', { limit: 5 })).toEqual([]);
       expect((await store.searchLexical('ctx', 'new', { limit: 5 })).map((h) => h.memoryId)).toEqual(['m1']);
+    });
+
+    it("vector search follows every write, update and delete between searches; some memories' vectors read alone", async () => {
+      const random = mulberry32(17);
+      const live = new Map<string, Float32Array>();
+      const values = () => Array.from({ length: 4 }, () => random() * 2 - 1);
+      let next = 0;
+      const brute = (query: Float32Array, limit: number) => {
+        const unit = (v: Float32Array) => {
+          const n = Math.hypot(...v) || 1;
+          return [...v].map((x) => x / n);
+        };
+        const q = unit(query);
+        return [...live]
+          .map(([id, v]) => ({ id, score: unit(v).reduce((sum, x, d) => sum + x * q[d]!, 0) }))
+          .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1))
+          .slice(0, limit)
+          .map((hit) => hit.id);
+      };
+      for (let step = 0; step < 40; step++) {
+        const roll = random();
+        const ids = [...live.keys()];
+        if (roll < 0.45 || ids.length < 3) {
+          const id = `v${next++}`;
+          await store.writeMemories('ctx', [write('ctx', id, `text ${id}`, next)]);
+          const v = values();
+          await store.putVectors('ctx', 'space', [vector(id, v)]);
+          live.set(id, new Float32Array(v));
+        } else if (roll < 0.65) {
+          // A new vector for a stored memory (the same key: replaced).
+          const id = ids[Math.floor(random() * ids.length)]!;
+          const v = values();
+          await store.putVectors('ctx', 'space', [vector(id, v)]);
+          live.set(id, new Float32Array(v));
+        } else if (roll < 0.8) {
+          // A changed record: the store drops its vectors until they are written again.
+          const id = ids[Math.floor(random() * ids.length)]!;
+          await store.writeMemories('ctx', [write('ctx', id, `changed ${step}`, Number(id.slice(1)) + 1)]);
+          live.delete(id);
+        } else {
+          const id = ids[Math.floor(random() * ids.length)]!;
+          await store.deleteMemory('ctx', id);
+          live.delete(id);
+        }
+        for (let q = 0; q < 3; q++) {
+          const query = new Float32Array(values());
+          const hits = await store.searchVectors('ctx', 'space', query, { limit: 4 });
+          expect(hits.map((hit) => hit.memoryId)).toEqual(brute(query, 4));
+        }
+      }
+      const some = [...live.keys()].slice(0, 2);
+      expect(
+        (await store.getVectors('ctx', 'space', [...some, 'absent'])).map((row) => row.memoryId),
+      ).toEqual([...some].sort());
     });
 
     it('delete removes the record, its views, vectors and every edge touching it', async () => {

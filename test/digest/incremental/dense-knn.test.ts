@@ -51,7 +51,7 @@ function bruteLists(vectors: Map<string, Float32Array>, k: number): Map<string, 
 }
 
 describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
-  it('adds, re-embeddings and deletes equal an exact kNN over the record vectors; edges are the mutual pairs', async () => {
+  it("reverse 'exact': adds, re-embeddings and deletes equal an exact kNN over the record vectors; edges are the mutual pairs", async () => {
     for (let seed = 1; seed <= 4; seed++) {
       const random = mulberry32(seed);
       const k = 2 + (seed % 4);
@@ -78,27 +78,38 @@ describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
         return out;
       };
       const first = await add(15);
-      expect((await updateDenseKnn(store, 'ctx', SPACE, { upserted: first, removed: [] }, { k })).mode).toBe(
-        'compacted',
-      );
+      expect(
+        (await updateDenseKnn(store, 'ctx', SPACE, { upserted: first, removed: [] }, { k, reverse: 'exact' }))
+          .mode,
+      ).toBe('compacted');
+      const exact = { reverse: 'exact' } as const;
       for (let step = 0; step < 10; step++) {
         const roll = random();
         const ids = [...live.keys()];
         if (roll < 0.5) {
-          await updateDenseKnn(store, 'ctx', SPACE, {
-            upserted: await add(1 + Math.floor(random() * 3)),
-            removed: [],
-          });
+          await updateDenseKnn(
+            store,
+            'ctx',
+            SPACE,
+            { upserted: await add(1 + Math.floor(random() * 3)), removed: [] },
+            exact,
+          );
         } else if (roll < 0.75) {
           const id = ids[Math.floor(random() * ids.length)]!;
           const v = vector();
           live.set(id, v);
-          await updateDenseKnn(store, 'ctx', SPACE, { upserted: [{ memoryId: id, vector: v }], removed: [] });
+          await updateDenseKnn(
+            store,
+            'ctx',
+            SPACE,
+            { upserted: [{ memoryId: id, vector: v }], removed: [] },
+            exact,
+          );
         } else {
           const id = ids[Math.floor(random() * ids.length)]!;
           live.delete(id);
           await store.deleteMemory('ctx', id);
-          await updateDenseKnn(store, 'ctx', SPACE, { upserted: [], removed: [id] });
+          await updateDenseKnn(store, 'ctx', SPACE, { upserted: [], removed: [id] }, exact);
         }
         const expected = bruteLists(live, k);
         const docs = await store.semantic.getDocs('ctx', [...live.keys()]);
@@ -122,5 +133,102 @@ describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
       expect(after).toEqual(before);
       await store.close();
     }
+  });
+  it("reverse 'neighbourhood' (default): each newcomer's list is exact, edges are the lists' mutual pairs, and no call reads the whole space", async () => {
+    const random = mulberry32(41);
+    const k = 4;
+    const vector = () => Float32Array.from({ length: 8 }, () => random() * 2 - 1);
+    const inner = await open();
+    // Counts the calls whose cost grows with the context: reads of every vector or every list bound, and
+    // searches asking for more hits than the pool.
+    const calls = { wholeSpace: 0, thresholds: 0, largestLimit: 0 };
+    const semantic = new Proxy(inner.semantic, {
+      get(target, name, receiver) {
+        if (name === 'thresholds') calls.thresholds++;
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const store = new Proxy(inner, {
+      get(target, name, receiver) {
+        if (name === 'semantic') return semantic;
+        if (name === 'getVectors')
+          return (contextId: string, space: string, ids?: readonly string[]) => {
+            if (ids === undefined) calls.wholeSpace++;
+            return target.getVectors(contextId, space, ids);
+          };
+        if (name === 'searchVectors')
+          return (contextId: string, space: string, query: Float32Array, options: { limit: number }) => {
+            calls.largestLimit = Math.max(calls.largestLimit, options.limit);
+            return target.searchVectors(contextId, space, query, options);
+          };
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as ArchiveStore;
+    const live = new Map<string, Float32Array>();
+    let next = 0;
+    const add = async (count: number): Promise<DenseRecordVector[]> => {
+      const ids = Array.from({ length: count }, () => `n${String(next++).padStart(3, '0')}`);
+      await inner.writeMemories(
+        'ctx',
+        ids.map((id, i) => ({
+          record: { id, contextId: 'ctx', kind: 'message', sequence: next + i, text: id, assets: [] },
+          views: [],
+          contentHash: id,
+        })),
+      );
+      return ids.map((id) => {
+        const v = vector();
+        live.set(id, v);
+        return { memoryId: id, vector: v };
+      });
+    };
+    await updateDenseKnn(store, 'ctx', SPACE, { upserted: await add(120), removed: [] }, { k });
+    calls.wholeSpace = 0; // the first call compacts (maintenance reads every vector)
+    const lists = async () =>
+      new Map(
+        (await inner.semantic.getDocs('ctx', [...live.keys()])).map((doc) => [
+          doc.memoryId,
+          doc.neighbours.map((n) => n.memoryId),
+        ]),
+      );
+    for (let step = 0; step < 30; step++) {
+      const roll = random();
+      let newcomers: string[] = [];
+      if (roll < 0.6) {
+        const added = await add(1 + Math.floor(random() * 3));
+        newcomers = added.map((u) => u.memoryId);
+        await updateDenseKnn(store, 'ctx', SPACE, { upserted: added, removed: [] });
+      } else if (roll < 0.8) {
+        const ids = [...live.keys()];
+        const id = ids[Math.floor(random() * ids.length)]!;
+        const v = vector();
+        live.set(id, v);
+        newcomers = [id];
+        await updateDenseKnn(store, 'ctx', SPACE, { upserted: [{ memoryId: id, vector: v }], removed: [] });
+      } else {
+        const ids = [...live.keys()];
+        const id = ids[Math.floor(random() * ids.length)]!;
+        live.delete(id);
+        await inner.deleteMemory('ctx', id);
+        await updateDenseKnn(store, 'ctx', SPACE, { upserted: [], removed: [id] });
+      }
+      const expected = bruteLists(live, k);
+      const stored = await lists();
+      expect(stored.size).toBe(live.size);
+      for (const id of newcomers) expect(stored.get(id)).toEqual(expected.get(id));
+      const mutual: string[] = [];
+      for (const [id, list] of stored) {
+        for (const other of list)
+          if (id < other && stored.get(other)?.includes(id)) mutual.push(`${id}|${other}`);
+      }
+      const edges = (await inner.neighbors('ctx', [...live.keys()]))
+        .filter((e) => e.types.includes('semantic_knn'))
+        .map((e) => `${e.a}|${e.b}`);
+      expect(edges.sort()).toEqual(mutual.sort());
+    }
+    expect(calls).toEqual({ wholeSpace: 0, thresholds: 0, largestLimit: 4 * k + k + 1 });
+    await inner.close();
   });
 });
