@@ -1,7 +1,7 @@
 /**
  * What an add costs with an embedding model configured, as the archive grows:
  *
- *   npx tsx bench/dense-add-probe.ts --size 20k --db /tmp/dense-20k.db [--adds 40] [--dims 256] [--questions 20] [--checkout dir]
+ *   npx tsx bench/dense-add-probe.ts --size 20k --db /tmp/dense-20k.db|postgres://... [--adds 40] [--dims 256] [--questions 20] [--checkout dir]
  *
  * Builds (once; reused when `--db` exists) one context of bench:scale's generated chat (seed 11) through
  * `ingestItems` with an in-process embedding model, then times `--adds` add-1 (`addMemories`, new records of
@@ -82,8 +82,11 @@ const { ingestItems } = (await import(`${checkout}/src/digest/ingest.ts`)) as {
   ): Promise<unknown>;
 };
 
-const built = existsSync(file);
+const onPostgres = file.startsWith('postgres');
+const fileExisted = !onPostgres && existsSync(file);
 const gm = await openGraphmemix({ db: file, models: { embedding } });
+// A PostgreSQL URL is "built" once its context holds memories.
+const built = onPostgres ? (await gm.store.countMemories('big')) > 0 : fileExisted;
 if (!built) {
   const t = performance.now();
   await ingestItems(gm.store, chatArchive({ contextId: 'big', count: size, seed: 11 }), { embedding });
@@ -101,12 +104,15 @@ const addWall: number[] = [];
 const addCpu: number[] = [];
 const askWall: number[] = [];
 const askCpu: number[] = [];
+/** Each add's ingest report step seconds (the slowest adds are printed with theirs). */
+const steps: Array<Record<string, number>> = [];
 for (let i = 0; i < adds; i++) {
   const records = [...chatRecords({ contextId: 'big', count: 1, seed: 700 + i, start: stored + i })];
   let cpu = process.cpuUsage();
   let t = performance.now();
-  await gm.addMemories('big', records);
+  const report = (await gm.addMemories('big', records)) as { stepSeconds?: Record<string, number> };
   addWall.push(performance.now() - t);
+  steps.push(report.stepSeconds ?? {});
   addCpu.push(cpuMs(cpu));
   cpu = process.cpuUsage();
   t = performance.now();
@@ -115,6 +121,13 @@ for (let i = 0; i < adds; i++) {
   askCpu.push(cpuMs(cpu));
 }
 await gm.close();
+for (const at of addWall
+  .map((_, i) => i)
+  .sort((x, y) => addWall[y]! - addWall[x]!)
+  .slice(0, 3)) {
+  const parts = Object.entries(steps[at]!).map(([step, sec]) => `${step} ${(sec * 1000).toFixed(1)}`);
+  console.log(`slow add #${at}: ${addWall[at]!.toFixed(1)} ms (${parts.join(', ')})`);
+}
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -269,6 +269,58 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
     await store.close();
   });
 
+  it("a process's first vector write inside a unit of work does not wait on its own HNSW index creation", async () => {
+    const url = await createTestDatabase();
+    const first = await openPostgresStore({ url, approximateVectorsAbove: 50 });
+    if (first.vectorSupport === 'exact') {
+      console.warn('[postgres] pgvector is not installed on the test server: HNSW path not exercised');
+      await first.close();
+      return;
+    }
+    const row = (id: string, x: number) => ({
+      memoryId: id,
+      kind: 'text' as const,
+      key: 'main',
+      vector: new Float32Array([x, 1 - x]),
+    });
+    await first.writeMemories('ctx', [write('ctx', 'a', 'alpha', 0), write('ctx', 'b', 'beta', 1)]);
+    await first.putVectors('ctx', 'emb', [row('a', 0.2)]);
+    await first.close();
+    // A new process on the archive: its first write of the space, and of a space never written, inside a unit
+    // (the add path). Before, CREATE INDEX waited on the unit's own lock and the unit on it: forever.
+    const second = await openPostgresStore({ url, approximateVectorsAbove: 50 });
+    const within = <T>(work: Promise<T>) =>
+      Promise.race([
+        work,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('hung on its own lock')), 15_000),
+        ),
+      ]);
+    await within(
+      second.unitOfWork!('ctx', async () => {
+        await second.putVectors('ctx', 'emb', [row('b', 0.7)]);
+        await second.putVectors('ctx', 'fresh', [row('a', 0.5)]);
+      }),
+    );
+    const indexes = async () =>
+      (
+        await second.queryInContext(
+          'ctx',
+          "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%' ORDER BY indexname",
+        )
+      ).length;
+    expect(await indexes()).toBe(1);
+    // The deferred index is made by the space's next write outside a unit.
+    await second.putVectors('ctx', 'fresh', [row('b', 0.9)]);
+    expect(await indexes()).toBe(2);
+    expect(
+      (await second.searchVectors('ctx', 'emb', new Float32Array([0.7, 0.3]), { limit: 1 }))[0],
+    ).toMatchObject({
+      memoryId: 'b',
+    });
+    await second.close();
+  });
+
   it("a question's read unit runs under the statement backstop; a cancelled statement is a STORE error", async () => {
     const url = await createTestDatabase();
     const sent: string[] = [];

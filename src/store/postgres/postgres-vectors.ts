@@ -88,7 +88,7 @@ export class PostgresVectors {
       await bumpVectorVersion(sql, contextId);
       return dims;
     });
-    if (this.pgvectorOn) await this.ensureHnsw(space, dims);
+    if (this.pgvectorOn) await this.ensureHnsw(contextId, space, dims);
   }
 
   async get(contextId: string, space: string, memoryIds?: readonly string[]): Promise<VectorRow[]> {
@@ -198,10 +198,24 @@ export class PostgresVectors {
   /**
    * The partial HNSW index of a (space, dims), created once (IF NOT EXISTS) outside any scoped transaction,
    * as the login role (index DDL needs the table owner). Failure (no privilege) leaves the exact path.
+   * An index that exists already (another process, an earlier run) is found by a catalog read, which waits on
+   * no lock. Creating one inside this context's open unit of work is deferred to a later write outside it:
+   * CREATE INDEX needs a SHARE lock on `vectors`, and the unit (another connection of this process) holds ROW
+   * EXCLUSIVE on it from the insert until it commits, which it does only after this call returns: a process's
+   * first vector write into a unit hung forever on an archive it had not created.
    */
-  private async ensureHnsw(space: string, dims: number): Promise<void> {
+  private async ensureHnsw(contextId: string, space: string, dims: number): Promise<void> {
     const name = `vectors_hnsw_${createHash('sha256').update(`${space}\u0000${dims}`).digest('hex').slice(0, 20)}`;
     if (this.hnswReady.has(name)) return;
+    const found = await this.session.pool.query<{ present: boolean }>(
+      'SELECT to_regclass($1) IS NOT NULL AS present',
+      [name],
+    );
+    if (found.rows[0]?.present) {
+      this.hnswReady.add(name);
+      return;
+    }
+    if (this.session.inUnitOfWork(contextId)) return;
     const literal = escapeLiteral(space);
     try {
       await this.session.pool.query(

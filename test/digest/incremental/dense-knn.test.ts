@@ -28,6 +28,18 @@ function unit(vector: Float32Array): Float32Array {
   return vector.map((v) => (length > 0 ? v / length : 0));
 }
 
+/** Memories with no views (the kNN reads only their vectors), sequences from `first`. */
+async function writeBare(store: ArchiveStore, ids: readonly string[], first: number): Promise<void> {
+  await store.writeMemories(
+    'ctx',
+    ids.map((id, i) => ({
+      record: { id, contextId: 'ctx', kind: 'message', sequence: first + i, text: id, assets: [] },
+      views: [],
+      contentHash: id,
+    })),
+  );
+}
+
 /** Brute-force top-k by cosine (ties by id), ids only. */
 function bruteLists(vectors: Map<string, Float32Array>, k: number): Map<string, string[]> {
   const units = new Map([...vectors].map(([id, v]) => [id, unit(v)]));
@@ -62,14 +74,7 @@ describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
       const add = async (count: number): Promise<DenseRecordVector[]> => {
         const out: DenseRecordVector[] = [];
         const ids = Array.from({ length: count }, () => `v${String(next++).padStart(3, '0')}`);
-        await store.writeMemories(
-          'ctx',
-          ids.map((id, i) => ({
-            record: { id, contextId: 'ctx', kind: 'message', sequence: next + i, text: id, assets: [] },
-            views: [],
-            contentHash: id,
-          })),
-        );
+        await writeBare(store, ids, next);
         for (const id of ids) {
           const v = vector();
           live.set(id, v);
@@ -170,14 +175,7 @@ describe.each(BACKENDS)('incremental dense kNN (%s store)', (_name, open) => {
     let next = 0;
     const add = async (count: number): Promise<DenseRecordVector[]> => {
       const ids = Array.from({ length: count }, () => `n${String(next++).padStart(3, '0')}`);
-      await inner.writeMemories(
-        'ctx',
-        ids.map((id, i) => ({
-          record: { id, contextId: 'ctx', kind: 'message', sequence: next + i, text: id, assets: [] },
-          views: [],
-          contentHash: id,
-        })),
-      );
+      await writeBare(inner, ids, next);
       return ids.map((id) => {
         const v = vector();
         live.set(id, v);
