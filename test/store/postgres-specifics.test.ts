@@ -52,6 +52,16 @@ async function fill(store: PostgresArchiveStore, contextId: string): Promise<voi
   );
 }
 
+/** A store on a new database with spaces above 50 vectors on HNSW; undefined (said) without pgvector. */
+async function openWithPgvector(): Promise<{ url: string; store: PostgresArchiveStore } | undefined> {
+  const url = await createTestDatabase();
+  const store = await openPostgresStore({ url, approximateVectorsAbove: 50 });
+  if (store.vectorSupport !== 'exact') return { url, store };
+  console.warn('[postgres] pgvector is not installed on the test server: HNSW path not exercised');
+  await store.close();
+  return undefined;
+}
+
 describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
   it('isolation is enforced by the database: unscoped queries through the pool see one context only', async () => {
     const store = await openPostgresStore({ url: await createTestDatabase(), maxConnections: 2 });
@@ -228,13 +238,9 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
   });
 
   it('detects pgvector and serves large spaces from the HNSW index', async () => {
-    const url = await createTestDatabase();
-    const store = await openPostgresStore({ url, approximateVectorsAbove: 50 });
-    if (store.vectorSupport === 'exact') {
-      console.warn('[postgres] pgvector is not installed on the test server: HNSW path not exercised');
-      await store.close();
-      return;
-    }
+    const opened = await openWithPgvector();
+    if (!opened) return;
+    const { url, store } = opened;
     expect(store.vectorSupport).toBe('pgvector');
     const writes = Array.from({ length: 120 }, (_, i) => write('ctx', `m${i}`, `memory ${i}`, i));
     await store.writeMemories('ctx', writes);
@@ -270,13 +276,9 @@ describe.skipIf(PG_SKIP !== undefined)('postgres store specifics', () => {
   });
 
   it("a process's first vector write inside a unit of work does not wait on its own HNSW index creation", async () => {
-    const url = await createTestDatabase();
-    const first = await openPostgresStore({ url, approximateVectorsAbove: 50 });
-    if (first.vectorSupport === 'exact') {
-      console.warn('[postgres] pgvector is not installed on the test server: HNSW path not exercised');
-      await first.close();
-      return;
-    }
+    const opened = await openWithPgvector();
+    if (!opened) return;
+    const { url, store: first } = opened;
     const row = (id: string, x: number) => ({
       memoryId: id,
       kind: 'text' as const,
