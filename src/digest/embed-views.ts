@@ -1,5 +1,6 @@
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore, VectorRow } from '../store/archive-store-spec.ts';
+import { vectorRowKey } from '../store/store-rules.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryView } from '../types/view.ts';
 
@@ -48,10 +49,11 @@ export async function embedViews(
   const stored = new Map<string, Float32Array>();
   for (let start = 0; start < records.length; start += 1000) {
     const ids = records.slice(start, start + 1000).map((record) => record.id);
-    for (const row of await store.getVectors(contextId, space, ids)) stored.set(viewKey(row), row.vector);
+    for (const row of await store.getVectors(contextId, space, ids))
+      stored.set(vectorRowKey(row), row.vector);
   }
 
-  const missing = views.filter((view) => !stored.has(viewKey(view)));
+  const missing = views.filter((view) => !stored.has(vectorRowKey(view)));
   const reused = views.length - missing.length;
   const batchSize = Math.max(1, options.batchSize ?? 64);
   let embedded = 0;
@@ -94,13 +96,13 @@ export async function embedViews(
       vector: vectors[i]!,
     }));
     await store.putVectors(contextId, space, rows);
-    for (const row of rows) stored.set(viewKey(row), row.vector);
+    for (const row of rows) stored.set(vectorRowKey(row), row.vector);
     embedded += rows.length;
   }
 
   const sums = new Map<string, Float32Array>();
   for (const view of views) {
-    const vector = stored.get(viewKey(view));
+    const vector = stored.get(vectorRowKey(view));
     if (!vector) continue;
     const unit = unitVector(vector);
     if (!unit) continue;
@@ -137,10 +139,6 @@ async function viewsOf(
 
 function isPixelView(kind: string): boolean {
   return (EMBEDDED_PIXEL_KINDS as readonly string[]).includes(kind);
-}
-
-function viewKey(view: { memoryId: string; kind: string; key: string }): string {
-  return `${view.memoryId}\u0000${view.kind}\u0000${view.key}`;
 }
 
 /** A fresh L2-normalised copy, or undefined for a zero or non-finite vector. */

@@ -5,7 +5,7 @@ import type { MemoryView } from '../types/view.ts';
 import type { ArchiveStore, EdgeChange, MemoryWrite, VectorRow } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
 import type { SemanticDoc, SemanticSnapshot } from './semantic-index-spec.ts';
-import { TOKENIZER_VERSION_META } from './store-rules.ts';
+import { TOKENIZER_VERSION_META, vectorRowKey } from './store-rules.ts';
 
 export interface CopyArchiveOptions {
   /** Copy only this context (default: every context of the source). */
@@ -255,8 +255,6 @@ async function vectorSpaces(
   return [snapshot.space, `${snapshot.space}#record`];
 }
 
-const vectorKey = (row: VectorRow): string => `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
-
 function sameVector(a: Float32Array, b: Float32Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -272,9 +270,11 @@ async function copyVectors(
 ): Promise<number> {
   const rows = await source.getVectors(contextId, space, ids);
   if (rows.length === 0) return 0;
-  const have = new Map((await target.getVectors(contextId, space, ids)).map((row) => [vectorKey(row), row]));
+  const have = new Map(
+    (await target.getVectors(contextId, space, ids)).map((row) => [vectorRowKey(row), row]),
+  );
   const missing = rows.filter((row) => {
-    const there = have.get(vectorKey(row));
+    const there = have.get(vectorRowKey(row));
     return !there || !sameVector(there.vector, row.vector);
   });
   if (missing.length > 0) await target.putVectors(contextId, space, missing);

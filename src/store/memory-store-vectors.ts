@@ -2,7 +2,7 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ViewHit } from '../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
 import type { ContextData } from './memory-store-context-data.ts';
-import { compareVectorRows, vectorDimensionError } from './store-rules.ts';
+import { compareVectorRows, vectorDimensionError, vectorRowKey } from './store-rules.ts';
 import { VectorIndex } from './vector-index.ts';
 
 /** The in-memory store's vectors: rows per (context, space), searched through an index built lazily per space. */
@@ -36,7 +36,7 @@ export class MemoryStoreVectors {
       }
     }
     for (const row of rows) {
-      space_.set(vectorKey(row), { ...row, vector: Float32Array.from(row.vector) });
+      space_.set(vectorRowKey(row), { ...row, vector: Float32Array.from(row.vector) });
     }
     data.vectorIndexes.delete(space);
   }
@@ -74,8 +74,4 @@ export class MemoryStoreVectors {
     const spaces = this.contexts.get(contextId)?.vectors ?? new Map<string, Map<string, VectorRow>>();
     return [...spaces].flatMap(([space, rows]) => (rows.size > 0 ? [space] : [])).sort();
   }
-}
-
-function vectorKey(row: VectorRow): string {
-  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
 }

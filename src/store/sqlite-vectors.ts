@@ -5,7 +5,7 @@ import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
-import { vectorDimensionError } from './store-rules.ts';
+import { vectorDimensionError, vectorRowKey } from './store-rules.ts';
 import type { UsearchVectorIndexes } from './usearch-vector-index.ts';
 import { VectorIndex } from './vector-index.ts';
 
@@ -167,11 +167,11 @@ export class SqliteVectors {
   ): number {
     const ids = [...new Set(hits.map((hit) => hit.memoryId))];
     const stored = new Set(
-      (this.vectorKeysOf.all(contextId, space, JSON.stringify(ids)) as VectorKeyRow[]).map(
-        (row) => `${row.memory_id}\u0000${row.kind}\u0000${row.key}`,
+      (this.vectorKeysOf.all(contextId, space, JSON.stringify(ids)) as VectorKeyRow[]).map((row) =>
+        vectorRowKey({ memoryId: row.memory_id, kind: row.kind, key: row.key }),
       ),
     );
-    const gone = hits.filter((hit) => !stored.has(`${hit.memoryId}\u0000${hit.kind}\u0000${hit.key}`));
+    const gone = hits.filter((hit) => !stored.has(vectorRowKey(hit)));
     return gone.length === 0 ? 0 : index.remove(gone);
   }
 

@@ -28,7 +28,15 @@ export function assertWrite(contextId: string, write: MemoryWrite): void {
 }
 
 /** The order getVectors returns and vector indexes are built in: memory id, view kind, view key. */
-export function compareVectorRows(x: VectorRow, y: VectorRow): number {
+/** The identity of a vector row: one row per (memory, kind, key) in a space. */
+export type VectorRowKey = Pick<VectorRow, 'memoryId' | 'kind' | 'key'>;
+
+/** A map key for a row's identity (NUL cannot occur in ids, kinds or keys the stores accept). */
+export function vectorRowKey(row: VectorRowKey): string {
+  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
+}
+
+export function compareVectorRows(x: VectorRowKey, y: VectorRowKey): number {
   return (
     compareStrings(x.memoryId, y.memoryId) || compareStrings(x.kind, y.kind) || compareStrings(x.key, y.key)
   );

@@ -1,6 +1,7 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
+import { compareVectorRows, type VectorRowKey, vectorRowKey } from './store-rules.ts';
 
 /** Above this many vectors in one (context, space) the search uses the IVF index instead of a full scan. */
 export const APPROXIMATE_VECTOR_THRESHOLD = 20_000;
@@ -58,7 +59,7 @@ export class VectorIndex {
     for (const row of rows) {
       if (this.dims === 0) this.dims = row.vector.length;
       if (row.vector.length !== this.dims) throw dimensionError(this.dims, row.vector.length);
-      const key = rowKey(row);
+      const key = vectorRowKey(row);
       let slot = this.byKey.get(key);
       if (slot === undefined) {
         slot = this.rows.length;
@@ -80,10 +81,10 @@ export class VectorIndex {
   }
 
   /** Removes the rows of these (memory, kind, key); returns how many it held. */
-  remove(rows: ReadonlyArray<Pick<VectorRow, 'memoryId' | 'kind' | 'key'>>): number {
+  remove(rows: readonly VectorRowKey[]): number {
     let removed = 0;
     for (const row of rows) {
-      const key = rowKey(row);
+      const key = vectorRowKey(row);
       const slot = this.byKey.get(key);
       if (slot === undefined) continue;
       this.byKey.delete(key);
@@ -138,13 +139,7 @@ export class VectorIndex {
     else for (let index = 0; index < this.rows.length; index++) visit(index);
     // A total order (a memory's rows of equal score by kind, then key): the same rows rank the same whatever
     // their slots.
-    hits.sort(
-      (x, y) =>
-        y.rawScore - x.rawScore ||
-        compareText(x.memoryId, y.memoryId) ||
-        compareText(x.kind, y.kind) ||
-        compareText(x.key, y.key),
-    );
+    hits.sort((x, y) => y.rawScore - x.rawScore || compareVectorRows(x, y));
     return hits.slice(0, limit);
   }
 
@@ -158,7 +153,7 @@ export class VectorIndex {
     kept.forEach((row, slot) => {
       if (row.vector.length !== this.dims) throw dimensionError(this.dims, row.vector.length);
       this.rows.push(row);
-      this.byKey.set(rowKey(row), slot);
+      this.byKey.set(vectorRowKey(row), slot);
       const slots = this.byMemory.get(row.memoryId);
       if (slots) slots.push(slot);
       else this.byMemory.set(row.memoryId, [slot]);
@@ -183,14 +178,6 @@ export class VectorIndex {
     grown.set(this.matrix);
     this.matrix = grown;
   }
-}
-
-function rowKey(row: Pick<VectorRow, 'memoryId' | 'kind' | 'key'>): string {
-  return `${row.memoryId}\u0000${row.kind}\u0000${row.key}`;
-}
-
-function compareText(x: string, y: string): number {
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 interface Ivf {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { ViewHit, ViewKind } from '../../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from '../archive-store-spec.ts';
-import { vectorDimensionError } from '../store-rules.ts';
+import { vectorDimensionError, vectorRowKey } from '../store-rules.ts';
 import { APPROXIMATE_VECTOR_THRESHOLD, VectorIndex } from '../vector-index.ts';
 import { escapeLiteral, type PostgresSession, type Sql } from './postgres-session.ts';
 
@@ -59,7 +59,7 @@ export class PostgresVectors {
         }
       }
       // Last write of a (memory, kind, key) wins within one call, as row-by-row upserts would.
-      const unique = new Map(rows.map((row) => [`${row.memoryId}\u0000${row.kind}\u0000${row.key}`, row]));
+      const unique = new Map(rows.map((row) => [vectorRowKey(row), row]));
       const list = [...unique.values()];
       const bytes = list.map((row) =>
         Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength),
