@@ -2,7 +2,7 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { MemoryView } from '../types/view.ts';
-import type { ArchiveStore, EdgeChange, MemoryWrite, VectorRow } from './archive-store-spec.ts';
+import type { ArchiveStore, EdgeChange, MemoryWrite } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
 import type { SemanticDoc, SemanticSnapshot } from './semantic-index-spec.ts';
 import { TOKENIZER_VERSION_META, vectorRowKey } from './store-rules.ts';
