@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/vector-recall-bench.ts [--index usearch|ivf] [--sizes 10000,100000] [--dims 256]
+ * `npx tsx bench/vector-recall-bench.ts [--index usearch|ivf|stored-ivf] [--sizes 10000,100000] [--dims 256]
  *   [--queries 200] [--data mixture|clusters] [--noise 1.5] [--clusters 500] [--threshold 5000]`
  *
  * Recall@10 of the store's approximate vector search against the exact scan, and its query latency.
@@ -8,6 +8,9 @@
  *   (memories in batches of 10k, one `putVectors`: one build; `searchVectors`), then a fresh store on the same file (first search:
  *   open + checksum + memory-map). Needs the optional package usearch (scripts/install-usearch.sh).
  * - `--index ivf`: the in-memory IVF of VectorIndex (the memory store's approximate path).
+ * - `--index stored-ivf`: the SQLite store without usearch (src/store/sqlite-stored-ivf.ts): vectors written
+ *   with their memories in steps of 10k (the step that crosses the threshold or doubles the space trains it;
+ *   the slowest step is printed), then a fresh store on the file; the index column is the whole file.
  * No embedding model can be downloaded here, so vectors are generated (seeded):
  * - `mixture` (default, the realistic case): each vector mixes 1-3 of `--clusters` topic directions with
  *   random weights, plus anisotropic noise whose variance falls off with the dimension (real embeddings put
@@ -78,8 +81,12 @@ function queryVector(rows: readonly VectorRow[]): Float32Array {
     : near(rows[Math.floor(random() * rows.length)]!.vector, noise / 2);
 }
 
-async function fill(store: ArchiveStore, rows: readonly VectorRow[]): Promise<number> {
+/** The slowest putVectors of the last `fill` in steps (the write that trained the stored IVF), ms. */
+let slowestPut = 0;
+
+async function fill(store: ArchiveStore, rows: readonly VectorRow[], inSteps = false): Promise<number> {
   const started = performance.now();
+  slowestPut = 0;
   for (let from = 0; from < rows.length; from += 10_000) {
     const batch = rows.slice(from, from + 10_000);
     await store.writeMemories(
@@ -99,12 +106,22 @@ async function fill(store: ArchiveStore, rows: readonly VectorRow[]): Promise<nu
         }),
       ),
     );
+    if (inSteps) {
+      const put = performance.now();
+      await store.putVectors('ctx', 'space', rows.slice(from, from + 10_000));
+      slowestPut = Math.max(slowestPut, performance.now() - put);
+    }
   }
+  if (inSteps) return (performance.now() - started) / 1000;
   // One putVectors: one HNSW build (in steps of 10k every step past the threshold would rebuild the file,
   // ANN_INCREMENTAL_RATIO).
   await store.putVectors('ctx', 'space', rows);
   return (performance.now() - started) / 1000;
 }
+
+/** The optional package as missing (`--index stored-ivf`: the default install on Node 20). */
+const missingUsearch = () =>
+  Promise.reject(Object.assign(new Error("Cannot find package 'usearch'"), { code: 'ERR_MODULE_NOT_FOUND' }));
 
 const lines: string[] = [];
 for (const n of sizes) {
@@ -137,10 +154,15 @@ for (const n of sizes) {
     const dir = mkdtempSync(join(tmpdir(), 'graphmemix-ann-bench-'));
     try {
       const file = join(dir, 'archive.db');
-      const ann = threshold === undefined ? {} : { ann: { threshold } };
+      const ann =
+        kind === 'stored-ivf'
+          ? { ann: { load: missingUsearch }, ...(threshold === undefined ? {} : { ivf: { threshold } }) }
+          : threshold === undefined
+            ? {}
+            : { ann: { threshold } };
       const store = createSqliteStore(file, ann);
-      build = await fill(store, rows);
-      if (store.vectorSupport !== 'usearch')
+      build = await fill(store, rows, kind === 'stored-ivf');
+      if (kind === 'usearch' && store.vectorSupport !== 'usearch')
         throw new Error('usearch does not load: scripts/install-usearch.sh');
       await store.close();
       const reopened = createSqliteStore(file, ann);
@@ -155,8 +177,11 @@ for (const n of sizes) {
       }
       await reopened.close();
       fileMiB = 0;
-      for (const entry of (await import('node:fs')).readdirSync(`${file}.vectors`)) {
-        fileMiB += statSync(join(`${file}.vectors`, entry)).size / 1024 / 1024;
+      if (kind === 'stored-ivf') fileMiB = statSync(file).size / 1024 / 1024;
+      else {
+        for (const entry of (await import('node:fs')).readdirSync(`${file}.vectors`)) {
+          fileMiB += statSync(join(`${file}.vectors`, entry)).size / 1024 / 1024;
+        }
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -164,6 +189,8 @@ for (const n of sizes) {
   }
   times.sort((x, y) => x - y);
   const q = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!.toFixed(2);
+  if (kind === 'stored-ivf')
+    process.stderr.write(`${n}: slowest putVectors of 10k (training) ${slowestPut.toFixed(0)} ms\n`);
   lines.push(
     `| ${kind} | ${n} | ${dims} | ${data === 'mixture' ? 'mixture' : `clusters (noise ${noise})`} | ${(hits / (10 * queries)).toFixed(4)} | ${q(0.5)} / ${q(0.95)} | ${exactMs.toFixed(2)} | ${build.toFixed(1)} | ${Number.isNaN(first) ? 'n/a' : first.toFixed(0)} | ${Number.isNaN(fileMiB) ? 'n/a' : fileMiB.toFixed(0)} | ${loadavg()[0]!.toFixed(1)} |`,
   );

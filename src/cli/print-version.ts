@@ -43,7 +43,7 @@ async function describeDb(db: string | undefined): Promise<StoreDescription> {
   const location = parseStoreLocation(db);
   if (location.kind === 'memory') return { backend: 'memory', vectorSupport: 'in-process' };
   if (location.kind === 'sqlite' && (isInMemoryDb(db) || !existsSync(location.path))) {
-    return { backend: 'sqlite', vectorSupport: isInMemoryDb(db) ? 'in-process' : sqliteVectorSupport() };
+    return { backend: 'sqlite', vectorSupport: isInMemoryDb(db) ? 'stored-ivf' : sqliteVectorSupport() };
   }
   const { openStore } = await import('../index.ts');
   const store = await openStore(db, location.kind === 'sqlite' ? { readonly: true } : {});

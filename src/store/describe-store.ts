@@ -7,7 +7,8 @@ export interface StoreDescription {
   backend: string;
   /**
    * 'usearch' (SQLite with the optional package: persistent HNSW files above 20k vectors per context and
-   * space, exact below), 'in-process' (SQLite without it: exact; memory: exact, IVF above 20k),
+   * space, exact below), 'stored-ivf' (SQLite without it: exact below 20k, above it an IVF kept in the archive),
+   * 'in-process' (memory: exact, an IVF built in the process above 20k),
    * 'pgvector' (Postgres with the extension: HNSW, cosine) or 'exact' (Postgres without it).
    */
   vectorSupport: string;
@@ -18,6 +19,6 @@ export function describeStore(store: Pick<ArchiveStore, 'backend' | 'vectorSuppo
 }
 
 /** What a SQLite archive would report without opening one (`--version` with no existing file). */
-export function sqliteVectorSupport(): 'usearch' | 'in-process' {
-  return usearchInstalled() ? 'usearch' : 'in-process';
+export function sqliteVectorSupport(): 'usearch' | 'stored-ivf' {
+  return usearchInstalled() ? 'usearch' : 'stored-ivf';
 }

@@ -363,7 +363,57 @@ export const MIGRATIONS: readonly {
       CREATE INDEX memory_tags_by_memory ON memory_tags (context_id, memory_id);
     `,
   },
+  {
+    // Version 14: the stored IVF of a vector space (src/store/sqlite-stored-ivf.ts), so that without the optional
+    // usearch package a fresh process searches a large space without reading all of it first. vector_spaces
+    // counts each (context, space)'s rows (kept by triggers, like kind_counts: the write that crosses the
+    // threshold or doubles the space is found without counting rows); vector_ivf holds its centroids; each row
+    // names its list (`vectors.list`, NULL until the space is trained; added by the backfill). Re-runnable.
+    version: 14,
+    sql: `
+      CREATE TABLE IF NOT EXISTS vector_spaces (
+        context_id TEXT NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+        space TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        PRIMARY KEY (context_id, space)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS vector_ivf (
+        context_id TEXT NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+        space TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        nlist INTEGER NOT NULL,
+        -- the space's rows when it was trained (retrained once they have doubled)
+        trained_rows INTEGER NOT NULL,
+        -- a random number drawn by every training: a process's cached centroids are current while it stays
+        generation INTEGER NOT NULL,
+        -- nlist unit vectors of dims float32, row-major, little-endian
+        centroids BLOB NOT NULL,
+        PRIMARY KEY (context_id, space)
+      );
+      DROP TRIGGER IF EXISTS vectors_space_insert;
+      DROP TRIGGER IF EXISTS vectors_space_delete;
+      CREATE TRIGGER vectors_space_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_spaces (context_id, space, rows) VALUES (NEW.context_id, NEW.space, 1)
+          ON CONFLICT (context_id, space) DO UPDATE SET rows = rows + 1;
+      END;
+      CREATE TRIGGER vectors_space_delete AFTER DELETE ON vectors BEGIN
+        UPDATE vector_spaces SET rows = rows - 1 WHERE context_id = OLD.context_id AND space = OLD.space;
+      END;
+      DELETE FROM vector_spaces;
+      INSERT INTO vector_spaces (context_id, space, rows) SELECT context_id, space, COUNT(*) FROM vectors GROUP BY 1, 2;
+    `,
+    backfill: addVectorListColumn,
+  },
 ];
+
+/** Version 14: the list column of vectors and its index, unless they are there already. */
+function addVectorListColumn(db: Database.Database): void {
+  const columns = db.prepare('PRAGMA table_info(vectors)').all() as { name: string }[];
+  if (!columns.some((column) => column.name === 'list')) {
+    db.exec('ALTER TABLE vectors ADD COLUMN list INTEGER');
+  }
+  db.exec('CREATE INDEX IF NOT EXISTS vectors_by_list ON vectors (context_id, space, list)');
+}
 
 /** Version 10: the version column of vectors and its index, unless they are there already. */
 function addVectorChangedColumn(db: Database.Database): void {

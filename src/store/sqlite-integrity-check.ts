@@ -42,5 +42,30 @@ export function sqliteIntegrityCheck(db: Database.Database): { ok: boolean; prob
     if (row.kept !== row.actual)
       problems.push(`memory count ${row.contextId}: kept ${row.kept}, actual ${row.actual}`);
   }
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'vector_spaces'").get()) {
+    const spaces = db
+      .prepare(
+        `SELECT s.context_id AS contextId, s.space AS space, s.rows AS kept, COALESCE(x.n, 0) AS actual
+         FROM vector_spaces s LEFT JOIN (SELECT context_id, space, COUNT(*) AS n FROM vectors GROUP BY 1, 2) x
+         ON x.context_id = s.context_id AND x.space = s.space WHERE s.rows != COALESCE(x.n, 0)`,
+      )
+      .all() as { contextId: string; space: string; kept: number; actual: number }[];
+    for (const row of spaces) {
+      problems.push(`vector count ${row.contextId}/${row.space}: kept ${row.kept}, actual ${row.actual}`);
+    }
+    // A trained space's rows all name a list: one that does not would never be searched.
+    const unlisted = db
+      .prepare(
+        `SELECT i.context_id AS contextId, i.space AS space, COUNT(*) AS n FROM vector_ivf i
+         JOIN vectors v ON v.context_id = i.context_id AND v.space = i.space
+         WHERE v.list IS NULL OR v.list < 0 OR v.list >= i.nlist GROUP BY 1, 2`,
+      )
+      .all() as { contextId: string; space: string; n: number }[];
+    for (const row of unlisted) {
+      problems.push(
+        `vector space ${row.contextId}/${row.space}: ${row.n} rows outside its stored IVF's lists`,
+      );
+    }
+  }
   return { ok: problems.length === 0, problems };
 }

@@ -212,6 +212,7 @@ export class SqliteMemoryWrites {
           //   with ON DELETE CASCADE or get an explicit DELETE here;
           // - meta keys are global (calibration) and stay.
           // - vector_ann rows cascade from contexts; their index files are removed after the commit;
+          // - vector_ivf and vector_spaces (the stored IVF and the rows per space): explicit, before vectors;
           // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed through
           //   the index, which owns its bookkeeping;
           // - the rows that hang off memories are deleted first, table by table through their (context, ...)
@@ -299,6 +300,8 @@ const FORGET_ORDER = [
   'memory_keys',
   'memory_tags',
   'memory_versions',
+  'vector_ivf',
+  'vector_spaces',
   'vectors',
   'views',
   'kind_counts',

@@ -169,9 +169,10 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     listQuestions: p('SELECT question FROM questions WHERE context_id = ? ORDER BY rowid'),
     listAllQuestions: p('SELECT question FROM questions ORDER BY rowid'),
     spaceDims: p('SELECT dims FROM vectors WHERE context_id = ? AND space = ? LIMIT 1'),
-    upsertVector: p(`INSERT INTO vectors (context_id, space, memory_id, kind, key, dims, vector, changed)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (context_id, space, memory_id, kind, key)
-      DO UPDATE SET dims = excluded.dims, vector = excluded.vector, changed = excluded.changed`),
+    upsertVector:
+      p(`INSERT INTO vectors (context_id, space, memory_id, kind, key, dims, vector, changed, list)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (context_id, space, memory_id, kind, key)
+      DO UPDATE SET dims = excluded.dims, vector = excluded.vector, changed = excluded.changed, list = excluded.list`),
     deleteMemoryVectors: p('DELETE FROM vectors WHERE context_id = ? AND memory_id = ?'),
     listVectors: p(`SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
       ORDER BY memory_id, kind, key`),

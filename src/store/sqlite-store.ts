@@ -40,6 +40,7 @@ import { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import { SqliteRelations } from './sqlite-relations.ts';
 import { createSqliteSemanticIndex } from './sqlite-semantic-index.ts';
 import { prepareSqliteStoreStatements, type SqliteStoreStatements } from './sqlite-store-statements.ts';
+import { SqliteStoredIvf } from './sqlite-stored-ivf.ts';
 import { SqliteVectors } from './sqlite-vectors.ts';
 import { SqliteWalUpkeep } from './sqlite-wal-upkeep.ts';
 import { TOKENIZER_VERSION_META } from './store-rules.ts';
@@ -65,6 +66,11 @@ export function createSqliteStore(
     readonly?: boolean;
     /** The persistent approximate vector index (tests: a lower threshold, a missing package). */
     ann?: { threshold?: number; load?: () => Promise<OptionalPackage<'usearch'>> };
+    /**
+     * The stored IVF (sqlite-stored-ivf.ts): rows of a vector space above which it is trained, floats of the
+     * lists a process keeps (tests: lower ones).
+     */
+    ivf?: { threshold?: number; keptFloats?: number };
     /**
      * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
      * (default BACKGROUND_CHECKPOINT_FROM_BYTES); false: none (the writer checkpoints in its commits).
@@ -118,7 +124,13 @@ class SqliteStore implements ArchiveStore {
     this.lexical = indexed && termsAreCurrent(db) ? new SqliteLexicalIndex(db) : undefined;
     const run = <T>(work: () => T) => this.run(work);
     this.reads = new SqliteMemoryReads(db, this.statements, run);
-    this.vectors = new SqliteVectors(db, this.statements, run, this.ann);
+    this.vectors = new SqliteVectors(
+      db,
+      this.statements,
+      run,
+      this.ann,
+      new SqliteStoredIvf(db, options.ivf),
+    );
     this.relations = new SqliteRelations(db, this.statements, run, (read) => this.withReadCache(read));
     this.writes = new SqliteMemoryWrites(
       db,
@@ -136,7 +148,7 @@ class SqliteStore implements ArchiveStore {
   }
 
   get vectorSupport(): string {
-    return this.ann.describe();
+    return this.ann.describe() === 'usearch' ? 'usearch' : 'stored-ivf';
   }
 
   listContexts(options?: { afterId?: string; limit?: number }): Promise<ContextInfo[]> {

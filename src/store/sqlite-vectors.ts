@@ -5,6 +5,7 @@ import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
 import { pairKey } from './edge-merge.ts';
 import { lazyStatement } from './lazy-statement.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
+import type { SqliteStoredIvf } from './sqlite-stored-ivf.ts';
 import { vectorDimensionError, vectorRowKey } from './store-rules.ts';
 import type { UsearchVectorIndexes } from './usearch-vector-index.ts';
 import { VectorIndex } from './vector-index.ts';
@@ -22,8 +23,9 @@ interface CachedIndex {
 
 /**
  * The SQLite store's vectors: rows per (context, space), searched through the approximate index files when
- * they answer (usearch-vector-index.ts), otherwise through an index per context built lazily and cached while
- * `contexts.vector_version` stays (vector-index.ts).
+ * they answer (usearch-vector-index.ts), else through the space's stored IVF once it holds more than 20k rows
+ * (sqlite-stored-ivf.ts: centroids and list numbers in the archive, trained by writes), else through an exact
+ * index per context built lazily and cached while `contexts.vector_version` stays (vector-index.ts).
  */
 export class SqliteVectors {
   private readonly vectorCache = new Map<string, CachedIndex>();
@@ -39,6 +41,7 @@ export class SqliteVectors {
     private readonly statements: SqliteStoreStatements,
     private readonly run: <T>(work: () => T) => T,
     private readonly ann: UsearchVectorIndexes,
+    private readonly ivf: SqliteStoredIvf,
   ) {
     this.vectorsSince = lazyStatement(
       db,
@@ -60,6 +63,8 @@ export class SqliteVectors {
   async putVectors(contextId: string, space: string, rows: readonly VectorRow[]): Promise<void> {
     if (rows.length === 0) return;
     const s = this.statements;
+    // usearch's files answer large spaces where the package loads; the stored IVF serves the others.
+    const annServes = await this.ann.serves();
     this.run(() =>
       this.db
         .transaction(() => {
@@ -69,6 +74,7 @@ export class SqliteVectors {
           s.bumpVectorVersion.run(contextId);
           const version = (s.vectorVersion.get(contextId) as { vector_version: number } | undefined)
             ?.vector_version;
+          const trained = this.ivf.current(contextId, space);
           for (const row of rows) {
             if (row.vector.length !== dims) throw vectorDimensionError(space, dims, row.vector.length);
             if (!s.getHash.get(contextId, row.memoryId)) {
@@ -78,8 +84,22 @@ export class SqliteVectors {
               );
             }
             const blob = Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength);
-            s.upsertVector.run(contextId, space, row.memoryId, row.kind, row.key, dims, blob, version ?? 0);
+            const list = trained === undefined ? null : this.ivf.listOf(trained, row.vector);
+            s.upsertVector.run(
+              contextId,
+              space,
+              row.memoryId,
+              row.kind,
+              row.key,
+              dims,
+              blob,
+              version ?? 0,
+              list,
+            );
           }
+          // A space just trained is searched through its stored IVF: its in-process index is dead weight.
+          if (!annServes && this.ivf.maybeTrain(contextId, space))
+            this.vectorCache.delete(pairKey(contextId, space));
         })
         .immediate(),
     );
@@ -107,6 +127,8 @@ export class SqliteVectors {
     const approximate = await this.ann.search(contextId, space, version, query, options);
     if (approximate) return approximate;
     return this.run(() => {
+      const stored = this.ivf.search(contextId, space, version, query, options);
+      if (stored) return stored;
       const entry = this.currentIndex(contextId, space, version);
       for (;;) {
         const hits = entry.index.search(query, options);
@@ -185,10 +207,12 @@ export class SqliteVectors {
     for (const key of [...this.vectorCache.keys()]) {
       if (key.startsWith(pairKey(contextId, ''))) this.vectorCache.delete(key);
     }
+    this.ivf.clear();
   }
 
   clear(): void {
     this.vectorCache.clear();
+    this.ivf.clear();
   }
 
   private vectorVersion(contextId: string): number | undefined {

@@ -179,6 +179,12 @@ export class UsearchVectorIndexes {
     this.refresh(library, contextId, space, row);
   }
 
+  /** Whether this store keeps usearch files (a folder, and the package loads). */
+  async serves(): Promise<boolean> {
+    if (this.folder === undefined) return false;
+    return (await this.library_()) !== undefined;
+  }
+
   /** After memories were deleted: their vectors must not stay in a file (forget means forget). */
   async afterDelete(contextId: string): Promise<void> {
     if (this.folder === undefined || this.options.readonly) return;

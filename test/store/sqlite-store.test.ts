@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { describeStoreConformance, write } from './store-conformance.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-sqlite-'));
@@ -13,6 +14,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describeStoreConformance('sqlite file', () => openStore(join(dir, `store-${counter++}.db`)));
 describeStoreConformance('sqlite :memory:', () => openStore(':memory:'));
+// The stored IVF from 4 vectors a space (usearch as missing): every vector path of the suite through it.
+describeStoreConformance('sqlite stored IVF', async () =>
+  createSqliteStore(join(dir, `ivf-${counter++}.db`), {
+    ivf: { threshold: 4 },
+    ann: {
+      load: () => Promise.reject(Object.assign(new Error('absent'), { code: 'ERR_MODULE_NOT_FOUND' })),
+    },
+  }),
+);
 
 describe('sqlite store specifics', () => {
   it('persists across reopen, in WAL mode', async () => {

@@ -79,7 +79,7 @@ describe.skipIf(!usable)('usearch vector index (SQLite)', () => {
     const store = await filled(file, 900);
     const exact = await filled(archive(), 900, { load: missing });
     expect(store.vectorSupport).toBe('usearch');
-    expect(exact.vectorSupport).toBe('in-process');
+    expect(exact.vectorSupport).toBe('stored-ivf');
     const row = annRow(file)!;
     expect(row.size).toBe(900);
     expect(existsSync(join(`${file}.vectors`, row.file))).toBe(true);
@@ -155,14 +155,14 @@ describe.skipIf(!usable)('usearch vector index (SQLite)', () => {
     await store.close();
   });
 
-  it('without the package: exact search, nothing written, health says in-process', async () => {
+  it('without the package: no usearch file written, health says stored-ivf', async () => {
     const file = archive();
     const store = await filled(file, 500, { load: missing });
     expect(annRow(file)).toBeUndefined();
     expect(existsSync(`${file}.vectors`)).toBe(false);
     const [query] = vectors(1, 3);
     expect(await store.searchVectors('ctx', 'space', query!.vector, { limit: 5 })).toHaveLength(5);
-    expect(store.vectorSupport).toBe('in-process');
+    expect(store.vectorSupport).toBe('stored-ivf');
     await store.close();
   });
 
