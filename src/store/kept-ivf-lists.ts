@@ -10,6 +10,7 @@ export function toFloats(blob: Buffer): Float32Array {
   return new Float32Array(bytes.buffer);
 }
 
+/** The best `limit` hits by score, ties by (memory, kind, key): VectorIndex's order. */
 export function ranked(hits: ViewHit[], limit: number): ViewHit[] {
   hits.sort((x, y) => y.rawScore - x.rawScore || compareVectorRows(x, y));
   return hits.slice(0, limit);
@@ -34,7 +35,8 @@ class KeptList {
     this.dims = dims;
     const slot = this.rows.length;
     if (this.matrix.length < (slot + 1) * dims) {
-      const grown = new Float32Array(Math.max(16, 2 * (slot + 1)) * dims);
+      // A quarter more each time: the budget counts rows, and the slack stays within a quarter of them.
+      const grown = new Float32Array(Math.max(16, Math.ceil(1.25 * (slot + 1))) * dims);
       grown.set(this.matrix);
       this.matrix = grown;
     }
