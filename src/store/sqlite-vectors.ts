@@ -31,6 +31,8 @@ export class SqliteVectors {
   private readonly vectorCache = new Map<string, CachedIndex>();
   /** Rows written after a version (`changed`, migration 10), at most `limit`. */
   private readonly vectorsSince: Database.Statement;
+  /** A deferred transaction around a read (a savepoint inside a write). */
+  private readonly snapshot: <T>(work: () => T) => T;
   /** The keys of the stored rows of some memories. */
   private readonly vectorKeysOf: Database.Statement;
   /** The stored rows of some memories, in listVectors' order. */
@@ -43,6 +45,7 @@ export class SqliteVectors {
     private readonly ann: UsearchVectorIndexes,
     private readonly ivf: SqliteStoredIvf,
   ) {
+    this.snapshot = db.transaction(<T>(work: () => T) => work()) as <T>(work: () => T) => T;
     this.vectorsSince = lazyStatement(
       db,
       `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ? AND changed > ?
@@ -127,7 +130,9 @@ export class SqliteVectors {
     const approximate = await this.ann.search(contextId, space, version, query, options);
     if (approximate) return approximate;
     return this.run(() => {
-      const stored = this.ivf.search(contextId, space, version, query, options);
+      // One read snapshot: the centroids, the lists and the rows caught up from agree even while another
+      // process retrains the space.
+      const stored = this.snapshot(() => this.ivf.search(contextId, space, version, query, options));
       if (stored) return stored;
       const entry = this.currentIndex(contextId, space, version);
       for (;;) {
