@@ -341,3 +341,26 @@ export class SqliteStoredIvf {
 
 /** Rows written since the kept lists' version applied one by one; more than this drops the lists instead. */
 const CATCH_UP_LIMIT = 4096;
+
+/**
+ * Maintenance (`graphmemix migrate`): trains every vector space of the file above `threshold` rows that has no
+ * stored IVF yet (a file from before migration 14, whose spaces would otherwise wait for their next write and
+ * be searched through an in-process index built by each process meanwhile). One transaction per space; walks
+ * those spaces. Returns the (context, space) pairs trained.
+ */
+export function trainUntrainedSpaces(
+  db: Database.Database,
+  threshold = APPROXIMATE_VECTOR_THRESHOLD,
+): Array<{ contextId: string; space: string }> {
+  const waiting = db
+    .prepare(
+      `SELECT s.context_id AS contextId, s.space AS space FROM vector_spaces s LEFT JOIN vector_ivf i
+       ON i.context_id = s.context_id AND i.space = s.space WHERE i.context_id IS NULL AND s.rows > ?
+       ORDER BY s.context_id, s.space`,
+    )
+    .all(threshold) as Array<{ contextId: string; space: string }>;
+  const ivf = new SqliteStoredIvf(db, { threshold });
+  return waiting.filter(({ contextId, space }) =>
+    db.transaction(() => ivf.maybeTrain(contextId, space)).immediate(),
+  );
+}

@@ -6,6 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import type { ArchiveStore, VectorRow } from '../../src/store/archive-store-spec.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { trainUntrainedSpaces } from '../../src/store/sqlite-stored-ivf.ts';
 import { VectorIndex } from '../../src/store/vector-index.ts';
 import { write } from './store-conformance.ts';
 
@@ -250,6 +251,27 @@ describe('stored IVF (SQLite without usearch)', () => {
     expect(ivfRow(file)).toBeUndefined();
     await put(store, rows.slice(350));
     expect(ivfRow(file)).toMatchObject({ trained_rows: 360 });
+    expect(await store.integrityCheck!()).toEqual({ ok: true, problems: [] });
+    await store.close();
+  });
+
+  it('is trained by maintenance for spaces that wait for a write (graphmemix migrate)', async () => {
+    const file = archive();
+    const untrained = createSqliteStore(file, { ann: { load: missing }, ivf: { threshold: 10_000 } });
+    await put(untrained, vectors(400, 14));
+    await untrained.close();
+    const raw = new Database(file);
+    expect(trainUntrainedSpaces(raw, 500)).toEqual([]);
+    expect(trainUntrainedSpaces(raw, THRESHOLD)).toEqual([{ contextId: 'ctx', space: 'space' }]);
+    expect(trainUntrainedSpaces(raw, THRESHOLD)).toEqual([]);
+    raw.close();
+    expect(ivfRow(file)).toMatchObject({ trained_rows: 400, nlist: 20 });
+    const counter = countWholeSpaceReads();
+    const store = open(file, { readonly: true });
+    expect(await store.searchVectors('ctx', 'space', vectors(1, 15)[0]!.vector, { limit: 5 })).toHaveLength(
+      5,
+    );
+    expect(counter.reads).toBe(0);
     expect(await store.integrityCheck!()).toEqual({ ok: true, problems: [] });
     await store.close();
   });

@@ -34,6 +34,9 @@ Examples:
       const vectors = result.vectorSupport ? `, vectors: ${result.vectorSupport}` : '';
       const from = result.from === undefined ? '' : ` (was ${result.from})`;
       process.stdout.write(`${result.backend} schema ${result.schemaVersion}${from}${vectors}\n`);
+      if (result.ivfTrained) {
+        process.stdout.write(`stored IVF trained for ${result.ivfTrained} vector space(s)\n`);
+      }
       if (relations.rebuilt.length > 0) {
         process.stdout.write(`relations rebuilt for ${relations.rebuilt.length} context(s)\n`);
       }
