@@ -1,5 +1,5 @@
 import type { ViewHit, ViewKind } from '../types/view.ts';
-import { compareVectorRows, type VectorRowKey, vectorRowKey } from './store-rules.ts';
+import { compareVectorRows, rankVectorHits, type VectorRowKey, vectorRowKey } from './store-rules.ts';
 import { dot, writeUnit } from './vector-index.ts';
 
 /** A stored blob as float32 (copied when the driver's buffer is not 4-byte aligned). */
@@ -8,12 +8,6 @@ export function toFloats(blob: Buffer): Float32Array {
   const bytes = new Uint8Array(blob.byteLength);
   bytes.set(blob);
   return new Float32Array(bytes.buffer);
-}
-
-/** The best `limit` hits by score, ties by (memory, kind, key): VectorIndex's order. */
-export function ranked(hits: ViewHit[], limit: number): ViewHit[] {
-  hits.sort((x, y) => y.rawScore - x.rawScore || compareVectorRows(x, y));
-  return hits.slice(0, limit);
 }
 
 /** Stored rows (unit float32) the kept lists of one store may hold, all spaces together. */
@@ -108,7 +102,7 @@ export class TopHits {
   }
 
   sorted(): ViewHit[] {
-    return ranked([...this.heap], this.limit);
+    return rankVectorHits([...this.heap], this.limit);
   }
 
   private down(at: number): void {

@@ -6,7 +6,6 @@ import {
   KEPT_FLOATS,
   KeptIvfLists,
   type KeptSpace,
-  ranked,
   type StoredRow,
   TopHits,
   toFloats,
@@ -71,8 +70,8 @@ interface IvfMetaRow {
  *   that triggers it pays it (`docs/semantic-knn.md`, "Stored IVF").
  * - Search: the lists of the `storedProbeCount` nearest centroids are scored exactly; when they yield fewer than
  *   `limit` hits (a narrow kind filter) the next lists are read, twice as many each round, up to every list.
- *   A `memoryIds` search reads those memories' rows. Scores are exact cosines of the stored vectors, ranked as
- *   VectorIndex ranks them; only recall is approximate.
+ *   Scores are exact cosines of the stored vectors, ranked as VectorIndex ranks them; only recall is
+ *   approximate. (A `memoryIds` search of a trained space is SqliteVectors' exact scan of those rows.)
  * - Kept lists: a list read once stays in the process (unit vectors, at most KEPT_FLOATS floats for the whole
  *   store: beyond it other spaces go first, then the searched space's least recently searched lists) and is
  *   brought up to the context's vector_version from the rows written since (`vectors.changed`, an index range;
@@ -91,7 +90,6 @@ export class SqliteStoredIvf {
   private readonly rowsSince: Database.Statement;
   private readonly keysOf: Database.Statement;
   private readonly lists: KeptIvfLists;
-  private readonly rowsOfMemories: Database.Statement;
   private readonly walk: Database.Statement;
   private readonly setList: Database.Statement;
   private readonly saveIvf: Database.Statement;
@@ -125,12 +123,6 @@ export class SqliteStoredIvf {
     this.keysOf = lazyStatement(
       db,
       `SELECT memory_id, kind, key FROM vectors WHERE context_id = ? AND space = ?
-       AND memory_id IN (SELECT value FROM json_each(?))`,
-      true,
-    );
-    this.rowsOfMemories = lazyStatement(
-      db,
-      `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
        AND memory_id IN (SELECT value FROM json_each(?))`,
       true,
     );
@@ -195,14 +187,15 @@ export class SqliteStoredIvf {
 
   /**
    * Exact cosines over the probed lists (see the class); undefined when the space is not trained. `version` is
-   * the context's vector_version: lists this process keeps are brought up to it first.
+   * the context's vector_version: lists this process keeps are brought up to it first. A `memoryIds` search is
+   * the caller's (the exact scan of those memories' rows).
    */
   search(
     contextId: string,
     space: string,
     version: number,
     query: Float32Array,
-    options: VectorSearchOptions,
+    options: Omit<VectorSearchOptions, 'memoryIds'>,
   ): ViewHit[] | undefined {
     const ivf = this.current(contextId, space);
     if (ivf === undefined) return undefined;
@@ -211,17 +204,6 @@ export class SqliteStoredIvf {
     const unit = new Float32Array(ivf.dims);
     writeUnit(query, unit, 0);
     const kinds = options.kinds ? new Set<ViewKind>(options.kinds) : undefined;
-    if (options.memoryIds !== undefined) {
-      const hits: ViewHit[] = [];
-      const scratch = new Float32Array(ivf.dims);
-      const rows = this.rowsOfMemories.all(contextId, space, JSON.stringify([...new Set(options.memoryIds)]));
-      for (const [memoryId, kind, key, vector] of rows as [string, ViewKind, string, Buffer][]) {
-        if (kinds && !kinds.has(kind)) continue;
-        writeUnit(toFloats(vector), scratch, 0);
-        hits.push({ memoryId, kind, key, rawScore: dot(unit, scratch, 0, ivf.dims) });
-      }
-      return ranked(hits, options.limit);
-    }
     const kept = this.lists.entry(contextId, space, ivf.generation);
     if (kept.version < version) this.catchUp(contextId, space, kept, version);
     const order = Array.from({ length: ivf.nlist }, (_, c) => ({
@@ -273,13 +255,18 @@ export class SqliteStoredIvf {
     kept.version = version;
   }
 
-  private dropRemoved(contextId: string, space: string, kept: KeptSpace, hits: readonly ViewHit[]): number {
+  /** The row keys (vectorRowKey) the table holds for the hits' memories: what a search checks hits against. */
+  storedKeys(contextId: string, space: string, hits: readonly ViewHit[]): Set<string> {
     const ids = [...new Set(hits.map((hit) => hit.memoryId))];
-    const stored = new Set(
+    return new Set(
       (this.keysOf.all(contextId, space, JSON.stringify(ids)) as [string, ViewKind, string][]).map(
         ([memoryId, kind, key]) => vectorRowKey({ memoryId, kind, key }),
       ),
     );
+  }
+
+  private dropRemoved(contextId: string, space: string, kept: KeptSpace, hits: readonly ViewHit[]): number {
+    const stored = this.storedKeys(contextId, space, hits);
     let removed = 0;
     for (const hit of hits) if (!stored.has(vectorRowKey(hit)) && kept.remove(vectorRowKey(hit))) removed++;
     return removed;

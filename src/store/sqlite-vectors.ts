@@ -33,8 +33,6 @@ export class SqliteVectors {
   private readonly vectorsSince: Database.Statement;
   /** A deferred transaction around a read (a savepoint inside a write). */
   private readonly snapshot: <T>(work: () => T) => T;
-  /** The keys of the stored rows of some memories. */
-  private readonly vectorKeysOf: Database.Statement;
   /** The stored rows of some memories, in listVectors' order. */
   private readonly vectorsOf: Database.Statement;
 
@@ -55,11 +53,6 @@ export class SqliteVectors {
       db,
       `SELECT memory_id, kind, key, vector FROM vectors WHERE context_id = ? AND space = ?
        AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY memory_id, kind, key`,
-    );
-    this.vectorKeysOf = lazyStatement(
-      db,
-      `SELECT memory_id, kind, key FROM vectors WHERE context_id = ? AND space = ?
-       AND memory_id IN (SELECT value FROM json_each(?))`,
     );
   }
 
@@ -132,7 +125,16 @@ export class SqliteVectors {
     return this.run(() => {
       // One read snapshot: the centroids, the lists and the rows caught up from agree even while another
       // process retrains the space.
-      const stored = this.snapshot(() => this.ivf.search(contextId, space, version, query, options));
+      const stored = this.snapshot(() => {
+        if (options.memoryIds === undefined)
+          return this.ivf.search(contextId, space, version, query, options);
+        // A trained space's memoryIds search: the exact scan of those memories' rows, no index to build.
+        if (this.ivf.current(contextId, space) === undefined) return undefined;
+        const rows = this.vectorsOf.all(contextId, space, JSON.stringify([...new Set(options.memoryIds)]));
+        return new VectorIndex((rows as VectorDbRow[]).map(toVectorRow), {
+          approximateAbove: Number.POSITIVE_INFINITY,
+        }).search(query, options);
+      });
       if (stored) return stored;
       const entry = this.currentIndex(contextId, space, version);
       for (;;) {
@@ -192,12 +194,7 @@ export class SqliteVectors {
     index: VectorIndex,
     hits: readonly ViewHit[],
   ): number {
-    const ids = [...new Set(hits.map((hit) => hit.memoryId))];
-    const stored = new Set(
-      (this.vectorKeysOf.all(contextId, space, JSON.stringify(ids)) as VectorKeyRow[]).map((row) =>
-        vectorRowKey({ memoryId: row.memory_id, kind: row.kind, key: row.key }),
-      ),
-    );
+    const stored = this.ivf.storedKeys(contextId, space, hits);
     const gone = hits.filter((hit) => !stored.has(vectorRowKey(hit)));
     return gone.length === 0 ? 0 : index.remove(gone);
   }
@@ -224,12 +221,6 @@ export class SqliteVectors {
     const row = this.statements.vectorVersion.get(contextId) as { vector_version: number } | undefined;
     return row?.vector_version;
   }
-}
-
-interface VectorKeyRow {
-  memory_id: string;
-  kind: ViewKind;
-  key: string;
 }
 
 interface VectorDbRow {

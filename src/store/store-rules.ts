@@ -42,6 +42,12 @@ export function compareVectorRows(x: VectorRowKey, y: VectorRowKey): number {
   );
 }
 
+/** The best `limit` hits by score, ties by (memory, kind, key): one order for every vector search. Sorts `hits`. */
+export function rankVectorHits<T extends VectorRowKey & { rawScore: number }>(hits: T[], limit: number): T[] {
+  hits.sort((x, y) => y.rawScore - x.rawScore || compareVectorRows(x, y));
+  return hits.slice(0, limit);
+}
+
 export function compareStrings(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }

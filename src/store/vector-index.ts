@@ -1,7 +1,7 @@
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { VectorRow, VectorSearchOptions } from './archive-store-spec.ts';
-import { compareVectorRows, type VectorRowKey, vectorRowKey } from './store-rules.ts';
+import { rankVectorHits, type VectorRowKey, vectorRowKey } from './store-rules.ts';
 
 /** Above this many vectors in one (context, space) the search uses the IVF index instead of a full scan. */
 export const APPROXIMATE_VECTOR_THRESHOLD = 20_000;
@@ -139,8 +139,7 @@ export class VectorIndex {
     else for (let index = 0; index < this.rows.length; index++) visit(index);
     // A total order (a memory's rows of equal score by kind, then key): the same rows rank the same whatever
     // their slots.
-    hits.sort((x, y) => y.rawScore - x.rawScore || compareVectorRows(x, y));
-    return hits.slice(0, limit);
+    return rankVectorHits(hits, limit);
   }
 
   /** Slots for `rows` (holes dropped), the IVF when above the threshold. */

@@ -21,8 +21,15 @@ const missing = () =>
 const THRESHOLD = 300;
 const DIMS = 12;
 
-const open = (file: string, options: { readonly?: boolean } = {}) =>
-  createSqliteStore(file, { ann: { load: missing }, ivf: { threshold: THRESHOLD }, ...options });
+const open = (
+  file: string,
+  options: { readonly?: boolean; ivf?: { threshold?: number; keptFloats?: number } } = {},
+) =>
+  createSqliteStore(file, {
+    ann: { load: missing },
+    ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+    ivf: { threshold: THRESHOLD, ...options.ivf },
+  });
 
 /** Clustered vectors (40 centres, noise), seeded: recall of a probe over a few lists is meaningful. */
 function vectors(count: number, seed: number, first = 0): VectorRow[] {
@@ -48,6 +55,15 @@ async function put(store: ArchiveStore, rows: VectorRow[]): Promise<void> {
     rows.map((row) => write('ctx', row.memoryId, `text ${row.memoryId}`, Number(row.memoryId.slice(1)))),
   );
   await store.putVectors('ctx', 'space', rows);
+}
+
+/** A new archive whose space holds `count` rows (trained: above THRESHOLD), and its writing store. */
+async function trainedArchive(count: number, seed: number) {
+  const file = archive();
+  const store = open(file);
+  const rows = vectors(count, seed);
+  await put(store, rows);
+  return { file, store, rows };
 }
 
 function ivfRow(file: string): { nlist: number; trained_rows: number; generation: number } | undefined {
@@ -135,15 +151,9 @@ describe('stored IVF (SQLite without usearch)', () => {
   });
 
   it('answers the same with a budget that keeps a few lists as with one that keeps them all', async () => {
-    const file = archive();
-    const writer = open(file);
-    const rows = vectors(900, 10);
-    await put(writer, rows);
+    const { file, store: writer, rows } = await trainedArchive(900, 10);
     const roomy = open(file);
-    const tight = createSqliteStore(file, {
-      ann: { load: missing },
-      ivf: { threshold: THRESHOLD, keptFloats: 60 * DIMS },
-    });
+    const tight = open(file, { ivf: { keptFloats: 60 * DIMS } });
     for (const { vector } of vectors(30, 11, 70_000)) {
       const expected = await roomy.searchVectors('ctx', 'space', vector, { limit: 10 });
       expect(await tight.searchVectors('ctx', 'space', vector, { limit: 10 })).toEqual(expected);
@@ -159,10 +169,7 @@ describe('stored IVF (SQLite without usearch)', () => {
   });
 
   it('puts rows written after training in their lists: new, rewritten, deleted', async () => {
-    const file = archive();
-    const store = open(file);
-    const rows = vectors(500, 3);
-    await put(store, rows);
+    const { file, store, rows } = await trainedArchive(500, 3);
     expect(ivfRow(file)).toBeDefined();
     const [fresh] = vectors(1, 4, 5000);
     await put(store, [fresh!]);
@@ -184,10 +191,7 @@ describe('stored IVF (SQLite without usearch)', () => {
   });
 
   it("keeps the lists it read and follows another connection's writes and deletes", async () => {
-    const file = archive();
-    const writer = open(file);
-    const rows = vectors(500, 8);
-    await put(writer, rows);
+    const { file, store: writer, rows } = await trainedArchive(500, 8);
     const reader = open(file);
     const target = rows[42]!;
     expect((await reader.searchVectors('ctx', 'space', target.vector, { limit: 1 }))[0]!.memoryId).toBe(
@@ -206,10 +210,7 @@ describe('stored IVF (SQLite without usearch)', () => {
   });
 
   it('reads further lists until a kind filter has its hits, and searches given memories exactly', async () => {
-    const file = archive();
-    const store = open(file);
-    const rows = vectors(700, 5);
-    await put(store, rows);
+    const { store, rows } = await trainedArchive(700, 5);
     const exact = new VectorIndex(rows, { approximateAbove: Number.POSITIVE_INFINITY });
     const [query] = vectors(1, 6, 80_000);
     // Every fifth row is a caption: 140 of them, more than a probe of the nearest lists holds.
@@ -235,7 +236,7 @@ describe('stored IVF (SQLite without usearch)', () => {
     const file = archive();
     const rows = vectors(360, 9);
     // Written with a high threshold: no IVF, as a file from before migration 14 has none.
-    const untrained = createSqliteStore(file, { ann: { load: missing }, ivf: { threshold: 10_000 } });
+    const untrained = open(file, { ivf: { threshold: 10_000 } });
     await put(untrained, rows.slice(0, 350));
     await untrained.close();
     const raw = new Database(file);
@@ -257,7 +258,7 @@ describe('stored IVF (SQLite without usearch)', () => {
 
   it('is trained by maintenance for spaces that wait for a write (graphmemix migrate)', async () => {
     const file = archive();
-    const untrained = createSqliteStore(file, { ann: { load: missing }, ivf: { threshold: 10_000 } });
+    const untrained = open(file, { ivf: { threshold: 10_000 } });
     await put(untrained, vectors(400, 14));
     await untrained.close();
     const raw = new Database(file);
