@@ -79,11 +79,14 @@ export interface Graphmemix {
    */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
   /**
-   * Forgets a whole context (a user): every memory with its views, vectors, edges and questions, in one
-   * transaction, with no copy of the text left in the store's files, then its media (the context's folder
-   * in `mediaDir` and every file there its memories referenced).
+   * Forgets a whole context (a user): every memory with its views, vectors, edges and questions, with no copy
+   * of the text left in the store's files, then its media (the context's folder in `mediaDir` and every file
+   * there its memories referenced). On SQLite in steps of bounded size, other writes going between them
+   * (docs/living-archive.md "Round 20"): meanwhile reads and writes of the context answer CONFLICT, and a
+   * forget a killed process left is finished by calling this again. `onStarted`: called once the forget has
+   * begun (writes to the context are refused from then on).
    */
-  forgetContext(contextId: string): Promise<ForgetReport>;
+  forgetContext(contextId: string, options?: ForgetOptions): Promise<ForgetReport>;
   /**
    * Explicit maintenance: rebuilds every relation of the context exactly (schema types, a fresh IDF snapshot
    * and exact mutual-kNN lists) and settles its relation journal. Walks the whole context; writes never need
@@ -91,7 +94,7 @@ export interface Graphmemix {
    */
   compact(contextId: string, options?: { k?: number }): Promise<CompactReport>;
   /** forgetContext under the name the HTTP/MCP shells use (a user id is a context id). */
-  deleteUser(userId: string): Promise<ForgetReport>;
+  deleteUser(userId: string, options?: ForgetOptions): Promise<ForgetReport>;
   /**
    * Removes files of the context's upload folder (`<mediaDir>/<contextId>/`) that no memory references
    * (uploads saved for records that were then rejected). Other paths are ignored. Returns how many went.
@@ -135,6 +138,12 @@ export interface Graphmemix {
   ): Promise<AnswerResult>;
 
   close(): Promise<void>;
+}
+
+/** forgetContext's options. */
+export interface ForgetOptions {
+  /** Called once the forget has begun: writes to the context are refused from then on. */
+  onStarted?: () => void;
 }
 
 export interface ForgetReport {

@@ -22,6 +22,7 @@ import type {
   SearchFlag,
   SearchResult,
 } from './graphmemix-api.ts';
+import { assertNotForgetting, forgetInSteps } from './graphmemix-forget.ts';
 import {
   addConversation,
   historyOf,
@@ -198,30 +199,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       typeof question === 'string' ? { prompt: question } : question,
     ) as QuestionInput;
 
-  async function forgetContext(contextId: string): Promise<ForgetReport> {
+  async function forgetContext(contextId: string, onStarted?: () => void): Promise<ForgetReport> {
     if (writer) return writer.call('forgetContext', [contextId]);
-    // The media to remove is read before the rows go; the files follow the committed delete.
-    const memories = await store.countMemories(contextId);
-    const paths = await ownedMediaOf(contextId);
-    const deleted = await store.deleteContext(contextId);
-    const mediaFiles = await media.removeContext(store, contextId, paths);
-    return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
-  }
-
-  async function ownedMediaOf(contextId: string): Promise<Set<string>> {
-    const paths = new Set<string>();
-    let last: MemoryRecord | undefined;
-    for (;;) {
-      const page = await store.listMemories(
-        contextId,
-        last === undefined
-          ? { limit: 2000 }
-          : { afterSequence: last.sequence, afterId: last.id, limit: 2000 },
-      );
-      for (const path of media.ownedPaths(page)) paths.add(path);
-      if (page.length < 2000) return paths;
-      last = page[page.length - 1]!;
-    }
+    return forgetInSteps(store, media, exclusive, contextId, onStarted);
   }
 
   async function deleteMemory(contextId: string, id: string): Promise<boolean> {
@@ -314,25 +294,46 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await recovering;
       await queue?.idle();
     },
-    getMemory: (contextId, id) => store.getMemory(contextId, id),
-    listMemories: (contextId, listOptions) => listMemoryPage(store, contextId, listOptions),
+    async getMemory(contextId, id) {
+      await assertNotForgetting(store, contextId);
+      return store.getMemory(contextId, id);
+    },
+    async listMemories(contextId, listOptions) {
+      await assertNotForgetting(store, contextId);
+      return listMemoryPage(store, contextId, listOptions);
+    },
     async updateMemory(contextId, id, patch) {
       if (writer) return writer.call('updateMemory', [contextId, id, patch]);
       return updateStoredMemory(store, (ctx, records) => api.addMemories(ctx, records), contextId, id, patch);
     },
-    memoryHistory: (contextId, id) => historyOf(store, contextId, id),
-    memoryHistoryPage: (contextId, id, pageOptions) => historyPageOf(store, contextId, id, pageOptions),
+    async memoryHistory(contextId, id) {
+      await assertNotForgetting(store, contextId);
+      return historyOf(store, contextId, id);
+    },
+    async memoryHistoryPage(contextId, id, pageOptions) {
+      await assertNotForgetting(store, contextId);
+      return historyPageOf(store, contextId, id, pageOptions);
+    },
     addMessages(contextId, messages, scope) {
       return addConversation((ctx, records) => api.addMemories(ctx, records), contextId, messages, scope);
     },
     listUsers: (listOptions) => listUserPage(store, listOptions),
-    userStats: (userId) => statsOf(store, userId),
-    deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
-    forgetContext: (contextId: string) => exclusive(() => forgetContext(contextId)),
-    async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
-      return exclusive(() => compact(contextId, compactOptions));
+    async userStats(userId) {
+      await assertNotForgetting(store, userId);
+      return statsOf(store, userId);
     },
-    deleteUser: (contextId: string) => exclusive(() => forgetContext(contextId)),
+    deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
+    // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
+    forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
+      forgetContext(contextId, forgetOptions?.onStarted),
+    async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
+      return exclusive(async () => {
+        await assertNotForgetting(store, contextId);
+        return compact(contextId, compactOptions);
+      });
+    },
+    deleteUser: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
+      forgetContext(contextId, forgetOptions?.onStarted),
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
       // Only the context's own upload folder: a caller cannot release another user's files.
       const folder = media.contextFolder(contextId);
@@ -351,6 +352,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       searchOptions: { k?: number; signal?: AbortSignal; filter?: MemoryFilter } = {},
     ): Promise<SearchResult> {
       const k = searchOptions.k ?? 10;
+      await assertNotForgetting(store, contextId);
       const result = await multiViewSearch(
         store,
         contextId,
@@ -385,7 +387,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       question: string | QuestionInput,
       retrieveOptions?: RetrieveOptions,
     ): Promise<RetrievalResult> {
-      return retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions);
+      const input = toQuestion(question);
+      await assertNotForgetting(store, contextId);
+      return retrieveEvidence(deps, contextId, input, retrieveOptions);
     },
     async answer(
       contextId: string,
@@ -397,7 +401,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         retrieveOptions?.deadlineMs ?? options.questionDeadlineMs,
         retrieveOptions?.signal,
       );
-      const result = await retrieveEvidence(deps, contextId, toQuestion(question), retrieveOptions, deadline);
+      const input = toQuestion(question);
+      await assertNotForgetting(store, contextId);
+      const result = await retrieveEvidence(deps, contextId, input, retrieveOptions, deadline);
       return readAnswer(result, models.reader, deadline.signal, deadline);
     },
     async close(): Promise<void> {

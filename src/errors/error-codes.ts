@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
   /** A model replied but the reply could not be used (malformed JSON, schema mismatch) after all attempts. */
   MODEL_OUTPUT: 'MODEL_OUTPUT',
+  /** The request conflicts with the state of what it names (a write or read of a context being forgotten). HTTP 409. */
+  CONFLICT: 'CONFLICT',
   /** The server is at capacity (the question queue is full); retry after a moment. HTTP 503 + Retry-After. */
   BUSY: 'BUSY',
   /** A bug: an invariant did not hold. Exit 70, HTTP 500. */
@@ -51,6 +53,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   FORBIDDEN: 2,
   UNSUPPORTED_MEDIA_TYPE: 2,
   STORE: 74,
+  CONFLICT: 2,
   MODEL_UNAVAILABLE: 69,
   MODEL_OUTPUT: 69,
   BUSY: 75,
@@ -70,6 +73,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   UNSUPPORTED_MEDIA_TYPE: 415,
   STORE: 500,
+  CONFLICT: 409,
   MODEL_UNAVAILABLE: 502,
   MODEL_OUTPUT: 502,
   BUSY: 503,

@@ -4,6 +4,20 @@ import type { MemoryEdge, RelationType } from '../types/relation.ts';
 import type { MemoryView, ViewHit, ViewKind } from '../types/view.ts';
 import type { SemanticIndexStore } from './semantic-index-spec.ts';
 
+/** How deleteContext runs its transactions. */
+export interface ForgetOptions {
+  /**
+   * Runs each of the forget's transactions (a step): the library passes its write queue, so other writes of
+   * this process go between steps. Default: run as they come.
+   */
+  schedule?: <T>(step: () => Promise<T>) => Promise<T>;
+  /**
+   * Called once before anything is deleted, outside `schedule` (SQLite: after the first step, which only marks
+   * the context, so its writes are refused from then on; the library reads the media files it owns here).
+   */
+  started?: () => Promise<void>;
+}
+
 /**
  * The storage port. Every backend (embedded SQLite, in-memory, a future server database) implements it
  * and passes `test/store/store-conformance.ts`. Async so that networked backends fit without touching callers.
@@ -148,11 +162,16 @@ export interface ArchiveStore {
    */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
   /**
-   * Removes a whole context in ONE transaction: its memories, views, vectors, edges, questions, the context
-   * row and every index entry derived from them, with the same no-residue guarantee as deleteMemory. Returns
-   * false when the context did not exist. Meta keys are global and stay.
+   * Removes a whole context: its memories, views, vectors, edges, questions, the context row and every index
+   * entry derived from them, with the same no-residue guarantee as deleteMemory. Returns false when the context
+   * did not exist. Meta keys are global and stay. PostgreSQL deletes in ONE transaction (under the context's
+   * lock: other contexts' writes go on); SQLite, whose file has one write lock, in steps of bounded size
+   * (`isForgetting` is true meanwhile, writes to the context are refused with CONFLICT, and a forget a killed
+   * process left is resumed by the next call).
    */
-  deleteContext(contextId: string): Promise<boolean>;
+  deleteContext(contextId: string, options?: ForgetOptions): Promise<boolean>;
+  /** True while a forget of the context is under way or was interrupted (SQLite); absent: never. */
+  isForgetting?(contextId: string): Promise<boolean>;
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
 

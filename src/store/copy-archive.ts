@@ -80,15 +80,22 @@ export async function copyArchive(
 ): Promise<CopyArchiveReport> {
   const started = performance.now();
   const contexts = await source.listContexts();
-  const chosen =
+  const named =
     options.contextId === undefined ? contexts : contexts.filter((c) => c.id === options.contextId);
-  if (options.contextId !== undefined && chosen.length === 0) {
+  if (options.contextId !== undefined && named.length === 0) {
     throw new GraphmemixError('NOT_FOUND', `no context "${options.contextId}" in the source archive`, {
       location: { field: 'context' },
     });
   }
-  const total = chosen.reduce((sum, context) => sum + context.memories, 0);
   const warnings: string[] = [];
+  // A user whose forget began (or was interrupted) is not copied: a copy would bring back what it asked to forget.
+  const chosen: typeof named = [];
+  for (const context of named) {
+    if (source.isForgetting && (await source.isForgetting(context.id))) {
+      warnings.push(`context ${context.id} is being forgotten: not copied (finish with graphmemix forget)`);
+    } else chosen.push(context);
+  }
+  const total = chosen.reduce((sum, context) => sum + context.memories, 0);
   // A source whose terms are another tokenizer's (a read-only copy of an archive not yet migrated): its
   // semantic state is not copied, and each copied context is marked for a relation upgrade in the target
   // (relation keys, semantic state and edges rebuilt by `graphmemix migrate` or its next relation update).

@@ -12,6 +12,7 @@ import type {
   EdgeChange,
   FilteredPage,
   FilterPageOptions,
+  ForgetOptions,
   KeyedRecord,
   LexicalSearchOptions,
   MemoryFilter,
@@ -251,7 +252,13 @@ class MemoryStore implements ArchiveStore {
     return this.keyLookups.findKeyRange(contextId, from, to, options);
   }
 
-  async deleteContext(contextId: string): Promise<boolean> {
+  async deleteContext(contextId: string, options: ForgetOptions = {}): Promise<boolean> {
+    // One step: the in-memory store has no lock to share.
+    await options.started?.();
+    return (options.schedule ?? ((step) => step()))(async () => this.deleteContextNow(contextId));
+  }
+
+  private deleteContextNow(contextId: string): boolean {
     this.assertOpen();
     const existed = this.contexts.delete(contextId);
     if (existed) this.contextOrder.splice(this.contextSlot(contextId), 1);

@@ -404,6 +404,21 @@ export const MIGRATIONS: readonly {
     `,
     backfill: addVectorListColumn,
   },
+  {
+    // Version 15: forgetting a context in steps (src/store/sqlite-context-forget.ts). A row marks a context whose
+    // deletion has begun: writes to it are refused (writeMemories checks inside its transaction) and so are the
+    // library's reads; `stage` and `cursor` say where the next step resumes (a killed process's forget resumes
+    // when forget is called again). No foreign key: the row goes in the same transaction as the context row.
+    version: 15,
+    sql: `
+      CREATE TABLE IF NOT EXISTS forgetting (
+        context_id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        stage INTEGER NOT NULL DEFAULT 0,
+        cursor TEXT
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** Version 14: the list column of vectors and its index, unless they are there already. */

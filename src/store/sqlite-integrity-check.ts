@@ -32,10 +32,14 @@ export function sqliteIntegrityCheck(db: Database.Database): { ok: boolean; prob
   for (const row of drift) {
     problems.push(`edge count ${row.contextId}/${row.type}: kept ${row.kept}, actual ${row.actual}`);
   }
+  // A context being forgotten in steps (sqlite-context-forget.ts) keeps its count until its last step.
+  const forgetting = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'forgetting'").get()
+    ? 'WHERE c.id NOT IN (SELECT context_id FROM forgetting)'
+    : '';
   const counts = db
     .prepare(
       `SELECT c.id AS contextId, c.memories AS kept, (SELECT COUNT(*) FROM memories m
-       WHERE m.context_id = c.id) AS actual FROM contexts c`,
+       WHERE m.context_id = c.id) AS actual FROM contexts c ${forgetting}`,
     )
     .all() as { contextId: string; kept: number; actual: number }[];
   for (const row of counts) {

@@ -104,7 +104,9 @@ function termBytes(term: string): number {
 
 export class SqliteLexicalIndex {
   private readonly s: ReturnType<typeof prepareLexicalStatements>;
-  private docIdsOfContext: Database.Statement | undefined;
+  private forgetDocRows: Database.Statement | undefined;
+  private forgetStatCutoff: Database.Statement | undefined;
+  private forgetStatsUpTo: Database.Statement | undefined;
   private readonly termIds = new Map<string, number>();
   private termIdBytes = 0;
   private readonly fields = new Map<string, FieldRef>();
@@ -165,32 +167,53 @@ export class SqliteLexicalIndex {
   }
 
   /**
-   * Removes every document of a context (forgetting it): its FTS5 rows and lex_docs rows found through its
-   * memories (lex_docs_by_memory: cost follows the context, not the index), then its fields' statistics rows
-   * and totals, without the per-document statistics deltas of removeMemory. The field rows stay, emptied (as
-   * removing the documents one by one leaves them): their ids and reference lengths stay valid for a later
-   * write to the same context id.
+   * A step of forgetting a context in steps (sqlite-context-forget.ts): the FTS5 and lex_docs rows of at most
+   * `limit` documents of its memories, in memory id order from `from` (removed documents are gone, so the next
+   * step starts at the last memory reached). `finished` when fewer than `limit` were left.
    */
-  removeContext(contextId: string): void {
-    for (const key of this.pendingViews.keys()) {
-      if (key.startsWith(`${contextId}\u0000`)) this.pendingViews.delete(key);
-    }
-    const fields = this.s.fieldsOfContext.all(contextId) as { id: number }[];
-    // Prepared on first use: it joins the store's memories table, which an index on its own does not have.
-    this.docIdsOfContext ??= this.db
-      .prepare(`SELECT d.id FROM memories m JOIN lex_docs d ON d.memory_id = m.id
-        WHERE m.context_id = ? AND d.field IN (SELECT id FROM lex_fields WHERE context_id = ?)`)
-      .pluck();
-    for (const id of this.docIdsOfContext.all(contextId, contextId) as number[]) {
+  forgetDocs(
+    contextId: string,
+    from: string,
+    limit: number,
+  ): { removed: number; last: string; finished: boolean } {
+    this.forgetDocRows ??= this.db
+      .prepare(`SELECT m.id, d.id FROM memories m JOIN lex_docs d ON d.memory_id = m.id
+        WHERE m.context_id = ? AND m.id >= ? AND d.field IN (SELECT id FROM lex_fields WHERE context_id = ?)
+        ORDER BY m.id LIMIT ?`)
+      .raw();
+    const rows = this.forgetDocRows.all(contextId, from, contextId, limit) as [string, number][];
+    for (const [, id] of rows) {
       this.s.deleteTokens.run(id);
       this.s.deleteDoc.run(id);
     }
+    return { removed: rows.length, last: rows.at(-1)?.[0] ?? from, finished: rows.length < limit };
+  }
+
+  /**
+   * A step of forgetting a context: at most about `limit` rows of its fields' statistics (whole terms: a term's
+   * buckets go together). `finished` when none are left; then the fields are emptied (their ids and reference
+   * lengths stay valid for a later write to the same context id).
+   */
+  forgetStats(contextId: string, limit: number): { removed: number; finished: boolean } {
+    this.forgetStatCutoff ??= this.db
+      .prepare('SELECT term FROM lex_term_stats WHERE field = ? ORDER BY term LIMIT 1 OFFSET ?')
+      .pluck();
+    this.forgetStatsUpTo ??= this.db.prepare('DELETE FROM lex_term_stats WHERE field = ? AND term <= ?');
+    const fields = this.s.fieldsOfContext.all(contextId) as { id: number }[];
+    let removed = 0;
     for (const field of fields) {
       this.statDeltas.delete(field.id);
       this.fieldDeltas.delete(field.id);
-      this.s.deleteFieldStats.run(field.id);
-      this.s.emptyField.run(field.id);
+      if (removed >= limit) return { removed, finished: false };
+      const cutoff = this.forgetStatCutoff.get(field.id, limit - removed - 1) as number | undefined;
+      if (cutoff !== undefined) {
+        removed += this.forgetStatsUpTo.run(field.id, cutoff).changes;
+        return { removed, finished: false };
+      }
+      removed += this.s.deleteFieldStats.run(field.id).changes;
     }
+    for (const field of fields) this.s.emptyField.run(field.id);
+    return { removed, finished: true };
   }
 
   /** Writes the queued documents and the aggregated statistics; call last in the transaction. */

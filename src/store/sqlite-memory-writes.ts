@@ -1,9 +1,11 @@
 import type Database from 'better-sqlite3';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import type { MemoryWrite, UnitOfWorkOptions, WriteOutcome } from './archive-store-spec.ts';
+import type { ForgetOptions, MemoryWrite, UnitOfWorkOptions, WriteOutcome } from './archive-store-spec.ts';
 import { FreshMemoryRows } from './fresh-memory-rows.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import type { SemanticPostingsCache } from './semantic-postings-cache.ts';
+import { FORGET_STEP_ROWS, SqliteContextForget } from './sqlite-context-forget.ts';
 import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import type { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
@@ -26,8 +28,10 @@ export const SQLITE_UNIT_MAX_PENDING = 16;
 export class SqliteMemoryWrites {
   /** writeMemories' queued rows of new memories (prepared on the first write: a read-only store never). */
   private freshRows: FreshMemoryRows | undefined;
-  /** deleteContext's range deletes (FORGET_ORDER), prepared on the first forget. */
-  private forgetStatements: Database.Statement[] | undefined;
+  /** deleteContext's steps, prepared on the first forget. */
+  private forget: SqliteContextForget | undefined;
+  /** Whether the file has the forgetting table (migration 15; a read-only older file may not). */
+  private hasForgetting: boolean | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -43,6 +47,8 @@ export class SqliteMemoryWrites {
     private readonly committed: () => void,
     /** After a delete: the WAL copied into the file and truncated. */
     private readonly truncateWal: () => Promise<true>,
+    /** Rows per forget step (tests take small steps). */
+    private readonly forgetStepRows = FORGET_STEP_ROWS,
   ) {}
 
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
@@ -57,6 +63,17 @@ export class SqliteMemoryWrites {
           lexical?.begin();
           fresh.clear();
           const outcome: WriteOutcome = { inserted: [], updated: [], unchanged: [] };
+          // A context being forgotten takes no new rows (checked in the transaction, so no write slips in
+          // between two forget steps, whichever process writes).
+          if (s.forgettingMark.get(contextId) !== undefined) {
+            throw new GraphmemixError(
+              'CONFLICT',
+              `context ${contextId} is being forgotten; nothing was written`,
+              {
+                details: { contextId, reason: 'context_being_forgotten' },
+              },
+            );
+          }
           s.ensureContext.run(contextId);
           // Stored hashes of the whole batch in one read; a write of this call updates its entry, so a repeated
           // id sees what the earlier one wrote, as a probe per record would.
@@ -196,54 +213,53 @@ export class SqliteMemoryWrites {
     return removed && this.truncateWal();
   }
 
-  async deleteContext(contextId: string): Promise<boolean> {
-    const s = this.statements;
-    const annFiles = this.run(() => this.ann.filesOf(contextId));
-    const deleted = this.run(() =>
-      this.db
-        .transaction(() => {
-          // What a context owns, and how each goes (extend this list with every new per-context table):
-          // - memories: ON DELETE CASCADE from contexts; views, vectors, edges cascade from memories;
-          // - questions: no foreign key (questions may name a context before its memories arrive): explicit;
-          // - memory_keys, memory_versions, memory_tags: cascade from memories;
-          // - relation_journal: no foreign key (entries outlive deleted memories) and holds replaced
-          //   records' text: explicit;
-          // - tables added later (lexical index, semantic index) must either reference memories/contexts
-          //   with ON DELETE CASCADE or get an explicit DELETE here;
-          // - meta keys are global (calibration) and stay.
-          // - vector_ann rows cascade from contexts; their index files are removed after the commit;
-          // - vector_ivf and vector_spaces (the stored IVF and the rows per space): explicit, before vectors;
-          // - the lexical index (FTS5 postings, per-document term lists, field statistics): removed through
-          //   the index, which owns its bookkeeping;
-          // - the rows that hang off memories are deleted first, table by table through their (context, ...)
-          //   keys, and the lexical documents without per-document statistics deltas: the cascade from each
-          //   memory and the lexical removal memory by memory took 33-35 s for 100k memories in this one
-          //   transaction, 19 s now (bench/forget-probe.ts; docs/living-archive.md "Round 17"). What is left is
-          //   the row deletes themselves (~1M semantic postings with two indexes: ~6 s).
-          if (this.lexical) {
-            this.lexical.begin();
-            this.lexical.removeContext(contextId);
-            this.lexical.flush();
-          }
-          this.forgetStatements ??= FORGET_ORDER.map((table) =>
-            this.db.prepare(`DELETE FROM ${table} WHERE context_id = ?`),
-          );
-          for (const statement of this.forgetStatements) statement.run(contextId);
-          s.deleteContextJournal.run(contextId);
-          // semantic_df holds the context's vocabulary (no foreign key); snapshots cascade from contexts,
-          // docs, postings and lists from memories.
-          s.deleteContextSemanticDf.run(contextId);
-          const questions = s.deleteContextQuestions.run(contextId).changes;
-          const contexts = s.deleteContext.run(contextId).changes;
-          return questions + contexts > 0;
-        })
-        .immediate(),
-    );
-    this.lexical?.commit();
-    this.semanticCache.clearContext(contextId);
+  /**
+   * Forgets a context in steps (SqliteContextForget): a mark, then transactions of at most FORGET_STEP_ROWS
+   * rows, each run through `options.schedule` (the library's write queue, so other users' writes go between
+   * steps) with a turn of the event loop between them; the last step removes the context row and the mark.
+   * Resumes a forget a killed process left. The WAL is checkpointed and truncated at the end (forget means
+   * forget: no page of the context stays in it).
+   */
+  async deleteContext(contextId: string, options: ForgetOptions = {}): Promise<boolean> {
+    const schedule = options.schedule ?? (<T>(work: () => Promise<T>) => work());
+    this.forget ??= new SqliteContextForget(this.db, this.lexical, this.forgetStepRows);
+    const forget = this.forget;
+    let annFiles: string[] = [];
+    const started = await schedule(async () => {
+      if (!this.run(() => forget.begin(contextId, new Date().toISOString()))) return false;
+      annFiles = this.run(() => this.ann.filesOf(contextId));
+      return true;
+    });
+    if (!started) return false;
+    // Outside the schedule: what it reads (the context's media, in pages) may take a while, and nothing of the
+    // context changes meanwhile (its writes are refused, no step has run).
+    await options.started?.();
+    for (;;) {
+      const done = await schedule(async () => {
+        this.lexical?.begin();
+        const finished = this.run(() => forget.step(contextId));
+        // Cached search pages and postings of this connection describe rows that are gone.
+        this.lexical?.commit();
+        this.semanticCache.clearContext(contextId);
+        this.vectors.forgetContext(contextId);
+        this.committed();
+        return finished;
+      });
+      if (done) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     this.ann.forgetFiles(annFiles);
-    this.vectors.forgetContext(contextId);
-    return deleted && this.truncateWal();
+    // Scheduled like a step: a TRUNCATE checkpoint that waits for readers while another write of this process
+    // waits for it would hang both (seen with adds between the steps of a 100k forget).
+    return schedule(() => this.truncateWal());
+  }
+
+  /** True while the context is marked as being forgotten (false on a file from before migration 15). */
+  isForgetting(contextId: string): boolean {
+    this.hasForgetting ??=
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgetting'").get() !==
+      undefined;
+    return this.hasForgetting && this.run(() => this.statements.forgettingMark.get(contextId)) !== undefined;
   }
 
   /**
@@ -283,30 +299,6 @@ export class SqliteMemoryWrites {
     return out;
   }
 }
-
-/**
- * What deleteContext removes before the context row, in this order: each a range of a (context_id, ...) key.
- * semantic_top goes before the postings, so their delete trigger finds nothing to drop (its probe stays: it
- * cost little, measured with the trigger dropped); the counters before the rows whose triggers update them.
- * The memories go last, and their cascades find nothing left.
- */
-const FORGET_ORDER = [
-  'semantic_top',
-  'semantic_postings',
-  'semantic_neighbours',
-  'semantic_docs',
-  'edge_counts',
-  'edges',
-  'memory_keys',
-  'memory_tags',
-  'memory_versions',
-  'vector_ivf',
-  'vector_spaces',
-  'vectors',
-  'views',
-  'kind_counts',
-  'memories',
-];
 
 function recordedAtOf(record: string): string | null {
   const value = (JSON.parse(record) as MemoryRecord).recordedAt;

@@ -22,8 +22,6 @@ type StatementName =
   | 'contextRow'
   | 'kindCounts'
   | 'deleteTags'
-  | 'deleteContext'
-  | 'deleteContextQuestions'
   | 'getRecord'
   | 'writeGeneration'
   | 'getRecords'
@@ -44,7 +42,6 @@ type StatementName =
   | 'edgesOf'
   | 'edgesAmong'
   | 'countEdgeTypes'
-  | 'deleteContextSemanticDf'
   | 'begin'
   | 'commit'
   | 'rollback'
@@ -61,12 +58,12 @@ type StatementName =
   | 'clearWork'
   | 'workStatus'
   | 'clearWorkThrough'
-  | 'deleteContextJournal'
   | 'getMeta'
   | 'setMeta'
   | 'deleteMeta'
   | 'listMetaKeys'
-  | 'listVectorSpaces';
+  | 'listVectorSpaces'
+  | 'forgettingMark';
 
 /** The SQLite store's statements, prepared on first use (lazy-statement.ts). */
 export type SqliteStoreStatements = Record<StatementName, Database.Statement>;
@@ -111,8 +108,8 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     contextRow: p('SELECT memories, last_write FROM contexts WHERE id = ?'),
     kindCounts: p('SELECT kind, n FROM kind_counts WHERE context_id = ? ORDER BY kind'),
     deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
-    deleteContext: p('DELETE FROM contexts WHERE id = ?'),
-    deleteContextQuestions: p('DELETE FROM questions WHERE context_id = ?'),
+    // A context being forgotten in steps (sqlite-context-forget.ts): its writes and the library's reads refused.
+    forgettingMark: p('SELECT 1 FROM forgetting WHERE context_id = ?'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
     // This connection's row changes (committed or not) and other connections' commits: the read cache's key.
     writeGeneration: p('SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version'),
@@ -158,7 +155,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     edgesAmong: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
-    deleteContextSemanticDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
     begin: p('BEGIN IMMEDIATE'),
     commit: p('COMMIT'),
     rollback: p('ROLLBACK'),
@@ -185,7 +181,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     ),
     workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
     clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
-    deleteContextJournal: p('DELETE FROM relation_journal WHERE context_id = ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',

@@ -14,6 +14,7 @@ import type {
   EdgeChange,
   FilteredPage,
   FilterPageOptions,
+  ForgetOptions,
   KeyedRecord,
   LexicalSearchOptions,
   MemoryFilter,
@@ -71,6 +72,8 @@ export function createSqliteStore(
      * lists a process keeps (tests: lower ones).
      */
     ivf?: { threshold?: number; keptFloats?: number };
+    /** Rows per step of forgetting a context (sqlite-context-forget.ts; default FORGET_STEP_ROWS; tests: few). */
+    forgetStepRows?: number;
     /**
      * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
      * (default BACKGROUND_CHECKPOINT_FROM_BYTES); false: none (the writer checkpoints in its commits).
@@ -143,6 +146,7 @@ class SqliteStore implements ArchiveStore {
       this.vectors,
       () => this.wal.committed(),
       () => this.wal.truncateWal(),
+      options.forgetStepRows,
     );
     this.wal = new SqliteWalUpkeep(db, file, options, run);
   }
@@ -222,8 +226,12 @@ class SqliteStore implements ArchiveStore {
     return this.writes.deleteMemory(contextId, id);
   }
 
-  deleteContext(contextId: string): Promise<boolean> {
-    return this.writes.deleteContext(contextId);
+  deleteContext(contextId: string, options?: ForgetOptions): Promise<boolean> {
+    return this.writes.deleteContext(contextId, options);
+  }
+
+  async isForgetting(contextId: string): Promise<boolean> {
+    return this.writes.isForgetting(contextId);
   }
 
   async findByKeys(

@@ -24,23 +24,42 @@ const gm = await openGraphmemix({
 });
 
 let queue: Promise<void> = Promise.resolve();
+/** Forgets still running their steps after the queue went on (close waits for them, as it did before). */
+const forgetting = new Set<Promise<void>>();
 port.on('message', (request: WriteRequest | 'close') => {
   if (request === 'close') {
     queue = queue.then(async () => {
+      await Promise.all(forgetting);
       await gm.close();
       port.close();
     });
     return;
   }
-  // Serialised: one write at a time, like a single writer connection.
+  // Serialised: one write at a time, like a single writer connection. A forget holds the queue only until it
+  // has begun (writes to its context refused): its steps go through the library's write queue, so the writes
+  // that arrive meanwhile run between them instead of after the whole forget.
+  if (request.method === 'forgetContext') {
+    queue = queue.then(
+      () =>
+        new Promise<void>((started) => {
+          const done = run(request, started).finally(() => {
+            forgetting.delete(done);
+            started();
+          });
+          forgetting.add(done);
+        }),
+    );
+    return;
+  }
   queue = queue.then(() => run(request));
 });
 port.postMessage({ id: 0, type: 'result', value: 'ready' } satisfies WriteReply);
 
-async function run(request: WriteRequest): Promise<void> {
+async function run(request: WriteRequest, onStarted?: () => void): Promise<void> {
   const reply = (message: WriteReply) => port.postMessage(message);
   try {
     const args = [...request.args];
+    if (onStarted) args[1] = { onStarted };
     if (request.method === 'ingest') {
       const options = {
         ...(args[1] as object),

@@ -104,3 +104,59 @@ describe('HTTP: oversized records, rejected uploads and forgetting a user', () =
     expect(unauthenticated.status).toBe(401);
   });
 });
+
+describe('HTTP: a user whose forget was interrupted (SQLite)', () => {
+  const own = mkdtempSync(join(tmpdir(), 'graphmemix-http-forgetting-'));
+  afterAll(() => rmSync(own, { recursive: true, force: true }));
+
+  it('answers 409 CONFLICT to its reads and writes until DELETE finishes the forget', async () => {
+    const file = join(own, 'interrupted.db');
+    const first = await openGraphmemix({ db: file, readWorkers: false });
+    await first.addMemories('carl', [
+      { id: 'c1', text: 'carl keeps his bike in the blue shed' },
+      { id: 'c2', text: 'carl moved to the harbour flat' },
+    ]);
+    await first.addMemories('dora', [{ id: 'd1', text: 'dora keeps her bike at work' }]);
+    // A forget stopped right after its mark (as a process killed there leaves it).
+    let steps = 0;
+    await expect(
+      first.store.deleteContext('carl', {
+        schedule: async (step) => {
+          if (++steps > 1) throw new Error('stopped');
+          return step();
+        },
+      }),
+    ).rejects.toThrow('stopped');
+    await first.close();
+
+    const gm = await openGraphmemix({ db: file, readWorkers: false });
+    const app = createServer({ graphmemix: gm, apiKeys: ['k'] });
+    const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
+    const retrieve = (user: string) =>
+      app.request('/v1/retrieve', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ user_id: user, question: 'where is the bike?' }),
+      });
+    const refused = await retrieve('carl');
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'CONFLICT', details: { reason: 'context_being_forgotten' } },
+    });
+    const write = await app.request('/v1/memories', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ user_id: 'carl', memories: [{ id: 'c3', text: 'a late write' }] }),
+    });
+    expect(write.status).toBe(409);
+    expect((await retrieve('dora')).status).toBe(200);
+
+    const forget = await app.request('/v1/users/carl', { method: 'DELETE', headers });
+    expect(forget.status).toBe(200);
+    expect(await forget.json()).toMatchObject({ deleted: true });
+    expect((await retrieve('carl')).status).toBe(200);
+    expect(await gm.getMemory('carl', 'c3')).toBeUndefined();
+    expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    await gm.close();
+  }, 60_000);
+});

@@ -194,6 +194,34 @@ describe('copyArchive: a whole archive through the store port', () => {
     }
   }, 120_000);
 
+  it('does not copy a user whose forget began (a copy would bring back what it asked to forget)', async () => {
+    const db = join(dir, 'forgetting.db');
+    await buildSource(db);
+    const source = await openStore(db);
+    let steps = 0;
+    // Stopped right after the mark, as a process killed there leaves it.
+    await expect(
+      source.deleteContext('bob', {
+        schedule: async (step) => {
+          if (++steps > 1) throw new Error('stopped');
+          return step();
+        },
+      }),
+    ).rejects.toThrow('stopped');
+    const target = await openStore('memory:');
+    try {
+      const report = await copyArchive(source, target);
+      expect(report.contexts.map((c) => c.contextId)).toEqual(['alice']);
+      expect(report.warnings).toContain(
+        'context bob is being forgotten: not copied (finish with graphmemix forget)',
+      );
+      expect((await target.listContexts()).map((c) => c.id)).toEqual(['alice']);
+    } finally {
+      await source.close();
+      await target.close();
+    }
+  }, 120_000);
+
   it.skipIf(PG_SKIP !== undefined)(
     'postgres -> sqlite: back down from a server, the same mirror',
     async () => {

@@ -1,15 +1,19 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import { createSqliteStore } from '../../src/store/sqlite-store.ts';
+import { TSX_IMPORT } from '../support/repo-paths.ts';
 
 /**
- * Forgetting a context on SQLite deletes its rows table by table through their (context, ...) keys and its
- * lexical documents through its memories (sqlite-memory-writes.ts deleteContext, FORGET_ORDER): every table
- * that names the context is empty of it afterwards, the other context keeps every row, the counters and the
- * integrity check agree, and the same user id starts over cleanly.
+ * Forgetting a context on SQLite deletes it in steps (sqlite-context-forget.ts): its lexical documents through
+ * its memories, then its rows table by table through their (context, ...) keys, each step one transaction of
+ * at most `forgetStepRows` rows. Whatever the step size, every table that names the context is empty of it
+ * afterwards, the other context keeps every row, the counters and the integrity check agree, and the same user
+ * id starts over cleanly.
  */
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-forget-ctx-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,17 +53,29 @@ function rowsPerTable(file: string, contextId: string): Record<string, number> {
   return { ...out, lex_docs_of_context: docs, lex_fts_of_context: fts, lex_term_stats_of_context: stats };
 }
 
-describe('deleteContext on SQLite', () => {
+const records = (user: string) =>
+  Array.from({ length: 120 }, (_, i) => ({
+    id: `${user}-${i}`,
+    text: `${user} talked about the ${['harbour', 'garden', 'lighthouse', 'market'][i % 4]} trip number ${i % 9}`,
+    timestamp: `2024-03-${String(1 + (i % 28)).padStart(2, '0')}T10:00:00Z`,
+    ...(i % 10 === 0 ? { agentId: 'planner' } : {}),
+  }));
+
+/** Opens the archive with forget steps of `stepRows` rows (undefined: the default). */
+const open = (file: string, stepRows?: number) =>
+  openGraphmemix({
+    db: file,
+    readWorkers: false,
+    ...(stepRows === undefined ? {} : { store: createSqliteStore(file, { forgetStepRows: stepRows }) }),
+  });
+
+describe.each([
+  ['default steps', undefined],
+  ['steps of 7 rows', 7],
+])('deleteContext on SQLite (%s)', (_, stepRows) => {
   it('removes every row of the context, keeps the other, and the archive stays consistent', async () => {
-    const file = join(dir, 'two.db');
-    const gm = await openGraphmemix({ db: file, readWorkers: false });
-    const records = (user: string) =>
-      Array.from({ length: 120 }, (_, i) => ({
-        id: `${user}-${i}`,
-        text: `${user} talked about the ${['harbour', 'garden', 'lighthouse', 'market'][i % 4]} trip number ${i % 9}`,
-        timestamp: `2024-03-${String(1 + (i % 28)).padStart(2, '0')}T10:00:00Z`,
-        ...(i % 10 === 0 ? { agentId: 'planner' } : {}),
-      }));
+    const file = join(dir, `two-${stepRows ?? 'default'}.db`);
+    const gm = await open(file);
     await gm.addMemories('ann', records('ann'));
     await gm.addMemories('bob', records('bob'));
     await gm.updateMemory('ann', 'ann-3', { text: 'ann changed her mind about the market' });
@@ -82,7 +98,7 @@ describe('deleteContext on SQLite', () => {
     ])
       expect(annBefore[table], table).toBeGreaterThan(0);
 
-    const again = await openGraphmemix({ db: file, readWorkers: false });
+    const again = await open(file, stepRows);
     expect(await again.deleteUser('ann')).toMatchObject({ deleted: true, memories: 120 });
     await again.close();
     const annAfter = rowsPerTable(file, 'ann');
@@ -110,5 +126,113 @@ describe('deleteContext on SQLite', () => {
     expect(await reopened.userStats('ann')).toMatchObject({ memories: 1 });
     expect(await reopened.store.integrityCheck()).toEqual({ ok: true, problems: [] });
     await reopened.close();
+  }, 60_000);
+});
+
+/** Two users, 120 memories each, in a fresh file. */
+async function twoUsers(file: string): Promise<void> {
+  const gm = await open(file);
+  await gm.addMemories('ann', records('ann'));
+  await gm.addMemories('bob', records('bob'));
+  await gm.close();
+}
+
+/** After an interrupted forget: consistent, ann refused, bob intact; forgetting again finishes it. */
+async function resumes(file: string, bobBefore: Record<string, number>): Promise<void> {
+  const gm = await open(file, 7);
+  expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+  expect(await gm.store.isForgetting?.('ann')).toBe(true);
+  for (const read of [
+    () => gm.search('ann', 'lighthouse'),
+    () => gm.retrieve('ann', 'the lighthouse trip?'),
+    () => gm.getMemory('ann', 'ann-5'),
+    () => gm.listMemories('ann'),
+    () => gm.userStats('ann'),
+    () => gm.addMemories('ann', [{ id: 'late', text: 'a write that must not land' }]),
+  ])
+    await expect(read()).rejects.toMatchObject({ code: 'CONFLICT' });
+  expect((await gm.search('bob', 'lighthouse trip')).length).toBeGreaterThan(0);
+  expect(await gm.deleteUser('ann')).toMatchObject({ deleted: true });
+  expect(await gm.store.isForgetting?.('ann')).toBe(false);
+  await gm.close();
+  for (const [table, n] of Object.entries(rowsPerTable(file, 'ann')))
+    if (table !== 'lex_fields') expect(n, table).toBe(0);
+  expect(rowsPerTable(file, 'bob')).toEqual(bobBefore);
+}
+
+describe('an interrupted forget (SQLite)', () => {
+  it('stopped between two steps: the file is consistent, the context refused, and forget finishes it', async () => {
+    const file = join(dir, 'stopped.db');
+    await twoUsers(file);
+    const bobBefore = rowsPerTable(file, 'bob');
+    const store = createSqliteStore(file, { forgetStepRows: 7 });
+    let steps = 0;
+    await expect(
+      store.deleteContext('ann', {
+        schedule: async (step) => {
+          // Past the lexical stages (~2 documents a step at 7 rows), inside the tables' stages.
+          if (++steps > 400) throw new Error('stopped');
+          return step();
+        },
+      }),
+    ).rejects.toThrow('stopped');
+    await store.close();
+    // Some of ann is gone already, not all.
+    const partial = rowsPerTable(file, 'ann');
+    expect(partial.lex_docs_of_context).toBe(0);
+    expect(partial.semantic_postings).toBe(0);
+    expect(partial.memories).toBe(120);
+    await resumes(file, bobBefore);
+  }, 60_000);
+
+  it('killed (SIGKILL) in the middle of a forget: the same', async () => {
+    const file = join(dir, 'killed.db');
+    await twoUsers(file);
+    const bobBefore = rowsPerTable(file, 'bob');
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX_IMPORT, join(import.meta.dirname, 'fixtures', 'forget-child.ts'), file, '7'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let seen = 0;
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_, signal) => resolve(signal)),
+    );
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      seen += text.split('step').length - 1;
+      if (seen >= 25) child.kill('SIGKILL');
+    });
+    expect(await exited).toBe('SIGKILL');
+    expect(rowsPerTable(file, 'ann').contexts).toBe(1);
+    await resumes(file, bobBefore);
+  }, 60_000);
+});
+
+describe('a forget in steps shares the write queue (SQLite)', () => {
+  it("other users' writes run between its steps; the forgotten user's writes are refused meanwhile", async () => {
+    const file = join(dir, 'shared.db');
+    await twoUsers(file);
+    const gm = await open(file, 7);
+    const order: string[] = [];
+    let started!: () => void;
+    const begun = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const forget = gm.forgetContext('ann', { onStarted: () => started() }).then((report) => {
+      order.push('forget');
+      return report;
+    });
+    await begun;
+    const add = gm.addMemories('bob', [{ id: 'bob-new', text: 'bob writes while ann is forgotten' }]);
+    await expect(gm.addMemories('ann', [{ id: 'ann-new', text: 'too late' }])).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
+    await add.then(() => order.push('bob add'));
+    expect((await forget).deleted).toBe(true);
+    expect(order).toEqual(['bob add', 'forget']);
+    expect(await gm.getMemory('bob', 'bob-new')).toBeDefined();
+    expect(await gm.getMemory('ann', 'ann-new')).toBeUndefined();
+    expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    await gm.close();
   }, 60_000);
 });

@@ -691,6 +691,31 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.getMeta('calibration')).toBeUndefined();
     });
 
+    it('deleteContext runs its transactions through `schedule` and calls `started` once before deleting', async () => {
+      await store.writeMemories('gone', [
+        write('gone', 'a', 'the secret plan', 0),
+        write('gone', 'b', 'x', 1),
+      ]);
+      await store.writeMemories('stays', [write('stays', 'a', 'kept words', 0)]);
+      const seen: string[] = [];
+      const deleted = await store.deleteContext('gone', {
+        schedule: async (step) => {
+          seen.push('step');
+          return step();
+        },
+        started: async () => {
+          // Nothing is deleted yet: the library reads the context's media here.
+          seen.push(`started ${await store.countMemories('gone')}`);
+        },
+      });
+      expect(deleted).toBe(true);
+      expect(seen).toContain('step');
+      expect(seen.filter((entry) => entry.startsWith('started'))).toEqual(['started 2']);
+      expect(await store.countMemories('gone')).toBe(0);
+      expect(await store.isForgetting?.('gone')).not.toBe(true);
+      expect(await store.countMemories('stays')).toBe(1);
+    });
+
     it('deleteContext removes every row of one context (memories, views, vectors, edges, questions) only', async () => {
       for (const ctx of ['gone', 'stays']) {
         await store.writeMemories(ctx, [

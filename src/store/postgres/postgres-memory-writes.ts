@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import type { MemoryWrite, WriteOutcome } from '../archive-store-spec.ts';
+import type { ForgetOptions, MemoryWrite, WriteOutcome } from '../archive-store-spec.ts';
 import { assertWrite } from '../store-rules.ts';
 import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
 import { STORED_HASHES, WRITE_COUNTERS } from './postgres-literal-plans.ts';
@@ -175,7 +175,13 @@ export class PostgresMemoryWrites {
     });
   }
 
-  async deleteContext(contextId: string): Promise<boolean> {
+  /** One transaction under the context's lock (other contexts' writes go on meanwhile): one step. */
+  async deleteContext(contextId: string, options: ForgetOptions = {}): Promise<boolean> {
+    await options.started?.();
+    return (options.schedule ?? ((step) => step()))(() => this.deleteContextNow(contextId));
+  }
+
+  private async deleteContextNow(contextId: string): Promise<boolean> {
     const deleted = await this.session.scoped(contextId, 'write', async (sql) => {
       // What a context owns, and how each goes (extend with every new per-context table): memories cascade
       // from contexts (views, vectors, keys, edges, lexical docs, semantic docs cascade from memories;

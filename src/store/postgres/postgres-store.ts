@@ -10,6 +10,7 @@ import type {
   EdgeChange,
   FilteredPage,
   FilterPageOptions,
+  ForgetOptions,
   KeyedRecord,
   LexicalSearchOptions,
   MemoryFilter,
@@ -249,8 +250,8 @@ class PostgresStore implements PostgresArchiveStore {
     return this.writes.deleteMemory(contextId, id);
   }
 
-  deleteContext(contextId: string): Promise<boolean> {
-    return this.writes.deleteContext(contextId);
+  deleteContext(contextId: string, options?: ForgetOptions): Promise<boolean> {
+    return this.writes.deleteContext(contextId, options);
   }
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]> {

@@ -1,0 +1,69 @@
+import { GraphmemixError } from './errors/graphmemix-error.ts';
+import type { ForgetReport } from './graphmemix-api.ts';
+import type { ArchiveStore } from './store/archive-store-spec.ts';
+import type { MediaFolder } from './store/media-folder.ts';
+import type { MemoryRecord } from './types/memory-record.ts';
+
+/** The library's write queue: one write of this process at a time, in call order. */
+export type Exclusive = <T>(work: () => Promise<T>) => Promise<T>;
+
+/**
+ * Forgets a context through the write queue one store step at a time (ArchiveStore.deleteContext with
+ * `schedule`), so other writes of this process, other users' adds included, run between the steps of a large
+ * forget instead of after all of it. The media the context owns are read (in pages, outside the queue) once
+ * writes to it are refused and before anything is deleted, and removed after the last step. `onStarted` fires
+ * when the context is marked (the write worker's queue goes on from there).
+ */
+export async function forgetInSteps(
+  store: ArchiveStore,
+  media: MediaFolder,
+  exclusive: Exclusive,
+  contextId: string,
+  onStarted?: () => void,
+): Promise<ForgetReport> {
+  let memories = 0;
+  let paths = new Set<string>();
+  const deleted = await store.deleteContext(contextId, {
+    schedule: exclusive,
+    started: async () => {
+      onStarted?.();
+      memories = await store.countMemories(contextId);
+      paths = await ownedMediaOf(store, media, contextId);
+    },
+  });
+  const mediaFiles = await exclusive(() => media.removeContext(store, contextId, paths));
+  return { contextId, deleted, memories: deleted ? memories : 0, mediaFiles };
+}
+
+/**
+ * Refuses a read of a context being forgotten (a forget under way, or one a killed process left: calling
+ * forget again finishes it). Nobody reads a half-deleted user. One indexed lookup on SQLite; other stores
+ * forget in one transaction and have no such state.
+ */
+export async function assertNotForgetting(store: ArchiveStore, contextId: string): Promise<void> {
+  if (store.isForgetting && (await store.isForgetting(contextId))) {
+    throw new GraphmemixError(
+      'CONFLICT',
+      `context ${contextId} is being forgotten (if no forget is running, forget it again to finish)`,
+      { details: { contextId, reason: 'context_being_forgotten' } },
+    );
+  }
+}
+
+async function ownedMediaOf(
+  store: ArchiveStore,
+  media: MediaFolder,
+  contextId: string,
+): Promise<Set<string>> {
+  const paths = new Set<string>();
+  let last: MemoryRecord | undefined;
+  for (;;) {
+    const page = await store.listMemories(
+      contextId,
+      last === undefined ? { limit: 2000 } : { afterSequence: last.sequence, afterId: last.id, limit: 2000 },
+    );
+    for (const path of media.ownedPaths(page)) paths.add(path);
+    if (page.length < 2000) return paths;
+    last = page[page.length - 1]!;
+  }
+}

@@ -1,0 +1,188 @@
+import type Database from 'better-sqlite3';
+import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
+
+/**
+ * Rows one forget step deletes at most (about: rows sharing the last key value go together): ~0.1-0.2 s of
+ * the file's write lock on this machine (bench/forget-probe.ts), so other writers of the file wait at most
+ * that long between steps instead of the whole forget (~19 s at 100k memories, minutes at 1M).
+ */
+export const FORGET_STEP_ROWS = 16_384;
+
+/**
+ * What one lexical document counts for in a step's budget: its FTS5 delete (contentless_delete rewrites the
+ * term's doclist entries) and its lex_docs row cost about four plain row deletes (bench/forget-probe.ts at 100k:
+ * steps of 16,384 documents took 0.3-0.8 s, steps of 16,384 posting rows 0.1-0.3 s).
+ */
+const DOC_ROWS = 4;
+
+/** A stage of a forget: the lexical documents, their statistics, or a table's rows in key order. */
+type Stage = { kind: 'docs' } | { kind: 'stats' } | { kind: 'rows'; table: string; column: string };
+
+const rows = (table: string, column: string): Stage => ({ kind: 'rows', table, column });
+
+/**
+ * What a forget deletes, in this order; each `rows` stage walks an index whose key starts with (context_id,
+ * column) and whose column values are near unique (a memory id, a term), so a step is a bounded range.
+ * - The lexical documents first: they are found through the memories (lex_docs has no context column).
+ * - Rows that hang off memories before the memories, so no step leaves a dangling row (the foreign key
+ *   check of `integrityCheck` holds between any two steps); the memories' cascades then find nothing.
+ * - semantic_top before the postings (their delete trigger probes it), counters before the rows whose
+ *   triggers update them (the counter checks of `integrityCheck` skip a context being forgotten).
+ * - Rows without a memory after the memories; the context row last, with the mark (its cascade takes the
+ *   semantic snapshot and the usearch file rows).
+ * Extend with every new per-context table (the forget test checks that no table keeps a row of the context).
+ */
+const STAGES: readonly Stage[] = [
+  { kind: 'docs' },
+  { kind: 'stats' },
+  rows('semantic_top', 'term'),
+  rows('semantic_postings', 'memory_id'),
+  rows('semantic_neighbours', 'memory_id'),
+  rows('semantic_docs', 'memory_id'),
+  rows('edge_counts', 'type'),
+  rows('edges', 'a'),
+  rows('memory_keys', 'memory_id'),
+  rows('memory_tags', 'memory_id'),
+  rows('memory_versions', 'memory_id'),
+  rows('vector_ivf', 'space'),
+  rows('vector_spaces', 'space'),
+  rows('vectors', 'memory_id'),
+  rows('views', 'memory_id'),
+  rows('kind_counts', 'kind'),
+  rows('memories', 'id'),
+  rows('relation_journal', 'seq'),
+  rows('semantic_df', 'term'),
+  rows('questions', 'id'),
+];
+
+interface Mark {
+  stage: number;
+  cursor: string | null;
+}
+
+interface RangeStatements {
+  cutoff: Database.Statement;
+  upTo: Database.Statement;
+  all: Database.Statement;
+}
+
+/**
+ * Forgetting a SQLite context in steps (migration 15), so that forgetting a large user does not hold the
+ * file's one write lock for the whole delete: `begin` marks the context (table `forgetting`), each `step` is
+ * one IMMEDIATE transaction deleting at most ~`stepRows` rows where the last step stopped, and the last one
+ * deletes the context row with its mark. While marked, writes to the context are refused (writeMemories) and
+ * the library refuses its reads (CONFLICT): no one sees a half-deleted user. A process killed between steps
+ * leaves a consistent file (every step is a transaction; integrityCheck passes) and the mark: forgetting the
+ * context again resumes at the recorded stage.
+ */
+export class SqliteContextForget {
+  private readonly ranges = new Map<string, RangeStatements>();
+  private readonly s: {
+    mark: Database.Statement;
+    exists: Database.Statement;
+    insertMark: Database.Statement;
+    updateMark: Database.Statement;
+    deleteMark: Database.Statement;
+    deleteContext: Database.Statement;
+  };
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly lexical: SqliteLexicalIndex | undefined,
+    private readonly stepRows = FORGET_STEP_ROWS,
+  ) {
+    this.s = {
+      mark: db.prepare('SELECT stage, cursor FROM forgetting WHERE context_id = ?'),
+      exists: db
+        .prepare(`SELECT EXISTS (SELECT 1 FROM contexts WHERE id = ?)
+          OR EXISTS (SELECT 1 FROM questions WHERE context_id = ?)`)
+        .pluck(),
+      insertMark: db.prepare('INSERT INTO forgetting (context_id, started_at) VALUES (?, ?)'),
+      updateMark: db.prepare('UPDATE forgetting SET stage = ?, cursor = ? WHERE context_id = ?'),
+      deleteMark: db.prepare('DELETE FROM forgetting WHERE context_id = ?'),
+      deleteContext: db.prepare('DELETE FROM contexts WHERE id = ?'),
+    };
+  }
+
+  /**
+   * Marks the context as being forgotten (or finds the mark of a forget a killed process left). False when
+   * there is nothing to forget: no context row, no question and no mark.
+   */
+  begin(contextId: string, startedAt: string): boolean {
+    return this.db
+      .transaction(() => {
+        if (this.s.mark.get(contextId) !== undefined) return true;
+        if (this.s.exists.get(contextId, contextId) !== 1) return false;
+        this.s.insertMark.run(contextId, startedAt);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** One step in one transaction; true once the context and its mark are gone. */
+  step(contextId: string): boolean {
+    return this.db
+      .transaction(() => {
+        const mark = this.s.mark.get(contextId) as Mark | undefined;
+        // Finished by another connection meanwhile.
+        if (mark === undefined) return true;
+        let { stage, cursor } = mark;
+        let budget = this.stepRows;
+        while (stage < STAGES.length && budget > 0) {
+          const done = this.run(STAGES[stage]!, contextId, cursor, budget);
+          budget -= done.removed;
+          if (!done.finished) {
+            cursor = done.cursor;
+            break;
+          }
+          stage++;
+          cursor = null;
+        }
+        if (stage < STAGES.length) {
+          this.s.updateMark.run(stage, cursor, contextId);
+          return false;
+        }
+        this.s.deleteContext.run(contextId);
+        this.s.deleteMark.run(contextId);
+        return true;
+      })
+      .immediate();
+  }
+
+  private run(
+    stage: Stage,
+    contextId: string,
+    cursor: string | null,
+    budget: number,
+  ): { removed: number; finished: boolean; cursor: string | null } {
+    if (stage.kind === 'docs') {
+      if (!this.lexical) return { removed: 0, finished: true, cursor: null };
+      const done = this.lexical.forgetDocs(contextId, cursor ?? '', Math.ceil(budget / DOC_ROWS));
+      return { removed: done.removed * DOC_ROWS, finished: done.finished, cursor: done.last };
+    }
+    if (stage.kind === 'stats') {
+      if (!this.lexical) return { removed: 0, finished: true, cursor: null };
+      return { ...this.lexical.forgetStats(contextId, budget), cursor: null };
+    }
+    const s = this.range(stage.table, stage.column);
+    const cutoff = s.cutoff.get(contextId, budget - 1) as string | number | undefined;
+    if (cutoff === undefined) return { removed: s.all.run(contextId).changes, finished: true, cursor: null };
+    return { removed: s.upTo.run(contextId, cutoff).changes, finished: false, cursor: null };
+  }
+
+  private range(table: string, column: string): RangeStatements {
+    let s = this.ranges.get(table);
+    if (!s) {
+      // Names come from STAGES, never from a request.
+      s = {
+        cutoff: this.db
+          .prepare(`SELECT ${column} FROM ${table} WHERE context_id = ? ORDER BY ${column} LIMIT 1 OFFSET ?`)
+          .pluck(),
+        upTo: this.db.prepare(`DELETE FROM ${table} WHERE context_id = ? AND ${column} <= ?`),
+        all: this.db.prepare(`DELETE FROM ${table} WHERE context_id = ?`),
+      };
+      this.ranges.set(table, s);
+    }
+    return s;
+  }
+}
