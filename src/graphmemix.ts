@@ -206,6 +206,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 
   async function deleteMemory(contextId: string, id: string): Promise<boolean> {
     if (writer) return writer.call('deleteMemory', [contextId, id]);
+    // Its journal entry and relation update would land in a user the forget's steps are deleting.
+    await assertNotForgetting(store, contextId);
     const record = await store.getMemory(contextId, id);
     const deleted = await store.deleteMemory(contextId, id);
     // The store drops the memory's own edges and journals the delete; the relation update re-links what it

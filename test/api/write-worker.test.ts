@@ -42,6 +42,38 @@ describe('openGraphmemix({ writeWorker: true })', () => {
     }
   });
 
+  it("forgets a user in steps while another user's add goes between them, then closes", async () => {
+    const gm = await openGraphmemix({ db: join(dir, 'f.db'), writeWorker: true });
+    try {
+      // ~3k memories: several forget steps of 16,384 rows (postings, list entries, keys, views, documents).
+      await gm.addMemories(
+        'alice',
+        Array.from({ length: 3000 }, (_, i) => ({
+          id: `m${i}`,
+          text: `note ${i} about the pottery workshop number ${i % 97} and the train ticket ${i % 13}`,
+          sessionId: `s${Math.floor(i / 20)}`,
+        })),
+      );
+      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
+      const order: string[] = [];
+      const forget = gm.forgetContext('alice').then((report) => {
+        order.push('forget');
+        return report;
+      });
+      const add = gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the forget' }]).then(() => {
+        order.push('bob add');
+      });
+      await Promise.all([forget, add]);
+      expect(order).toEqual(['bob add', 'forget']);
+      expect(await forget).toMatchObject({ deleted: true, memories: 3000 });
+      expect(await gm.store.countMemories('alice')).toBe(0);
+      expect(await gm.store.countMemories('bob')).toBe(2);
+      expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await gm.close();
+    }
+  }, 60_000);
+
   it('rejects a record too deep to cross the thread like ingest does, keeps the rest and its line numbers', async () => {
     const deep = JSON.parse(`${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`) as Record<string, unknown>;
     const records = [

@@ -149,6 +149,9 @@ async function resumes(file: string, bobBefore: Record<string, number>): Promise
     () => gm.listMemories('ann'),
     () => gm.userStats('ann'),
     () => gm.addMemories('ann', [{ id: 'late', text: 'a write that must not land' }]),
+    () => gm.updateMemory('ann', 'ann-5', { text: 'an update that must not land' }),
+    () => gm.deleteMemory('ann', 'ann-6'),
+    () => gm.compact('ann'),
   ])
     await expect(read()).rejects.toMatchObject({ code: 'CONFLICT' });
   expect((await gm.search('bob', 'lighthouse trip')).length).toBeGreaterThan(0);
