@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { stoppedForget } from '../support/stopped-forget.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-http-forget-'));
 
@@ -118,15 +119,7 @@ describe('HTTP: a user whose forget was interrupted (SQLite)', () => {
     ]);
     await first.addMemories('dora', [{ id: 'd1', text: 'dora keeps her bike at work' }]);
     // A forget stopped right after its mark (as a process killed there leaves it).
-    let steps = 0;
-    await expect(
-      first.store.deleteContext('carl', {
-        schedule: async (step) => {
-          if (++steps > 1) throw new Error('stopped');
-          return step();
-        },
-      }),
-    ).rejects.toThrow('stopped');
+    await stoppedForget(first.store, 'carl', 1);
     await first.close();
 
     const gm = await openGraphmemix({ db: file, readWorkers: false });

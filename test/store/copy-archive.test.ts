@@ -6,6 +6,7 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { copyArchive } from '../../src/store/copy-archive.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { stoppedForget } from '../support/stopped-forget.ts';
 import { createTestDatabase, dropTestDatabases, PG_SKIP } from './postgres-test-db.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-copy-'));
@@ -198,16 +199,8 @@ describe('copyArchive: a whole archive through the store port', () => {
     const db = join(dir, 'forgetting.db');
     await buildSource(db);
     const source = await openStore(db);
-    let steps = 0;
     // Stopped right after the mark, as a process killed there leaves it.
-    await expect(
-      source.deleteContext('bob', {
-        schedule: async (step) => {
-          if (++steps > 1) throw new Error('stopped');
-          return step();
-        },
-      }),
-    ).rejects.toThrow('stopped');
+    await stoppedForget(source, 'bob', 1);
     const target = await openStore('memory:');
     try {
       const report = await copyArchive(source, target);

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { TSX_IMPORT } from '../support/repo-paths.ts';
+import { stoppedForget } from '../support/stopped-forget.ts';
 
 /**
  * Forgetting a context on SQLite deletes it in steps (sqlite-context-forget.ts): its lexical documents through
@@ -169,16 +170,8 @@ describe('an interrupted forget (SQLite)', () => {
     await twoUsers(file);
     const bobBefore = rowsPerTable(file, 'bob');
     const store = createSqliteStore(file, { forgetStepRows: 7 });
-    let steps = 0;
-    await expect(
-      store.deleteContext('ann', {
-        schedule: async (step) => {
-          // Past the lexical stages (~2 documents a step at 7 rows), inside the tables' stages.
-          if (++steps > 400) throw new Error('stopped');
-          return step();
-        },
-      }),
-    ).rejects.toThrow('stopped');
+    // Past the lexical stages (~2 documents a step at 7 rows), inside the tables' stages.
+    await stoppedForget(store, 'ann', 400);
     await store.close();
     // Some of ann is gone already, not all.
     const partial = rowsPerTable(file, 'ann');
