@@ -129,7 +129,7 @@ export class SqliteContextForget {
         let { stage, cursor } = mark;
         let budget = this.stepRows;
         while (stage < STAGES.length && budget > 0) {
-          const done = this.run(STAGES[stage]!, contextId, cursor, budget);
+          const done = this.runStage(STAGES[stage]!, contextId, cursor, budget);
           budget -= done.removed;
           if (!done.finished) {
             cursor = done.cursor;
@@ -149,7 +149,7 @@ export class SqliteContextForget {
       .immediate();
   }
 
-  private run(
+  private runStage(
     stage: Stage,
     contextId: string,
     cursor: string | null,
