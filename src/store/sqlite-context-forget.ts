@@ -9,14 +9,21 @@ import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 export const FORGET_STEP_ROWS = 16_384;
 
 /**
- * What one lexical document counts for in a step's budget: its FTS5 delete (contentless_delete rewrites the
- * term's doclist entries) and its lex_docs row cost about four plain row deletes (bench/forget-probe.ts at 100k:
- * steps of 16,384 documents took 0.3-0.8 s, steps of 16,384 posting rows 0.1-0.3 s).
+ * FTS5 leaf pages one merge step writes at most: the documents' deletes leave their postings behind with
+ * tombstones (FTS5 merge work is off while they flush), and the merge stage lets FTS5 drop them by its own
+ * rule ('deletemerge') in pieces this size.
  */
-const DOC_ROWS = 4;
+const MERGE_PAGES = 128;
 
-/** A stage of a forget: the lexical documents, their statistics, or a table's rows in key order. */
-type Stage = { kind: 'docs' } | { kind: 'stats' } | { kind: 'rows'; table: string; column: string };
+/**
+ * A stage of a forget: the lexical documents, FTS5 merge work, their statistics, or a table's rows in key
+ * order.
+ */
+type Stage =
+  | { kind: 'docs' }
+  | { kind: 'merge' }
+  | { kind: 'stats' }
+  | { kind: 'rows'; table: string; column: string };
 
 const rows = (table: string, column: string): Stage => ({ kind: 'rows', table, column });
 
@@ -24,6 +31,7 @@ const rows = (table: string, column: string): Stage => ({ kind: 'rows', table, c
  * What a forget deletes, in this order; each `rows` stage walks an index whose key starts with (context_id,
  * column) and whose column values are near unique (a memory id, a term), so a step is a bounded range.
  * - The lexical documents first: they are found through the memories (lex_docs has no context column).
+ *   Then FTS5's merges that their deletes call for, in bounded steps.
  * - Rows that hang off memories before the memories, so no step leaves a dangling row (the foreign key
  *   check of `integrityCheck` holds between any two steps); the memories' cascades then find nothing.
  * - semantic_top before the postings (their delete trigger probes it), counters before the rows whose
@@ -34,6 +42,7 @@ const rows = (table: string, column: string): Stage => ({ kind: 'rows', table, c
  */
 const STAGES: readonly Stage[] = [
   { kind: 'docs' },
+  { kind: 'merge' },
   { kind: 'stats' },
   rows('semantic_top', 'term'),
   rows('semantic_postings', 'memory_id'),
@@ -157,8 +166,21 @@ export class SqliteContextForget {
   ): { removed: number; finished: boolean; cursor: string | null } {
     if (stage.kind === 'docs') {
       if (!this.lexical) return { removed: 0, finished: true, cursor: null };
-      const done = this.lexical.forgetDocs(contextId, cursor ?? '', Math.ceil(budget / DOC_ROWS));
-      return { removed: done.removed * DOC_ROWS, finished: done.finished, cursor: done.last };
+      // A document (its FTS5 delete, without merge work, and its lex_docs row) costs about what a row of the
+      // other stages costs: 4,096 of them took ~23 ms at 100k (bench/forget-probe.ts, FORGET_PROBE_TRACE=1),
+      // 16,384 posting rows 0.1-0.2 s.
+      const done = this.lexical.forgetDocs(contextId, cursor ?? '', budget);
+      return { removed: done.removed, finished: done.finished, cursor: done.last };
+    }
+    if (stage.kind === 'merge') {
+      if (!this.lexical) return { removed: 0, finished: true, cursor: null };
+      // Steps left (the cursor): enough to rewrite the whole index once, so writers that keep adding
+      // segments between the steps cannot keep the forget merging for ever.
+      const left = cursor === null ? Math.ceil(this.lexical.indexPages() / MERGE_PAGES) + 16 : Number(cursor);
+      if (left <= 0 || !this.lexical.mergeStep(MERGE_PAGES))
+        return { removed: 0, finished: true, cursor: null };
+      // A step that merged does nothing else (its budget is the pages).
+      return { removed: budget, finished: false, cursor: String(left - 1) };
     }
     if (stage.kind === 'stats') {
       if (!this.lexical) return { removed: 0, finished: true, cursor: null };

@@ -170,8 +170,8 @@ describe('an interrupted forget (SQLite)', () => {
     await twoUsers(file);
     const bobBefore = rowsPerTable(file, 'bob');
     const store = createSqliteStore(file, { forgetStepRows: 7 });
-    // Past the lexical stages (~2 documents a step at 7 rows), inside the tables' stages.
-    await stoppedForget(store, 'ann', 400);
+    // Past the lexical stages (7 documents a step at 7 rows), inside the tables' stages.
+    await stoppedForget(store, 'ann', 250);
     await store.close();
     // Some of ann is gone already, not all.
     const partial = rowsPerTable(file, 'ann');
@@ -230,5 +230,46 @@ describe('a forget in steps shares the write queue (SQLite)', () => {
     expect(await gm.getMemory('ann', 'ann-new')).toBeUndefined();
     expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
     await gm.close();
+  }, 60_000);
+});
+
+describe('the FTS5 side of a forget (SQLite)', () => {
+  it("deletes documents without merge work, then lets FTS5's merges drop them; its settings stay", async () => {
+    const file = join(dir, 'fts.db');
+    await twoUsers(file);
+    const bobBefore = rowsPerTable(file, 'bob');
+    const annDocs = rowsPerTable(file, 'ann').lex_docs_of_context!;
+    const raw = new Database(file);
+    // A setting of its own, which the forget must leave as it found it.
+    raw.prepare("INSERT INTO lex_fts (lex_fts, rank) VALUES ('automerge', 8)").run();
+    const indexBytes = () =>
+      raw.prepare('SELECT sum(length(block)) FROM lex_fts_data').pluck().get() as number;
+    const automerge = () => raw.prepare("SELECT v FROM lex_fts_config WHERE k = 'automerge'").pluck().get();
+    const before = indexBytes();
+
+    // The mark and one step of 200 documents (enough deletes for FTS5 to owe merge work at their flush):
+    // FTS5 only added tombstones, where its merge would have rewritten the segments without them.
+    const store = createSqliteStore(file, { forgetStepRows: 200 });
+    await stoppedForget(store, 'ann', 2);
+    await store.close();
+    const partial = rowsPerTable(file, 'ann');
+    expect(partial.lex_docs_of_context).toBeGreaterThan(0);
+    expect(partial.lex_docs_of_context).toBeLessThan(annDocs);
+    expect(indexBytes()).toBeGreaterThanOrEqual(before);
+    expect(automerge()).toBe(8);
+
+    const gm = await open(file, 7);
+    expect(await gm.deleteUser('ann')).toMatchObject({ deleted: true });
+    await gm.close();
+    // The merge stage rewrote the segments without ann's postings: about bob's half of the index is left.
+    expect(indexBytes()).toBeLessThan(before * 0.75);
+    expect(automerge()).toBe(8);
+    raw.prepare("INSERT INTO lex_fts (lex_fts, rank) VALUES ('integrity-check', 0)").run();
+    raw.close();
+    expect(rowsPerTable(file, 'bob')).toEqual(bobBefore);
+    const reopened = await openGraphmemix({ db: file, readWorkers: false });
+    expect(await reopened.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    expect((await reopened.search('bob', 'lighthouse trip')).length).toBeGreaterThan(0);
+    await reopened.close();
   }, 60_000);
 });
