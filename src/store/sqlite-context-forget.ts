@@ -39,6 +39,8 @@ const rows = (table: string, column: string): Stage => ({ kind: 'rows', table, c
  * - Rows without a memory after the memories; the context row last, with the mark (its cascade takes the
  *   semantic snapshot and the usearch file rows).
  * Extend with every new per-context table (the forget test checks that no table keeps a row of the context).
+ * A mark stores its stage's index: a stage inserted later (round 21: `merge`) makes a forget left by older
+ * code resume one stage early, which only re-runs a finished stage (its deletes find nothing).
  */
 const STAGES: readonly Stage[] = [
   { kind: 'docs' },

@@ -190,6 +190,7 @@ export class SqliteLexicalIndex {
     // Automerge is off while this step's deletes flush (setting a config value flushes first) and back on
     // before the commit, in the same transaction; the forget's merge stage (mergeStep) does the work
     // in bounded pieces afterwards.
+    if (rows.length === 0) return { removed: 0, last: from, finished: true };
     const automerge = (this.s.ftsConfig.get('automerge') as number | undefined) ?? FTS5_DEFAULT_AUTOMERGE;
     this.s.setFtsConfig.run('automerge', 0);
     for (const [, id] of rows) {
