@@ -5,8 +5,9 @@
  * through the same library handle, as a server's write worker does for other clients. Prints the forget's
  * wall and CPU time, its store steps (each one transaction holding the file's write lock: count, p50 and
  * longest), and the other user's add latencies during the forget (p50, p99, longest): how long another writer
- * waits. `--code dir` runs another checkout's library (e.g. a worktree of an older commit; its store may
- * forget in one step). The source file is not changed.
+ * waits. FORGET_PROBE_TRACE=1 prints each step's and each add's time to stderr. `--code dir` runs another
+ * checkout's library (e.g. a worktree of an older commit; its store may forget in one step). The source file
+ * is not changed.
  */
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -74,6 +75,8 @@ try {
     await gm.addMemories('forget-probe-other', [{ id: `m${n}`, text: `the other user writes note ${n}` }]);
     // Every add started before the forget ended counts (one waiting through a one-transaction forget too).
     waits.push(performance.now() - at);
+    if (process.env.FORGET_PROBE_TRACE)
+      console.error(`add ${n} ${(performance.now() - at).toFixed(0)} ms after step ${steps.length}`);
     await new Promise((resolve) => setTimeout(resolve, every));
   }
   const report = await forgetting;
