@@ -32,6 +32,7 @@ import {
   statsOf,
   updateStoredMemory,
 } from './graphmemix-memory-verbs.ts';
+import { WriteQueue } from './graphmemix-write-queue.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
@@ -151,20 +152,17 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     };
   };
   const digest = (record: MemoryRecord) => digestRecordMedia(record, digestDeps());
-  // One writer at a time in this thread: imports, adds, deletes and the media queue's write-backs.
-  let writeChain: Promise<unknown> = Promise.resolve();
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = writeChain.then(work, work);
-    writeChain = next.catch(() => undefined);
-    return next;
-  };
+  // One writer at a time in this thread: imports, adds, deletes and the media queue's write-backs. A user's
+  // import and a forget queue their pieces one by one (other users' writes go between them).
+  const writes = new WriteQueue();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => writes.exclusive(work);
   const background = options.mediaDigest === 'background' && !options.readonly && writer === undefined;
   const queue = background
     ? new MediaQueue({
         store,
         digest,
         writeBack: (record, outcome) =>
-          exclusive(async () => {
+          writes.forContext(record.contextId, async () => {
             const current = await store.getMemory(record.contextId, record.id);
             // A newer write of the same id replaced the pending record: its own job digests it.
             if (
@@ -201,7 +199,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 
   async function forgetContext(contextId: string, onStarted?: () => void): Promise<ForgetReport> {
     if (writer) return writer.call('forgetContext', [contextId]);
-    return forgetInSteps(store, media, exclusive, contextId, onStarted);
+    // Its steps wait for an import into the same user to finish (and then refuse its later writes).
+    const queued = <T>(work: () => Promise<T>) => writes.forContext(contextId, work);
+    return forgetInSteps(store, media, queued, contextId, onStarted);
   }
 
   async function deleteMemory(contextId: string, id: string): Promise<boolean> {
@@ -254,26 +254,33 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         const { onProgress, ...rest } = ingestOptions;
         return writer.call('ingest', [path, rest], onProgress);
       }
-      const importer = await getImporter(ingestOptions.format);
-      // The import root is where this archive's imported media live: the one local place (with the media
-      // store) whose files may later be sent to a model as images (src/providers/to-image-url.ts).
-      const mediaRoot = await importRootOf(path);
-      allowMediaRoot(mediaRoot);
-      const items = importer.read(path, {
-        ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
-        ...(models.vision === undefined ? {} : { vision: models.vision }),
-        ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
-        ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
-        mediaRoot,
-      });
-      return exclusive(() =>
-        ingestItems(store, items, {
+      const run = async (schedule?: <T>(work: () => Promise<T>) => Promise<T>) => {
+        const importer = await getImporter(ingestOptions.format);
+        // The import root is where this archive's imported media live: the one local place (with the media
+        // store) whose files may later be sent to a model as images (src/providers/to-image-url.ts).
+        const mediaRoot = await importRootOf(path);
+        allowMediaRoot(mediaRoot);
+        const items = importer.read(path, {
+          ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
+          ...(models.vision === undefined ? {} : { vision: models.vision }),
+          ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
+          ...(ingestOptions.shape === undefined ? {} : { shape: ingestOptions.shape }),
+          mediaRoot,
+        });
+        return ingestItems(store, items, {
           ...(ingestOptions.contextId === undefined ? {} : { contextId: ingestOptions.contextId }),
           ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
           ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
           media: ingestMedia,
-        }),
-      );
+          ...(schedule === undefined ? {} : { schedule }),
+        });
+      };
+      // An import into one user queues its batches and relation update one by one, holding that user: other
+      // users' writes go between them (a 10k import held every write of the process for its whole run).
+      // Without a user the file may name any, so it is one turn, after any import that holds a user.
+      const contextId = ingestOptions.contextId;
+      if (contextId === undefined) return writes.forAny(() => run());
+      return writes.holding(contextId, () => run(exclusive));
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
       if (writer) return addThroughWorker(writer, contextId, records);
@@ -283,7 +290,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         record: record as unknown as MemoryRecord,
         source: { file: 'addMemories', line: index + 1, recordId: record.id },
       }));
-      return exclusive(() =>
+      return writes.forContext(context, () =>
         ingestItems(store, items, {
           contextId: context,
           ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
@@ -324,12 +331,13 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await assertNotForgetting(store, userId);
       return statsOf(store, userId);
     },
-    deleteMemory: (contextId: string, id: string) => exclusive(() => deleteMemory(contextId, id)),
+    deleteMemory: (contextId: string, id: string) =>
+      writes.forContext(contextId, () => deleteMemory(contextId, id)),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
     forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
       forgetContext(contextId, forgetOptions?.onStarted),
     async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
-      return exclusive(async () => {
+      return writes.forContext(contextId, async () => {
         await assertNotForgetting(store, contextId);
         return compact(contextId, compactOptions);
       });

@@ -54,6 +54,12 @@ export interface IngestOptions {
   media?: IngestMedia;
   /** Clock for step times (ms); default performance.now. */
   clock?: IngestClock;
+  /**
+   * Runs each write of the import (a batch, the relation update; a small add's single unit) as its own turn
+   * of the caller's write queue, so other writes go between them (the library's `WriteQueue`, with the
+   * import's context held). Default: each runs at once.
+   */
+  schedule?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -82,6 +88,7 @@ export async function ingestItems(
   const recordContexts = new Set<string>();
   const allContexts = new Set<string>();
   const batch = new WriteBatch(store, trace, options);
+  const schedule = options.schedule ?? (<T>(work: () => Promise<T>) => work());
   let itemsRead = 0;
   let flushed = false;
 
@@ -121,7 +128,7 @@ export async function ingestItems(
     if (batch.full(batchSize)) {
       trace.addStep('parse', parseStarted);
       flushed = true;
-      await batch.flush();
+      await schedule(() => batch.flush());
       options.onProgress?.(itemsRead);
       parseStarted = trace.now();
     }
@@ -136,24 +143,26 @@ export async function ingestItems(
   if (relations && batch.oneUnit(flushed, contexts)) {
     // A small write into one context (an add): its records and their relation update commit together, one
     // transaction instead of two (all or nothing: a crash leaves neither, and the write is simply redone).
-    await inUnitOfWork(
-      store,
-      contexts[0]!,
-      async () => {
-        await batch.flush();
-        await relationsStage(store, contexts, options, trace);
-        // Not awaited here: PostgreSQL sends this read with the unit's COMMIT (no round trip of its own).
-        const counts = store.countEdges(contexts[0]!);
-        counts.catch(() => {}); // a failing unit throws first; its read's rejection is the same failure
-        counted.set(contexts[0]!, counts);
-      },
-      { recordWrite: true, adds: batch.records.length },
+    await schedule(() =>
+      inUnitOfWork(
+        store,
+        contexts[0]!,
+        async () => {
+          await batch.flush();
+          await relationsStage(store, contexts, options, trace);
+          // Not awaited here: PostgreSQL sends this read with the unit's COMMIT (no round trip of its own).
+          const counts = store.countEdges(contexts[0]!);
+          counts.catch(() => {}); // a failing unit throws first; its read's rejection is the same failure
+          counted.set(contexts[0]!, counts);
+        },
+        { recordWrite: true, adds: batch.records.length },
+      ),
     );
     options.onProgress?.(itemsRead);
   } else {
-    await batch.flush();
+    await schedule(() => batch.flush());
     options.onProgress?.(itemsRead);
-    if (relations) await relationsStage(store, contexts, options, trace);
+    if (relations) await schedule(() => relationsStage(store, contexts, options, trace));
   }
   for (const contextId of recordContexts) {
     const counts = await (counted.get(contextId) ?? store.countEdges(contextId));

@@ -24,12 +24,15 @@ const gm = await openGraphmemix({
 });
 
 let queue: Promise<void> = Promise.resolve();
-/** Forgets still running their steps after the queue went on (close waits for them, as it did before). */
-const forgetting = new Set<Promise<void>>();
+/**
+ * Forgets and imports into one user still running their pieces after the queue went on (close waits for
+ * them, as it did before).
+ */
+const pieced = new Set<Promise<void>>();
 port.on('message', (request: WriteRequest | 'close') => {
   if (request === 'close') {
     queue = queue.then(async () => {
-      await Promise.all(forgetting);
+      await Promise.all(pieced);
       await gm.close();
       port.close();
     });
@@ -43,12 +46,25 @@ port.on('message', (request: WriteRequest | 'close') => {
       () =>
         new Promise<void>((started) => {
           const done = run(request, started).finally(() => {
-            forgetting.delete(done);
+            pieced.delete(done);
             started();
           });
-          forgetting.add(done);
+          pieced.add(done);
         }),
     );
+    return;
+  }
+  // An import into one user holds that user from its call on (the library's WriteQueue) and queues its batches
+  // one by one, so the requests after it go on at once: other users' writes run between its batches, that
+  // user's wait for it.
+  if (
+    request.method === 'ingest' &&
+    (request.args[1] as { contextId?: string } | undefined)?.contextId !== undefined
+  ) {
+    queue = queue.then(() => {
+      const done = run(request).finally(() => pieced.delete(done));
+      pieced.add(done);
+    });
     return;
   }
   queue = queue.then(() => run(request));

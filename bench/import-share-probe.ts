@@ -1,0 +1,66 @@
+/**
+ * `npx tsx bench/import-share-probe.ts [--records 20k] [--writer-every 50] [--worker] [--code dir]`: how long
+ * another user's writes wait while one user's import runs in the same process. Writes a JSONL of realistic chat
+ * records (bench/support/realistic-chat.ts, seeded) and imports it into user `ann` of a fresh archive
+ * (`gm.ingest(file, { format: 'unified', contextId: 'ann' })`: batches of 500, then the relation update;
+ * a bulk import from 1,000 records) while the same handle adds one memory to user `bob` every `--writer-every`
+ * ms. `--worker` opens the archive with the write worker (a server's path). Prints the import's wall time and
+ * bob's add latencies during it (count, p50, p99, longest). `--code dir` runs another checkout's library.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseCount, probeFlags } from './support/probe-args.ts';
+import { chatRecords } from './support/realistic-chat.ts';
+
+const flag = probeFlags();
+const count = parseCount(flag('records', '20k'));
+const every = Number(flag('writer-every', '50'));
+const worker = process.argv.includes('--worker');
+const code = resolve(flag('code', join(import.meta.dirname, '..')));
+const { openGraphmemix } = (await import(
+  pathToFileURL(join(code, 'src/graphmemix.ts')).href
+)) as typeof import('../src/graphmemix.ts');
+
+const dir = mkdtempSync(join(tmpdir(), 'gm-import-share-'));
+const pct = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+};
+try {
+  const file = join(dir, 'ann.jsonl');
+  const lines: string[] = [];
+  for (const record of chatRecords({ contextId: 'ann', count, seed: 4242 })) {
+    const { contextId: _, ...rest } = record;
+    lines.push(JSON.stringify(rest));
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const gm = await openGraphmemix({ db: join(dir, 'a.db'), writeWorker: worker, readWorkers: false });
+  await gm.addMemories('bob', [{ id: 'warm', text: 'a first memory of the other user' }]);
+  const started = performance.now();
+  let done = false;
+  const imported = gm.ingest(file, { format: 'unified', contextId: 'ann' }).finally(() => {
+    done = true;
+  });
+  const waits: number[] = [];
+  for (let n = 0; !done; n++) {
+    const at = performance.now();
+    await gm.addMemories('bob', [{ id: `b${n}`, text: `bob writes note ${n} during the import` }]);
+    waits.push(performance.now() - at);
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
+  const report = await imported;
+  const wall = performance.now() - started;
+  const f = (v: number) => v.toFixed(0);
+  console.log(
+    `import of ${report.imported} records into ann${worker ? ' (write worker)' : ''}: ${f(wall)} ms wall, load ${loadavg()[0]!.toFixed(2)}`,
+  );
+  console.log(
+    `bob's adds during the import: ${waits.length}, p50 ${f(pct(waits, 0.5))} ms, p99 ${f(pct(waits, 0.99))} ms, longest ${f(Math.max(0, ...waits))} ms`,
+  );
+  await gm.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
