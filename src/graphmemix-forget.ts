@@ -1,7 +1,8 @@
+import { KEYS_VERSION_META_PREFIX, RELATION_KEYS_VERSION } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type { ForgetReport } from './graphmemix-api.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
-import type { MediaFolder } from './store/media-folder.ts';
+import { MEDIA_KEY, type MediaFolder } from './store/media-folder.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 
 /** The library's write queue: one write of this process at a time, in call order. */
@@ -50,20 +51,53 @@ export async function assertNotForgetting(store: ArchiveStore, contextId: string
   }
 }
 
+/** Rows per read of the context's media keys or records. */
+const MEDIA_PAGE = 2000;
+
+/**
+ * The archive's own media files the context's records reference. A context whose records all carry the
+ * current relation keys (version 2 came after the `media:` key per local file) answers from those keys: an
+ * index range, only as long as its media references. Older contexts are walked record by record.
+ */
 async function ownedMediaOf(
   store: ArchiveStore,
   media: MediaFolder,
   contextId: string,
 ): Promise<Set<string>> {
+  const version = (await store.getMeta<number>(`${KEYS_VERSION_META_PREFIX}${contextId}`)) ?? 0;
+  if (version >= RELATION_KEYS_VERSION) return ownedMediaByKeys(store, media, contextId);
   const paths = new Set<string>();
   let last: MemoryRecord | undefined;
   for (;;) {
     const page = await store.listMemories(
       contextId,
-      last === undefined ? { limit: 2000 } : { afterSequence: last.sequence, afterId: last.id, limit: 2000 },
+      last === undefined
+        ? { limit: MEDIA_PAGE }
+        : { afterSequence: last.sequence, afterId: last.id, limit: MEDIA_PAGE },
     );
     for (const path of media.ownedPaths(page)) paths.add(path);
-    if (page.length < 2000) return paths;
+    if (page.length < MEDIA_PAGE) return paths;
     last = page[page.length - 1]!;
+  }
+}
+
+async function ownedMediaByKeys(
+  store: ArchiveStore,
+  media: MediaFolder,
+  contextId: string,
+): Promise<Set<string>> {
+  const paths = new Set<string>();
+  // Every key that starts with MEDIA_KEY sorts between it and the same text with its last character one up.
+  const to = `${MEDIA_KEY.slice(0, -1)}${String.fromCharCode(MEDIA_KEY.charCodeAt(MEDIA_KEY.length - 1) + 1)}`;
+  let from = MEDIA_KEY;
+  for (;;) {
+    const page = await store.findKeyRange(contextId, from, to, { limit: MEDIA_PAGE });
+    for (const { key } of page) {
+      const path = media.owned(key.slice(MEDIA_KEY.length));
+      if (path !== undefined) paths.add(path);
+    }
+    if (page.length < MEDIA_PAGE) return paths;
+    // Past the last key's other records (a path holds no NUL): a file referenced by many memories is one key.
+    from = `${page[page.length - 1]!.key}\u0000`;
   }
 }
