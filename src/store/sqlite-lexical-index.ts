@@ -13,6 +13,9 @@ import {
   searchLexicalIndex,
 } from './search-lexical-index.ts';
 
+/** FTS5's 'automerge' when lex_fts_config has no row for it. */
+const FTS5_DEFAULT_AUTOMERGE = 4;
+
 /**
  * The persistent lexical index of the SQLite store: exact BM25 per (context, view kind) with top-k pruning,
  * maintained in the caller's write transaction. Postings live in FTS5 (its segment merging makes a 500-record
@@ -36,9 +39,6 @@ import {
  *
  * Nothing is ever rebuilt from the views: opening or writing costs the same at 1k or 1M memories.
  */
-/** FTS5's 'automerge' when lex_fts_config has no row for it. */
-const FTS5_DEFAULT_AUTOMERGE = 4;
-
 export const LEXICAL_SCHEMA_SQL = `
   CREATE TABLE lex_fields (
     id INTEGER PRIMARY KEY,
@@ -185,12 +185,12 @@ export class SqliteLexicalIndex {
         ORDER BY m.id LIMIT ?`)
       .raw();
     const rows = this.forgetDocRows.all(contextId, from, contextId, limit) as [string, number][];
+    if (rows.length === 0) return { removed: 0, last: from, finished: true };
     // FTS5 counts each contentless delete as a written leaf and pays for it with merge work at the flush,
     // so a step of thousands of deletes rewrote whole segments (0.2-0.5 s steps at 100k, up to 5.9 s at 1M).
     // Automerge is off while this step's deletes flush (setting a config value flushes first) and back on
     // before the commit, in the same transaction; the forget's merge stage (mergeStep) does the work
     // in bounded pieces afterwards.
-    if (rows.length === 0) return { removed: 0, last: from, finished: true };
     const automerge = (this.s.ftsConfig.get('automerge') as number | undefined) ?? FTS5_DEFAULT_AUTOMERGE;
     this.s.setFtsConfig.run('automerge', 0);
     for (const [, id] of rows) {
