@@ -214,11 +214,6 @@ export class SqliteLexicalIndex {
     return (this.s.totalChanges.get() as number) - before >= 2;
   }
 
-  /** The FTS5 index's stored pages (its data table's rows): what a full merge could rewrite at most. */
-  indexPages(): number {
-    return this.s.indexPages.get() as number;
-  }
-
   /**
    * A step of forgetting a context: at most about `limit` rows of its fields' statistics (whole terms: a term's
    * buckets go together). `finished` when none are left; then the fields are emptied (their ids and reference
@@ -529,6 +524,5 @@ function prepareLexicalStatements(db: Database.Database) {
     setFtsConfig: p('INSERT INTO lex_fts (lex_fts, rank) VALUES (?, CAST(? AS INTEGER))'),
     merge: p("INSERT INTO lex_fts (lex_fts, rank) VALUES ('merge', CAST(? AS INTEGER))"),
     totalChanges: p('SELECT total_changes()').pluck(),
-    indexPages: p('SELECT count(*) FROM lex_fts_data').pluck(),
   };
 }
