@@ -29,6 +29,8 @@ let queue: Promise<void> = Promise.resolve();
  * them, as it did before).
  */
 const pieced = new Set<Promise<void>>();
+/** Imports into one user running in pieces, per user. */
+const importing = new Map<string, number>();
 port.on('message', (request: WriteRequest | 'close') => {
   if (request === 'close') {
     queue = queue.then(async () => {
@@ -40,7 +42,10 @@ port.on('message', (request: WriteRequest | 'close') => {
   }
   // Serialised: one write at a time, like a single writer connection. A forget holds the queue only until it
   // has begun (writes to its context refused): its steps go through the library's write queue, so the writes
-  // that arrive meanwhile run between them instead of after the whole forget.
+  // that arrive meanwhile run between them instead of after the whole forget. A forget of a user whose import
+  // is running waits for that import (possibly long) before it begins; the queue goes on at once then: the
+  // user's later writes already queue behind the forget in the library (WriteQueue.forContext, in call order),
+  // and other users' writes need not wait for that user's import.
   if (request.method === 'forgetContext') {
     queue = queue.then(
       () =>
@@ -50,6 +55,7 @@ port.on('message', (request: WriteRequest | 'close') => {
             started();
           });
           pieced.add(done);
+          if (importing.has(request.args[0] as string)) started();
         }),
     );
     return;
@@ -61,8 +67,15 @@ port.on('message', (request: WriteRequest | 'close') => {
     request.method === 'ingest' &&
     (request.args[1] as { contextId?: string } | undefined)?.contextId !== undefined
   ) {
+    const contextId = (request.args[1] as { contextId: string }).contextId;
     queue = queue.then(() => {
-      const done = run(request).finally(() => pieced.delete(done));
+      importing.set(contextId, (importing.get(contextId) ?? 0) + 1);
+      const done = run(request).finally(() => {
+        pieced.delete(done);
+        const left = importing.get(contextId)! - 1;
+        if (left === 0) importing.delete(contextId);
+        else importing.set(contextId, left);
+      });
       pieced.add(done);
     });
     return;

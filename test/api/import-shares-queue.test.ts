@@ -72,3 +72,46 @@ describe.each([
     }
   }, 60_000);
 });
+
+describe('a forget of a user whose import is running (write worker)', () => {
+  it("waits for that import, and does not hold other users' writes meanwhile", async () => {
+    const gm = await openGraphmemix({
+      db: join(dir, 'forget-during.db'),
+      writeWorker: true,
+      readWorkers: false,
+    });
+    try {
+      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
+      const order: string[] = [];
+      const later: Promise<void>[] = [];
+      const imported = gm
+        .ingest(file, {
+          format: 'unified',
+          contextId: 'ann',
+          onProgress: () => {
+            if (later.length > 0) return;
+            // In this order: the forget first, then another user's add.
+            later.push(
+              gm.deleteUser('ann').then((report) => {
+                order.push(`forget ${report.memories}`);
+              }),
+              gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the forget' }]).then(() => {
+                order.push('bob add');
+              }),
+            );
+          },
+        })
+        .then(() => {
+          order.push('import');
+        });
+      await imported;
+      await Promise.all(later);
+      expect(order).toEqual(['bob add', 'import', 'forget 2000']);
+      expect(await gm.store.countMemories('ann')).toBe(0);
+      expect(await gm.store.countMemories('bob')).toBe(2);
+      expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await gm.close();
+    }
+  }, 60_000);
+});
