@@ -1,9 +1,9 @@
+import { recordPages } from './digest/load-records.ts';
 import { KEYS_VERSION_META_PREFIX, RELATION_KEYS_VERSION } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type { ForgetReport } from './graphmemix-api.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { MEDIA_KEY, type MediaFolder } from './store/media-folder.ts';
-import type { MemoryRecord } from './types/memory-record.ts';
 
 /** The library's write queue: one write of this process at a time, in call order. */
 export type Exclusive = <T>(work: () => Promise<T>) => Promise<T>;
@@ -67,18 +67,10 @@ async function ownedMediaOf(
   const version = (await store.getMeta<number>(`${KEYS_VERSION_META_PREFIX}${contextId}`)) ?? 0;
   if (version >= RELATION_KEYS_VERSION) return ownedMediaByKeys(store, media, contextId);
   const paths = new Set<string>();
-  let last: MemoryRecord | undefined;
-  for (;;) {
-    const page = await store.listMemories(
-      contextId,
-      last === undefined
-        ? { limit: MEDIA_PAGE }
-        : { afterSequence: last.sequence, afterId: last.id, limit: MEDIA_PAGE },
-    );
+  for await (const page of recordPages(store, contextId, MEDIA_PAGE)) {
     for (const path of media.ownedPaths(page)) paths.add(path);
-    if (page.length < MEDIA_PAGE) return paths;
-    last = page[page.length - 1]!;
   }
+  return paths;
 }
 
 async function ownedMediaByKeys(

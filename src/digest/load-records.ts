@@ -10,15 +10,28 @@ const PAGE = 5000;
  */
 export async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
   const records: MemoryRecord[] = [];
+  for await (const page of recordPages(store, contextId, PAGE)) records.push(...page);
+  return records;
+}
+
+/**
+ * A context's records in pages of `size`, in (sequence, id) order, each page read when the caller asks for
+ * it; the last page is shorter than `size` (possibly empty).
+ */
+export async function* recordPages(
+  store: ArchiveStore,
+  contextId: string,
+  size: number,
+): AsyncGenerator<MemoryRecord[]> {
   let last: MemoryRecord | undefined;
   for (;;) {
     // Keyset paging on (sequence, id): sources imported separately may reuse sequence numbers.
     const page = await store.listMemories(
       contextId,
-      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
+      last === undefined ? { limit: size } : { afterSequence: last.sequence, afterId: last.id, limit: size },
     );
-    records.push(...page);
-    if (page.length < PAGE) return records;
+    yield page;
+    if (page.length < size) return;
     last = page[page.length - 1]!;
   }
 }

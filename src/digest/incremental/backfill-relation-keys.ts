@@ -1,5 +1,5 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
-import type { MemoryRecord } from '../../types/memory-record.ts';
+import { recordPages } from '../load-records.ts';
 import { relationKeys } from './relation-keys.ts';
 
 /** Records per page. */
@@ -14,12 +14,7 @@ const PAGE = 5000;
  */
 export async function backfillRelationKeys(store: ArchiveStore, contextId: string): Promise<number> {
   let keyed = 0;
-  let last: MemoryRecord | undefined;
-  for (;;) {
-    const page = await store.listMemories(
-      contextId,
-      last === undefined ? { limit: PAGE } : { afterSequence: last.sequence, afterId: last.id, limit: PAGE },
-    );
+  for await (const page of recordPages(store, contextId, PAGE)) {
     const hashes = await store.getContentHashes(
       contextId,
       page.map((record) => record.id),
@@ -34,7 +29,6 @@ export async function backfillRelationKeys(store: ArchiveStore, contextId: strin
       }));
     await store.writeMemories(contextId, writes);
     keyed += writes.length;
-    if (page.length < PAGE) return keyed;
-    last = page[page.length - 1]!;
   }
+  return keyed;
 }
