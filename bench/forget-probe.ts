@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { probeFlags } from './support/probe-args.ts';
+import { probeFlags, rankPercentile } from './support/probe-args.ts';
 
 const positional = process.argv
   .slice(2)
@@ -34,10 +34,7 @@ const { createSqliteStore } = (await import(
 const dir = mkdtempSync(join(tmpdir(), 'gm-forget-'));
 const file = join(dir, 'copy.db');
 copyFileSync(source, file);
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-};
+const pct = rankPercentile;
 try {
   const store = createSqliteStore(file);
   // Each step's time inside the store (the write lock is held for about that long).

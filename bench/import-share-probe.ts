@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseCount, probeFlags } from './support/probe-args.ts';
+import { parseCount, probeFlags, rankPercentile } from './support/probe-args.ts';
 import { chatRecords } from './support/realistic-chat.ts';
 
 const flag = probeFlags();
@@ -24,10 +24,7 @@ const { openGraphmemix } = (await import(
 )) as typeof import('../src/graphmemix.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-import-share-'));
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-};
+const pct = rankPercentile;
 try {
   const file = join(dir, 'ann.jsonl');
   const lines: string[] = [];

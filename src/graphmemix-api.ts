@@ -107,6 +107,12 @@ export interface Graphmemix {
    * .mediaDigest 'background'); at once otherwise. Each memory shows its own state in `media.status`.
    */
   waitForMedia(): Promise<void>;
+  /**
+   * Resolves when no automatic compaction is queued or running (they run in steps after the write that
+   * triggered them; OpenGraphmemixOptions.compaction). Writes issued meanwhile go on (through the write worker
+   * too) and may start another compaction, which it waits for as well.
+   */
+  waitForCompactions(): Promise<void>;
 
   /** Flat retrieval (no graph, no verifiers): top-k memories by the multi-view score (searchMemories' hits). */
   search(

@@ -1,3 +1,4 @@
+import { clearCompactionState } from './digest/incremental/semantic-compaction-mark.ts';
 import { recordPages } from './digest/load-records.ts';
 import { KEYS_VERSION_META_PREFIX, RELATION_KEYS_VERSION } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
@@ -28,6 +29,8 @@ export async function forgetInSteps(
     schedule: exclusive,
     started: async () => {
       onStarted?.();
+      // A compaction in steps of this user stops at its next step (its mark is gone).
+      await clearCompactionState(store, contextId);
       memories = await store.countMemories(contextId);
       paths = await ownedMediaOf(store, media, contextId);
     },

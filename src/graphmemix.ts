@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
+import { compactSemantic } from './digest/incremental/compact-semantic.ts';
 import { defaultKnnThreads } from './digest/incremental/parallel-knn-lists.ts';
 import {
   DEFAULT_CONTEXT_ID,
@@ -22,6 +23,7 @@ import type {
   SearchFlag,
   SearchResult,
 } from './graphmemix-api.ts';
+import { BackgroundCompactions } from './graphmemix-compactions.ts';
 import { assertNotForgetting, forgetInSteps } from './graphmemix-forget.ts';
 import {
   addConversation,
@@ -105,6 +107,11 @@ export interface OpenGraphmemixOptions {
    * updates their views; pending work survives a restart). `waitForMedia()` waits for the queue.
    */
   mediaDigest?: 'inline' | 'background';
+  /**
+   * Where a write's automatic (5%-rule) compaction runs: 'steps' (default) after the write, in bounded turns of
+   * the write queue (docs/living-archive.md "Round 22"); 'inline' inside the write (one turn, as before).
+   */
+  compaction?: 'steps' | 'inline';
 }
 
 /**
@@ -156,6 +163,16 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   // import and a forget queue their pieces one by one (other users' writes go between them).
   const writes = new WriteQueue();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => writes.exclusive(work);
+  // Automatic compactions run in steps through the same queue (other writes go between them).
+  const compactions =
+    options.readonly || writer !== undefined || options.compaction === 'inline'
+      ? undefined
+      : new BackgroundCompactions(
+          store,
+          (contextId) => (work) => writes.forContext(contextId, work),
+          (contextId) => compactSemantic(store, contextId),
+        );
+  const inBackground = compactions === undefined ? {} : { compactInBackground: compactions.schedule };
   const background = options.mediaDigest === 'background' && !options.readonly && writer === undefined;
   const queue = background
     ? new MediaQueue({
@@ -179,7 +196,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
                 record: write,
                 source: { file: 'media-digest', recordId: write.id },
               })),
-              { contextId: record.contextId, ...(models.embedding ? { embedding: models.embedding } : {}) },
+              {
+                contextId: record.contextId,
+                ...(models.embedding ? { embedding: models.embedding } : {}),
+                ...inBackground,
+              },
             );
           }),
       })
@@ -213,11 +234,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     // The store drops the memory's own edges and journals the delete; the relation update re-links what it
     // separated (the turns around a deleted message) and the kNN lists it was in.
     if (deleted) {
-      await updateRelations(
-        store,
-        contextId,
-        models.embedding === undefined ? {} : { embedding: models.embedding },
-      );
+      await updateRelations(store, contextId, {
+        ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+        ...inBackground,
+      });
     }
     if (deleted && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
     return deleted;
@@ -273,6 +293,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
           media: ingestMedia,
           ...(schedule === undefined ? {} : { schedule }),
+          ...inBackground,
         });
       };
       // An import into one user queues its batches and relation update one by one, holding that user: other
@@ -295,8 +316,13 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           contextId: context,
           ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
           media: ingestMedia,
+          ...inBackground,
         }),
       );
+    },
+    async waitForCompactions(): Promise<void> {
+      if (writer) return writer.call('waitForCompactions', []);
+      await compactions?.idle();
     },
     async waitForMedia(): Promise<void> {
       if (writer) return writer.call('waitForMedia', []);
@@ -419,6 +445,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await compactions?.close();
       await queue?.close();
       await writer?.close();
       await ocr?.terminate();

@@ -15,3 +15,9 @@ export function probeFlags(args: readonly string[] = process.argv.slice(2)) {
 export function parseCount(text: string): number {
   return Math.round(Number.parseFloat(text) * (/k$/i.test(text) ? 1e3 : /m$/i.test(text) ? 1e6 : 1));
 }
+
+/** The value at rank floor(p * n) of the sorted values (0 when there are none): the probes' p50 / p99. */
+export function rankPercentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}

@@ -5,6 +5,7 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
 import { compactSemantic } from './incremental/compact-semantic.ts';
+import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
 import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
 import { loadRecords } from './load-records.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
@@ -36,6 +37,12 @@ export interface BuildRelationsOptions {
   knn?: 'exact' | 'auto';
   /** Size from which automatic rebuilds are bounded and drift compaction is deferred (APPROXIMATE_KNN_FROM). */
   approximateFrom?: number;
+  /**
+   * Where an incremental update's automatic (5%-rule) compaction runs: given (the facade), the update marks the
+   * context and hands it over, and the compaction runs in steps after the write (compactSemanticInSteps);
+   * absent, it runs inside the write, in one turn.
+   */
+  compactInBackground?: CompactionScheduler;
 }
 
 export interface BuildRelationsResult {

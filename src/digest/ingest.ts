@@ -8,6 +8,7 @@ import type { RelationType } from '../types/relation.ts';
 import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import { relationKeys } from './incremental/relation-keys.ts';
+import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
 import type { IngestReport } from './ingest-report.ts';
 import {
   DEFAULT_CONTEXT_ID,
@@ -60,6 +61,8 @@ export interface IngestOptions {
    * import's context held). Default: each runs at once.
    */
   schedule?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Automatic compactions of the relation update run in steps through it (BuildRelationsOptions). */
+  compactInBackground?: CompactionScheduler;
 }
 
 /**
@@ -383,11 +386,12 @@ async function relationsStage(
 ): Promise<void> {
   for (const contextId of contexts) {
     const since = trace.now();
-    const built = await updateRelations(
-      store,
-      contextId,
-      options.embedding === undefined ? {} : { embedding: options.embedding },
-    );
+    const built = await updateRelations(store, contextId, {
+      ...(options.embedding === undefined ? {} : { embedding: options.embedding }),
+      ...(options.compactInBackground === undefined
+        ? {}
+        : { compactInBackground: options.compactInBackground }),
+    });
     trace.addStep('relations', since);
     for (const warning of built.warnings) trace.warn(`context ${contextId}: ${warning}`);
     for (const [step, seconds] of Object.entries(built.seconds)) {

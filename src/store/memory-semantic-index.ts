@@ -97,6 +97,29 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     this.contexts.set(contextId, index);
   }
 
+  async replaceSnapshot(contextId: string, snapshot: SemanticSnapshotInput): Promise<void> {
+    const fresh = {
+      space: snapshot.space,
+      documents: snapshot.documents,
+      k: snapshot.k,
+      createdAt: snapshot.createdAt,
+      changes: 0,
+    };
+    const index = this.contexts.get(contextId);
+    if (index) {
+      index.snapshot = fresh;
+      index.df = new Map(snapshot.df);
+      return;
+    }
+    this.contexts.set(contextId, {
+      snapshot: fresh,
+      df: new Map(snapshot.df),
+      docs: new Map(),
+      postings: new Map(),
+      referrers: new Map(),
+    });
+  }
+
   async getDocs(contextId: string, ids: readonly string[]): Promise<SemanticDoc[]> {
     const docs = this.contexts.get(contextId)?.docs;
     if (!docs) return [];

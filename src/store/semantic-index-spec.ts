@@ -19,6 +19,13 @@ export interface SemanticIndexStore {
    * compaction can build documents while they are written (no whole-context array at 1M memories).
    */
   replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>): Promise<void>;
+  /**
+   * Replaces only the snapshot row and its document frequencies (`changes` back to 0), keeping every
+   * document and list: the last step of a compaction written in steps (compact-semantic-steps.ts), whose
+   * documents went in with `writeDocs`. Needs no existing snapshot. Optional: without it compaction runs in one
+   * turn (replaceAll).
+   */
+  replaceSnapshot?(contextId: string, snapshot: SemanticSnapshotInput): Promise<void>;
   /** Documents in the order of `ids`; ids without a document are skipped. */
   getDocs(contextId: string, ids: readonly string[]): Promise<SemanticDoc[]>;
   /**

@@ -172,6 +172,14 @@ export function createSqliteSemanticIndex(
     s.insertNeighbours(list, doc.neighbours.length);
   };
 
+  /** The snapshot row (`changes` 0) and its document frequencies, replacing the context's (in a transaction). */
+  const writeSnapshot = (contextId: string, snapshot: SemanticSnapshotInput): void => {
+    const s = statements();
+    s.clearDf.run(contextId);
+    s.upsertSnapshot.run(contextId, snapshot.space, snapshot.documents, snapshot.k, snapshot.createdAt);
+    for (const [term, df] of snapshot.df) s.insertDf.run(contextId, term, df);
+  };
+
   /** The vectors and entry bounds of the ids in `wanted` (a JSON array), by id. */
   const readVectors = (contextId: string, wanted: string): Map<string, SemanticVector> => {
     const s = statements();
@@ -241,17 +249,10 @@ export function createSqliteSemanticIndex(
             const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
             for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
             top?.clearContext(contextId);
-            for (const statement of [s.clearDf, s.clearDocs, s.clearPostings, s.clearNeighbours]) {
+            for (const statement of [s.clearDocs, s.clearPostings, s.clearNeighbours]) {
               statement.run(contextId);
             }
-            s.upsertSnapshot.run(
-              contextId,
-              snapshot.space,
-              snapshot.documents,
-              snapshot.k,
-              snapshot.createdAt,
-            );
-            for (const [term, df] of snapshot.df) s.insertDf.run(contextId, term, df);
+            writeSnapshot(contextId, snapshot);
             for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
             // The same statements that made them (so the schema reads the same), now one sort each.
             for (const { sql } of rebuilt) db.exec(sql);
@@ -266,6 +267,11 @@ export function createSqliteSemanticIndex(
           })
           .immediate(),
       );
+      cache?.clearContext(contextId);
+    },
+
+    async replaceSnapshot(contextId: string, snapshot: SemanticSnapshotInput) {
+      run(() => db.transaction(() => writeSnapshot(contextId, snapshot)).immediate());
       cache?.clearContext(contextId);
     },
 

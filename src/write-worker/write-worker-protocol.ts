@@ -23,7 +23,8 @@ export type WriteMethod =
   | 'deleteMemory'
   | 'compact'
   | 'forgetContext'
-  | 'waitForMedia';
+  | 'waitForMedia'
+  | 'waitForCompactions';
 
 export interface WriteRequest {
   id: number;

@@ -210,6 +210,60 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect(await store.semantic.referrers('ctx', ['b'])).toEqual(['c']);
     expect((await store.integrityCheck()).ok).toBe(true);
   });
+
+  it('semantic: replaceSnapshot replaces the snapshot and df only, and resets changes', async () => {
+    const store = await setUp();
+    const index = store.semantic;
+    if (!index.replaceSnapshot) return; // optional: such a backend compacts in one turn
+    await index.writeDocs('ctx', { put: [doc('d', { kiwi: 1 }, [])] });
+    expect((await index.getSnapshot('ctx'))?.changes).toBe(1);
+    await index.replaceSnapshot('ctx', {
+      space: 'tfidf',
+      documents: 5,
+      k: 3,
+      createdAt: '2026-02-01T00:00:00.000Z',
+      df: new Map([
+        ['kiwi', 1],
+        ['pear', 2],
+      ]),
+    });
+    expect(await index.getSnapshot('ctx')).toEqual({
+      space: 'tfidf',
+      documents: 5,
+      k: 3,
+      createdAt: '2026-02-01T00:00:00.000Z',
+      changes: 0,
+    });
+    expect(await index.documentFrequencies('ctx', ['apple', 'pear', 'kiwi'])).toEqual(
+      new Map([
+        ['pear', 2],
+        ['kiwi', 1],
+      ]),
+    );
+    // Documents, postings and lists are the ones written before.
+    expect(await index.getDocs('ctx', ['a', 'd'])).toEqual([
+      doc('a', { apple: 0.6, pear: 0.8 }, [
+        ['b', 0.5],
+        ['c', 0.25],
+      ]),
+      doc('d', { kiwi: 1 }, []),
+    ]);
+    expect((await index.postings('ctx', 'pear', { top: 5 })).map((p) => p.memoryId)).toEqual(['b', 'a', 'c']);
+    // Another context is untouched; a context without a snapshot gets one.
+    expect(await index.getSnapshot('other')).toBeUndefined();
+    await index.replaceSnapshot('other', {
+      space: 'tfidf',
+      documents: 1,
+      k: 2,
+      createdAt: '2026-02-01T00:00:00.000Z',
+      df: new Map([['elsewhere', 1]]),
+    });
+    expect((await index.getSnapshot('other'))?.documents).toBe(1);
+    await index.writeDocs('other', { put: [doc('a', { elsewhere: 1 }, [])] });
+    expect(await index.getDocs('other', ['a'])).toEqual([doc('a', { elsewhere: 1 }, [])]);
+    expect((await index.getSnapshot('ctx'))?.documents).toBe(5);
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
 }
 
 type WriteFactory = (contextId: string, id: string, text: string, sequence: number) => MemoryWrite;

@@ -192,6 +192,7 @@ export function createFakeGraphmemix(): FakeGraphmemix {
       return { ...result, answer: top ? top.text.slice(0, 40) : '', answered: top !== undefined };
     },
     async waitForMedia() {},
+    async waitForCompactions() {},
     async close() {},
   };
 }

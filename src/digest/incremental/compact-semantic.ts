@@ -8,6 +8,7 @@ import { loadRecords } from '../load-records.ts';
 import { buildTfidfSpace, type TfidfDocument, TfidfSpace } from '../semantic/tfidf-space.ts';
 import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
 import { parallelKnnLists } from './parallel-knn-lists.ts';
+import { clearCompactionState } from './semantic-compaction-mark.ts';
 
 export interface CompactionResult {
   documents: number;
@@ -45,6 +46,8 @@ export interface CompactSemanticOptions {
   threads?: number;
   /** Size from which 'auto' takes the bounded pass (default APPROXIMATE_KNN_FROM; tests force it small). */
   approximateFrom?: number;
+  /** Awaited between the kNN pass's chunks on this thread (ParallelKnnOptions.pause: a compaction in steps). */
+  pause?: () => Promise<void>;
 }
 
 /** Neighbours per memory (method notes: k = 8). */
@@ -67,6 +70,66 @@ export async function compactSemantic(
   options: CompactSemanticOptions = {},
 ): Promise<CompactionResult> {
   const started = performance.now();
+  const state = await computeCompaction(store, contextId, options);
+  const { space, k, approximate } = state;
+  // Documents are built while the store writes them (a re-iterable view over the space and the lists), so
+  // no whole-context array of documents exists: at 1M memories it would be ~1 GB of small objects.
+  const docs: Iterable<SemanticDoc> = {
+    *[Symbol.iterator]() {
+      for (let d = 0; d < space.size; d++) yield state.doc(d);
+    },
+  };
+  const createdAt = new Date().toISOString();
+  // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
+  // leave an exact graph marked (conservative), never an approximate one unmarked.
+  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
+  if (approximate) await writeApproximateMark(store, contextId, mark);
+  await store.semantic.replaceAll(
+    contextId,
+    { space: 'tfidf', documents: space.size, k, createdAt, df: state.df },
+    docs,
+  );
+  // Built after the documents are written, so they never coexist with the write's buffers.
+  const edges = state.edges(contextId);
+  await store.replaceEdges(contextId, ['semantic_knn'], edges);
+  if (!approximate) await writeApproximateMark(store, contextId, undefined);
+  // Every record was read: whatever a compaction in steps had left to apply is in this state.
+  await clearCompactionState(store, contextId);
+  return {
+    documents: space.size,
+    terms: state.df.size,
+    edges: edges.length,
+    seconds: (performance.now() - started) / 1000,
+    approximate,
+    knnThreads: state.threads,
+    ...(state.helperFailure === undefined ? {} : { knnHelperFailure: state.helperFailure }),
+  };
+}
+
+/** A compaction's new semantic state, computed in memory (nothing written). */
+export interface ComputedCompaction {
+  space: TfidfSpace;
+  k: number;
+  approximate: boolean;
+  /** Document frequency per term over every document. */
+  df: Map<string, number>;
+  threads: number;
+  helperFailure?: string;
+  /** Document `d` (in id order): vector, terms ascending, and its list. */
+  doc(d: number): SemanticDoc;
+  /** The mutual pairs as semantic_knn edges. */
+  edges(contextId: string): MemoryEdge[];
+}
+
+/**
+ * Loads the context (or takes the caller's records / documents), builds the fresh TF-IDF space and runs the
+ * kNN pass: everything of compactSemantic but the writes. Reads only.
+ */
+export async function computeCompaction(
+  store: ArchiveStore,
+  contextId: string,
+  options: CompactSemanticOptions = {},
+): Promise<ComputedCompaction> {
   const k = options.k ?? (await store.semantic.getSnapshot(contextId))?.k ?? DEFAULT_K;
   if (!Number.isInteger(k) || k < 1 || k > 1000) {
     throw new GraphmemixError('INVALID_INPUT', `k must be an integer in 1..1000, got ${k}`, {
@@ -92,66 +155,51 @@ export async function compactSemantic(
     space,
     k,
     { kind: approximate ? 'bounded' : 'exact' },
-    options.threads === undefined ? {} : { threads: options.threads },
+    {
+      ...(options.threads === undefined ? {} : { threads: options.threads }),
+      ...(options.pause === undefined ? {} : { pause: options.pause }),
+    },
   );
   const { lists } = knn;
   const names: string[] = new Array(space.df.length);
   for (const [term, id] of space.vocabulary) names[id] = term;
   const df = new Map(names.map((term, id) => [term, space.df[id]!]));
-  // Documents are built while the store writes them (a re-iterable view over the space and the lists), so
-  // no whole-context array of documents exists: at 1M memories it would be ~1 GB of small objects.
-  const docs: Iterable<SemanticDoc> = {
-    *[Symbol.iterator]() {
-      for (let d = 0; d < space.size; d++) {
-        const entries: Array<[string, number]> = [];
-        for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
-          entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
-        }
-        entries.sort((x, y) => compareStrings(x[0], y[0]));
-        const neighbours: SemanticNeighbour[] = lists
-          .neighbours(d)
-          .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
-        yield {
-          memoryId: space.ids[d]!,
-          terms: entries.map((e) => e[0]),
-          weights: entries.map((e) => e[1]),
-          neighbours,
-        };
-      }
-    },
-  };
-  const createdAt = new Date().toISOString();
-  // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
-  // leave an exact graph marked (conservative), never an approximate one unmarked.
-  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
-  if (approximate) await writeApproximateMark(store, contextId, mark);
-  await store.semantic.replaceAll(
-    contextId,
-    { space: 'tfidf', documents: space.size, k, createdAt, df },
-    docs,
-  );
-  // Built after the documents are written, so they never coexist with the write's buffers.
-  const edges = lists.mutualPairs().map(({ a, b, similarity }): MemoryEdge => {
-    // Documents are in id order (compareStrings), so index a < b means id a < id b: the edge's order.
-    return {
-      contextId,
-      a: space.ids[a]!,
-      b: space.ids[b]!,
-      types: ['semantic_knn'],
-      strength: similarity,
-      similarity,
-    };
-  });
-  await store.replaceEdges(contextId, ['semantic_knn'], edges);
-  if (!approximate) await writeApproximateMark(store, contextId, undefined);
   return {
-    documents: space.size,
-    terms: df.size,
-    edges: edges.length,
-    seconds: (performance.now() - started) / 1000,
+    space,
+    k,
     approximate,
-    knnThreads: knn.threads,
-    ...(knn.helperFailure === undefined ? {} : { knnHelperFailure: knn.helperFailure }),
+    df,
+    threads: knn.threads,
+    ...(knn.helperFailure === undefined ? {} : { helperFailure: knn.helperFailure }),
+    doc(d: number): SemanticDoc {
+      const entries: Array<[string, number]> = [];
+      for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
+        entries.push([names[space.docTerm[e]!]!, space.docWeight[e]!]);
+      }
+      entries.sort((x, y) => compareStrings(x[0], y[0]));
+      const neighbours: SemanticNeighbour[] = lists
+        .neighbours(d)
+        .map(({ index, score }) => ({ memoryId: space.ids[index]!, score }));
+      return {
+        memoryId: space.ids[d]!,
+        terms: entries.map((e) => e[0]),
+        weights: entries.map((e) => e[1]),
+        neighbours,
+      };
+    },
+    edges(contextId: string): MemoryEdge[] {
+      // Documents are in id order (compareStrings), so index a < b means id a < id b: the edge's order.
+      return lists.mutualPairs().map(
+        ({ a, b, similarity }): MemoryEdge => ({
+          contextId,
+          a: space.ids[a]!,
+          b: space.ids[b]!,
+          types: ['semantic_knn'],
+          strength: similarity,
+          similarity,
+        }),
+      );
+    },
   };
 }
 

@@ -55,6 +55,11 @@ export interface ParallelKnnOptions {
   waitForHelpers?: boolean;
   /** Memory the helpers may take together (default KNN_HELPER_MEMORY_BYTES); fewer helpers when it is short. */
   helperMemoryBytes?: number;
+  /**
+   * Awaited by this thread between its chunks (a compaction in steps: the writes queued on this thread's event
+   * loop run between them, instead of waiting for the whole pass). Absent: this thread's chunks run back to back.
+   */
+  pause?: () => Promise<void>;
 }
 
 export interface ParallelKnnResult {
@@ -119,12 +124,21 @@ export async function parallelKnnLists(
   const shared = sharedSpace(space);
   const index: ExactKnnIndex | BoundedKnnIndex =
     pass.kind === 'exact' ? exactKnnIndex(shared, pass.tuning) : boundedKnnIndex(shared, k, pass.tuning);
-  const alone = (): TopKLists => {
+  const pause = options.pause;
+  const alone = async (): Promise<TopKLists> => {
     const lists = new TopKLists(n, k);
-    knnSearcher(index, lists)(0, n);
+    const search = knnSearcher(index, lists);
+    if (pause === undefined) search(0, n);
+    else {
+      // Ascending chunks, as a thread of the parallel pass searches them: the same lists.
+      for (let from = 0; from < n; from += chunk) {
+        search(from, Math.min(n, from + chunk));
+        await pause();
+      }
+    }
     return lists;
   };
-  if (threads <= 1) return { lists: alone(), threads: 1 };
+  if (threads <= 1) return { lists: await alone(), threads: 1 };
 
   const control = new Int32Array(new SharedArrayBuffer(4 * threads));
   const helpers = Array.from({ length: threads - 1 }, (_, w) =>
@@ -136,6 +150,7 @@ export async function parallelKnnLists(
     const search = knnSearcher(index, lists);
     for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
       search(c * chunk, Math.min(n, (c + 1) * chunk));
+      if (pause !== undefined) await pause();
     }
   } catch (error) {
     // Nothing will read the helpers' lists: stop them rather than let them search on.
@@ -159,7 +174,7 @@ export async function parallelKnnLists(
       searched++;
     }
   }
-  if (failure !== undefined) return { lists: alone(), threads: 1, helperFailure: failure };
+  if (failure !== undefined) return { lists: await alone(), threads: 1, helperFailure: failure };
   return {
     lists,
     threads: searched,

@@ -8,6 +8,15 @@ import {
   writeApproximateMark,
 } from './approximate-knn-mark.ts';
 import { compactSemantic } from './compact-semantic.ts';
+import {
+  appendBacklog,
+  type CompactionScheduler,
+  canCompactInSteps,
+  compactionLive,
+  newCompactionMark,
+  readCompactionMark,
+  writeCompactionMark,
+} from './semantic-compaction-mark.ts';
 import { updateDenseKnn } from './update-dense-knn.ts';
 import type { SchemaDelta } from './update-schema-relations.ts';
 import { updateSemanticKnn } from './update-semantic-knn.ts';
@@ -15,7 +24,8 @@ import { updateSemanticKnn } from './update-semantic-knn.ts';
 export interface SemanticRelationsReport {
   /** 'tfidf' or the embedding space the lists live in. */
   space: string;
-  mode: 'incremental' | 'compacted';
+  /** 'deferred': a compaction in steps is running; the ids went to its backlog. */
+  mode: 'incremental' | 'compacted' | 'deferred';
   warnings: string[];
 }
 
@@ -54,6 +64,34 @@ export async function updateSemanticRelations(
     warnings.push(embedded.warning);
   }
   const approximateFrom = options.approximateFrom ?? APPROXIMATE_KNN_FROM;
+  const running = await readCompactionMark(store, contextId);
+  if (running !== undefined) {
+    const ids = [...delta.upserted.map((u) => u.after.id), ...delta.removed.map((record) => record.id)];
+    if (compactionLive(running)) {
+      // The run's steps are the only writer of this context's semantic state: the ids wait for its replay.
+      await appendBacklog(store, contextId, ids);
+      return { space: 'tfidf', mode: 'deferred', warnings };
+    }
+    // A run that stopped (its process died or closed) left a mixed state and a backlog. A context without a
+    // snapshot (forgotten and written again) compacts at once, as any first update does.
+    if (
+      options.compactInBackground &&
+      canCompactInSteps(store) &&
+      (await store.semantic.getSnapshot(contextId)) !== undefined
+    ) {
+      await appendBacklog(store, contextId, ids);
+      await startCompaction(store, contextId, options.compactInBackground);
+      warnings.push('restarted an interrupted semantic compaction');
+      return { space: 'tfidf', mode: 'deferred', warnings };
+    }
+    await compactSemantic(store, contextId, {
+      ...(options.k === undefined ? {} : { k: options.k }),
+      method: 'auto',
+      approximateFrom,
+    });
+    warnings.push('finished an interrupted semantic compaction in one turn');
+    return { space: 'tfidf', mode: 'compacted', warnings };
+  }
   const result = await updateSemanticKnn(store, contextId, delta, { approximateFrom });
   if (result.needsCompaction) {
     const snapshot = await store.semantic.getSnapshot(contextId);
@@ -73,8 +111,24 @@ export async function updateSemanticRelations(
       }
       return { space: 'tfidf', mode: result.mode, warnings };
     }
+    if (options.compactInBackground && canCompactInSteps(store)) {
+      // In steps, after this write (the facade's queue): no writer waits for the whole compaction.
+      await startCompaction(store, contextId, options.compactInBackground);
+      return { space: 'tfidf', mode: result.mode, warnings };
+    }
     await compactSemantic(store, contextId, options.k === undefined ? {} : { k: options.k });
     return { space: 'tfidf', mode: 'compacted', warnings };
   }
   return { space: 'tfidf', mode: result.mode, warnings };
+}
+
+/** Marks the context (in the caller's write) and hands the run to the scheduler. */
+async function startCompaction(
+  store: ArchiveStore,
+  contextId: string,
+  schedule: CompactionScheduler,
+): Promise<void> {
+  const mark = newCompactionMark();
+  await writeCompactionMark(store, contextId, mark);
+  schedule(contextId, mark);
 }

@@ -8,6 +8,7 @@ import {
   type SemanticNeighbour,
   type SemanticPosting,
   type SemanticSnapshot,
+  type SemanticSnapshotInput,
 } from '../semantic-index-spec.ts';
 import { compareStrings } from '../store-rules.ts';
 import { PostgresPostingsCache } from './postgres-postings-cache.ts';
@@ -45,19 +46,17 @@ export function createPostgresSemanticIndex(session: PostgresSession): SemanticI
         for (const table of ['semantic_df', 'semantic_docs', 'semantic_postings', 'semantic_neighbours']) {
           await sql.query(`DELETE FROM ${table} WHERE context_id = $1`, [contextId]);
         }
-        await sql.query(
-          `INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
-           VALUES ($1, $2, $3, $4, $5, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
-           documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`,
-          [contextId, snapshot.space, snapshot.documents, snapshot.k, snapshot.createdAt],
-        );
-        if (snapshot.df.size > 0) {
-          await sql.query(
-            'INSERT INTO semantic_df (context_id, term, df) SELECT $1, * FROM unnest($2::text[], $3::bigint[])',
-            [contextId, [...snapshot.df.keys()], [...snapshot.df.values()]],
-          );
-        }
+        await upsertSnapshotRow(sql, contextId, snapshot);
+        await insertDf(sql, contextId, snapshot.df);
         await insertDocs(sql, contextId, [...docs], snapshot.k);
+      });
+    },
+
+    async replaceSnapshot(contextId, snapshot) {
+      await write(contextId, async (sql) => {
+        await sql.query('DELETE FROM semantic_df WHERE context_id = $1', [contextId]);
+        await upsertSnapshotRow(sql, contextId, snapshot);
+        await insertDf(sql, contextId, snapshot.df);
       });
     },
 
@@ -356,4 +355,27 @@ interface Written {
   changes: number;
   xmin: string;
   dropped: number;
+}
+
+/** The snapshot row of a compaction (`changes` back to 0). */
+async function upsertSnapshotRow(
+  sql: Sql,
+  contextId: string,
+  snapshot: SemanticSnapshotInput,
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO semantic_snapshots (context_id, space, documents, k, created_at, changes)
+     VALUES ($1, $2, $3, $4, $5, 0) ON CONFLICT (context_id) DO UPDATE SET space = excluded.space,
+     documents = excluded.documents, k = excluded.k, created_at = excluded.created_at, changes = 0`,
+    [contextId, snapshot.space, snapshot.documents, snapshot.k, snapshot.createdAt],
+  );
+}
+
+/** A snapshot's document frequencies, one statement. */
+async function insertDf(sql: Sql, contextId: string, df: ReadonlyMap<string, number>): Promise<void> {
+  if (df.size === 0) return;
+  await sql.query(
+    'INSERT INTO semantic_df (context_id, term, df) SELECT $1, * FROM unnest($2::text[], $3::bigint[])',
+    [contextId, [...df.keys()], [...df.values()]],
+  );
 }

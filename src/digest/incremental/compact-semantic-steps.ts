@@ -1,0 +1,248 @@
+import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
+import { type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
+import {
+  backlogKeys,
+  clearCompactionState,
+  readCompactionMark,
+  type SemanticCompactionMark,
+  whileRunning,
+  writeCompactionMark,
+} from './semantic-compaction-mark.ts';
+import { syncSemanticEdges, updateSemanticKnn } from './update-semantic-knn.ts';
+
+/**
+ * Documents written per step: one writeDocs replacing each document's ~20 rows with their indexes (~0.26 ms a
+ * document at 10k, ~0.48 ms at 100k: steps of ~0.1 s; docs/living-archive.md "Round 22").
+ */
+export const COMPACTION_DOCS_PER_STEP = 250;
+/** Memories whose semantic_knn edges are synchronised per step (~0.17 ms each at 100k). */
+export const COMPACTION_EDGES_PER_STEP = 1000;
+/** Backlog ids applied per step (an add of this many memories). */
+export const COMPACTION_REPLAY_PER_STEP = 128;
+
+/** Runs `work` as one turn of the writer's queue (the facade's WriteQueue.forContext). */
+export type CompactionTurn = <T>(work: () => Promise<T>) => Promise<T>;
+
+export interface StepCompactionResult {
+  /** 'done'; 'superseded' when another compaction (or a forget) took the context first; 'stopped' by the signal. */
+  outcome: 'done' | 'superseded' | 'stopped';
+  documents: number;
+  /** Turns taken, and the longest one's seconds (what a writer queued behind it could wait). */
+  steps: number;
+  longestStepSeconds: number;
+  /** Backlog ids applied under the new snapshot. */
+  replayed: number;
+  seconds: number;
+}
+
+/**
+ * The automatic (5%-rule) compaction of a context in bounded steps, each one turn of the writer's queue, so a
+ * writer of another context (or of this one) waits at most one step, not the whole compaction
+ * (docs/living-archive.md "Round 22"). The caller has written `mark` in the write that decided it; from then
+ * on relation updates of the context leave their semantic side in the backlog (semantic-compaction-mark.ts).
+ * 1. computes the new state outside any turn (computeCompaction: reads, then the kNN pass on helper threads);
+ * 2. writes the documents (vector and list) in steps of COMPACTION_DOCS_PER_STEP, skipping ids in the backlog
+ *    (written or deleted since the mark: the replay puts their current state);
+ * 3. replaces the snapshot and its document frequencies (one turn);
+ * 4. synchronises the semantic_knn edges with the stored lists in steps of COMPACTION_EDGES_PER_STEP memories;
+ * 5. applies the backlog under the new snapshot as incremental updates, COMPACTION_REPLAY_PER_STEP ids a step,
+ *    and in the turn that finds it empty clears the mark.
+ * Every turn first checks that the mark is still this run's: an explicit compaction, a bulk rebuild or a forget
+ * that came between supersedes it, and it stops. With no write between its steps the result is exactly
+ * compactSemantic's (test/digest/compact-semantic-steps.test.ts). A run that dies leaves the mark; the next
+ * relation update of the context finds it stale and starts a new run (or compacts in one turn).
+ */
+export async function compactSemanticInSteps(
+  store: ArchiveStore,
+  contextId: string,
+  mark: SemanticCompactionMark,
+  turn: CompactionTurn,
+  options: {
+    k?: number;
+    signal?: AbortSignal;
+    /** Step sizes (tests); default the COMPACTION_*_PER_STEP constants. */
+    sizes?: { docs?: number; edges?: number; replay?: number };
+  } = {},
+): Promise<StepCompactionResult> {
+  const docsPerStep = options.sizes?.docs ?? COMPACTION_DOCS_PER_STEP;
+  const edgesPerStep = options.sizes?.edges ?? COMPACTION_EDGES_PER_STEP;
+  const replayPerStep = options.sizes?.replay ?? COMPACTION_REPLAY_PER_STEP;
+  return whileRunning(mark.token, async () => {
+    const started = performance.now();
+    const result: StepCompactionResult = {
+      outcome: 'done',
+      documents: 0,
+      steps: 0,
+      longestStepSeconds: 0,
+      replayed: 0,
+      seconds: 0,
+    };
+    const finish = (outcome: StepCompactionResult['outcome']) => {
+      result.outcome = outcome;
+      result.seconds = (performance.now() - started) / 1000;
+      return result;
+    };
+    // One turn: runs only while the mark is this run's; undefined when it is not (or the signal stopped it).
+    const step = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
+      // Back to the event loop first: a store that answers synchronously (SQLite) would otherwise chain every
+      // step in microtasks, and timers and requests (the writes meant to go between steps) would wait for all.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (options.signal?.aborted) return undefined;
+      return turn(async () => {
+        if (options.signal?.aborted) return undefined;
+        if ((await readCompactionMark(store, contextId))?.token !== mark.token) return undefined;
+        const at = performance.now();
+        try {
+          return await work();
+        } finally {
+          result.steps++;
+          result.longestStepSeconds = Math.max(result.longestStepSeconds, (performance.now() - at) / 1000);
+        }
+      });
+    };
+    const stopped = () => finish(options.signal?.aborted ? 'stopped' : 'superseded');
+
+    // Queued behind the write that set the mark: starts once it has committed.
+    if ((await step(async () => true)) === undefined) return stopped();
+    // The kNN pass yields to the event loop between its chunks: this thread's queued writes go between them.
+    const state = await computeCompaction(store, contextId, {
+      ...(options.k === undefined ? {} : { k: options.k }),
+      pause: () =>
+        new Promise((resolve, reject) =>
+          setImmediate(() => {
+            // A closing facade does not wait for the rest of the pass (its mark restarts the run later).
+            if (options.signal?.aborted) reject(new Error('compaction stopped'));
+            else resolve();
+          }),
+        ),
+    }).catch((error: unknown) => {
+      if (options.signal?.aborted) return undefined;
+      throw error;
+    });
+    if (state === undefined) return stopped();
+    result.documents = state.space.size;
+    const skip = new BacklogIds(store, contextId);
+
+    for (let from = 0; from < state.space.size; from += docsPerStep) {
+      const wrote = await step(async () => {
+        await skip.refresh();
+        const put = [];
+        const to = Math.min(state.space.size, from + docsPerStep);
+        for (let d = from; d < to; d++) if (!skip.has(state.space.ids[d]!)) put.push(state.doc(d));
+        await store.semantic.writeDocs(contextId, { put });
+        await writeCompactionMark(store, contextId, { ...mark, at: new Date().toISOString() });
+        return true;
+      });
+      if (wrote === undefined) return stopped();
+    }
+    if ((await step(() => writeSnapshot(store, contextId, state))) === undefined) return stopped();
+
+    const ids = state.space.ids;
+    for (let from = 0; from < ids.length; from += edgesPerStep) {
+      const chunk = ids.slice(from, from + edgesPerStep);
+      if ((await step(() => syncSemanticEdges(store, contextId, chunk))) === undefined) return stopped();
+    }
+
+    for (;;) {
+      const left = await step(() => replayBacklog(store, contextId, replayPerStep));
+      if (left === undefined) return stopped();
+      result.replayed += left.applied;
+      if (left.done) return finish('done');
+    }
+  });
+}
+
+/** The new snapshot: the state's size, k and document frequencies; `changes` back to 0. */
+async function writeSnapshot(
+  store: ArchiveStore,
+  contextId: string,
+  state: ComputedCompaction,
+): Promise<true> {
+  await store.semantic.replaceSnapshot!(contextId, {
+    space: 'tfidf',
+    documents: state.space.size,
+    k: state.k,
+    createdAt: new Date().toISOString(),
+    df: state.df,
+  });
+  return true;
+}
+
+/**
+ * Applies up to COMPACTION_REPLAY_PER_STEP backlog ids (whole rows, at least one) as one incremental update
+ * of their current state, and drops their rows. When no row is left the mark goes in the same turn, so no
+ * write lands between the last replay and the end of the backlog.
+ */
+async function replayBacklog(
+  store: ArchiveStore,
+  contextId: string,
+  perStep: number,
+): Promise<{ applied: number; done: boolean }> {
+  const keys = await backlogKeys(store, contextId);
+  const ids = new Set<string>();
+  const taken: string[] = [];
+  for (const key of keys) {
+    if (taken.length > 0 && ids.size >= perStep) break;
+    for (const id of (await store.getMeta<string[]>(key)) ?? []) ids.add(id);
+    taken.push(key);
+  }
+  if (ids.size > 0) {
+    const current = await store.getMemories(contextId, [...ids]);
+    const found = new Set(current.map((record) => record.id));
+    const removed = [...ids].filter((id) => !found.has(id)).map((id) => ({ id, contextId }) as MemoryRecord);
+    await updateSemanticKnn(
+      store,
+      contextId,
+      { upserted: current.map((after) => ({ after })), removed },
+      // The backlog is this compaction's own remainder: never a second compaction from it.
+      { compactBulk: false },
+    );
+  }
+  for (const key of taken) await store.setMeta(key, undefined);
+  const done = taken.length === keys.length;
+  if (done) await writeCompactionMark(store, contextId, undefined);
+  return { applied: ids.size, done };
+}
+
+/** The ids in the backlog so far, read again before each step (new rows only). */
+class BacklogIds {
+  private readonly seen = new Set<string>();
+  private readonly ids = new Set<string>();
+  constructor(
+    private readonly store: ArchiveStore,
+    private readonly contextId: string,
+  ) {}
+
+  async refresh(): Promise<void> {
+    for (const key of await backlogKeys(this.store, this.contextId)) {
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      for (const id of (await this.store.getMeta<string[]>(key)) ?? []) this.ids.add(id);
+    }
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+}
+
+/**
+ * A run that failed half-way (a store error): the state it left is mixed, so the context is compacted in one
+ * turn (compactSemantic reads every record and clears the mark and the backlog), unless a newer run or a
+ * forget owns it by then.
+ */
+export async function recoverFailedRun(
+  store: ArchiveStore,
+  contextId: string,
+  mark: SemanticCompactionMark,
+  compactNow: () => Promise<unknown>,
+): Promise<boolean> {
+  if ((await readCompactionMark(store, contextId))?.token !== mark.token) return false;
+  if ((await store.countMemories(contextId)) === 0) {
+    await clearCompactionState(store, contextId);
+    return false;
+  }
+  await compactNow();
+  return true;
+}

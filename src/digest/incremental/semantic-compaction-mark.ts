@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+
+/**
+ * A compaction written in steps (compact-semantic-steps.ts) marks its context in meta
+ * `semantic-compaction:<context>` from the write that decided it to the step that finishes it. While the mark is
+ * live the semantic side of every relation update of that context is not applied: the ids it would have
+ * changed go to the backlog (one meta row per update, `backlogKeyPrefix`), and the compaction's last steps
+ * apply the backlog under the new snapshot. So the compaction's steps are the only writer of the context's
+ * semantic state while it runs, and nothing a write did is lost.
+ */
+export const COMPACTION_META_PREFIX = 'semantic-compaction:';
+const BACKLOG_META_PREFIX = 'semantic-backlog:';
+
+/** Beyond this age a mark whose owner is not known to be running is taken for a dead run (another host). */
+export const COMPACTION_LEASE_MS = 10 * 60_000;
+
+export interface SemanticCompactionMark {
+  /** The run's token: its steps check it before each write, so a superseded run stops. */
+  token: string;
+  pid: number;
+  /** Set when the mark is written and by each documents step (a heartbeat for other processes). */
+  at: string;
+  startedAt: string;
+}
+
+/** Tokens of the runs alive in this process (the authority for marks with this process's pid). */
+const running = new Set<string>();
+
+export function newCompactionMark(now = new Date()): SemanticCompactionMark {
+  return { token: randomUUID(), pid: process.pid, at: now.toISOString(), startedAt: now.toISOString() };
+}
+
+export async function readCompactionMark(
+  store: ArchiveStore,
+  contextId: string,
+): Promise<SemanticCompactionMark | undefined> {
+  return store.getMeta<SemanticCompactionMark>(`${COMPACTION_META_PREFIX}${contextId}`);
+}
+
+export async function writeCompactionMark(
+  store: ArchiveStore,
+  contextId: string,
+  mark: SemanticCompactionMark | undefined,
+): Promise<void> {
+  await store.setMeta(`${COMPACTION_META_PREFIX}${contextId}`, mark);
+}
+
+/** Registers a run of this process for the lifetime of `work`. */
+export async function whileRunning<T>(token: string, work: () => Promise<T>): Promise<T> {
+  running.add(token);
+  try {
+    return await work();
+  } finally {
+    running.delete(token);
+  }
+}
+
+/**
+ * Whether the run that wrote `mark` may still be going: one of this process's live runs, or another process's
+ * mark younger than the lease. A mark of this process that no live run holds was left by a run that stopped
+ * (a closed facade, a crash of an earlier process with the same pid): stale.
+ */
+export function compactionLive(mark: SemanticCompactionMark, now = Date.now()): boolean {
+  if (running.has(mark.token)) return true;
+  if (mark.pid === process.pid) return false;
+  const at = Date.parse(mark.at);
+  return Number.isFinite(at) && now - at < COMPACTION_LEASE_MS;
+}
+
+/**
+ * The backlog's key prefix: the context as JSON (quotes escaped), so no other context's keys share it.
+ */
+export function backlogKeyPrefix(contextId: string): string {
+  return `${BACKLOG_META_PREFIX}${JSON.stringify(contextId)}/`;
+}
+
+let backlogCounter = 0;
+
+/** Records the ids an update did not apply (upserted or removed: the replay reads their current state). */
+export async function appendBacklog(
+  store: ArchiveStore,
+  contextId: string,
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  // Time first (keys sort by arrival), then this process and a counter (two writers never share a key).
+  backlogCounter = (backlogCounter + 1) % 1_000_000;
+  const key = `${backlogKeyPrefix(contextId)}${Date.now().toString().padStart(15, '0')}-${process.pid}-${backlogCounter}`;
+  await store.setMeta(key, [...new Set(ids)]);
+}
+
+/** The backlog's keys, oldest first. Needs `listMetaKeys` (callers check `canCompactInSteps`). */
+export async function backlogKeys(store: ArchiveStore, contextId: string): Promise<string[]> {
+  return (await store.listMetaKeys?.(backlogKeyPrefix(contextId))) ?? [];
+}
+
+/** Drops the mark and every backlog row: a full compaction read every record, so it applied them all. */
+export async function clearCompactionState(store: ArchiveStore, contextId: string): Promise<void> {
+  if (store.listMetaKeys === undefined) return;
+  for (const key of await backlogKeys(store, contextId)) await store.setMeta(key, undefined);
+  if ((await readCompactionMark(store, contextId)) !== undefined) {
+    await writeCompactionMark(store, contextId, undefined);
+  }
+}
+
+/** A store the steps can run on (else compaction stays one turn). */
+export function canCompactInSteps(store: ArchiveStore): boolean {
+  return store.listMetaKeys !== undefined && store.semantic.replaceSnapshot !== undefined;
+}
+
+/** Starts a run for a context whose mark was just written (the facade queues its steps after this write). */
+export type CompactionScheduler = (contextId: string, mark: SemanticCompactionMark) => void;

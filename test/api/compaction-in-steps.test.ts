@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCompactionMark } from '../../src/digest/incremental/semantic-compaction-mark.ts';
+import { openGraphmemix } from '../../src/graphmemix.ts';
+
+/**
+ * The automatic (5%-rule) compaction that a write triggers runs after it, in steps through the write queue
+ * (src/graphmemix-compactions.ts): writes issued meanwhile, to the same user or another, finish while it is
+ * still running, and their semantic side is applied by its last steps. In the process and through the write
+ * worker (the server's path).
+ */
+const dir = mkdtempSync(join(tmpdir(), 'gm-compaction-steps-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const text = (i: number) =>
+  `ann noted item ${i} about the pottery class ${i % 37}, the night train ${i % 11} and garden ${i % 23}`;
+const notes = (from: number, count: number) =>
+  Array.from({ length: count }, (_, n) => ({
+    id: `a${from + n}`,
+    text: text(from + n),
+    sessionId: `s${Math.floor((from + n) / 20)}`,
+  }));
+
+describe.each([
+  ['in the process', false],
+  ['through the write worker', true],
+])('a compaction triggered by a write (%s)', (_, writeWorker) => {
+  it('runs after the write; writes meanwhile finish before it ends and are applied by it', async () => {
+    const gm = await openGraphmemix({
+      db: join(dir, `steps-${writeWorker}.db`),
+      writeWorker,
+      readWorkers: false,
+    });
+    try {
+      await gm.addMemories('ann', notes(0, 600));
+      expect((await gm.store.semantic.getSnapshot('ann'))?.documents).toBe(600);
+      // The rule: 30 changes (5% of 600). The 30th single add marks the context and hands the compaction over.
+      for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+      const mark = await readCompactionMark(gm.store, 'ann');
+      expect(mark).toBeDefined();
+      // In the process both queue behind the compaction's first turn and before its document steps (its
+      // compute runs between them), so they finish while it runs. The worker runs it while the replies travel:
+      // there the run may be over by then.
+      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train to the pottery class' }]);
+      await gm.addMemories('ann', notes(630, 1));
+      if (!writeWorker) expect((await readCompactionMark(gm.store, 'ann'))?.token).toBe(mark!.token);
+      await gm.waitForCompactions();
+      expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
+      const snapshot = await gm.store.semantic.getSnapshot('ann');
+      // The run's snapshot covers what it read (at least the 630), and the write after it was replayed.
+      expect(snapshot?.documents).toBeGreaterThanOrEqual(630);
+      const ids = notes(0, 631).map((note) => note.id);
+      expect((await gm.store.semantic.getDocs('ann', ids)).length).toBe(631);
+      expect((await gm.store.integrityCheck()).ok).toBe(true);
+    } finally {
+      await gm.close();
+    }
+  });
+});
+
+it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {
+  const gm = await openGraphmemix({ db: join(dir, 'inline.db'), compaction: 'inline', readWorkers: false });
+  try {
+    await gm.addMemories('ann', notes(0, 600));
+    for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+    expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
+    expect(await gm.store.semantic.getSnapshot('ann')).toMatchObject({ documents: 630, changes: 0 });
+  } finally {
+    await gm.close();
+  }
+});
+
+it('a run stopped by close leaves its mark; the next write of the user starts a new run that finishes', async () => {
+  const db = join(dir, 'stopped.db');
+  const first = await openGraphmemix({ db, readWorkers: false });
+  await first.addMemories('ann', notes(0, 600));
+  for (let i = 600; i < 630; i++) await first.addMemories('ann', notes(i, 1));
+  const mark = await readCompactionMark(first.store, 'ann');
+  expect(mark).toBeDefined();
+  await first.close();
+  const second = await openGraphmemix({ db, readWorkers: false });
+  try {
+    // The run stopped before its last step: the mark is still there, and stale now.
+    expect((await readCompactionMark(second.store, 'ann'))?.token).toBe(mark!.token);
+    await second.addMemories('ann', notes(630, 1));
+    const restarted = await readCompactionMark(second.store, 'ann');
+    expect(restarted?.token).not.toBe(mark!.token);
+    await second.waitForCompactions();
+    expect(await readCompactionMark(second.store, 'ann')).toBeUndefined();
+    const ids = notes(0, 631).map((note) => note.id);
+    expect((await second.store.semantic.getDocs('ann', ids)).length).toBe(631);
+    expect((await second.store.integrityCheck()).ok).toBe(true);
+  } finally {
+    await second.close();
+  }
+});
+
+it('forgetting the user stops its run; nothing of the user is left, and it can be written again', async () => {
+  const gm = await openGraphmemix({ db: join(dir, 'forget.db'), readWorkers: false });
+  try {
+    await gm.addMemories('ann', notes(0, 600));
+    for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+    expect(await readCompactionMark(gm.store, 'ann')).toBeDefined();
+    const report = await gm.forgetContext('ann');
+    expect(report.deleted).toBe(true);
+    await gm.waitForCompactions();
+    expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
+    expect(await gm.store.countMemories('ann')).toBe(0);
+    expect(await gm.store.semantic.getSnapshot('ann')).toBeUndefined();
+    expect((await gm.store.integrityCheck()).ok).toBe(true);
+    // The user can be written again: a first update builds a fresh snapshot.
+    await gm.addMemories('ann', notes(0, 20));
+    await gm.waitForCompactions();
+    expect((await gm.store.semantic.getSnapshot('ann'))?.documents).toBe(20);
+  } finally {
+    await gm.close();
+  }
+});

@@ -1,0 +1,256 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compactSemantic } from '../../../src/digest/incremental/compact-semantic.ts';
+import {
+  type CompactionTurn,
+  compactSemanticInSteps,
+} from '../../../src/digest/incremental/compact-semantic-steps.ts';
+import {
+  backlogKeys,
+  newCompactionMark,
+  readCompactionMark,
+  type SemanticCompactionMark,
+  writeCompactionMark,
+} from '../../../src/digest/incremental/semantic-compaction-mark.ts';
+import { updateSemanticKnn } from '../../../src/digest/incremental/update-semantic-knn.ts';
+import { updateSemanticRelations } from '../../../src/digest/incremental/update-semantic-relations.ts';
+import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
+import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import type { MemoryRecord } from '../../../src/types/memory-record.ts';
+import { createTestDatabase, dropTestDatabases, PG_URL } from '../../store/postgres-test-db.ts';
+import { put, record, skewedText } from './knn-test-fixtures.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-steps-'));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropTestDatabases();
+});
+let files = 0;
+
+const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
+  ['memory', () => openStore('memory:')],
+  ['sqlite', () => openStore(join(dir, `steps-${files++}.db`))],
+  // The steps use the store port only; PostgreSQL when a test cluster is configured (GRAPHMEMIX_TEST_PG_URL).
+  ...(PG_URL === undefined
+    ? []
+    : [
+        ['postgres', async () => openStore(await createTestDatabase())] as [
+          string,
+          () => Promise<ArchiveStore>,
+        ],
+      ]),
+];
+
+const WORDS = Array.from({ length: 60 }, (_, i) => `w${i.toString(36)}x`);
+const SIZES = { docs: 37, edges: 41, replay: 5 };
+const direct: CompactionTurn = (work) => work();
+
+/** 150 memories compacted with k = 4, then 14 more added incrementally (the snapshot has drifted). */
+async function drifted(store: ArchiveStore, seed: number): Promise<Map<string, MemoryRecord>> {
+  const random = mulberry32(seed);
+  const live = new Map<string, MemoryRecord>();
+  const make = (n: number) => record(`m${String(n).padStart(4, '0')}`, skewedText(WORDS, random, 2, 9), n);
+  const initial = Array.from({ length: 150 }, (_, n) => make(n));
+  for (const r of initial) live.set(r.id, r);
+  await put(store, initial);
+  await compactSemantic(store, 'ctx', { k: 4 });
+  const later = Array.from({ length: 14 }, (_, n) => make(150 + n));
+  for (const r of later) live.set(r.id, r);
+  await put(store, later);
+  await updateSemanticKnn(store, 'ctx', { upserted: later.map((after) => ({ after })), removed: [] });
+  return live;
+}
+
+/** Snapshot, df, documents and semantic_knn edges: the whole semantic state, for comparison. */
+async function stateOf(store: ArchiveStore, ids: readonly string[]) {
+  const snapshot = await store.semantic.getSnapshot('ctx');
+  const docs = await store.semantic.getDocs('ctx', ids);
+  const terms = [...new Set(docs.flatMap((doc) => doc.terms))];
+  const df = [...(await store.semantic.documentFrequencies('ctx', [...terms, ...WORDS]))].sort();
+  const edges = (await store.neighbors('ctx', ids))
+    .filter((edge) => edge.types.includes('semantic_knn'))
+    .map((edge) => `${edge.a}|${edge.b}|${edge.similarity!.toFixed(9)}`)
+    .sort();
+  return {
+    snapshot: snapshot && { ...snapshot, createdAt: '' },
+    df,
+    docs,
+    edges: [...new Set(edges)],
+  };
+}
+
+/** Mutual pairs of the stored lists, as "a|b". */
+function mutualOf(
+  docs: ReadonlyArray<{ memoryId: string; neighbours: ReadonlyArray<{ memoryId: string }> }>,
+) {
+  const lists = new Map(docs.map((doc) => [doc.memoryId, new Set(doc.neighbours.map((n) => n.memoryId))]));
+  const pairs = new Set<string>();
+  for (const [id, names] of lists) {
+    for (const other of names)
+      if (lists.get(other)?.has(id)) pairs.add(id < other ? `${id}|${other}` : `${other}|${id}`);
+  }
+  return [...pairs].sort();
+}
+
+describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
+  it('with no write between its steps, ends in exactly the state of compactSemantic', async () => {
+    const [a, b] = [await open(), await open()];
+    const live = await drifted(a, 7);
+    await drifted(b, 7);
+    await compactSemantic(a, 'ctx');
+    const mark = newCompactionMark();
+    await writeCompactionMark(b, 'ctx', mark);
+    const result = await compactSemanticInSteps(b, 'ctx', mark, direct, { sizes: SIZES });
+    expect(result.outcome).toBe('done');
+    expect(result.documents).toBe(164);
+    // 1 + 5 document steps + snapshot + 4 edge steps + the replay's turn.
+    expect(result.steps).toBe(12);
+    const ids = [...live.keys()];
+    const [want, got] = [await stateOf(a, ids), await stateOf(b, ids)];
+    expect(got.snapshot).toEqual(want.snapshot);
+    expect(got.df).toEqual(want.df);
+    expect(got.docs).toEqual(want.docs);
+    expect(got.edges).toEqual(want.edges);
+    expect(await readCompactionMark(b, 'ctx')).toBeUndefined();
+    expect(await backlogKeys(b, 'ctx')).toEqual([]);
+    expect((await b.integrityCheck()).ok).toBe(true);
+    await a.close();
+    await b.close();
+  });
+
+  it('writes between its steps go to the backlog and are applied under the new snapshot', async () => {
+    const store = await open();
+    const live = await drifted(store, 11);
+    const random = mulberry32(99);
+    let next = 500;
+    // Relation updates of the writes, as a write of the facade would run them (no scheduler: the mark is live).
+    const write = async () => {
+      const ids = [...live.keys()];
+      const roll = random();
+      if (roll < 0.5) {
+        const r = record(`m${next}`, skewedText(WORDS, random, 2, 9), next++);
+        live.set(r.id, r);
+        await put(store, [r]);
+        expect(
+          (await updateSemanticRelations(store, 'ctx', { upserted: [{ after: r }], removed: [] }, {})).mode,
+        ).toBe('deferred');
+      } else if (roll < 0.75) {
+        const before = live.get(ids[Math.floor(random() * ids.length)]!)!;
+        const after = { ...before, text: skewedText(WORDS, random, 2, 9) };
+        live.set(after.id, after);
+        await put(store, [after]);
+        await updateSemanticRelations(store, 'ctx', { upserted: [{ before, after }], removed: [] }, {});
+      } else {
+        const gone = live.get(ids[Math.floor(random() * ids.length)]!)!;
+        live.delete(gone.id);
+        await store.deleteMemory('ctx', gone.id);
+        await updateSemanticRelations(store, 'ctx', { upserted: [], removed: [gone] }, {});
+      }
+    };
+    let turns = 0;
+    const turn: CompactionTurn = async (work) => {
+      // Two writes before every other turn, so they land before, among and after the document steps.
+      if (turns++ % 2 === 1) {
+        await write();
+        await write();
+      }
+      return work();
+    };
+    const mark = newCompactionMark();
+    await writeCompactionMark(store, 'ctx', mark);
+    const result = await compactSemanticInSteps(store, 'ctx', mark, turn, { sizes: SIZES });
+    expect(result.outcome).toBe('done');
+    expect(result.replayed).toBeGreaterThan(5);
+    expect(await readCompactionMark(store, 'ctx')).toBeUndefined();
+    expect(await backlogKeys(store, 'ctx')).toEqual([]);
+
+    const ids = [...live.keys()].sort();
+    const docs = await store.semantic.getDocs('ctx', ids);
+    // Every live memory has its document, no list names a deleted one, and the edges are the lists' mutual pairs.
+    expect(docs.map((doc) => doc.memoryId)).toEqual(ids);
+    for (const doc of docs) for (const n of doc.neighbours) expect(live.has(n.memoryId)).toBe(true);
+    const state = await stateOf(store, ids);
+    expect(state.edges.map((edge) => edge.split('|').slice(0, 2).join('|'))).toEqual(mutualOf(docs));
+    // Counted from the new snapshot: each replayed id is a put or a removal, a changed one both.
+    expect(state.snapshot?.changes).toBeGreaterThanOrEqual(result.replayed);
+    expect(state.snapshot?.changes).toBeLessThanOrEqual(2 * result.replayed);
+    // Close to a fresh exact compaction (the writes after the snapshot are in its IDF, not in the run's).
+    await compactSemantic(store, 'ctx');
+    const exact = (await stateOf(store, ids)).edges.map((edge) => edge.split('|').slice(0, 2).join('|'));
+    const mine = new Set(state.edges.map((edge) => edge.split('|').slice(0, 2).join('|')));
+    const shared = exact.filter((key) => mine.has(key)).length;
+    expect(shared / (exact.length + mine.size - shared)).toBeGreaterThan(0.85);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
+  });
+
+  it('stops when another compaction took the context, and leaves that one as it wrote it', async () => {
+    const store = await open();
+    const live = await drifted(store, 13);
+    let turns = 0;
+    const turn: CompactionTurn = async (work) => {
+      if (++turns === 4) await compactSemantic(store, 'ctx');
+      return work();
+    };
+    const mark = newCompactionMark();
+    await writeCompactionMark(store, 'ctx', mark);
+    const result = await compactSemanticInSteps(store, 'ctx', mark, turn, { sizes: SIZES });
+    expect(result.outcome).toBe('superseded');
+    const ids = [...live.keys()];
+    const after = await stateOf(store, ids);
+    await compactSemantic(store, 'ctx');
+    expect((await stateOf(store, ids)).edges).toEqual(after.edges);
+    expect((await stateOf(store, ids)).docs).toEqual(after.docs);
+    await store.close();
+  });
+
+  it('a mark whose run is gone: restarted through the scheduler, or compacted in one turn without one', async () => {
+    const store = await open();
+    const live = await drifted(store, 17);
+    const dead: SemanticCompactionMark = { ...newCompactionMark(), token: 'dead-run' };
+    await writeCompactionMark(store, 'ctx', dead);
+    const newcomer = record('m9000', `${WORDS[1]} ${WORDS[2]} ${WORDS[3]}`, 9000);
+    live.set(newcomer.id, newcomer);
+    await put(store, [newcomer]);
+    const scheduled: SemanticCompactionMark[] = [];
+    const report = await updateSemanticRelations(
+      store,
+      'ctx',
+      { upserted: [{ after: newcomer }], removed: [] },
+      { compactInBackground: (_context, mark) => scheduled.push(mark) },
+    );
+    expect(report.mode).toBe('deferred');
+    expect(scheduled).toHaveLength(1);
+    expect(scheduled[0]!.token).not.toBe('dead-run');
+    expect((await readCompactionMark(store, 'ctx'))?.token).toBe(scheduled[0]!.token);
+    expect(await backlogKeys(store, 'ctx')).toHaveLength(1);
+    const result = await compactSemanticInSteps(store, 'ctx', scheduled[0]!, direct, { sizes: SIZES });
+    expect(result.outcome).toBe('done');
+    expect((await store.semantic.getDocs('ctx', [newcomer.id])).map((doc) => doc.memoryId)).toEqual([
+      newcomer.id,
+    ]);
+
+    // Without a scheduler (the library's own updateRelations): one exact compaction clears mark and backlog.
+    await writeCompactionMark(store, 'ctx', dead);
+    const second = record('m9001', `${WORDS[4]} ${WORDS[5]}`, 9001);
+    live.set(second.id, second);
+    await put(store, [second]);
+    const inline = await updateSemanticRelations(
+      store,
+      'ctx',
+      { upserted: [{ after: second }], removed: [] },
+      {},
+    );
+    expect(inline.mode).toBe('compacted');
+    expect(inline.warnings.join()).toMatch(/interrupted semantic compaction/);
+    expect(await readCompactionMark(store, 'ctx')).toBeUndefined();
+    const ids = [...live.keys()];
+    const before = await stateOf(store, ids);
+    await compactSemantic(store, 'ctx');
+    expect((await stateOf(store, ids)).edges).toEqual(before.edges);
+    await store.close();
+  });
+});
