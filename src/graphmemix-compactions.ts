@@ -10,12 +10,14 @@ import type { ArchiveStore } from './store/archive-store-spec.ts';
 /**
  * The facade's automatic compactions: a write whose relation update reaches the 5% rule marks its context and
  * hands it here (`schedule`); the run's steps go through the facade's write queue (`turnFor`), one turn each,
- * so other writes go between them. A run that fails is finished in one turn (recoverFailedRun); close stops
- * the runs between steps (their marks make the next write of the context start a new run).
+ * so other writes go between them. A run that fails is finished in one turn (recoverFailedRun). close lets the
+ * runs finish: a one-shot writer (a CLI add that opens, writes and closes) would otherwise stop every run it
+ * starts, and the context would never be compacted. A killed process leaves the mark; the next write of the
+ * context starts a new run.
  */
 export class BackgroundCompactions {
   private readonly runs = new Map<string, Promise<void>>();
-  private readonly stop = new AbortController();
+  private closed = false;
   private readonly finished: Array<{ contextId: string; result?: StepCompactionResult; error?: string }> = [];
 
   constructor(
@@ -27,22 +29,17 @@ export class BackgroundCompactions {
 
   /** The scheduler the relation updates of this facade's writes get (BuildRelationsOptions.compactInBackground). */
   readonly schedule: CompactionScheduler = (contextId, mark) => {
-    if (this.stop.signal.aborted) return;
+    if (this.closed) return;
     const before = this.runs.get(contextId) ?? Promise.resolve();
     // One run per context at a time: a newer mark supersedes the older run at its next step.
     const run = before
-      .then(() =>
-        compactSemanticInSteps(this.store, contextId, mark, this.turnFor(contextId), {
-          signal: this.stop.signal,
-        }),
-      )
+      .then(() => compactSemanticInSteps(this.store, contextId, mark, this.turnFor(contextId)))
       .then(
         (result) => {
           this.note({ contextId, result });
         },
         async (error: unknown) => {
           this.note({ contextId, error: error instanceof Error ? error.message : String(error) });
-          if (this.stop.signal.aborted) return;
           await this.turnFor(contextId)(() =>
             recoverFailedRun(this.store, contextId, mark, () => this.compactNow(contextId)),
           ).catch((again: unknown) => {
@@ -66,9 +63,9 @@ export class BackgroundCompactions {
     return this.finished;
   }
 
-  /** Stops every run at its next step and waits for them. */
+  /** Waits for the runs under way (their writes, too, are this facade's) and takes no new one. */
   async close(): Promise<void> {
-    this.stop.abort();
+    this.closed = true;
     await this.idle();
   }
 

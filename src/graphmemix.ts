@@ -445,8 +445,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await compactions?.close();
+      // The media queue's write-backs are writes that may start a compaction: it closes first.
       await queue?.close();
+      await compactions?.close();
       await writer?.close();
       await ocr?.terminate();
       if (ownsStore) await store.close();
@@ -467,6 +468,7 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
     ...(modelConfig === undefined ? {} : { modelConfig }),
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
     ...(options.mediaDigest === undefined ? {} : { mediaDigest: options.mediaDigest }),
+    ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
   });
   await client.started();
   return client;

@@ -21,6 +21,7 @@ const gm = await openGraphmemix({
   ...(data.ocr === undefined ? {} : { ocr: data.ocr }),
   ...(data.mediaDir === undefined ? {} : { mediaDir: data.mediaDir }),
   ...(data.mediaDigest === undefined ? {} : { mediaDigest: data.mediaDigest }),
+  ...(data.compaction === undefined ? {} : { compaction: data.compaction }),
 });
 
 let queue: Promise<void> = Promise.resolve();

@@ -11,6 +11,8 @@ export interface WriteWorkerData {
   mediaDir?: string;
   /** The media digest mode (OpenGraphmemixOptions.mediaDigest); the queue runs in the worker. */
   mediaDigest?: 'inline' | 'background';
+  /** Where automatic compactions run (OpenGraphmemixOptions.compaction). */
+  compaction?: 'steps' | 'inline';
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }

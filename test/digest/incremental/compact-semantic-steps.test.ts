@@ -207,6 +207,27 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
     await store.close();
   });
 
+  it('a signal stops it between steps and leaves its mark (a later write finds it stale)', async () => {
+    const store = await open();
+    await drifted(store, 19);
+    const stop = new AbortController();
+    let turns = 0;
+    const turn: CompactionTurn = async (work) => {
+      if (++turns === 4) stop.abort();
+      return work();
+    };
+    const mark = newCompactionMark();
+    await writeCompactionMark(store, 'ctx', mark);
+    const result = await compactSemanticInSteps(store, 'ctx', mark, turn, {
+      sizes: SIZES,
+      signal: stop.signal,
+    });
+    expect(result.outcome).toBe('stopped');
+    expect(result.steps).toBe(3);
+    expect((await readCompactionMark(store, 'ctx'))?.token).toBe(mark.token);
+    await store.close();
+  });
+
   it('a mark whose run is gone: restarted through the scheduler, or compacted in one turn without one', async () => {
     const store = await open();
     const live = await drifted(store, 17);
