@@ -4,8 +4,14 @@ import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-
 import { compareStrings } from '../../store/store-rules.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
-import { loadRecords } from '../load-records.ts';
-import { buildTfidfSpace, type TfidfDocument, TfidfSpace } from '../semantic/tfidf-space.ts';
+import { loadRecords, recordPages } from '../load-records.ts';
+import { semanticText } from '../semantic/semantic-text.ts';
+import {
+  buildTfidfSpace,
+  type TfidfDocument,
+  TfidfSpace,
+  TfidfSpaceBuilder,
+} from '../semantic/tfidf-space.ts';
 import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
 import { parallelKnnLists } from './parallel-knn-lists.ts';
 import { clearCompactionState } from './semantic-compaction-mark.ts';
@@ -142,13 +148,15 @@ export async function computeCompaction(
   const space =
     options.documents !== undefined
       ? new TfidfSpace(options.documents().sort((x, y) => compareStrings(x.id, y.id)))
-      : buildTfidfSpace(
-          sortedById(
-            typeof options.records === 'function'
-              ? options.records()
-              : (options.records ?? (await loadRecords(store, contextId))),
-          ),
-        );
+      : options.pause !== undefined && options.records === undefined
+        ? await spaceInSlices(store, contextId, options.pause)
+        : buildTfidfSpace(
+            sortedById(
+              typeof options.records === 'function'
+                ? options.records()
+                : (options.records ?? (await loadRecords(store, contextId))),
+            ),
+          );
   const approximate =
     options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
   const knn = await parallelKnnLists(
@@ -201,6 +209,33 @@ export async function computeCompaction(
       );
     },
   };
+}
+
+/** Records read per page, and documents tokenised, between two pauses of spaceInSlices. */
+const SLICE = 2000;
+
+/**
+ * The TF-IDF space of every record, built with `pause` awaited between pages of records and slices of
+ * documents (a compaction in steps: this thread's queued writes run between them). The same space as
+ * buildTfidfSpace over the records in id order.
+ */
+async function spaceInSlices(
+  store: ArchiveStore,
+  contextId: string,
+  pause: () => Promise<void>,
+): Promise<TfidfSpace> {
+  const documents: TfidfDocument[] = [];
+  for await (const page of recordPages(store, contextId, SLICE)) {
+    for (const record of page) documents.push({ id: record.id, text: semanticText(record) });
+    await pause();
+  }
+  documents.sort((x, y) => compareStrings(x.id, y.id));
+  const builder = new TfidfSpaceBuilder();
+  for (let at = 0; at < documents.length; at++) {
+    builder.add(documents[at]!);
+    if ((at + 1) % SLICE === 0) await pause();
+  }
+  return new TfidfSpace(builder);
 }
 
 function sortedById(records: readonly MemoryRecord[]): MemoryRecord[] {

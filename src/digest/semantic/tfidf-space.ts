@@ -49,53 +49,16 @@ export class TfidfSpace implements KnnSpace {
   readonly docWeight: Float32Array;
   private postings: { start: Uint32Array; doc: Uint32Array; weight: Float32Array } | undefined;
 
-  constructor(documents: Iterable<TfidfDocument>) {
-    // One pass over the documents (an iterable: a caller may build each text on the fly), their distinct
-    // term ids kept in ONE growing flat array with an offset per document: a typed array per document cost
-    // ~200 bytes of overhead each (~200 MB at 1M memories, issue #10).
-    const vocabulary = new Map<string, number>();
-    const ids: string[] = [];
-    let dfList: number[] = [];
-    let flatTerms = new Uint32Array(1 << 16);
-    let flatCounts = new Uint32Array(1 << 16);
-    let flatEnd = 0;
-    let offsets: number[] = [0];
-    for (const document of documents) {
-      const tokens = tokenize(document.text);
-      const termIds = new Uint32Array(tokens.length);
-      for (let t = 0; t < tokens.length; t++) {
-        const token = tokens[t]!;
-        let id = vocabulary.get(token);
-        if (id === undefined) {
-          id = vocabulary.size;
-          vocabulary.set(token, id);
-          dfList.push(0);
-        }
-        termIds[t] = id;
-      }
-      termIds.sort();
-      if (flatEnd + termIds.length > flatTerms.length) {
-        const capacity = Math.max(flatTerms.length * 2, flatEnd + termIds.length);
-        const terms = new Uint32Array(capacity);
-        terms.set(flatTerms.subarray(0, flatEnd));
-        flatTerms = terms;
-        const counts = new Uint32Array(capacity);
-        counts.set(flatCounts.subarray(0, flatEnd));
-        flatCounts = counts;
-      }
-      for (let t = 0; t < termIds.length; ) {
-        const term = termIds[t]!;
-        let run = 1;
-        while (t + run < termIds.length && termIds[t + run] === term) run++;
-        dfList[term]!++;
-        flatTerms[flatEnd] = term;
-        flatCounts[flatEnd] = run;
-        flatEnd++;
-        t += run;
-      }
-      offsets.push(flatEnd);
-      ids.push(document.id);
+  constructor(documents: Iterable<TfidfDocument> | TfidfSpaceBuilder) {
+    let built: TfidfSpaceBuilder;
+    if (documents instanceof TfidfSpaceBuilder) built = documents;
+    else {
+      built = new TfidfSpaceBuilder();
+      for (const document of documents) built.add(document);
     }
+    const { ids, vocabulary, flatTerms, flatCounts, flatEnd } = built;
+    let { dfList, offsets } = built;
+    built.release();
     const n = ids.length;
     this.ids = ids;
     this.vocabulary = vocabulary;
@@ -190,6 +153,70 @@ export class TfidfSpace implements KnnSpace {
     }
     this.postings = { start, doc, weight };
     return this.postings;
+  }
+}
+
+/**
+ * The first pass of a TfidfSpace, one document at a time (`new TfidfSpace(builder)` then computes the weights):
+ * a caller can go back to its event loop between documents (a compaction in steps) instead of tokenising the
+ * whole context in one synchronous call. The documents must come in the space's order.
+ */
+export class TfidfSpaceBuilder {
+  // One pass over the documents, their distinct term ids kept in ONE growing flat array with an offset per
+  // document: a typed array per document cost ~200 bytes of overhead each (~200 MB at 1M memories, issue #10).
+  readonly vocabulary = new Map<string, number>();
+  readonly ids: string[] = [];
+  dfList: number[] = [];
+  flatTerms = new Uint32Array(1 << 16);
+  flatCounts = new Uint32Array(1 << 16);
+  flatEnd = 0;
+  offsets: number[] = [0];
+
+  add(document: TfidfDocument): void {
+    const { vocabulary } = this;
+    const tokens = tokenize(document.text);
+    const termIds = new Uint32Array(tokens.length);
+    for (let t = 0; t < tokens.length; t++) {
+      const token = tokens[t]!;
+      let id = vocabulary.get(token);
+      if (id === undefined) {
+        id = vocabulary.size;
+        vocabulary.set(token, id);
+        this.dfList.push(0);
+      }
+      termIds[t] = id;
+    }
+    termIds.sort();
+    if (this.flatEnd + termIds.length > this.flatTerms.length) {
+      const capacity = Math.max(this.flatTerms.length * 2, this.flatEnd + termIds.length);
+      const terms = new Uint32Array(capacity);
+      terms.set(this.flatTerms.subarray(0, this.flatEnd));
+      this.flatTerms = terms;
+      const counts = new Uint32Array(capacity);
+      counts.set(this.flatCounts.subarray(0, this.flatEnd));
+      this.flatCounts = counts;
+    }
+    for (let t = 0; t < termIds.length; ) {
+      const term = termIds[t]!;
+      let run = 1;
+      while (t + run < termIds.length && termIds[t + run] === term) run++;
+      this.dfList[term]!++;
+      this.flatTerms[this.flatEnd] = term;
+      this.flatCounts[this.flatEnd] = run;
+      this.flatEnd++;
+      t += run;
+    }
+    this.offsets.push(this.flatEnd);
+    this.ids.push(document.id);
+  }
+
+  /** Drops the builder's arrays once a space took them (a caller may keep the builder). */
+  release(): void {
+    this.dfList = [];
+    this.offsets = [];
+    this.flatTerms = new Uint32Array(0);
+    this.flatCounts = new Uint32Array(0);
+    this.flatEnd = 0;
   }
 }
 
