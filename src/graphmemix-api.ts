@@ -232,7 +232,12 @@ export interface UserStats extends ContextStats {
    * took the bounded pass, or its automatic compaction was deferred (docs/semantic-knn.md). `graphmemix
    * compact` rebuilds it exactly and clears this.
    */
-  knnApproximate?: { reason: 'bulk-import' | 'compaction-deferred'; since: string; documents: number };
+  knnApproximate?: {
+    reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed';
+    since: string;
+    documents: number;
+    error?: string;
+  };
 }
 
 export type SearchFlag = 'lexical_search_bounded' | 'dense_retrieval_failed';

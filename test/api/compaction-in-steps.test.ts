@@ -8,6 +8,7 @@ import {
   writeCompactionMark,
 } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import { openStore } from '../../src/store/open-store.ts';
 
 /**
  * The automatic (5%-rule) compaction that a write triggers runs after it, in steps through the write queue
@@ -123,4 +124,52 @@ it('forgetting the user stops its run; nothing of the user is left, and it can b
   } finally {
     await gm.close();
   }
+});
+
+describe('a run that fails', () => {
+  /** A SQLite store whose semantic writes of many documents (a run's steps; an add puts a few) fail. */
+  async function failingStore(file: string, replaceAllFails: () => boolean) {
+    const store = await openStore(file);
+    const semantic = store.semantic;
+    Object.defineProperty(store, 'semantic', {
+      value: {
+        ...semantic,
+        async writeDocs(contextId: string, change: Parameters<typeof semantic.writeDocs>[1]) {
+          if ((change.put?.length ?? 0) >= 100) throw new Error('disk says no');
+          return semantic.writeDocs(contextId, change);
+        },
+        async replaceAll(...args: Parameters<typeof semantic.replaceAll>) {
+          if (replaceAllFails()) throw new Error('still no');
+          return semantic.replaceAll(...args);
+        },
+      },
+    });
+    return store;
+  }
+
+  it('is finished in one turn; if that fails too, the user is marked approximate with the error', async () => {
+    for (const recoveryFails of [false, true]) {
+      let failing = false;
+      const store = await failingStore(join(dir, `failing-${recoveryFails}.db`), () => failing);
+      const gm = await openGraphmemix({ db: 'failing', store, readWorkers: false });
+      try {
+        await gm.addMemories('ann', notes(0, 600));
+        failing = recoveryFails;
+        for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+        await gm.waitForCompactions();
+        expect(await readCompactionMark(store, 'ann')).toBeUndefined();
+        const stats = (await gm.userStats('ann'))!;
+        if (recoveryFails) {
+          expect(stats.knnApproximate).toMatchObject({ reason: 'compaction-failed' });
+          expect(stats.knnApproximate?.error).toMatch(/disk says no.*still no/);
+        } else {
+          expect(stats.knnApproximate).toBeUndefined();
+          expect(await store.semantic.getSnapshot('ann')).toMatchObject({ documents: 630, changes: 0 });
+        }
+      } finally {
+        await gm.close();
+        await store.close();
+      }
+    }
+  });
 });

@@ -17,9 +17,11 @@ export const APPROXIMATE_META_PREFIX = 'semantic-approximate:';
 export interface ApproximateKnnMark {
   /**
    * 'bulk-import': the lists came from the bounded pass; 'compaction-deferred': the snapshot drifted past
-   * the compaction rule and automatic compaction was skipped (the context is that large).
+   * the compaction rule and automatic compaction was skipped (the context is that large); 'compaction-failed':
+   * an automatic compaction in steps failed and so did its one-turn recovery (`error` says why).
    */
-  reason: 'bulk-import' | 'compaction-deferred';
+  reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed';
+  error?: string;
   /** createdAt of the IDF snapshot the approximation starts from. */
   since: string;
   /** Memories in that snapshot. */
@@ -46,6 +48,8 @@ export function describeApproximateMark(mark: ApproximateKnnMark): string {
   const what =
     mark.reason === 'bulk-import'
       ? `bounded bulk pass over ${mark.documents} memories`
-      : `automatic compaction deferred (snapshot of ${mark.documents} memories)`;
+      : mark.reason === 'compaction-failed'
+        ? `automatic compaction failed: ${mark.error ?? 'unknown error'}`
+        : `automatic compaction deferred (snapshot of ${mark.documents} memories)`;
   return `semantic_knn approximate since ${mark.since} (${what}); \`graphmemix compact\` rebuilds it exactly`;
 }

@@ -111,7 +111,7 @@ export async function compactSemanticInSteps(
       pause: () =>
         new Promise((resolve, reject) =>
           setImmediate(() => {
-            // A closing facade does not wait for the rest of the pass (its mark restarts the run later).
+            // A stopped run does not finish its pass (its mark makes a later write start a new run).
             if (options.signal?.aborted) reject(new Error('compaction stopped'));
             else resolve();
           }),
