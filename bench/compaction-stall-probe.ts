@@ -1,43 +1,33 @@
 /**
- * `npx tsx bench/compaction-stall-probe.ts [--records 100k] [--worker] [--inline] [--code dir]`: what the
+ * `npx tsx bench/compaction-stall-probe.ts [--records 100k] [--worker] [--inline]`: what the
  * automatic (5%-rule) compaction that a write triggers costs the writes around it. Imports realistic chat
  * (bench/support/realistic-chat.ts, seeded) into user `ann` of a fresh archive, sets the snapshot's change
  * count one below the rule (the compaction's cost does not depend on how the drift came), reopens, and then,
  * while user `bob` adds one memory every 50 ms and `ann` one every 200 ms, adds the memory that reaches the
  * rule. Prints that add's latency, the time until the compaction is over, and the other adds' waits meanwhile
  * (count, p50, p99, longest; from when each add was due, so a blocked event loop counts). `--inline` opens with `compaction: 'inline'` (the compaction inside
- * the write, as before round 22); `--code dir` runs another checkout's library (compaction inside the write).
+ * the write, as before round 22).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { openGraphmemix } from '../src/graphmemix.ts';
 import { parseCount, probeFlags, rankPercentile } from './support/probe-args.ts';
-import { chatRecords } from './support/realistic-chat.ts';
+import { writeChatJsonl } from './support/realistic-chat.ts';
 
 const flag = probeFlags();
 const count = parseCount(flag('records', '100k'));
 const worker = process.argv.includes('--worker');
 const inline = process.argv.includes('--inline');
-const code = resolve(flag('code', join(import.meta.dirname, '..')));
-const { openGraphmemix } = (await import(
-  pathToFileURL(join(code, 'src/graphmemix.ts')).href
-)) as typeof import('../src/graphmemix.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-compaction-stall-'));
-const pct = rankPercentile;
 const f = (v: number) => v.toFixed(0);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 try {
   const db = join(dir, 'a.db');
   const file = join(dir, 'ann.jsonl');
-  const lines: string[] = [];
-  for (const record of chatRecords({ contextId: 'ann', count, seed: 4242 })) {
-    const { contextId: _, ...rest } = record;
-    lines.push(JSON.stringify(rest));
-  }
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  writeChatJsonl(file, count, 4242);
   const built = performance.now();
   const setup = await openGraphmemix({ db, readWorkers: false });
   await setup.ingest(file, { format: 'unified', contextId: 'ann' });
@@ -85,13 +75,13 @@ try {
   const loops = Promise.all([loop('bob', 50, bob), sleep(5).then(() => loop('ann', 200, ann))]);
   await trigger;
   const triggerMs = performance.now() - started;
-  if (typeof gm.waitForCompactions === 'function') await gm.waitForCompactions();
+  await gm.waitForCompactions();
   const over = performance.now() - started;
   done = true;
   await loops;
   const snapshot = await gm.store.semantic.getSnapshot('ann');
   console.log(
-    `${worker ? 'write worker' : 'in process'}, ${inline || code !== resolve(join(import.meta.dirname, '..')) ? 'compaction in the write' : 'compaction in steps'}: trigger add ${f(triggerMs)} ms, compaction over after ${f(over)} ms, load ${loadavg()[0]!.toFixed(2)}`,
+    `${worker ? 'write worker' : 'in process'}, ${inline ? 'compaction in the write' : 'compaction in steps'}: trigger add ${f(triggerMs)} ms, compaction over after ${f(over)} ms, load ${loadavg()[0]!.toFixed(2)}`,
   );
   console.log(`snapshot after: ${snapshot?.documents} documents, ${snapshot?.changes} changes`);
   for (const [who, waits] of [
@@ -99,7 +89,7 @@ try {
     ['ann (the same user, every 200 ms)', ann],
   ] as const) {
     console.log(
-      `${who}: ${waits.length} adds, p50 ${f(pct(waits, 0.5))} ms, p99 ${f(pct(waits, 0.99))} ms, longest ${f(Math.max(0, ...waits))} ms`,
+      `${who}: ${waits.length} adds, p50 ${f(rankPercentile(waits, 0.5))} ms, p99 ${f(rankPercentile(waits, 0.99))} ms, longest ${f(Math.max(0, ...waits))} ms`,
     );
   }
   await gm.close();

@@ -7,12 +7,12 @@
  * ms. `--worker` opens the archive with the write worker (a server's path). Prints the import's wall time and
  * bob's add latencies during it (count, p50, p99, longest). `--code dir` runs another checkout's library.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseCount, probeFlags, rankPercentile } from './support/probe-args.ts';
-import { chatRecords } from './support/realistic-chat.ts';
+import { writeChatJsonl } from './support/realistic-chat.ts';
 
 const flag = probeFlags();
 const count = parseCount(flag('records', '20k'));
@@ -27,12 +27,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gm-import-share-'));
 const pct = rankPercentile;
 try {
   const file = join(dir, 'ann.jsonl');
-  const lines: string[] = [];
-  for (const record of chatRecords({ contextId: 'ann', count, seed: 4242 })) {
-    const { contextId: _, ...rest } = record;
-    lines.push(JSON.stringify(rest));
-  }
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  writeChatJsonl(file, count, 4242);
   const gm = await openGraphmemix({ db: join(dir, 'a.db'), writeWorker: worker, readWorkers: false });
   await gm.addMemories('bob', [{ id: 'warm', text: 'a first memory of the other user' }]);
   const started = performance.now();

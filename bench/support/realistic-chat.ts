@@ -8,6 +8,7 @@
  * lists are the whole archive and TF-IDF similarity is flat, so costs and graph density say nothing about
  * real text (issue #10 measured "0 similarity edges at 10k" that way).
  */
+import { writeFileSync } from 'node:fs';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
@@ -140,4 +141,17 @@ export function chatQuestions(count: number, seed: number, options: ChatArchiveO
     const picked = Array.from({ length: n }, () => words[Math.floor(next() * words.length)]!);
     return `what did we say about ${picked.join(' ')}`;
   });
+}
+
+/**
+ * `count` records of chatRecords (seeded) as a unified JSONL file without their context (the importer's
+ * `contextId` option chooses it), for the probes that import a file.
+ */
+export function writeChatJsonl(file: string, count: number, seed: number): void {
+  const lines: string[] = [];
+  for (const record of chatRecords({ contextId: 'unused', count, seed })) {
+    const { contextId: _, ...rest } = record;
+    lines.push(JSON.stringify(rest));
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
 }

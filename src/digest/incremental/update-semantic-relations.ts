@@ -32,7 +32,9 @@ export interface SemanticRelationsReport {
 /**
  * The semantic (mutual-kNN) side of an incremental relation update. Offline: the frozen-IDF TF-IDF lists
  * (updateSemanticKnn), compacted exactly when the compaction rule says the snapshot drifted (changes since
- * the snapshot >= 5% of it: amortised constant work per write; docs/semantic-knn.md). With an embedding
+ * the snapshot >= 5% of it: amortised constant work per write; docs/semantic-knn.md): inside this write, or,
+ * given `compactInBackground`, in steps after it (the context is marked; compact-semantic-steps.ts). While such
+ * a run is live the ids go to its backlog instead ('deferred'); a stale mark restarts it. With an embedding
  * model: the changed records' views are embedded and their record vectors maintained in the dense lists
  * (updateDenseKnn); a failing model falls back to tfidf with a warning, as the full rebuild does.
  * A context whose snapshot holds APPROXIMATE_KNN_FROM memories or more is not compacted here: it is marked
