@@ -8,6 +8,7 @@ import {
   type CompactionScheduler,
   readCompactionMark,
   type SemanticCompactionMark,
+  whileRunning,
   writeCompactionMark,
 } from './digest/incremental/semantic-compaction-mark.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
@@ -36,13 +37,16 @@ export class BackgroundCompactions {
   readonly schedule: CompactionScheduler = (contextId, mark) => {
     if (this.closed) return;
     const before = this.runs.get(contextId) ?? Promise.resolve();
-    // One run per context at a time: a newer mark supersedes the older run at its next step.
-    const run = before
-      .then(() => compactSemanticInSteps(this.store, contextId, mark, this.turnFor(contextId)))
-      .then(
-        () => undefined,
-        (error: unknown) => this.recover(contextId, mark, error),
-      );
+    // One run per context at a time: a newer mark supersedes the older run at its next step. Live from now
+    // (whileRunning), not from when the older run has ended: a write meanwhile must not take the mark for stale.
+    const run = whileRunning(mark.token, async () => {
+      await before;
+      try {
+        await compactSemanticInSteps(this.store, contextId, mark, this.turnFor(contextId));
+      } catch (error) {
+        await this.recover(contextId, mark, error);
+      }
+    });
     this.runs.set(contextId, run);
     void run.finally(() => {
       if (this.runs.get(contextId) === run) this.runs.delete(contextId);

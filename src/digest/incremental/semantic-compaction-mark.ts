@@ -24,8 +24,8 @@ export interface SemanticCompactionMark {
   startedAt: string;
 }
 
-/** Tokens of the runs alive in this process (the authority for marks with this process's pid). */
-const running = new Set<string>();
+/** Tokens of the runs alive in this process, with how many holders each (the authority for marks with this pid). */
+const running = new Map<string, number>();
 
 export function newCompactionMark(now = new Date()): SemanticCompactionMark {
   return { token: randomUUID(), pid: process.pid, at: now.toISOString(), startedAt: now.toISOString() };
@@ -46,13 +46,18 @@ export async function writeCompactionMark(
   await store.setMeta(`${COMPACTION_META_PREFIX}${contextId}`, mark);
 }
 
-/** Registers a run of this process for the lifetime of `work`. */
+/**
+ * Registers a run of this process for the lifetime of `work` (from this call, synchronously: a write right after
+ * a run was scheduled must find it live). Nested holders of one token count.
+ */
 export async function whileRunning<T>(token: string, work: () => Promise<T>): Promise<T> {
-  running.add(token);
+  running.set(token, (running.get(token) ?? 0) + 1);
   try {
     return await work();
   } finally {
-    running.delete(token);
+    const left = running.get(token)! - 1;
+    if (left === 0) running.delete(token);
+    else running.set(token, left);
   }
 }
 

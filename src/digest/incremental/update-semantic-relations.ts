@@ -74,7 +74,7 @@ export async function updateSemanticRelations(
       await appendBacklog(store, contextId, ids);
       return { space: 'tfidf', mode: 'deferred', warnings };
     }
-    // A run that stopped (its process died or closed) left a mixed state and a backlog. A context without a
+    // A run whose process was killed left a mixed state and a backlog. A context without a
     // snapshot (forgotten and written again) compacts at once, as any first update does.
     if (
       options.compactInBackground &&
