@@ -1,19 +1,30 @@
 /**
- * `npx tsx scripts/build-by-session.ts --format mem-gallery --data <path> --db <file>`
+ * `npx tsx scripts/build-by-session.ts --format mem-gallery --data <path> --db <file> [--steps]`
  *
  * Builds an archive the way a living memory grows: the dataset's records are ingested ONE SESSION AT A TIME
  * (one ingest call per session, in source order; relations updated incrementally after each), questions at
  * the end. `graphmemix eval --db <file>` then evaluates that archive (its own ingest finds every record
  * unchanged), to compare with an archive built in one import (issue #10: same Recall@10 within 0.3).
+ * `--steps`: the facade's way, each session one turn of a write queue and the automatic compactions in steps
+ * between them (BackgroundCompactions, docs/living-archive.md "Round 22"); default: each compaction inside
+ * the session import that reaches the rule.
  */
 import { parseArgs } from 'node:util';
+import { compactSemantic } from '../src/digest/incremental/compact-semantic.ts';
 import { ingestItems } from '../src/digest/ingest.ts';
+import { BackgroundCompactions } from '../src/graphmemix-compactions.ts';
+import { WriteQueue } from '../src/graphmemix-write-queue.ts';
 import { getImporter } from '../src/importers/importer-registry.ts';
 import type { ImportFormat, ImportItem } from '../src/importers/importer-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 
 const { values } = parseArgs({
-  options: { format: { type: 'string' }, data: { type: 'string' }, db: { type: 'string' } },
+  options: {
+    format: { type: 'string' },
+    data: { type: 'string' },
+    db: { type: 'string' },
+    steps: { type: 'boolean' },
+  },
 });
 if (!values.format || !values.data || !values.db) {
   process.stderr.write('usage: build-by-session.ts --format <format> --data <path> --db <file>\n');
@@ -36,11 +47,21 @@ for await (const item of importer.read(values.data, {})) {
 }
 const started = performance.now();
 let calls = 0;
+const writes = new WriteQueue();
+const compactions = values.steps
+  ? new BackgroundCompactions(
+      store,
+      (contextId) => (work) => writes.forContext(contextId, work),
+      (contextId) => compactSemantic(store, contextId),
+    )
+  : undefined;
+const options = compactions === undefined ? {} : { compactInBackground: compactions.schedule };
 for (const items of sessions.values()) {
-  await ingestItems(store, items);
+  await writes.exclusive(() => ingestItems(store, items, options));
   calls++;
 }
-await ingestItems(store, tail);
+await writes.exclusive(() => ingestItems(store, tail, options));
+await compactions?.close();
 await store.close();
 process.stdout.write(
   `${calls} session imports + questions into ${values.db} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
