@@ -9,9 +9,13 @@ export class WriteQueue {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly held = new Map<string, Promise<unknown>>();
 
-  /** Runs `work` after every write queued before it. */
+  /**
+   * Runs `work` after every write queued before it, and after one return to the event loop: a store that
+   * answers synchronously (SQLite) would otherwise run a piecewise write's turns back to back in microtasks,
+   * and the timers and requests whose writes are meant to go between them would wait for all of it.
+   */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(work, work);
+    const next = this.chain.then(yieldToEventLoop, yieldToEventLoop).then(work);
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -58,4 +62,8 @@ export class WriteQueue {
       await hold.catch(() => undefined);
     }
   }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -85,8 +85,8 @@ export async function compactSemanticInSteps(
     };
     // One turn: runs only while the mark is this run's; undefined when it is not (or the signal stopped it).
     const step = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
-      // Back to the event loop first: a store that answers synchronously (SQLite) would otherwise chain every
-      // step in microtasks, and timers and requests (the writes meant to go between steps) would wait for all.
+      // Back to the event loop before queueing the next step (the queue yields only before running a turn): a
+      // write that arrived during the last step is queued ahead of this one and waits one step, not two.
       await new Promise((resolve) => setImmediate(resolve));
       if (options.signal?.aborted) return undefined;
       return turn(async () => {
