@@ -8,6 +8,7 @@ import {
   writeCompactionMark,
 } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
 /**
@@ -28,6 +29,16 @@ const notes = (from: number, count: number) =>
     sessionId: `s${Math.floor((from + n) / 20)}`,
   }));
 
+/**
+ * 600 memories of ann in one add (a rebuild: snapshot of 600), then 30 single adds: the rule is 30 changes (5%
+ * of 600), so the 30th marks the context and hands the compaction over.
+ */
+async function reachRule(gm: Graphmemix): Promise<void> {
+  await gm.addMemories('ann', notes(0, 600));
+  expect((await gm.store.semantic.getSnapshot('ann'))?.documents).toBe(600);
+  for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+}
+
 describe.each([
   ['in the process', false],
   ['through the write worker', true],
@@ -39,10 +50,7 @@ describe.each([
       readWorkers: false,
     });
     try {
-      await gm.addMemories('ann', notes(0, 600));
-      expect((await gm.store.semantic.getSnapshot('ann'))?.documents).toBe(600);
-      // The rule: 30 changes (5% of 600). The 30th single add marks the context and hands the compaction over.
-      for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+      await reachRule(gm);
       const mark = await readCompactionMark(gm.store, 'ann');
       expect(mark).toBeDefined();
       // In the process both queue behind the compaction's first turn and before its document steps (its
@@ -68,8 +76,7 @@ describe.each([
 it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {
   const gm = await openGraphmemix({ db: join(dir, 'inline.db'), compaction: 'inline', readWorkers: false });
   try {
-    await gm.addMemories('ann', notes(0, 600));
-    for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+    await reachRule(gm);
     expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
     expect(await gm.store.semantic.getSnapshot('ann')).toMatchObject({ documents: 630, changes: 0 });
   } finally {
@@ -80,8 +87,7 @@ it("with compaction: 'inline', the write that reaches the rule compacts in its o
 it('close lets a run finish (a one-shot writer); a mark left by a dead run is restarted by the next write', async () => {
   const db = join(dir, 'stopped.db');
   const first = await openGraphmemix({ db, readWorkers: false });
-  await first.addMemories('ann', notes(0, 600));
-  for (let i = 600; i < 630; i++) await first.addMemories('ann', notes(i, 1));
+  await reachRule(first);
   expect(await readCompactionMark(first.store, 'ann')).toBeDefined();
   await first.close();
   const second = await openGraphmemix({ db, readWorkers: false });
@@ -107,8 +113,7 @@ it('close lets a run finish (a one-shot writer); a mark left by a dead run is re
 it('forgetting the user stops its run; nothing of the user is left, and it can be written again', async () => {
   const gm = await openGraphmemix({ db: join(dir, 'forget.db'), readWorkers: false });
   try {
-    await gm.addMemories('ann', notes(0, 600));
-    for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
+    await reachRule(gm);
     expect(await readCompactionMark(gm.store, 'ann')).toBeDefined();
     const report = await gm.forgetContext('ann');
     expect(report.deleted).toBe(true);

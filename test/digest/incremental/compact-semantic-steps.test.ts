@@ -8,7 +8,9 @@ import {
   compactSemanticInSteps,
 } from '../../../src/digest/incremental/compact-semantic-steps.ts';
 import {
+  appendBacklog,
   backlogKeys,
+  clearCompactionState,
   newCompactionMark,
   readCompactionMark,
   type SemanticCompactionMark,
@@ -225,6 +227,22 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
     expect(result.outcome).toBe('stopped');
     expect(result.steps).toBe(3);
     expect((await readCompactionMark(store, 'ctx'))?.token).toBe(mark.token);
+    await store.close();
+  });
+
+  it("a user's backlog rows are its own, whatever its id (quotes, slashes, a prefix of another's)", async () => {
+    const store = await open();
+    const users = ['a', 'a/', 'a"', 'a"/x', 'a\\"/', '"a"', 'a:b', 'a\u0001', 'ab', '\ud83d\ude00', ''];
+    for (const [n, user] of users.entries()) await appendBacklog(store, user, [`m${n}`]);
+    for (const [n, user] of users.entries()) {
+      const keys = await backlogKeys(store, user);
+      expect(keys).toHaveLength(1);
+      expect(await store.getMeta(keys[0]!)).toEqual([`m${n}`]);
+    }
+    // Clearing one user's state leaves every other user's backlog alone.
+    await clearCompactionState(store, 'a');
+    expect(await backlogKeys(store, 'a')).toEqual([]);
+    for (const user of users.slice(1)) expect(await backlogKeys(store, user)).toHaveLength(1);
     await store.close();
   });
 
