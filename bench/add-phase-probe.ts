@@ -9,6 +9,8 @@
  *
  * `--batch n` adds n records per call (an add-100: --batch 100); the run's statement time by SQL is printed.
  * `--checkout dir` runs another worktree's code (e.g. /work/main) with this probe.
+ * `--questions n` asks n questions (bench:scale's warm-up generator) before the adds, as bench:scale's add phase
+ * follows its retrieve phase in one process. `--top-sql n` prints the n statements with the most time (12).
  *
  * <file.db>: one context 'big' (retrieve-probe.ts / knn-add-probe.ts build); it is WRITTEN TO: pass a copy.
  */
@@ -16,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { parseCount, probeFlags } from './support/probe-args.ts';
-import { chatRecords } from './support/realistic-chat.ts';
+import { chatQuestions, chatRecords } from './support/realistic-chat.ts';
 
 const file = process.argv[2];
 if (!file || file.startsWith('--'))
@@ -27,6 +29,7 @@ const seed = Number(flag('seed', '900'));
 const batch = parseCount(flag('batch', '1'));
 const checkout = flag('checkout', '..');
 const jsonOut = flag('json', '');
+const questions = parseCount(flag('questions', '0'));
 
 // Statement time: every better-sqlite3 Statement call, wrapped before the store prepares any.
 const statementStats = { calls: 0, ms: 0, commitMs: 0, slowest: [] as Array<{ sql: string; ms: number }> };
@@ -98,6 +101,9 @@ const size = await gm.store.countMemories('big');
 const records = Array.from({ length: adds }, (_, i) => [
   ...chatRecords({ contextId: 'big', count: batch, seed: seed + i, start: size + i * batch }),
 ]);
+for (const question of chatQuestions(questions, 5, { contextId: 'big', count: size, seed: 6 })) {
+  await gm.retrieve('big', question);
+}
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 const loadBefore = load();
 
@@ -188,7 +194,9 @@ for (const row of slowest.slice(0, 10)) {
   );
 }
 console.log('statement time by SQL (whole run):');
-for (const [sql, { calls, ms, rows }] of [...bySql].sort((x, y) => y[1].ms - x[1].ms).slice(0, 12)) {
+for (const [sql, { calls, ms, rows }] of [...bySql]
+  .sort((x, y) => y[1].ms - x[1].ms)
+  .slice(0, parseCount(flag('top-sql', '12')))) {
   console.log(`  ${ms.toFixed(1)} ms, ${calls} calls, ${rows} rows: ${sql}`);
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ size, load: loadBefore, rows }, null, 1));
