@@ -143,7 +143,18 @@ export interface Graphmemix {
     options?: RetrieveOptions,
   ): Promise<AnswerResult>;
 
-  close(): Promise<void>;
+  /**
+   * Finishes queued writes and closes the archive. Automatic compactions under way are waited for by default
+   * (`compactions: 'finish'`); `'stop'` stops each at its next step instead (a server's shutdown), and the
+   * context's next write, in this or another process, starts it again.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+/** close()'s options. */
+export interface CloseOptions {
+  /** What happens to the automatic compactions under way (default 'finish'). */
+  compactions?: 'finish' | 'stop';
 }
 
 /** forgetContext's options. */

@@ -18,13 +18,15 @@ import type { ArchiveStore } from './store/archive-store-spec.ts';
  * hands it here (`schedule`); the run's steps go through the facade's write queue (`turnFor`), one turn each,
  * so other writes go between them. A run that fails is finished in one turn (recoverFailedRun), and if that
  * fails too the context is marked approximate with the error (stats().knnApproximate). close lets the
- * runs finish: a one-shot writer (a CLI add that opens, writes and closes) would otherwise stop every run it
- * starts, and the context would never be compacted. A killed process leaves the mark; the next write of the
- * context starts a new run.
+ * runs finish by default: a one-shot writer (a CLI add that opens, writes and closes) would otherwise stop every
+ * run it starts, and the context would never be compacted; a server's shutdown stops them instead
+ * (close('stop')). A killed process leaves the mark; the next write of the context starts a new run.
  */
 export class BackgroundCompactions {
   private readonly runs = new Map<string, Promise<void>>();
   private closed = false;
+  /** Aborted by close('stop'): each run stops at its next step and its mark is flagged stopped. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly store: ArchiveStore,
@@ -42,7 +44,16 @@ export class BackgroundCompactions {
     const run = whileRunning(mark.token, async () => {
       await before;
       try {
-        await compactSemanticInSteps(this.store, contextId, mark, this.turnFor(contextId));
+        const { outcome } = await compactSemanticInSteps(
+          this.store,
+          contextId,
+          mark,
+          this.turnFor(contextId),
+          {
+            signal: this.stopping.signal,
+          },
+        );
+        if (outcome === 'stopped') await this.release(contextId, mark);
       } catch (error) {
         await this.recover(contextId, mark, error);
       }
@@ -58,10 +69,27 @@ export class BackgroundCompactions {
     while (this.runs.size > 0) await Promise.allSettled([...this.runs.values()]);
   }
 
-  /** Waits for the runs under way (their writes, too, are this facade's) and takes no new one. */
-  async close(): Promise<void> {
+  /**
+   * Takes no new run, then either waits for the runs under way (`finish`: their writes, too, are this facade's;
+   * a one-shot writer's compaction would otherwise never end) or stops each at its next step (`stop`: a
+   * server's shutdown, which must not wait minutes). A stopped run leaves its mark flagged stopped, so the
+   * context's next write, in any process, starts a new run at once (it redoes the whole compaction; the
+   * backlog is kept).
+   */
+  async close(mode: 'finish' | 'stop' = 'finish'): Promise<void> {
     this.closed = true;
+    if (mode === 'stop') this.stopping.abort();
     await this.idle();
+  }
+
+  /** A stopped run's mark, still its own, flagged stopped (one turn; never throws: close awaits it). */
+  private async release(contextId: string, mark: SemanticCompactionMark): Promise<void> {
+    await this.turnFor(contextId)(async () => {
+      const current = await readCompactionMark(this.store, contextId);
+      if (current?.token === mark.token) {
+        await writeCompactionMark(this.store, contextId, { ...current, stoppedAt: new Date().toISOString() });
+      }
+    }).catch(() => undefined);
   }
 
   /**

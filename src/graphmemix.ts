@@ -16,6 +16,7 @@ import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
 import { MediaQueue } from './digest/media/media-queue.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import type {
+  CloseOptions,
   CompactReport,
   ForgetReport,
   Graphmemix,
@@ -442,13 +443,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       const result = await retrieveEvidence(deps, contextId, input, retrieveOptions, deadline);
       return readAnswer(result, models.reader, deadline.signal, deadline);
     },
-    async close(): Promise<void> {
+    async close(closeOptions?: CloseOptions): Promise<void> {
       if (closed) return;
       closed = true;
+      const mode = closeOptions?.compactions ?? 'finish';
       // The media queue's write-backs are writes that may start a compaction: it closes first.
       await queue?.close();
-      await compactions?.close();
-      await writer?.close();
+      await compactions?.close(mode);
+      await writer?.close(mode);
       await ocr?.terminate();
       if (ownsStore) await store.close();
     },

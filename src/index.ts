@@ -17,6 +17,7 @@ export * from './errors/index.ts';
 export { type OpenGraphmemixOptions, openGraphmemix } from './graphmemix.ts';
 export type {
   AddMessagesReport,
+  CloseOptions,
   Graphmemix,
   ListMemoriesOptions,
   ListUsersOptions,

@@ -1,7 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { ErrorCode } from '../errors/error-codes.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
-import type { WriteMethod, WriteReply, WriteRequest, WriteWorkerData } from './write-worker-protocol.ts';
+import {
+  CLOSE_STOPPING_COMPACTIONS,
+  type WriteMethod,
+  type WriteReply,
+  type WriteRequest,
+  type WriteWorkerData,
+} from './write-worker-protocol.ts';
 
 /**
  * The main-thread side of the write worker: a worker thread that owns the archive's write connection, so a
@@ -106,8 +112,11 @@ export class WriteWorkerClient {
     });
   }
 
-  /** Finishes queued writes, closes the worker's connection and ends the thread. */
-  async close(): Promise<void> {
+  /**
+   * Finishes queued writes, closes the worker's connection and ends the thread. `compactions`: what the
+   * worker's facade does with the automatic compactions under way (Graphmemix.close).
+   */
+  async close(compactions: 'finish' | 'stop' = 'finish'): Promise<void> {
     if (this.failure) return;
     try {
       await this.ready;
@@ -116,7 +125,7 @@ export class WriteWorkerClient {
     }
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.ref();
-    this.worker.postMessage('close');
+    this.worker.postMessage(compactions === 'stop' ? CLOSE_STOPPING_COMPACTIONS : 'close');
     await exited;
   }
 }

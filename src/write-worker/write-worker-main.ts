@@ -8,7 +8,12 @@ import { isGraphmemixError } from '../errors/graphmemix-error.ts';
 import { openGraphmemix } from '../graphmemix.ts';
 import { createModels } from '../providers/create-models.ts';
 import { allowMediaRoot, allowRemoteMedia, setMediaLimits } from '../providers/to-image-url.ts';
-import type { WriteReply, WriteRequest, WriteWorkerData } from './write-worker-protocol.ts';
+import {
+  CLOSE_STOPPING_COMPACTIONS,
+  type WriteReply,
+  type WriteRequest,
+  type WriteWorkerData,
+} from './write-worker-protocol.ts';
 
 const data = workerData as WriteWorkerData;
 const port = parentPort!;
@@ -32,11 +37,11 @@ let queue: Promise<void> = Promise.resolve();
 const pieced = new Set<Promise<void>>();
 /** Imports into one user running in pieces, per user. */
 const importing = new Map<string, number>();
-port.on('message', (request: WriteRequest | 'close') => {
-  if (request === 'close') {
+port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_COMPACTIONS) => {
+  if (request === 'close' || request === CLOSE_STOPPING_COMPACTIONS) {
     queue = queue.then(async () => {
       await Promise.all(pieced);
-      await gm.close();
+      await gm.close({ compactions: request === 'close' ? 'finish' : 'stop' });
       port.close();
     });
     return;

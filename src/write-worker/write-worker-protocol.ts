@@ -28,6 +28,12 @@ export type WriteMethod =
   | 'waitForMedia'
   | 'waitForCompactions';
 
+/**
+ * The close message that stops the worker's automatic compactions at their next step instead of waiting for
+ * them (Graphmemix.close({ compactions: 'stop' })); a plain 'close' waits.
+ */
+export const CLOSE_STOPPING_COMPACTIONS = 'close:stop-compactions';
+
 export interface WriteRequest {
   id: number;
   method: WriteMethod;

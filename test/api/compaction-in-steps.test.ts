@@ -71,6 +71,38 @@ describe.each([
       await gm.close();
     }
   });
+
+  it("close({ compactions: 'stop' }) does not wait for the run; the user's next write starts it again", async () => {
+    const db = join(dir, `stop-${writeWorker}.db`);
+    const first = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    await reachRule(first);
+    const mark = await readCompactionMark(first.store, 'ann');
+    expect(mark).toBeDefined();
+    await first.close({ compactions: 'stop' });
+    const second = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    try {
+      const left = await readCompactionMark(second.store, 'ann');
+      // In the process the run is stopped at its first step (close came before it). The worker's run goes on
+      // while the close message travels, so it may be over by then; if not, it was stopped the same way.
+      if (!writeWorker) expect(left).toMatchObject({ token: mark!.token, stoppedAt: expect.any(String) });
+      else if (left !== undefined) expect(left.stoppedAt).toEqual(expect.any(String));
+      await second.addMemories('ann', notes(630, 1));
+      if (left !== undefined) {
+        expect((await readCompactionMark(second.store, 'ann'))?.token).not.toBe(mark!.token);
+      }
+      await second.waitForCompactions();
+      expect(await readCompactionMark(second.store, 'ann')).toBeUndefined();
+      const ids = notes(0, 631).map((note) => note.id);
+      expect((await second.store.semantic.getDocs('ann', ids)).length).toBe(631);
+      // The restarted run read every record, the new one included.
+      if (left !== undefined) {
+        expect(await second.store.semantic.getSnapshot('ann')).toMatchObject({ documents: 631 });
+      }
+      expect((await second.store.integrityCheck()).ok).toBe(true);
+    } finally {
+      await second.close();
+    }
+  });
 });
 
 it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {

@@ -118,7 +118,8 @@ Client config (stdio):
       tuneHttpServer(server as import('node:http').Server);
       await untilSignal();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await graphmemix.close();
+      // As `serve`: a shutdown stops the automatic compactions under way at their next step.
+      await graphmemix.close({ compactions: 'stop' });
     });
 }
 

@@ -22,6 +22,12 @@ export interface SemanticCompactionMark {
   /** Set when the mark is written and by each documents step (a heartbeat for other processes). */
   at: string;
   startedAt: string;
+  /**
+   * Set when the run was stopped on purpose (a facade closed with `compactions: 'stop'`, e.g. a server's
+   * shutdown): the mark is stale at once, for any process, so the context's next write starts a new run
+   * instead of waiting out the lease.
+   */
+  stoppedAt?: string;
 }
 
 /** Tokens of the runs alive in this process, with how many holders each (the authority for marks with this pid). */
@@ -63,12 +69,12 @@ export async function whileRunning<T>(token: string, work: () => Promise<T>): Pr
 
 /**
  * Whether the run that wrote `mark` may still be going: one of this process's live runs, or another process's
- * mark younger than the lease. A mark of this process that no live run holds was left by a run that stopped
- * (a closed facade, a crash of an earlier process with the same pid): stale.
+ * mark younger than the lease and not marked stopped. A mark of this process that no live run holds was left by
+ * a run that stopped (a closed facade, a crash of an earlier process with the same pid): stale.
  */
 export function compactionLive(mark: SemanticCompactionMark, now = Date.now()): boolean {
   if (running.has(mark.token)) return true;
-  if (mark.pid === process.pid) return false;
+  if (mark.pid === process.pid || mark.stoppedAt !== undefined) return false;
   const at = Date.parse(mark.at);
   return Number.isFinite(at) && now - at < COMPACTION_LEASE_MS;
 }

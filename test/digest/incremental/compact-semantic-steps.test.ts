@@ -10,10 +10,13 @@ import {
 import {
   appendBacklog,
   backlogKeys,
+  COMPACTION_LEASE_MS,
   clearCompactionState,
+  compactionLive,
   newCompactionMark,
   readCompactionMark,
   type SemanticCompactionMark,
+  whileRunning,
   writeCompactionMark,
 } from '../../../src/digest/incremental/semantic-compaction-mark.ts';
 import { updateSemanticKnn } from '../../../src/digest/incremental/update-semantic-knn.ts';
@@ -291,5 +294,22 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
     await compactSemantic(store, 'ctx');
     expect((await stateOf(store, ids)).edges).toEqual(before.edges);
     await store.close();
+  });
+});
+
+describe("whether a mark's run may still be going (compactionLive)", () => {
+  it("another process's mark is live within its lease unless flagged stopped; this process's only while held", async () => {
+    const now = Date.parse('2026-12-03T05:00:00Z');
+    const other = { ...newCompactionMark(new Date(now - 60_000)), pid: process.pid + 1 };
+    expect(compactionLive(other, now)).toBe(true);
+    // A server that shut down stopped its run on purpose: the next write need not wait out the lease.
+    expect(compactionLive({ ...other, stoppedAt: new Date(now).toISOString() }, now)).toBe(false);
+    expect(compactionLive(other, now + COMPACTION_LEASE_MS)).toBe(false);
+    const own = newCompactionMark(new Date(now));
+    expect(compactionLive(own, now)).toBe(false);
+    await whileRunning(own.token, async () => {
+      expect(compactionLive(own, now)).toBe(true);
+      expect(compactionLive({ ...own, stoppedAt: new Date(now).toISOString() }, now)).toBe(true);
+    });
   });
 });
