@@ -77,7 +77,10 @@ Client config (stdio):
             ...(limits.max_body_bytes === undefined ? {} : { maxMessageBytes: limits.max_body_bytes }),
           });
         } finally {
-          await graphmemix.close();
+          // The client closed the session: MCP's stdio shutdown expects a prompt exit (SIGTERM, then SIGKILL,
+          // follow if it does not come), so a compaction under way stops at its next step, flagged for a
+          // restart by the next write, rather than being killed half-way with its mark left for the lease.
+          await graphmemix.close({ compactions: 'stop' });
         }
         return;
       }
