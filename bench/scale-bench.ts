@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 50] [--add-warmup 0] [--queries 200] [--warmup 1000]`
+ * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 200] [--add-warmup 0] [--queries 200] [--warmup 1000]`
  *
  * How the living archive scales: one context of 10k, 100k and 1M memories, and many contexts of 1k each
  * (default 1,000 x 1,000). Realistic generated chat (bench/support/realistic-chat.ts: Zipfian vocabulary of
@@ -9,7 +9,8 @@
  * Every scenario runs in its own child process, so its peak RSS is its own; "first retrieve" runs in yet
  * another fresh process (open the archive + one retrieve, measured inside it, Node start-up excluded).
  * Columns: ingest mem/s (bulk import of the whole scenario, relations included), DB MB per 1k memories,
- * peak RSS, add-1 p50/p99 (n = --adds, each one memory into the big context through addMemories), add-100
+ * peak RSS, add-1 p50/p99 (n = --adds, default 200: with 50 (until round 22) the p99 was the slowest add; each one
+ * memory into the big context through addMemories), add-100
  * p50 (n = 10), first retrieve in a fresh process, warm retrieve p50/p95/p99 (n = --queries after --warmup
  * warm-up questions), compaction time (exact rebuild of the semantic graph), edges per memory by kind.
  * Warm means steady: the warm-up questions (same generator, seed 6; the timed ones are seed 5's, every one of
@@ -101,7 +102,7 @@ if (args[0] === '--child') {
   const result = await runScenario(
     args[1]!,
     args[2]!,
-    Number(flag('--adds') ?? 50),
+    Number(flag('--adds') ?? 200),
     Number(flag('--queries') ?? 200),
     flag('--recompact') !== 'no',
     Number(flag('--warmup') ?? WARMUP_QUESTIONS),
