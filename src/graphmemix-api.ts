@@ -144,17 +144,18 @@ export interface Graphmemix {
   ): Promise<AnswerResult>;
 
   /**
-   * Finishes queued writes and closes the archive. Automatic compactions under way are waited for by default
-   * (`compactions: 'finish'`); `'stop'` stops each at its next step instead (a server's shutdown), and the
-   * context's next write, in this or another process, starts it again.
+   * Finishes queued writes and closes the archive. Background work under way (automatic compactions, forgets
+   * resumed after open) is waited for by default (`background: 'finish'`); `'stop'` stops each at its next
+   * step instead (a server's shutdown): a compaction starts again with the context's next write, in this or
+   * another process, and a forget with the next open that resumes forgets.
    */
   close(options?: CloseOptions): Promise<void>;
 }
 
 /** close()'s options. */
 export interface CloseOptions {
-  /** What happens to the automatic compactions under way (default 'finish'). */
-  compactions?: 'finish' | 'stop';
+  /** What happens to the background work under way: automatic compactions, resumed forgets (default 'finish'). */
+  background?: 'finish' | 'stop';
 }
 
 /** forgetContext's options. */

@@ -40,6 +40,65 @@ export async function forgetInSteps(
 }
 
 /**
+ * The forgets a stopped process left (SQLite: a server restarted or killed half-way through a user's forget),
+ * finished in the background after open (OpenGraphmemixOptions.resumeForgets, set by `serve` and `mcp`): a
+ * forget is an erasure someone asked for, and it must not wait for that someone to ask again. Each goes
+ * through the write queue step by step like any forget; until it ends the user's reads and writes answer
+ * CONFLICT, as during every forget. A client's forget of the same user waits for it and gets its report.
+ * close('stop') (a shutdown) makes the next step fail, so the forget stops between two steps (each a
+ * transaction) and the next open resumes it. A failure leaves the mark for the next open (or a client's
+ * forget) to resume; nothing awaits these runs but `running` and close.
+ */
+export class ResumedForgets {
+  private readonly runs = new Map<string, Promise<ForgetReport | undefined>>();
+  private stopping = false;
+
+  constructor(
+    private readonly store: ArchiveStore,
+    private readonly media: MediaFolder,
+    /** The write queue's turn for a context (WriteQueue.forContext). */
+    private readonly queued: (contextId: string) => Exclusive,
+  ) {}
+
+  /** Starts the forget of each context (those `forgettingContexts` lists), not awaited. */
+  start(contextIds: readonly string[]): void {
+    for (const contextId of contextIds) {
+      if (this.runs.has(contextId)) continue;
+      const exclusive: Exclusive = (work) =>
+        this.stopping
+          ? Promise.reject(
+              new GraphmemixError(
+                'CONFLICT',
+                `the forget of ${contextId} was stopped; the next open resumes it`,
+              ),
+            )
+          : this.queued(contextId)(work);
+      const run = forgetInSteps(this.store, this.media, exclusive, contextId).catch(() => undefined);
+      this.runs.set(contextId, run);
+      void run.finally(() => {
+        if (this.runs.get(contextId) === run) this.runs.delete(contextId);
+      });
+    }
+  }
+
+  /** The resumed forget of the context under way, if any: its report, or undefined when it failed. */
+  running(contextId: string): Promise<ForgetReport | undefined> | undefined {
+    return this.runs.get(contextId);
+  }
+
+  /** Resolves once none is running. */
+  async idle(): Promise<void> {
+    while (this.runs.size > 0) await Promise.allSettled([...this.runs.values()]);
+  }
+
+  /** Waits for the forgets under way (`finish`), or stops each before its next step (`stop`). */
+  async close(mode: 'finish' | 'stop'): Promise<void> {
+    if (mode === 'stop') this.stopping = true;
+    await this.idle();
+  }
+}
+
+/**
  * Refuses a read of a context being forgotten (a forget under way, or one a killed process left: calling
  * forget again finishes it). Nobody reads a half-deleted user. One indexed lookup on SQLite; other stores
  * forget in one transaction and have no such state.

@@ -25,7 +25,7 @@ import type {
   SearchResult,
 } from './graphmemix-api.ts';
 import { BackgroundCompactions } from './graphmemix-compactions.ts';
-import { assertNotForgetting, forgetInSteps } from './graphmemix-forget.ts';
+import { assertNotForgetting, forgetInSteps, ResumedForgets } from './graphmemix-forget.ts';
 import {
   addConversation,
   historyOf,
@@ -113,6 +113,12 @@ export interface OpenGraphmemixOptions {
    * the write queue (docs/living-archive.md "Round 22"); 'inline' inside the write (one turn, as before).
    */
   compaction?: 'steps' | 'inline';
+  /**
+   * Finish in the background, after open, the forgets a stopped process left (SQLite; default false). The
+   * long-running shells (`serve`, `mcp`) set it: an erasure must not wait for its requester to ask again.
+   * One-shot commands leave it off (their close would wait for the forget). See ResumedForgets.
+   */
+  resumeForgets?: boolean;
 }
 
 /**
@@ -174,6 +180,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           (contextId) => compactSemantic(store, contextId),
         );
   const inBackground = compactions === undefined ? {} : { compactInBackground: compactions.schedule };
+  const resumedForgets =
+    options.resumeForgets && !options.readonly && writer === undefined && store.forgettingContexts
+      ? new ResumedForgets(store, media, (contextId) => (work) => writes.forContext(contextId, work))
+      : undefined;
+  resumedForgets?.start((await store.forgettingContexts?.()) ?? []);
   const background = options.mediaDigest === 'background' && !options.readonly && writer === undefined;
   const queue = background
     ? new MediaQueue({
@@ -221,9 +232,17 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 
   async function forgetContext(contextId: string, onStarted?: () => void): Promise<ForgetReport> {
     if (writer) return writer.call('forgetContext', [contextId]);
+    // A forget of this user resumed after open: this one is the same erasure. Started already (the write
+    // worker's queue goes on); one that failed is taken up below.
+    const resumed = resumedForgets?.running(contextId);
+    if (resumed !== undefined) {
+      onStarted?.();
+      const report = await resumed;
+      if (report !== undefined) return report;
+    }
     // Its steps wait for an import into the same user to finish (and then refuse its later writes).
     const queued = <T>(work: () => Promise<T>) => writes.forContext(contextId, work);
-    return forgetInSteps(store, media, queued, contextId, onStarted);
+    return forgetInSteps(store, media, queued, contextId, resumed === undefined ? onStarted : undefined);
   }
 
   async function deleteMemory(contextId: string, id: string): Promise<boolean> {
@@ -446,10 +465,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async close(closeOptions?: CloseOptions): Promise<void> {
       if (closed) return;
       closed = true;
-      const mode = closeOptions?.compactions ?? 'finish';
+      const mode = closeOptions?.background ?? 'finish';
       // The media queue's write-backs are writes that may start a compaction: it closes first.
       await queue?.close();
       await compactions?.close(mode);
+      await resumedForgets?.close(mode);
       await writer?.close(mode);
       await ocr?.terminate();
       if (ownsStore) await store.close();
@@ -471,6 +491,7 @@ async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWo
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
     ...(options.mediaDigest === undefined ? {} : { mediaDigest: options.mediaDigest }),
     ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
+    ...(options.resumeForgets === undefined ? {} : { resumeForgets: options.resumeForgets }),
   });
   await client.started();
   return client;

@@ -30,6 +30,8 @@ export async function openShellGraphmemix(options: {
   readWorkers?: number;
   /** Media digest mode (default 'background': servers acknowledge writes before OCR/ffmpeg). */
   mediaDigest?: 'inline' | 'background';
+  /** Finish the forgets a stopped process left, in the background (the servers; one-shot commands do not). */
+  resumeForgets?: boolean;
 }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
@@ -50,6 +52,7 @@ export async function openShellGraphmemix(options: {
     mediaDir,
     // A write is acknowledged once stored; OCR, frames and pages follow in the background (media.status).
     mediaDigest: options.mediaDigest ?? 'background',
+    ...(options.resumeForgets ? { resumeForgets: true } : {}),
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
     readWorkers:
       readWorkers === 0

@@ -167,11 +167,16 @@ export interface ArchiveStore {
    * did not exist. Meta keys are global and stay. PostgreSQL deletes in ONE transaction (under the context's
    * lock: other contexts' writes go on); SQLite, whose file has one write lock, in steps of bounded size
    * (`isForgetting` is true meanwhile, writes to the context are refused with CONFLICT, and a forget a killed
-   * process left is resumed by the next call).
+   * process left is resumed by the next call: a client's, or the facade's after open with resumeForgets).
    */
   deleteContext(contextId: string, options?: ForgetOptions): Promise<boolean>;
   /** True while a forget of the context is under way or was interrupted (SQLite); absent: never. */
   isForgetting?(contextId: string): Promise<boolean>;
+  /**
+   * The contexts whose forget is under way or was interrupted, oldest first (SQLite; one small table):
+   * what a long-running writer resumes after open (OpenGraphmemixOptions.resumeForgets). Absent: none ever.
+   */
+  forgettingContexts?(): Promise<string[]>;
 
   getViews(contextId: string, memoryIds: readonly string[]): Promise<MemoryView[]>;
 

@@ -256,10 +256,28 @@ export class SqliteMemoryWrites {
 
   /** True while the context is marked as being forgotten (false on a file from before migration 15). */
   isForgetting(contextId: string): boolean {
+    return (
+      this.forgettingTable() && this.run(() => this.statements.forgettingMark.get(contextId)) !== undefined
+    );
+  }
+
+  /** The contexts marked as being forgotten, oldest mark first (none on a file from before migration 15). */
+  forgettingContexts(): string[] {
+    if (!this.forgettingTable()) return [];
+    return this.run(() =>
+      (
+        this.db.prepare('SELECT context_id FROM forgetting ORDER BY started_at, context_id').all() as Array<{
+          context_id: string;
+        }>
+      ).map((row) => row.context_id),
+    );
+  }
+
+  private forgettingTable(): boolean {
     this.hasForgetting ??=
       this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgetting'").get() !==
       undefined;
-    return this.hasForgetting && this.run(() => this.statements.forgettingMark.get(contextId)) !== undefined;
+    return this.hasForgetting;
   }
 
   /**

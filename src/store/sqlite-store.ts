@@ -234,6 +234,10 @@ class SqliteStore implements ArchiveStore {
     return this.writes.isForgetting(contextId);
   }
 
+  async forgettingContexts(): Promise<string[]> {
+    return this.writes.forgettingContexts();
+  }
+
   async findByKeys(
     contextId: string,
     keys: readonly string[],

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { ErrorCode } from '../errors/error-codes.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import {
-  CLOSE_STOPPING_COMPACTIONS,
+  CLOSE_STOPPING_BACKGROUND,
   type WriteMethod,
   type WriteReply,
   type WriteRequest,
@@ -113,10 +113,10 @@ export class WriteWorkerClient {
   }
 
   /**
-   * Finishes queued writes, closes the worker's connection and ends the thread. `compactions`: what the
-   * worker's facade does with the automatic compactions under way (Graphmemix.close).
+   * Finishes queued writes, closes the worker's connection and ends the thread. `background`: what the
+   * worker's facade does with its background work under way (Graphmemix.close).
    */
-  async close(compactions: 'finish' | 'stop' = 'finish'): Promise<void> {
+  async close(background: 'finish' | 'stop' = 'finish'): Promise<void> {
     if (this.failure) return;
     try {
       await this.ready;
@@ -125,7 +125,7 @@ export class WriteWorkerClient {
     }
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.ref();
-    this.worker.postMessage(compactions === 'stop' ? CLOSE_STOPPING_COMPACTIONS : 'close');
+    this.worker.postMessage(background === 'stop' ? CLOSE_STOPPING_BACKGROUND : 'close');
     await exited;
   }
 }

@@ -9,7 +9,7 @@ import { openGraphmemix } from '../graphmemix.ts';
 import { createModels } from '../providers/create-models.ts';
 import { allowMediaRoot, allowRemoteMedia, setMediaLimits } from '../providers/to-image-url.ts';
 import {
-  CLOSE_STOPPING_COMPACTIONS,
+  CLOSE_STOPPING_BACKGROUND,
   type WriteReply,
   type WriteRequest,
   type WriteWorkerData,
@@ -27,6 +27,7 @@ const gm = await openGraphmemix({
   ...(data.mediaDir === undefined ? {} : { mediaDir: data.mediaDir }),
   ...(data.mediaDigest === undefined ? {} : { mediaDigest: data.mediaDigest }),
   ...(data.compaction === undefined ? {} : { compaction: data.compaction }),
+  ...(data.resumeForgets === undefined ? {} : { resumeForgets: data.resumeForgets }),
 });
 
 let queue: Promise<void> = Promise.resolve();
@@ -37,11 +38,11 @@ let queue: Promise<void> = Promise.resolve();
 const pieced = new Set<Promise<void>>();
 /** Imports into one user running in pieces, per user. */
 const importing = new Map<string, number>();
-port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_COMPACTIONS) => {
-  if (request === 'close' || request === CLOSE_STOPPING_COMPACTIONS) {
+port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACKGROUND) => {
+  if (request === 'close' || request === CLOSE_STOPPING_BACKGROUND) {
     queue = queue.then(async () => {
       await Promise.all(pieced);
-      await gm.close({ compactions: request === 'close' ? 'finish' : 'stop' });
+      await gm.close({ background: request === 'close' ? 'finish' : 'stop' });
       port.close();
     });
     return;

@@ -13,6 +13,8 @@ export interface WriteWorkerData {
   mediaDigest?: 'inline' | 'background';
   /** Where automatic compactions run (OpenGraphmemixOptions.compaction). */
   compaction?: 'steps' | 'inline';
+  /** Resume the forgets a stopped process left (OpenGraphmemixOptions.resumeForgets). */
+  resumeForgets?: boolean;
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }
@@ -29,10 +31,10 @@ export type WriteMethod =
   | 'waitForCompactions';
 
 /**
- * The close message that stops the worker's automatic compactions at their next step instead of waiting for
- * them (Graphmemix.close({ compactions: 'stop' })); a plain 'close' waits.
+ * The close message that stops the worker's background work (automatic compactions, resumed forgets) at its next
+ * step instead of waiting for it (Graphmemix.close({ background: 'stop' })); a plain 'close' waits.
  */
-export const CLOSE_STOPPING_COMPACTIONS = 'close:stop-compactions';
+export const CLOSE_STOPPING_BACKGROUND = 'close:stop-background';
 
 export interface WriteRequest {
   id: number;

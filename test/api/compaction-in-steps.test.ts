@@ -72,13 +72,13 @@ describe.each([
     }
   });
 
-  it("close({ compactions: 'stop' }) does not wait for the run; the user's next write starts it again", async () => {
+  it("close({ background: 'stop' }) does not wait for the run; the user's next write starts it again", async () => {
     const db = join(dir, `stop-${writeWorker}.db`);
     const first = await openGraphmemix({ db, writeWorker, readWorkers: false });
     await reachRule(first);
     const mark = await readCompactionMark(first.store, 'ann');
     expect(mark).toBeDefined();
-    await first.close({ compactions: 'stop' });
+    await first.close({ background: 'stop' });
     const second = await openGraphmemix({ db, writeWorker, readWorkers: false });
     try {
       const left = await readCompactionMark(second.store, 'ann');

@@ -69,6 +69,7 @@ Client config (stdio):
         const graphmemix = await openShellGraphmemix({
           db: flags.db,
           ...(flags.config ? { config: flags.config } : {}),
+          resumeForgets: true,
         });
         try {
           await serveMcpStdio(graphmemix, {
@@ -80,7 +81,7 @@ Client config (stdio):
           // The client closed the session: MCP's stdio shutdown expects a prompt exit (SIGTERM, then SIGKILL,
           // follow if it does not come), so a compaction under way stops at its next step, flagged for a
           // restart by the next write, rather than being killed half-way with its mark left for the lease.
-          await graphmemix.close({ compactions: 'stop' });
+          await graphmemix.close({ background: 'stop' });
         }
         return;
       }
@@ -98,6 +99,7 @@ Client config (stdio):
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
+        resumeForgets: true,
       });
       const { serve } = await import('@hono/node-server');
       const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
@@ -122,7 +124,7 @@ Client config (stdio):
       await untilSignal();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // As `serve`: a shutdown stops the automatic compactions under way at their next step.
-      await graphmemix.close({ compactions: 'stop' });
+      await graphmemix.close({ background: 'stop' });
     });
 }
 

@@ -64,6 +64,7 @@ Examples:
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
+        resumeForgets: true,
       });
       let server: RunningServer;
       try {
@@ -90,7 +91,7 @@ Examples:
       await server.close();
       // A shutdown does not wait out a compaction under way (minutes on a large user): it stops at its next
       // step, and the user's next write, after the restart, starts it again.
-      await graphmemix.close({ compactions: 'stop' });
+      await graphmemix.close({ background: 'stop' });
     });
 }
 

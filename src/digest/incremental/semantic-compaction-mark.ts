@@ -23,7 +23,7 @@ export interface SemanticCompactionMark {
   at: string;
   startedAt: string;
   /**
-   * Set when the run was stopped on purpose (a facade closed with `compactions: 'stop'`, e.g. a server's
+   * Set when the run was stopped on purpose (a facade closed with `background: 'stop'`, e.g. a server's
    * shutdown): the mark is stale at once, for any process, so the context's next write starts a new run
    * instead of waiting out the lease.
    */
