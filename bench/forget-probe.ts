@@ -13,12 +13,9 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { probeFlags, rankPercentile } from './support/probe-args.ts';
+import { positionalArgs, probeFlags, rankPercentile } from './support/probe-args.ts';
 
-const positional = process.argv
-  .slice(2)
-  .filter((arg, at, all) => !arg.startsWith('--') && !all[at - 1]?.startsWith('--'));
-const [source, contextId = 'big'] = positional;
+const [source, contextId = 'big'] = positionalArgs();
 if (!source || !existsSync(source))
   throw new Error('usage: <file.db> [context] [--code dir] [--writer-every ms]');
 const flag = probeFlags();

@@ -14,12 +14,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import { createSqliteStore } from '../src/store/sqlite-store.ts';
-import { parseCount, probeFlags, rankPercentile } from './support/probe-args.ts';
+import { parseCount, positionalArgs, probeFlags, rankPercentile } from './support/probe-args.ts';
 
-const positional = process.argv
-  .slice(2)
-  .filter((arg, at, all) => !arg.startsWith('--') && !all[at - 1]?.startsWith('--'));
-const [source, contextId = 'big'] = positional;
+const [source, contextId = 'big'] = positionalArgs();
 if (!source || !existsSync(source))
   throw new Error('usage: <file.db> [context] [--steps 20] [--writer-every ms]');
 const flag = probeFlags();

@@ -11,6 +11,11 @@ export function probeFlags(args: readonly string[] = process.argv.slice(2)) {
   };
 }
 
+/** The arguments that are neither a `--name` flag nor its value, in order. */
+export function positionalArgs(args: readonly string[] = process.argv.slice(2)): string[] {
+  return args.filter((arg, at, all) => !arg.startsWith('--') && !all[at - 1]?.startsWith('--'));
+}
+
 /** "10k" -> 10,000, "1m" -> 1,000,000, "2500" -> 2,500. */
 export function parseCount(text: string): number {
   return Math.round(Number.parseFloat(text) * (/k$/i.test(text) ? 1e3 : /m$/i.test(text) ? 1e6 : 1));

@@ -35,6 +35,15 @@ async function halfForgotten(file: string, steps = 40): Promise<void> {
   await store.close();
 }
 
+/** A writer that resumes forgets, over a store whose forget steps are 7 rows (many steps; not closed by close). */
+const resumingInSmallSteps = (file: string) =>
+  openGraphmemix({
+    db: file,
+    readWorkers: false,
+    resumeForgets: true,
+    store: createSqliteStore(file, { forgetStepRows: 7 }),
+  });
+
 async function untilForgotten(gm: Graphmemix, contextId: string): Promise<void> {
   for (let waited = 0; await gm.store.isForgetting?.(contextId); waited += 20) {
     if (waited > 30_000) throw new Error(`${contextId} is still being forgotten`);
@@ -91,30 +100,21 @@ describe.each([
 it("a client's forget of the same user gets the resumed forget's report", async () => {
   const file = join(dir, 'client.db');
   await halfForgotten(file, 3);
-  const gm = await openGraphmemix({
-    db: file,
-    readWorkers: false,
-    resumeForgets: true,
-    store: createSqliteStore(file, { forgetStepRows: 7 }),
-  });
+  const gm = await resumingInSmallSteps(file);
   try {
     expect(await gm.forgetContext('ann')).toMatchObject({ contextId: 'ann', deleted: true, memories: 120 });
     expect(await gm.store.isForgetting?.('ann')).toBe(false);
     expect(await gm.store.countMemories('ann')).toBe(0);
   } finally {
     await gm.close();
+    await gm.store.close();
   }
 }, 60_000);
 
 it("close({ background: 'stop' }) stops a resumed forget between steps; the next open resumes it", async () => {
   const file = join(dir, 'stop.db');
   await halfForgotten(file, 3);
-  const first = await openGraphmemix({
-    db: file,
-    readWorkers: false,
-    resumeForgets: true,
-    store: createSqliteStore(file, { forgetStepRows: 7 }),
-  });
+  const first = await resumingInSmallSteps(file);
   await first.close({ background: 'stop' });
   await first.store.close();
   const check = createSqliteStore(file);
