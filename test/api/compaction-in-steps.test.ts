@@ -39,6 +39,13 @@ async function reachRule(gm: Graphmemix): Promise<void> {
   for (let i = 600; i < 630; i++) await gm.addMemories('ann', notes(i, 1));
 }
 
+/** Every one of ann's 631 memories has its semantic document, and the file passes its integrity check. */
+async function expectAllDocumented(gm: Graphmemix): Promise<void> {
+  const ids = notes(0, 631).map((note) => note.id);
+  expect((await gm.store.semantic.getDocs('ann', ids)).length).toBe(631);
+  expect((await gm.store.integrityCheck()).ok).toBe(true);
+}
+
 describe.each([
   ['in the process', false],
   ['through the write worker', true],
@@ -64,9 +71,7 @@ describe.each([
       const snapshot = await gm.store.semantic.getSnapshot('ann');
       // The run's snapshot covers what it read (at least the 630), and the write after it was replayed.
       expect(snapshot?.documents).toBeGreaterThanOrEqual(630);
-      const ids = notes(0, 631).map((note) => note.id);
-      expect((await gm.store.semantic.getDocs('ann', ids)).length).toBe(631);
-      expect((await gm.store.integrityCheck()).ok).toBe(true);
+      await expectAllDocumented(gm);
     } finally {
       await gm.close();
     }
@@ -92,13 +97,11 @@ describe.each([
       }
       await second.waitForCompactions();
       expect(await readCompactionMark(second.store, 'ann')).toBeUndefined();
-      const ids = notes(0, 631).map((note) => note.id);
-      expect((await second.store.semantic.getDocs('ann', ids)).length).toBe(631);
+      await expectAllDocumented(second);
       // The restarted run read every record, the new one included.
       if (left !== undefined) {
         expect(await second.store.semantic.getSnapshot('ann')).toMatchObject({ documents: 631 });
       }
-      expect((await second.store.integrityCheck()).ok).toBe(true);
     } finally {
       await second.close();
     }
@@ -134,9 +137,7 @@ it('close lets a run finish (a one-shot writer); a mark left by a dead run is re
     expect((await readCompactionMark(second.store, 'ann'))?.token).not.toBe('killed-run');
     await second.waitForCompactions();
     expect(await readCompactionMark(second.store, 'ann')).toBeUndefined();
-    const ids = notes(0, 631).map((note) => note.id);
-    expect((await second.store.semantic.getDocs('ann', ids)).length).toBe(631);
-    expect((await second.store.integrityCheck()).ok).toBe(true);
+    await expectAllDocumented(second);
   } finally {
     await second.close();
   }
