@@ -29,8 +29,8 @@ export interface BoundView {
  * returns the same as before.
  */
 export class BoundSums {
-  private slots = new Map<string, number>();
   private ids: string[] = [];
+  private slots = new SlotTable(this.ids);
   private sums = new Float64Array(256);
   private seenCaps = new Float64Array(256);
   /** Per term (query order): the slot of each posting added, -1 for the query itself. */
@@ -120,15 +120,10 @@ export class BoundSums {
         slots[n] = -1;
         continue;
       }
-      let slot = this.slots.get(posting.memoryId);
-      if (slot === undefined) {
-        slot = this.ids.length;
-        this.slots.set(posting.memoryId, slot);
-        this.ids.push(posting.memoryId);
-        if (slot === this.sums.length) {
-          this.sums = grow(this.sums);
-          this.seenCaps = grow(this.seenCaps);
-        }
+      const slot = this.slots.slotOf(posting.memoryId);
+      if (slot === this.sums.length) {
+        this.sums = grow(this.sums);
+        this.seenCaps = grow(this.seenCaps);
       }
       this.sums[slot]! += weight * posting.weight;
       slots[n] = slot;
@@ -138,8 +133,8 @@ export class BoundSums {
   }
 
   private reset(): void {
-    this.slots = new Map();
     this.ids = [];
+    this.slots = new SlotTable(this.ids);
     this.sums = new Float64Array(256);
     this.seenCaps = new Float64Array(256);
     this.termSlots = this.terms.map(() => new Int32Array(16));
@@ -158,7 +153,7 @@ export class LowerBounds {
   readonly scored: Uint8Array;
 
   constructor(
-    private readonly slots: ReadonlyMap<string, number>,
+    private readonly slots: SlotTable,
     private readonly sums: Float64Array,
     private readonly count: number,
     private readonly exact: Map<string, number>,
@@ -187,7 +182,7 @@ export class LowerBounds {
   }
 
   private mark(id: string): void {
-    const slot = this.slots.get(id);
+    const slot = this.slots.find(id);
     if (slot !== undefined) this.scored[slot] = 1;
   }
 }
@@ -210,4 +205,76 @@ function keepLargest(top: number[], k: number, value: number): void {
   let at = top.length;
   while (at > 0 && top[at - 1]! > value) at--;
   top.splice(at, 0, value);
+}
+
+/**
+ * Memory id -> slot of one search: open addressing (linear probing, at most half full) over typed arrays,
+ * keyed by an FNV-1a hash of the id and confirmed by the id itself, so a lookup is exact. At 1M a search adds
+ * ~8k postings, most of them ids split fresh from a kept row: a Map keyed by those strings cost ~270 ns a
+ * posting (the largest JavaScript item of an add-1, --cpu-prof); this table ~3x less (docs/living-archive.md
+ * "Round 24").
+ */
+export class SlotTable {
+  private hashes = new Int32Array(1024);
+  /** Slot + 1 per table entry; 0 = empty. */
+  private entries = new Int32Array(1024);
+
+  /** `ids`: slot -> id, appended to by slotOf (the caller's array). `hash`: tests force collisions with it. */
+  constructor(
+    private readonly ids: string[],
+    private readonly hash: (id: string) => number = hashOf,
+  ) {}
+
+  /** The slot of `id`; a new one (the next index of `ids`, pushed) when it has none. */
+  slotOf(id: string): number {
+    const hash = this.hash(id);
+    const mask = this.entries.length - 1;
+    let at = hash & mask;
+    for (; ; at = (at + 1) & mask) {
+      const entry = this.entries[at]!;
+      if (entry === 0) break;
+      if (this.hashes[at] === hash && this.ids[entry - 1] === id) return entry - 1;
+    }
+    const slot = this.ids.length;
+    this.ids.push(id);
+    this.hashes[at] = hash;
+    this.entries[at] = slot + 1;
+    if (this.ids.length * 2 > this.entries.length) this.grow();
+    return slot;
+  }
+
+  /** The slot of `id`, if it has one. */
+  find(id: string): number | undefined {
+    const hash = this.hash(id);
+    const mask = this.entries.length - 1;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const entry = this.entries[at]!;
+      if (entry === 0) return undefined;
+      if (this.hashes[at] === hash && this.ids[entry - 1] === id) return entry - 1;
+    }
+  }
+
+  private grow(): void {
+    const hashes = this.hashes;
+    const entries = this.entries;
+    this.hashes = new Int32Array(entries.length * 2);
+    this.entries = new Int32Array(entries.length * 2);
+    const mask = this.entries.length - 1;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      if (entry === 0) continue;
+      let at = hashes[i]! & mask;
+      while (this.entries[at] !== 0) at = (at + 1) & mask;
+      this.hashes[at] = hashes[i]!;
+      this.entries[at] = entry;
+    }
+  }
+}
+
+/** FNV-1a over the UTF-16 code units, with a final mix so the low bits (the table index) use every unit. */
+export function hashOf(id: string): number {
+  let hash = 0x811c9dc5 | 0;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  hash ^= hash >>> 15;
+  return Math.imul(hash, 0x2c1b3c6d) ^ (hash >>> 12);
 }

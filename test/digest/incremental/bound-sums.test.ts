@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoundSums } from '../../../src/digest/incremental/bound-sums.ts';
+import { BoundSums, hashOf, SlotTable } from '../../../src/digest/incremental/bound-sums.ts';
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import type { SemanticPosting } from '../../../src/store/semantic-index-spec.ts';
 
@@ -55,5 +55,49 @@ describe('BoundSums', () => {
         expect(mine.pending.some((p) => p.id === 'self')).toBe(false);
       }
     }
+  });
+});
+
+/**
+ * The id -> slot table of a search: exact like a Map (a hash collision never merges two ids, a lookup of an
+ * id never added finds nothing), through its growth.
+ */
+describe('SlotTable', () => {
+  const ids = (count: number, seed: number) => {
+    const random = mulberry32(seed);
+    return Array.from({ length: count }, () => {
+      const n = Math.floor(random() * (count / 2));
+      // Long, short, non-ASCII and empty ids.
+      return n % 7 === 0 ? `mémoire-${n}-${'x'.repeat(n % 40)}` : n % 11 === 0 ? '' : `m${n}`;
+    });
+  };
+  const agreesWithMap = (table: SlotTable, slots: string[], input: readonly string[]) => {
+    const reference = new Map<string, number>();
+    for (const id of input) {
+      const expected = reference.get(id) ?? reference.size;
+      reference.set(id, expected);
+      expect(table.slotOf(id)).toBe(expected);
+    }
+    expect(slots).toEqual([...reference.keys()]);
+    for (const [id, slot] of reference) expect(table.find(id)).toBe(slot);
+    expect(table.find('never-added')).toBeUndefined();
+  };
+
+  it('gives each id one slot, in order of first sight, through growth', () => {
+    for (const seed of [1, 2, 3]) {
+      const slots: string[] = [];
+      agreesWithMap(new SlotTable(slots), slots, ids(6000, seed));
+      expect(slots.length).toBeGreaterThan(1024);
+    }
+  });
+
+  it('keeps ids apart when every hash collides', () => {
+    const slots: string[] = [];
+    agreesWithMap(new SlotTable(slots, () => 12345), slots, ids(1500, 9));
+  });
+
+  it('hashes ids that differ in one unit apart', () => {
+    const hashes = new Set(['m1', 'm2', 'n1', '1m', 'm10', 'm01'].map(hashOf));
+    expect(hashes.size).toBe(6);
   });
 });
