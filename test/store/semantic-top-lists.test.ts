@@ -3,11 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { migrateArchive } from '../../src/store/migrate-archive.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { SemanticDoc, SemanticPosting } from '../../src/store/semantic-index-spec.ts';
-import { compareUtf8, SEMANTIC_TOP_SIZE } from '../../src/store/sqlite-semantic-top.ts';
+import {
+  comparePostings,
+  compareUtf8,
+  enterRow,
+  SEMANTIC_TOP_SIZE,
+} from '../../src/store/sqlite-semantic-top.ts';
 import { write } from './store-conformance.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-semtop-'));
@@ -290,5 +296,66 @@ describe('SQLite kept top lists (semantic_top, migration 12)', () => {
     const words = ['b', 'a', '\uff21', '\u{1f600}', 'ab', '', '\ud7ff', '\ue000'];
     const bytes = [...words].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
     expect([...words].sort(compareUtf8)).toEqual(bytes);
+  });
+});
+
+/**
+ * enterRow builds the entered row from slices of the stored text and bytes: it must equal inserting each
+ * posting into the decoded row where it sorts and cutting to the row's size (what `store` wrote before).
+ */
+describe('enterRow', () => {
+  it('equals decode, insert in order and cut, with ties, UTF-8 order, empty ids and full rows', () => {
+    const pool = ['a', 'b', '', 'm01', 'm1', '\uff21', '\u{1f600}', 'zz', 'é', 'a\u0000'];
+    for (let seed = 1; seed <= 300; seed++) {
+      const random = mulberry32(seed);
+      const pick = () => `${pool[Math.floor(random() * pool.length)]}${Math.floor(random() * 30)}`;
+      const weightOf = () =>
+        [0.5, 0.25, 0.125, 0.1, 0.3][Math.floor(random() * 5)]! + (random() < 0.3 ? random() : 0);
+      const seen = new Set<string>();
+      const unique = () => {
+        let id = pick();
+        while (seen.has(id)) id = `${id}x`;
+        seen.add(id);
+        return id;
+      };
+      const held = 1 + Math.floor(random() * 40);
+      const size = held + Math.floor(random() * 4) * (random() < 0.5 ? 0 : 3);
+      const row: SemanticPosting[] = Array.from({ length: held }, () => ({
+        memoryId: unique(),
+        weight: weightOf(),
+      })).sort(comparePostings);
+      const entering = Array.from({ length: 1 + Math.floor(random() * 6) }, () => ({
+        term: 't',
+        memoryId: unique(),
+        weight: random() < 0.5 ? row[Math.floor(random() * held)]!.weight : weightOf(),
+      }));
+      const bytes = Buffer.alloc(8 * held);
+      row.forEach((posting, at) => {
+        bytes.writeDoubleLE(posting.weight, 8 * at);
+      });
+      const got = enterRow(row.map((p) => p.memoryId).join('\n'), bytes, held, size, entering)!;
+      const expected = [...row];
+      for (const posting of entering) {
+        const at = expected.findIndex((p) => comparePostings(p, posting) >= 0);
+        expected.splice(at === -1 ? expected.length : at, 0, {
+          memoryId: posting.memoryId,
+          weight: posting.weight,
+        });
+      }
+      const kept = expected.slice(0, size);
+      expect(got.ids.split('\n'), `seed ${seed}`).toEqual(kept.map((p) => p.memoryId));
+      expect(Array.from({ length: got.held }, (_, at) => got.weights.readDoubleLE(8 * at))).toEqual(
+        kept.map((p) => p.weight),
+      );
+      expect(got.held).toBe(kept.length);
+      expect(got.weights.length).toBe(8 * kept.length);
+      expect([got.lastId, got.lastWeight]).toEqual([kept.at(-1)!.memoryId, kept.at(-1)!.weight]);
+    }
+  });
+
+  it('refuses an entering id with a newline (such a term keeps no row)', () => {
+    const bytes = Buffer.alloc(8);
+    bytes.writeDoubleLE(0.5, 0);
+    expect(enterRow('a', bytes, 1, 4, [{ term: 't', memoryId: 'x\ny', weight: 0.1 }])).toBeUndefined();
   });
 });
