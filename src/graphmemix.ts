@@ -1,5 +1,4 @@
-import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import { compactSemantic } from './digest/incremental/compact-semantic.ts';
 import { defaultKnnThreads } from './digest/incremental/parallel-knn-lists.ts';
 import {
@@ -9,7 +8,7 @@ import {
   settleDigest,
   settleParts,
 } from './digest/ingest.ts';
-import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
+import type { IngestReport } from './digest/ingest-report.ts';
 import { type BoundedOcr, createBoundedOcr } from './digest/media/bounded-ocr.ts';
 import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-record-media.ts';
 import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
@@ -21,11 +20,10 @@ import type {
   ForgetReport,
   Graphmemix,
   MemoryRecordInput,
-  SearchFlag,
-  SearchResult,
 } from './graphmemix-api.ts';
 import { BackgroundCompactions } from './graphmemix-compactions.ts';
 import { assertNotForgetting, forgetInSteps, ResumedForgets } from './graphmemix-forget.ts';
+import { derivedFolderFor, lazyTesseract } from './graphmemix-media.ts';
 import {
   addConversation,
   historyOf,
@@ -35,11 +33,13 @@ import {
   statsOf,
   updateStoredMemory,
 } from './graphmemix-memory-verbs.ts';
+import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
+import { searchMemoryHits } from './graphmemix-search.ts';
 import { WriteQueue } from './graphmemix-write-queue.ts';
+import { addThroughWorker, startWriteWorker } from './graphmemix-write-worker.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
-import type { OcrEngine } from './importers/ocr/tesseract-ocr.ts';
 import { readAnswer } from './pipeline/answer-question.ts';
 import { startQuestionDeadline } from './pipeline/question-deadline.ts';
 import type {
@@ -49,77 +49,15 @@ import type {
   RetrieveOptions,
 } from './pipeline/retrieval-result.ts';
 import { retrieveEvidence } from './pipeline/retrieve-evidence.ts';
-import type { ResolvedModelConfig } from './providers/model-config.ts';
-import type { ModelSet } from './providers/model-spec.ts';
-import { allowMediaRoot, mediaAccessPolicy } from './providers/to-image-url.ts';
-import {
-  type ReadWorkersOption,
-  wantsReadWorkers,
-  withReadWorkers,
-} from './read-workers/with-read-workers.ts';
-import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
+import { allowMediaRoot } from './providers/to-image-url.ts';
+import { wantsReadWorkers, withReadWorkers } from './read-workers/with-read-workers.ts';
 import { parseWithSchema } from './schemas/parse-with-schema.ts';
 import { questionInputSchema } from './schemas/question-schema.ts';
-import { checkRecordShape, resolveRecordLimits } from './schemas/record-limits.ts';
-import type { ArchiveStore, MemoryFilter } from './store/archive-store-spec.ts';
 import { createMediaFolder } from './store/media-folder.ts';
 import { openStore } from './store/open-store.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
-import { WriteWorkerClient } from './write-worker/write-worker-client.ts';
 
-export interface OpenGraphmemixOptions {
-  /** SQLite file path, ':memory:' (private SQLite in memory) or 'memory:' (plain in-memory backend). */
-  db: string;
-  /** Models to use; each optional. Nothing: everything offline. */
-  models?: ModelSet;
-  /** An already open store (tests, embedding hosts); `db` is then only a label. Not closed by close(). */
-  store?: ArchiveStore;
-  /** Open the store read-only. */
-  readonly?: boolean;
-  /** Run OCR on imported photos (default true; importers decide). */
-  ocr?: boolean;
-  /**
-   * Run writes (ingest, addMemories, deleteMemory, forgetContext) in a worker thread that owns its own
-   * connection to the same SQLite file, so digest work never blocks this thread's event loop (servers). The
-   * worker builds its models from `modelConfig` (plain data; functions cannot cross threads). Ignored for
-   * in-memory stores and an injected `store`, which cannot be shared across threads.
-   */
-  writeWorker?: boolean | { modelConfig?: ResolvedModelConfig };
-  /**
-   * The archive's own media folder (where the HTTP server saves uploads). Files inside it that a deleted
-   * memory or user referenced are removed with it; files elsewhere are never touched.
-   */
-  mediaDir?: string;
-  /** Default question deadline in ms (see DEFAULT_QUESTION_DEADLINE_MS); RetrieveOptions.deadlineMs wins. */
-  questionDeadlineMs?: number;
-  /**
-   * Run questions (retrieve, answer, search) in a pool of read worker threads, each with its own read-only
-   * connection to the same SQLite file, so the pipeline never blocks this thread's event loop (servers:
-   * health checks, other requests). A size (`true`: one per core but one, at most 8), or
-   * `{ size, concurrency, maxQueue, modelConfig }`; a full queue refuses calls with BUSY. Ignored, like
-   * writeWorker, for in-memory and injected stores, and when `models` are given without the `modelConfig`
-   * the workers would rebuild them from. See src/read-workers/read-worker-pool.ts.
-   */
-  readWorkers?: ReadWorkersOption;
-  /**
-   * When records with local media get their digest (EXIF, OCR, frames, pages, captions; src/digest/media/):
-   * 'inline' (default: the write returns digested records; CLI imports, scripts) or 'background' (servers:
-   * a write returns once the records are stored with `media.status: pending`; a queue digests them and
-   * updates their views; pending work survives a restart). `waitForMedia()` waits for the queue.
-   */
-  mediaDigest?: 'inline' | 'background';
-  /**
-   * Where a write's automatic (5%-rule) compaction runs: 'steps' (default) after the write, in bounded turns of
-   * the write queue (docs/living-archive.md "Round 22"); 'inline' inside the write (one turn, as before).
-   */
-  compaction?: 'steps' | 'inline';
-  /**
-   * Finish in the background, after open, the forgets a stopped process left (SQLite; default false). The
-   * long-running shells (`serve`, `mcp`) set it: an erasure must not wait for its requester to ask again.
-   * One-shot commands leave it off (their close would wait for the forget). See ResumedForgets.
-   */
-  resumeForgets?: boolean;
-}
+export type { OpenGraphmemixOptions } from './graphmemix-options.ts';
 
 /**
  * Opens an archive and returns the public API (src/graphmemix-api.ts). Every method is scoped by context.
@@ -402,42 +340,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     async search(contextId, query, searchOptions) {
       return (await api.searchMemories(contextId, query, searchOptions)).hits;
     },
-    async searchMemories(
-      contextId: string,
-      query: string,
-      searchOptions: { k?: number; signal?: AbortSignal; filter?: MemoryFilter } = {},
-    ): Promise<SearchResult> {
-      const k = searchOptions.k ?? 10;
-      await assertNotForgetting(store, contextId);
-      const result = await multiViewSearch(
-        store,
-        contextId,
-        { text: query, imageUris: [] },
-        {
-          limit: Math.max(k, 24),
-          ...(models.embedding ? { embedding: models.embedding } : {}),
-          ...(searchOptions.signal ? { signal: searchOptions.signal } : {}),
-          ...(searchOptions.filter ? { filter: searchOptions.filter } : {}),
-        },
-      );
-      const top = result.ranked.slice(0, k);
-      const records = new Map(
-        (
-          await store.getMemories(
-            contextId,
-            top.map((m) => m.memoryId),
-          )
-        ).map((r) => [r.id, r]),
-      );
-      const hits = top.flatMap((m) => {
-        const record = records.get(m.memoryId);
-        return record ? [{ memoryId: m.memoryId, score: m.score, bestView: m.bestView, record }] : [];
-      });
-      const flags: SearchFlag[] = [];
-      if (result.lexicalBounded.length > 0) flags.push('lexical_search_bounded');
-      if (result.denseFailed) flags.push('dense_retrieval_failed');
-      return { hits, flags };
-    },
+    searchMemories: (contextId, query, searchOptions = {}) =>
+      searchMemoryHits(store, models, contextId, query, searchOptions),
     async retrieve(
       contextId: string,
       question: string | QuestionInput,
@@ -476,91 +380,4 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
   };
   return api;
-}
-
-async function startWriteWorker(options: OpenGraphmemixOptions): Promise<WriteWorkerClient | undefined> {
-  const wanted = options.writeWorker;
-  if (!wanted || options.store !== undefined || options.readonly) return undefined;
-  if (options.db === ':memory:' || options.db.startsWith('memory:')) return undefined;
-  const modelConfig = typeof wanted === 'object' ? wanted.modelConfig : undefined;
-  const client = new WriteWorkerClient({
-    db: options.db,
-    mediaPolicy: mediaAccessPolicy(),
-    ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
-    ...(modelConfig === undefined ? {} : { modelConfig }),
-    ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
-    ...(options.mediaDigest === undefined ? {} : { mediaDigest: options.mediaDigest }),
-    ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
-    ...(options.resumeForgets === undefined ? {} : { resumeForgets: options.resumeForgets }),
-  });
-  await client.started();
-  return client;
-}
-
-/**
- * addMemories through the write worker. Crossing a thread is a structured clone, which recurses: a record
- * nested deep enough to be rejected by the record limits would overflow it before ingest could reject it.
- * So the same iterative shape check ingest runs first (checkRecordShape) screens records here, those records
- * are rejected exactly as ingest would, the rest go to the worker, and the two reports are merged with the
- * original line numbers.
- */
-async function addThroughWorker(
-  writer: WriteWorkerClient,
-  contextId: string,
-  records: readonly MemoryRecordInput[],
-): Promise<IngestReport> {
-  const limits = resolveRecordLimits();
-  const sent: MemoryRecordInput[] = [];
-  const lineOf: number[] = [];
-  const screened: IngestRejection[] = [];
-  records.forEach((record, index) => {
-    const problem = checkRecordShape(record, limits);
-    if (!problem) {
-      sent.push(record);
-      lineOf.push(index + 1);
-      return;
-    }
-    const id = (record as { id?: unknown } | null)?.id;
-    screened.push({
-      file: 'addMemories',
-      line: index + 1,
-      ...(typeof id === 'string' && id !== '' ? { recordId: id } : {}),
-      code: problem.code,
-      field: problem.field,
-      message: problem.message,
-    });
-  });
-  const report = await writer.call<IngestReport>('addMemories', [contextId, sent]);
-  if (screened.length === 0) return report;
-  for (const rejection of report.rejected) {
-    if (rejection.file === 'addMemories' && rejection.line !== undefined) {
-      rejection.line = lineOf[rejection.line - 1] ?? rejection.line;
-    }
-  }
-  report.rejected = [...report.rejected, ...screened].sort((x, y) => (x.line ?? 0) - (y.line ?? 0));
-  return report;
-}
-
-/** Where digest outputs go without a media folder: beside a file archive, else a per-process temp folder. */
-function derivedFolderFor(options: OpenGraphmemixOptions): string {
-  const inMemory =
-    options.db === ':memory:' || options.db.startsWith('memory:') || options.store !== undefined;
-  return inMemory ? join(tmpdir(), `graphmemix-derived-${process.pid}`) : `${options.db}.media`;
-}
-
-/** The tesseract OCR engine factory, loading tesseract.js only when the first image is read. */
-function lazyTesseract(): () => OcrEngine {
-  return () => {
-    let engine: Promise<OcrEngine> | undefined;
-    const get = () => {
-      engine ??= import('./importers/ocr/tesseract-ocr.ts').then((m) => m.createTesseractOcr());
-      return engine;
-    };
-    return {
-      recognize: async (image: Buffer) => (await get()).recognize(image),
-      terminate: async () => {
-        if (engine) await (await engine).terminate();
-      },
-    };
-  };
 }
