@@ -222,7 +222,7 @@ export class SlotTable {
   /** `ids`: slot -> id, appended to by slotOf (the caller's array). `hash`: tests force collisions with it. */
   constructor(
     private readonly ids: string[],
-    private readonly hash: (id: string) => number = hashOf,
+    private readonly hash: (id: string) => number = (id) => hashOf(id),
   ) {}
 
   /** The slot of `id`; a new one (the next index of `ids`, pushed) when it has none. */
@@ -271,9 +271,19 @@ export class SlotTable {
   }
 }
 
-/** FNV-1a over the UTF-16 code units, with a final mix so the low bits (the table index) use every unit. */
-export function hashOf(id: string): number {
-  let hash = 0x811c9dc5 | 0;
+/**
+ * The hash seed of this process. Memory ids are chosen by clients: with a fixed hash, ids picked to share a
+ * table index (a brute force of ~2^15 tries each, offline) would turn one user's searches into long probe runs on
+ * the write worker every user shares. Slots are given in order of first sight, so results do not depend on it.
+ */
+const PROCESS_SEED = Math.floor(Math.random() * 0x100000000) | 0 || 1;
+
+/**
+ * FNV-1a over the UTF-16 code units from a seeded basis, with a final mix so the low bits (the table index) use
+ * every unit and the seed.
+ */
+export function hashOf(id: string, seed: number = PROCESS_SEED): number {
+  let hash = (0x811c9dc5 ^ seed) | 0;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
   hash ^= hash >>> 15;
   return Math.imul(hash, 0x2c1b3c6d) ^ (hash >>> 12);

@@ -97,7 +97,19 @@ describe('SlotTable', () => {
   });
 
   it('hashes ids that differ in one unit apart', () => {
-    const hashes = new Set(['m1', 'm2', 'n1', '1m', 'm10', 'm01'].map(hashOf));
+    const hashes = new Set(['m1', 'm2', 'n1', '1m', 'm10', 'm01'].map((id) => hashOf(id)));
     expect(hashes.size).toBe(6);
+  });
+
+  it("spreads ids a client chose to collide under a known seed (the process's seed is its own)", () => {
+    // 40 ids sharing one index of a 1,024-entry table under seed 0, found by brute force as an attacker would.
+    const index = (id: string, seed?: number) => hashOf(id, seed) & 1023;
+    const target = index('x0', 0);
+    const chosen: string[] = [];
+    for (let n = 0; chosen.length < 40; n++) if (index(`x${n}`, 0) === target) chosen.push(`x${n}`);
+    expect(new Set(chosen.map((id) => index(id, 0))).size).toBe(1);
+    expect(new Set(chosen.map((id) => index(id))).size).toBeGreaterThan(20);
+    // Within the process the hash is a function of the id.
+    expect(chosen.map((id) => hashOf(id))).toEqual(chosen.map((id) => hashOf(id)));
   });
 });
