@@ -265,11 +265,9 @@ export class SqliteMemoryWrites {
   forgettingContexts(): string[] {
     if (!this.forgettingTable()) return [];
     return this.run(() =>
-      (
-        this.db.prepare('SELECT context_id FROM forgetting ORDER BY started_at, context_id').all() as Array<{
-          context_id: string;
-        }>
-      ).map((row) => row.context_id),
+      (this.statements.forgettingContexts.all() as Array<{ context_id: string }>).map(
+        (row) => row.context_id,
+      ),
     );
   }
 

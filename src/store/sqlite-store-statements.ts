@@ -63,7 +63,8 @@ type StatementName =
   | 'deleteMeta'
   | 'listMetaKeys'
   | 'listVectorSpaces'
-  | 'forgettingMark';
+  | 'forgettingMark'
+  | 'forgettingContexts';
 
 /** The SQLite store's statements, prepared on first use (lazy-statement.ts). */
 export type SqliteStoreStatements = Record<StatementName, Database.Statement>;
@@ -110,6 +111,7 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     deleteTags: p('DELETE FROM memory_tags WHERE context_id = ? AND memory_id = ?'),
     // A context being forgotten in steps (sqlite-context-forget.ts): its writes and the library's reads refused.
     forgettingMark: p('SELECT 1 FROM forgetting WHERE context_id = ?'),
+    forgettingContexts: p('SELECT context_id FROM forgetting ORDER BY started_at, context_id'),
     getRecord: p('SELECT record FROM memories WHERE context_id = ? AND id = ?'),
     // This connection's row changes (committed or not) and other connections' commits: the read cache's key.
     writeGeneration: p('SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version'),
