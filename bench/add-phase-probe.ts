@@ -62,7 +62,12 @@ const wrapped = new WeakSet<object>();
           statementStats.calls++;
           statementStats.ms += ms;
           if (sqlOf.get(this as object) === 'COMMIT') statementStats.commitMs += ms;
-          const key = shortSql((sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' '));
+          const key = shortSql(
+            (sqlOf.get(this as object) ?? `?${(this as { source?: string }).source ?? ''}`).replace(
+              /\s+/g,
+              ' ',
+            ),
+          );
           const total = bySql.get(key) ?? { calls: 0, ms: 0, rows: 0 };
           total.calls++;
           total.ms += ms;
@@ -71,7 +76,9 @@ const wrapped = new WeakSet<object>();
           // The three slowest statements of the current add (what a tail add waited on).
           const slow = statementStats.slowest;
           if (slow.length < 3 || ms > slow[2]!.ms) {
-            const sql = (sqlOf.get(this as object) ?? '?').replace(/\s+/g, ' ').slice(0, 60);
+            const sql = (sqlOf.get(this as object) ?? `?${(this as { source?: string }).source ?? ''}`)
+              .replace(/\s+/g, ' ')
+              .slice(0, 60);
             slow.push({ sql, ms });
             slow.sort((x, y) => y.ms - x.ms);
             slow.length = Math.min(slow.length, 3);
@@ -84,12 +91,19 @@ const wrapped = new WeakSet<object>();
 };
 
 const gcStats = { count: 0, ms: 0, major: 0 };
+/** GC pauses by kind over the whole run (1 minor, 4 major, 8 incremental marking, 16 weak callbacks). */
+const gcByKind = new Map<number, { count: number; ms: number }>();
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     gcStats.count++;
     gcStats.ms += entry.duration;
     // kind 4 = major (mark-sweep-compact), 1 = minor (scavenge)
-    if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === 4) gcStats.major++;
+    const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
+    if (kind === 4) gcStats.major++;
+    const byKind = gcByKind.get(kind) ?? { count: 0, ms: 0 };
+    byKind.count++;
+    byKind.ms += entry.duration;
+    gcByKind.set(kind, byKind);
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -106,6 +120,8 @@ for (const question of chatQuestions(questions, 5, { contextId: 'big', count: si
 }
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 const loadBefore = load();
+gcByKind.clear();
+const heapBefore = process.memoryUsage();
 
 interface Row {
   at: number;
@@ -193,6 +209,14 @@ for (const row of slowest.slice(0, 10)) {
       `\n    slowest statements: ${row.slowest.map(({ sql, ms }) => `${ms.toFixed(1)} ms ${sql}`).join(' | ')}`,
   );
 }
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+console.log(
+  `heap before the adds: used ${mib(heapBefore.heapUsed)} / total ${mib(heapBefore.heapTotal)} MiB, rss ${mib(heapBefore.rss)} MiB; ` +
+    `GC during the adds by kind: ${[...gcByKind]
+      .sort((x, y) => x[0] - y[0])
+      .map(([kind, { count, ms }]) => `kind ${kind} ${count}x ${ms.toFixed(0)} ms`)
+      .join(', ')}`,
+);
 console.log('statement time by SQL (whole run):');
 for (const [sql, { calls, ms, rows }] of [...bySql]
   .sort((x, y) => y[1].ms - x[1].ms)

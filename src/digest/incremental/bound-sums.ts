@@ -10,8 +10,14 @@ export interface BoundTerm {
 export interface BoundView {
   /** k-th largest lower bound (exact score where known, partial sum otherwise) less `slack`. */
   theta: number;
-  /** Seen documents not scored yet whose upper bound reaches theta, best bound first. */
-  pending: Array<{ id: string; upper: number }>;
+  /** How many seen documents not scored yet have an upper bound that reaches theta. */
+  pendingCount: number;
+  /**
+   * Those documents, best bound first. Built on demand: a round whose count says "read deeper" never needs
+   * them, and at 1M a search's early rounds hold thousands (allocating and sorting them was most of `view`'s
+   * cost, --cpu-prof). Valid until the next `update` or `view` of the same sums (throws after).
+   */
+  pending(): Array<{ id: string; upper: number }>;
   lower: LowerBounds;
 }
 
@@ -37,6 +43,8 @@ export class BoundSums {
   private termSlots: Int32Array[];
   private termCounts: number[];
   private termRows: Array<readonly SemanticPosting[] | undefined>;
+  /** Bumped by every view and update: a view's pending list reads the sums as they were at the view. */
+  private version = 0;
 
   constructor(
     private readonly terms: readonly BoundTerm[],
@@ -49,6 +57,7 @@ export class BoundSums {
 
   /** Adds what each term's prefix holds beyond what was added before. */
   update(prefixes: ReadonlyMap<string, readonly SemanticPosting[]>): void {
+    this.version++;
     for (let at = 0; at < this.terms.length; at++) {
       const rows = prefixes.get(this.terms[at]!.term)!;
       if (rows === this.termRows[at]) continue;
@@ -79,16 +88,25 @@ export class BoundSums {
     }
     const lower = new LowerBounds(this.slots, this.sums, count, exact);
     const theta = lower.kth(k) - slack;
-    const pending: Array<{ id: string; upper: number }> = [];
     // A slot marked scored is one whose id has an exact score (LowerBounds marks them): no map lookup.
     const scored = lower.scored;
+    const upperOf = (slot: number): number => this.sums[slot]! + capSum - this.seenCaps[slot]!;
+    let pendingCount = 0;
     for (let slot = 0; slot < count; slot++) {
-      if (scored[slot] === 1) continue;
-      const upper = this.sums[slot]! + capSum - this.seenCaps[slot]!;
-      if (upper >= theta) pending.push({ id: this.ids[slot]!, upper });
+      if (scored[slot] === 0 && upperOf(slot) >= theta) pendingCount++;
     }
-    pending.sort((x, y) => y.upper - x.upper);
-    return { theta, pending, lower };
+    const version = ++this.version;
+    const pending = (): Array<{ id: string; upper: number }> => {
+      if (version !== this.version) throw new Error('BoundSums: a view was read after the sums changed');
+      const out: Array<{ id: string; upper: number }> = [];
+      for (let slot = 0; slot < count; slot++) {
+        if (scored[slot] === 1) continue;
+        const upper = upperOf(slot);
+        if (upper >= theta) out.push({ id: this.ids[slot]!, upper });
+      }
+      return out.sort((x, y) => y.upper - x.upper);
+    };
+    return { theta, pendingCount, pending, lower };
   }
 
   /** True when `rows` starts with the postings added for term `at` (same documents, same order). */

@@ -128,7 +128,7 @@ export async function exactTopK(
     });
     sums.update(prefixes);
     view = sums.view(capOf, exact, k, SLACK);
-    if (view.pending.length <= MAX_CANDIDATES || view.theta <= 0) break;
+    if (view.pendingCount <= MAX_CANDIDATES || view.theta <= 0) break;
   }
   return refine(source, query, k, view, exact);
 }
@@ -273,7 +273,8 @@ async function refine(
   view: BoundView,
   exact: Map<string, number>,
 ): Promise<SemanticNeighbour[]> {
-  const { pending, lower } = view;
+  const { lower } = view;
+  const pending = view.pending();
   let at = 0;
   while (at < pending.length) {
     const theta = lower.kth(k) - SLACK;

@@ -49,12 +49,29 @@ describe('BoundSums', () => {
         const mine = kept.view(capOf, new Map(exact), 3, 1e-8);
         const theirs = fresh.view(capOf, new Map(exact), 3, 1e-8);
         expect(mine.theta).toBeCloseTo(theirs.theta, 12);
-        expect(mine.pending.map((p) => p.id).sort()).toEqual(theirs.pending.map((p) => p.id).sort());
-        const upper = new Map(theirs.pending.map((p) => [p.id, p.upper]));
-        for (const p of mine.pending) expect(p.upper).toBeCloseTo(upper.get(p.id)!, 12);
-        expect(mine.pending.some((p) => p.id === 'self')).toBe(false);
+        const minePending = mine.pending();
+        const theirPending = theirs.pending();
+        expect(mine.pendingCount).toBe(minePending.length);
+        expect(minePending.map((p) => p.id).sort()).toEqual(theirPending.map((p) => p.id).sort());
+        const upper = new Map(theirPending.map((p) => [p.id, p.upper]));
+        for (const p of minePending) expect(p.upper).toBeCloseTo(upper.get(p.id)!, 12);
+        expect(minePending.some((p) => p.id === 'self')).toBe(false);
       }
     }
+  });
+
+  it('refuses a pending list asked for after the sums changed (it would mix two rounds)', () => {
+    const terms = [{ term: 'a', weight: 1 }];
+    const sums = new BoundSums(terms, 'self');
+    const first: SemanticPosting[] = [{ memoryId: 'x', weight: 0.9 }];
+    sums.update(new Map([['a', first]]));
+    const view = sums.view(() => 0.5, new Map(), 1, 1e-8);
+    expect(view.pending().map((p) => p.id)).toEqual(['x']);
+    sums.update(new Map([['a', [...first, { memoryId: 'y', weight: 0.8 }]]]));
+    expect(() => view.pending()).toThrow(/after the sums changed/);
+    const later = sums.view(() => 0.5, new Map(), 1, 1e-8);
+    expect(() => view.pending()).toThrow(/after the sums changed/);
+    expect(later.pendingCount).toBe(later.pending().length);
   });
 });
 
