@@ -12,6 +12,16 @@ export const BACKGROUND_CHECKPOINT_FROM_BYTES = 64 * 1024 * 1024;
 export const BACKGROUND_CHECKPOINT_POLL_MS = 100;
 
 /**
+ * The poll while the WAL is past BACKGROUND_RESTART_FRAMES (writes back to back left no moment to restart
+ * it): then every poll copies whatever is not copied yet, so the writer's own checkpoint at
+ * WRITER_CHECKPOINT_FRAMES finds about one poll's worth of frames left instead of up to
+ * BACKGROUND_CHECKPOINT_FRAMES. A checkpoint costs ~30-50 us a frame here (random writes and the sync of the
+ * file): at 1M, the writer's copy of up to 2,047 frames was a COMMIT of ~90-100 ms once in ~100 add-1s, the
+ * add-1 p99 (bench/add-phase-probe.ts, "Round 25" in docs/living-archive.md).
+ */
+export const BACKGROUND_LONG_WAL_POLL_MS = 20;
+
+/**
  * WAL frames not yet in the file from which the checkpointer copies them (a PASSIVE checkpoint; ~19 add-1
  * at 1M). Copying every few adds would copy the same hot pages (counters, index roots) again each time;
  * copying only from 4,096 left the WAL long enough that the writer's own checkpoint still ran (measured).
@@ -39,6 +49,8 @@ export interface CheckpointerOptions {
   fromBytes?: number;
   /** Default BACKGROUND_CHECKPOINT_POLL_MS. */
   pollMs?: number;
+  /** Default BACKGROUND_LONG_WAL_POLL_MS. */
+  longPollMs?: number;
   /** Default BACKGROUND_CHECKPOINT_FRAMES. */
   frames?: number;
   /** Default BACKGROUND_RESTART_FRAMES. */
@@ -73,6 +85,7 @@ export class SqliteCheckpointer {
       workerData: {
         file,
         pollMs: options.pollMs ?? BACKGROUND_CHECKPOINT_POLL_MS,
+        longPollMs: options.longPollMs ?? BACKGROUND_LONG_WAL_POLL_MS,
         frames: options.frames ?? BACKGROUND_CHECKPOINT_FRAMES,
         restartFrames: options.restartFrames ?? BACKGROUND_RESTART_FRAMES,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
@@ -192,11 +205,20 @@ const checkpoint = (mode) => {
     return undefined;
   }
 };
-const timer = setInterval(() => {
+let timer;
+const poll = () => {
   const [log, copied] = frames();
-  if (log - copied >= workerData.frames) checkpoint('PASSIVE');
-  else if (log >= workerData.restartFrames && log === copied) checkpoint('RESTART');
-}, workerData.pollMs);
+  // A WAL past restartFrames was not restarted: writes come back to back. The writer's own checkpoint will
+  // copy whatever is left when it reaches WRITER_CHECKPOINT_FRAMES, inside a COMMIT: keep that little.
+  const long = log >= workerData.restartFrames;
+  if (log - copied >= workerData.frames || (long && log > copied)) {
+    const result = checkpoint('PASSIVE');
+    if (long && result && result.busy === 0 && result.log === result.checkpointed) checkpoint('RESTART');
+  } else if (long && log === copied) checkpoint('RESTART');
+  // Fast only while frames were waiting: an idle writer's copied WAL is not polled for at that rate.
+  timer = setTimeout(poll, long && log > copied ? workerData.longPollMs : workerData.pollMs);
+};
+timer = setTimeout(poll, workerData.pollMs);
 parentPort.on('message', (message) => {
   if (message === 'checkpoint') parentPort.postMessage(checkpoint('PASSIVE'));
   else if (message === 'truncate') parentPort.postMessage(checkpoint('TRUNCATE'));
@@ -205,7 +227,7 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ log, copied });
   }
   else if (message === 'close') {
-    clearInterval(timer);
+    clearTimeout(timer);
     if (shm !== undefined) fs.closeSync(shm);
     db.close();
     parentPort.close();

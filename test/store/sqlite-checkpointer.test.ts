@@ -77,6 +77,34 @@ describe('SqliteCheckpointer', () => {
     db.close();
   });
 
+  it('copies every waiting frame once the WAL is past its restart length, however few wait', async () => {
+    const { file, db, insert } = walFile('long.db');
+    // 40 rows of ~3 pages: ~120 frames. frames: 1e6 never triggers a copy by count; only the long-WAL rule can.
+    for (let i = 0; i < 40; i++) insert(`row ${i} ${'z'.repeat(9000)}`);
+    const options = { fromBytes: 0, pollMs: 2, longPollMs: 2, frames: 1e6 };
+    // Below the restart length, a few waiting frames stay where they are (the count rule decides).
+    const short = SqliteCheckpointer.start(file, { ...options, restartFrames: 1e6 })!;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const waiting = (await short.frames())!;
+    expect(waiting.log).toBeGreaterThan(100);
+    expect(waiting.copied).toBe(0);
+    await short.close();
+    // Past it, they are copied (what a writer's own checkpoint at its threshold would otherwise copy).
+    const long = SqliteCheckpointer.start(file, { ...options, restartFrames: 64 })!;
+    let frames = (await long.frames())!;
+    for (let i = 0; i < 200 && frames.copied < frames.log; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      frames = (await long.frames())!;
+    }
+    expect(frames.log).toBeGreaterThan(100);
+    expect(frames.copied).toBe(frames.log);
+    // The writer's next transaction finds every frame copied and starts the WAL over.
+    insert('after');
+    expect((await long.frames())!.log).toBeLessThan(frames.log);
+    await long.close();
+    db.close();
+  });
+
   it('is not started for small files, nor for in-memory databases', () => {
     const { file, db } = walFile('small.db');
     expect(SqliteCheckpointer.start(file)).toBeUndefined();
