@@ -12,14 +12,14 @@ export const BACKGROUND_CHECKPOINT_FROM_BYTES = 64 * 1024 * 1024;
 export const BACKGROUND_CHECKPOINT_POLL_MS = 100;
 
 /**
- * The poll while the WAL is past BACKGROUND_RESTART_FRAMES (writes back to back left no moment to restart
- * it): then every poll copies whatever is not copied yet, so the writer's own checkpoint at
- * WRITER_CHECKPOINT_FRAMES finds about one poll's worth of frames left instead of up to
+ * The poll while the WAL nears the writer's own checkpoint (from BACKGROUND_EAGER_FROM frames: writes back to
+ * back left no moment to restart it). Then a poll copies once BACKGROUND_EAGER_FRAMES wait, so the writer's
+ * checkpoint at WRITER_CHECKPOINT_FRAMES finds about that many frames left instead of up to
  * BACKGROUND_CHECKPOINT_FRAMES. A checkpoint costs ~30-50 us a frame here (random writes and the sync of the
  * file): at 1M, the writer's copy of up to 2,047 frames was a COMMIT of ~90-100 ms once in ~100 add-1s, the
  * add-1 p99 (bench/add-phase-probe.ts, "Round 25" in docs/living-archive.md).
  */
-export const BACKGROUND_LONG_WAL_POLL_MS = 20;
+export const BACKGROUND_EAGER_POLL_MS = 20;
 
 /**
  * WAL frames not yet in the file from which the checkpointer copies them (a PASSIVE checkpoint; ~19 add-1
@@ -44,17 +44,32 @@ export const BACKGROUND_RESTART_FRAMES = 8192;
  */
 export const WRITER_CHECKPOINT_FRAMES = 16384;
 
+/**
+ * Where the eager copies start: 4,096 frames before the writer's own checkpoint (~50 add-1s at 1M; the first
+ * eager copy may take up to BACKGROUND_CHECKPOINT_FRAMES, ~0.1 s). Each copies once BACKGROUND_EAGER_FRAMES
+ * wait: copying on every poll, from BACKGROUND_RESTART_FRAMES on, synced the file ~50 times a second through a
+ * bulk import's WAL cycles.
+ */
+export const BACKGROUND_EAGER_FROM = WRITER_CHECKPOINT_FRAMES - 4096;
+
+/** What an eager copy waits for (~3 add-1s at 1M): the writer's own checkpoint finds at most about this left. */
+export const BACKGROUND_EAGER_FRAMES = 256;
+
 export interface CheckpointerOptions {
   /** Default BACKGROUND_CHECKPOINT_FROM_BYTES. */
   fromBytes?: number;
   /** Default BACKGROUND_CHECKPOINT_POLL_MS. */
   pollMs?: number;
-  /** Default BACKGROUND_LONG_WAL_POLL_MS. */
-  longPollMs?: number;
+  /** Default BACKGROUND_EAGER_POLL_MS. */
+  eagerPollMs?: number;
   /** Default BACKGROUND_CHECKPOINT_FRAMES. */
   frames?: number;
   /** Default BACKGROUND_RESTART_FRAMES. */
   restartFrames?: number;
+  /** Default BACKGROUND_EAGER_FROM. */
+  eagerFrom?: number;
+  /** Default BACKGROUND_EAGER_FRAMES. */
+  eagerFrames?: number;
 }
 
 /** A PASSIVE checkpoint's row: WAL frames, frames copied into the file, busy = 1 when it could not run. */
@@ -85,9 +100,11 @@ export class SqliteCheckpointer {
       workerData: {
         file,
         pollMs: options.pollMs ?? BACKGROUND_CHECKPOINT_POLL_MS,
-        longPollMs: options.longPollMs ?? BACKGROUND_LONG_WAL_POLL_MS,
+        eagerPollMs: options.eagerPollMs ?? BACKGROUND_EAGER_POLL_MS,
         frames: options.frames ?? BACKGROUND_CHECKPOINT_FRAMES,
         restartFrames: options.restartFrames ?? BACKGROUND_RESTART_FRAMES,
+        eagerFrom: options.eagerFrom ?? BACKGROUND_EAGER_FROM,
+        eagerFrames: options.eagerFrames ?? BACKGROUND_EAGER_FRAMES,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
       },
     });
@@ -206,17 +223,20 @@ const checkpoint = (mode) => {
   }
 };
 let timer;
+let previous = 0;
 const poll = () => {
   const [log, copied] = frames();
-  // A WAL past restartFrames was not restarted: writes come back to back. The writer's own checkpoint will
-  // copy whatever is left when it reaches WRITER_CHECKPOINT_FRAMES, inside a COMMIT: keep that little.
-  const long = log >= workerData.restartFrames;
-  if (log - copied >= workerData.frames || (long && log > copied)) {
+  // Near the writer's own checkpoint (it copies whatever is left, inside a COMMIT): copy from a few hundred
+  // waiting frames on, so little is left for it, polled faster meanwhile; and whatever waits once the writer
+  // paused (no new frame since the last poll), so an idle WAL is not polled for at that rate.
+  const near = log >= workerData.eagerFrom && log > copied;
+  const eager = near && (log - copied >= workerData.eagerFrames || log === previous);
+  previous = log;
+  if (log - copied >= workerData.frames || eager) {
     const result = checkpoint('PASSIVE');
-    if (long && result && result.busy === 0 && result.log === result.checkpointed) checkpoint('RESTART');
-  } else if (long && log === copied) checkpoint('RESTART');
-  // Fast only while frames were waiting: an idle writer's copied WAL is not polled for at that rate.
-  timer = setTimeout(poll, long && log > copied ? workerData.longPollMs : workerData.pollMs);
+    if (eager && result && result.busy === 0 && result.log === result.checkpointed) checkpoint('RESTART');
+  } else if (log >= workerData.restartFrames && log === copied) checkpoint('RESTART');
+  timer = setTimeout(poll, near ? workerData.eagerPollMs : workerData.pollMs);
 };
 timer = setTimeout(poll, workerData.pollMs);
 parentPort.on('message', (message) => {

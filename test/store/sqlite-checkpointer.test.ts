@@ -77,31 +77,56 @@ describe('SqliteCheckpointer', () => {
     db.close();
   });
 
-  it('copies every waiting frame once the WAL is past its restart length, however few wait', async () => {
+  it('copies what waits once the WAL nears where the writer checkpoints: by count while it writes, all once it pauses', async () => {
     const { file, db, insert } = walFile('long.db');
-    // 40 rows of ~3 pages: ~120 frames. frames: 1e6 never triggers a copy by count; only the long-WAL rule can.
+    // 40 rows of ~3 pages: ~120 frames. frames: 1e6 never triggers a copy by the ordinary count.
     for (let i = 0; i < 40; i++) insert(`row ${i} ${'z'.repeat(9000)}`);
-    const options = { fromBytes: 0, pollMs: 2, longPollMs: 2, frames: 1e6 };
-    // Below the restart length, a few waiting frames stay where they are (the count rule decides).
-    const short = SqliteCheckpointer.start(file, { ...options, restartFrames: 1e6 })!;
+    const options = { fromBytes: 0, pollMs: 2, eagerPollMs: 2, frames: 1e6 };
+    const settle = async (checkpointer: SqliteCheckpointer) => {
+      let frames = (await checkpointer.frames())!;
+      for (let i = 0; i < 200 && frames.copied < frames.log; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        frames = (await checkpointer.frames())!;
+      }
+      return frames;
+    };
+    // Below the eager length, waiting frames stay where they are (the ordinary count decides).
+    const short = SqliteCheckpointer.start(file, { ...options, restartFrames: 1e6, eagerFrom: 1e6 })!;
     await new Promise((resolve) => setTimeout(resolve, 60));
     const waiting = (await short.frames())!;
     expect(waiting.log).toBeGreaterThan(100);
     expect(waiting.copied).toBe(0);
     await short.close();
-    // Past it, they are copied (what a writer's own checkpoint at its threshold would otherwise copy).
-    const long = SqliteCheckpointer.start(file, { ...options, restartFrames: 64 })!;
-    let frames = (await long.frames())!;
-    for (let i = 0; i < 200 && frames.copied < frames.log; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      frames = (await long.frames())!;
-    }
+    // Past it, with the writer paused, everything is copied however few frames wait (eagerFrames unreachable).
+    const paused = SqliteCheckpointer.start(file, {
+      ...options,
+      restartFrames: 64,
+      eagerFrom: 64,
+      eagerFrames: 1e6,
+    })!;
+    const frames = await settle(paused);
     expect(frames.log).toBeGreaterThan(100);
     expect(frames.copied).toBe(frames.log);
     // The writer's next transaction finds every frame copied and starts the WAL over.
     insert('after');
-    expect((await long.frames())!.log).toBeLessThan(frames.log);
-    await long.close();
+    expect((await paused.frames())!.log).toBeLessThan(frames.log);
+    await paused.close();
+    // While it writes, copies come once eagerFrames wait.
+    for (let i = 0; i < 40; i++) insert(`again ${i} ${'z'.repeat(9000)}`);
+    const writing = SqliteCheckpointer.start(file, {
+      ...options,
+      restartFrames: 64,
+      eagerFrom: 64,
+      eagerFrames: 16,
+    })!;
+    let copiedWhileWriting = false;
+    for (let i = 0; i < 60 && !copiedWhileWriting; i++) {
+      insert(`more ${i} ${'z'.repeat(9000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      copiedWhileWriting = (await writing.frames())!.copied > 0;
+    }
+    expect(copiedWhileWriting).toBe(true);
+    await writing.close();
     db.close();
   });
 
