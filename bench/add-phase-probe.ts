@@ -61,13 +61,14 @@ const wrapped = new WeakSet<object>();
           const ms = performance.now() - t;
           statementStats.calls++;
           statementStats.ms += ms;
-          if (sqlOf.get(this as object) === 'COMMIT') statementStats.commitMs += ms;
-          const key = shortSql(
-            (sqlOf.get(this as object) ?? `?${(this as { source?: string }).source ?? ''}`).replace(
-              /\s+/g,
-              ' ',
-            ),
+          // Statements prepared before the wrapper (better-sqlite3's own BEGIN / COMMIT of db.transaction) by
+          // their source.
+          const text = (sqlOf.get(this as object) ?? (this as { source?: string }).source ?? '?').replace(
+            /\s+/g,
+            ' ',
           );
+          if (text === 'COMMIT') statementStats.commitMs += ms;
+          const key = shortSql(text);
           const total = bySql.get(key) ?? { calls: 0, ms: 0, rows: 0 };
           total.calls++;
           total.ms += ms;
@@ -76,9 +77,7 @@ const wrapped = new WeakSet<object>();
           // The three slowest statements of the current add (what a tail add waited on).
           const slow = statementStats.slowest;
           if (slow.length < 3 || ms > slow[2]!.ms) {
-            const sql = (sqlOf.get(this as object) ?? `?${(this as { source?: string }).source ?? ''}`)
-              .replace(/\s+/g, ' ')
-              .slice(0, 60);
+            const sql = text.slice(0, 60);
             slow.push({ sql, ms });
             slow.sort((x, y) => y.ms - x.ms);
             slow.length = Math.min(slow.length, 3);

@@ -91,18 +91,15 @@ export class BoundSums {
     // A slot marked scored is one whose id has an exact score (LowerBounds marks them): no map lookup.
     const scored = lower.scored;
     const upperOf = (slot: number): number => this.sums[slot]! + capSum - this.seenCaps[slot]!;
+    const reaches = (slot: number): boolean => scored[slot] === 0 && upperOf(slot) >= theta;
     let pendingCount = 0;
-    for (let slot = 0; slot < count; slot++) {
-      if (scored[slot] === 0 && upperOf(slot) >= theta) pendingCount++;
-    }
+    for (let slot = 0; slot < count; slot++) if (reaches(slot)) pendingCount++;
     const version = ++this.version;
     const pending = (): Array<{ id: string; upper: number }> => {
       if (version !== this.version) throw new Error('BoundSums: a view was read after the sums changed');
       const out: Array<{ id: string; upper: number }> = [];
       for (let slot = 0; slot < count; slot++) {
-        if (scored[slot] === 1) continue;
-        const upper = upperOf(slot);
-        if (upper >= theta) out.push({ id: this.ids[slot]!, upper });
+        if (reaches(slot)) out.push({ id: this.ids[slot]!, upper: upperOf(slot) });
       }
       return out.sort((x, y) => y.upper - x.upper);
     };
