@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 200] [--add-warmup 0] [--queries 200] [--warmup 1000]`
+ * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 200] [--add-warmup 0] [--add-steady 1000] [--queries 200] [--warmup 1000]`
  *
  * How the living archive scales: one context of 10k, 100k and 1M memories, and many contexts of 1k each
  * (default 1,000 x 1,000). Realistic generated chat (bench/support/realistic-chat.ts: Zipfian vocabulary of
@@ -22,6 +22,11 @@
  * the same contexts before the timed ones: on PostgreSQL a fresh process's first adds run before V8 has
  * optimised the write path (bench/pg-add-probe.ts PROBE_SERIES: the first fifth of 400 adds ~1.5x the last
  * ones' p50); on SQLite at 10k it moved nothing (CPU per add 13.0 without, 13.6 after 100; load ~3).
+ * `--add-steady N` (default 1000; `no` skips) then runs N more untimed add-1s and times --adds more: the
+ * "add-1 steady" column, what a long-running writer pays once V8, SQLite's page cache and the kept posting
+ * lists hold the write path. In a process that only opened a 1M archive the first add-1s cost ~45% more than
+ * those after 1,000 adds; here the process built the archive and asked its questions first, and the two
+ * columns differ less (docs/living-archive.md "Round 26"). The add-1 column is measured as before.
  * `--recompact no` skips the separate timed compaction (exact; hours at 1M) and reports the semantic rebuild
  * that the bulk import ran (`compactionFrom: 'bulk-import'`: exact below 200k memories, the bounded pass from
  * 200k, see `knnApproximate`); `ingestSplit` gives the import's seconds for the records (validation, views,
@@ -58,6 +63,11 @@ interface ScenarioResult {
   /** cpuMs: mean CPU time of this process per call (user + system): less sensitive to a busy machine. */
   /** warmup: add-1s before the timed ones (other records: see the header). */
   add1: { p50: number; p99: number; n: number; cpuMs: number; warmup: number };
+  /**
+   * The same number of add-1s after `after` adds in this process (warm-up, the timed ones above, then
+   * --add-steady more): the steady cost of a long-running writer. Null with `--add-steady no`.
+   */
+  add1Steady: { p50: number; p99: number; n: number; cpuMs: number; after: number } | null;
   add100: { p50: number; n: number; cpuMs: number };
   firstRetrieveMs: number;
   /** warmup: questions asked before the timed ones (other questions: see the header). */
@@ -92,6 +102,8 @@ const SELF = fileURLToPath(import.meta.url);
 const WARMUP_QUESTIONS = 1000;
 const WARMUP_SEED = 6;
 const WARMUP_ADDS = 0;
+/** Untimed add-1s between the first timed add-1s and the steady ones (see the header). */
+const STEADY_ADDS = 1000;
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
   const at = args.indexOf(name);
@@ -107,6 +119,7 @@ if (args[0] === '--child') {
     flag('--recompact') !== 'no',
     Number(flag('--warmup') ?? WARMUP_QUESTIONS),
     Number(flag('--add-warmup') ?? WARMUP_ADDS),
+    steadyAdds(flag('--add-steady')),
   );
   process.stdout.write(`\nRESULT ${JSON.stringify(result)}\n`);
 } else if (args[0] === '--first-retrieve') {
@@ -162,7 +175,7 @@ async function main(): Promise<void> {
 
 function forwarded(): string[] {
   const out: string[] = [];
-  for (const name of ['--adds', '--queries', '--recompact', '--warmup', '--add-warmup']) {
+  for (const name of ['--adds', '--queries', '--recompact', '--warmup', '--add-warmup', '--add-steady']) {
     const value = flag(name);
     if (value !== undefined) out.push(name, value);
   }
@@ -177,6 +190,7 @@ async function runScenario(
   recompact: boolean,
   warmup: number,
   addWarmup: number,
+  addSteady: number | null,
 ): Promise<ScenarioResult> {
   const loadStart = loadavg()[0]!;
   const [shape, spec] = scenario.split(':') as [string, string];
@@ -235,23 +249,31 @@ async function runScenario(
     await gm.waitForCompactions();
     autoCompactions.push((performance.now() - started) / 1000);
   };
-  const add1: number[] = [];
-  let add1Cpu = 0;
   let next = perContext;
-  for (let i = 0; i < addWarmup; i++) {
-    const [record] = [...chatRecords({ contextId: contextFor(i), count: 1, seed: 5900 + i, start: next++ })];
-    await gm.addMemories(contextFor(i), [record!]);
-    await settle(contextFor(i));
-  }
-  for (let i = 0; i < adds; i++) {
-    const contextId = contextFor(i);
-    const [record] = [...chatRecords({ contextId, count: 1, seed: 900 + i, start: next++ })];
-    const started = performance.now();
-    const cpu = process.cpuUsage();
-    await gm.addMemories(contextId, [record!]);
-    add1.push(performance.now() - started);
-    add1Cpu += cpuMs(process.cpuUsage(cpu));
-    await settle(contextId);
+  /** Add-1s into the contexts in turn (records after every earlier one); timed when `times` is given. */
+  const addOnes = async (count: number, seed: number, times?: { wall: number[]; cpu: number }) => {
+    for (let i = 0; i < count; i++) {
+      const contextId = contextFor(i);
+      const [record] = [...chatRecords({ contextId, count: 1, seed: seed + i, start: next++ })];
+      const started = performance.now();
+      const cpu = process.cpuUsage();
+      await gm.addMemories(contextId, [record!]);
+      if (times) {
+        times.wall.push(performance.now() - started);
+        times.cpu += cpuMs(process.cpuUsage(cpu));
+      }
+      await settle(contextId);
+    }
+  };
+  await addOnes(addWarmup, 5900);
+  const add1 = { wall: [] as number[], cpu: 0 };
+  await addOnes(adds, 900, add1);
+  // The same process after `addSteady` more adds: what a long-running server's writes cost once its caches
+  // (SQLite pages, kept posting lists) and V8 hold the write path ("Round 26" in docs/living-archive.md).
+  const steady = { wall: [] as number[], cpu: 0 };
+  if (addSteady !== null) {
+    await addOnes(addSteady, 7900);
+    await addOnes(adds, 3900, steady);
   }
   const add100: number[] = [];
   let add100Cpu = 0;
@@ -289,13 +311,8 @@ async function runScenario(
     ingestCpuSeconds: round(ingestCpuSeconds),
     dbMiBPer1k: round(fileBytes(file) / 1024 / 1024 / (memories / 1000)),
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
-    add1: {
-      p50: round(quantile(add1, 0.5)),
-      p99: round(quantile(add1, 0.99)),
-      n: add1.length,
-      cpuMs: round(add1Cpu / Math.max(1, add1.length)),
-      warmup: addWarmup,
-    },
+    add1: { ...addFigures(add1), warmup: addWarmup },
+    add1Steady: addSteady === null ? null : { ...addFigures(steady), after: addWarmup + adds + addSteady },
     add100: {
       p50: round(quantile(add100, 0.5)),
       n: add100.length,
@@ -345,6 +362,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     'MB/1k',
     'peak RSS MB',
     'add-1 p50/p99 ms (cpu; warm-up)',
+    'add-1 steady p50/p99 ms (cpu; after)',
     'add-100 p50 ms (cpu)',
     'first retrieve ms',
     'warm retrieve p50/p95/p99 ms (cpu; warm-up)',
@@ -359,6 +377,9 @@ function printTable(results: readonly ScenarioResult[]): void {
     String(r.dbMiBPer1k),
     String(r.peakRssMiB),
     `${r.add1.p50} / ${r.add1.p99} (${r.add1.cpuMs}; ${r.add1.warmup})`,
+    r.add1Steady
+      ? `${r.add1Steady.p50} / ${r.add1Steady.p99} (${r.add1Steady.cpuMs}; ${r.add1Steady.after})`
+      : 'n/a',
     `${r.add100.p50} (${r.add100.cpuMs})`,
     String(r.firstRetrieveMs),
     `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs}; ${r.warmRetrieve.warmup})`,
@@ -410,4 +431,22 @@ function quantile(values: readonly number[], q: number): number {
 
 function round(value: number): number {
   return Math.round(value * 100) / 100;
+}
+
+function addFigures(times: { wall: readonly number[]; cpu: number }) {
+  return {
+    p50: round(quantile(times.wall, 0.5)),
+    p99: round(quantile(times.wall, 0.99)),
+    n: times.wall.length,
+    cpuMs: round(times.cpu / Math.max(1, times.wall.length)),
+  };
+}
+
+/** `--add-steady`: 'no' (no steady column) or a count of untimed adds. */
+function steadyAdds(value: string | undefined): number | null {
+  if (value === 'no') return null;
+  const count = Number(value ?? STEADY_ADDS);
+  if (!Number.isInteger(count) || count < 0)
+    throw new Error(`--add-steady: "${value}" is not 'no' or a count`);
+  return count;
 }
