@@ -22,9 +22,9 @@
  * the same contexts before the timed ones: on PostgreSQL a fresh process's first adds run before V8 has
  * optimised the write path (bench/pg-add-probe.ts PROBE_SERIES: the first fifth of 400 adds ~1.5x the last
  * ones' p50); on SQLite at 10k it moved nothing (CPU per add 13.0 without, 13.6 after 100; load ~3).
- * `--add-steady N` (default 1000; `no` skips) then runs N more untimed add-1s and times --adds more: the
- * "add-1 steady" column, what a long-running writer pays once V8, SQLite's page cache and the kept posting
- * lists hold the write path. In a process that only opened a 1M archive the first add-1s cost ~45% more than
+ * `--add-steady N` (default 1000; `no` skips): after the add-100s, N more untimed add-1s, then --adds timed
+ * ones: the "add-1 steady" column, what a long-running writer pays once V8, SQLite's page cache and the kept
+ * posting lists hold the write path. In a process that only opened a 1M archive the first add-1s cost ~45% more than
  * those after 1,000 adds; here the process built the archive and asked its questions first, and the two
  * columns differ less (docs/living-archive.md "Round 26"). The add-1 column is measured as before.
  * `--recompact no` skips the separate timed compaction (exact; hours at 1M) and reports the semantic rebuild
@@ -64,8 +64,8 @@ interface ScenarioResult {
   /** warmup: add-1s before the timed ones (other records: see the header). */
   add1: { p50: number; p99: number; n: number; cpuMs: number; warmup: number };
   /**
-   * The same number of add-1s after `after` adds in this process (warm-up, the timed ones above, then
-   * --add-steady more): the steady cost of a long-running writer. Null with `--add-steady no`.
+   * As many add-1s as `add1`, timed after the add-100s and --add-steady more add-1s: `after` memories added by
+   * this process before them. The steady cost of a long-running writer. Null with `--add-steady no`.
    */
   add1Steady: { p50: number; p99: number; n: number; cpuMs: number; after: number } | null;
   add100: { p50: number; n: number; cpuMs: number };
@@ -268,13 +268,6 @@ async function runScenario(
   await addOnes(addWarmup, 5900);
   const add1 = { wall: [] as number[], cpu: 0 };
   await addOnes(adds, 900, add1);
-  // The same process after `addSteady` more adds: what a long-running server's writes cost once its caches
-  // (SQLite pages, kept posting lists) and V8 hold the write path ("Round 26" in docs/living-archive.md).
-  const steady = { wall: [] as number[], cpu: 0 };
-  if (addSteady !== null) {
-    await addOnes(addSteady, 7900);
-    await addOnes(adds, 3900, steady);
-  }
   const add100: number[] = [];
   let add100Cpu = 0;
   for (let i = 0; i < 10; i++) {
@@ -287,6 +280,15 @@ async function runScenario(
     add100.push(performance.now() - started);
     add100Cpu += cpuMs(process.cpuUsage(cpu));
     await settle(contextId);
+  }
+  // Last, so the add-100s above run where they always did (after the first add-1s): the same process after
+  // `addSteady` more adds, what a long-running server's writes cost once V8, SQLite's page cache and the kept
+  // posting lists hold the write path ("Round 26" in docs/living-archive.md).
+  const steady = { wall: [] as number[], cpu: 0 };
+  const before = next - perContext;
+  if (addSteady !== null) {
+    await addOnes(addSteady, 7900);
+    await addOnes(adds, 3900, steady);
   }
   const edges = await gm.store.countEdges(contextIds[0]!);
   const contextSize = await gm.store.countMemories(contextIds[0]!);
@@ -312,7 +314,7 @@ async function runScenario(
     dbMiBPer1k: round(fileBytes(file) / 1024 / 1024 / (memories / 1000)),
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     add1: { ...addFigures(add1), warmup: addWarmup },
-    add1Steady: addSteady === null ? null : { ...addFigures(steady), after: addWarmup + adds + addSteady },
+    add1Steady: addSteady === null ? null : { ...addFigures(steady), after: before + addSteady },
     add100: {
       p50: round(quantile(add100, 0.5)),
       n: add100.length,
