@@ -102,7 +102,7 @@ const SELF = fileURLToPath(import.meta.url);
 const WARMUP_QUESTIONS = 1000;
 const WARMUP_SEED = 6;
 const WARMUP_ADDS = 0;
-/** Untimed add-1s between the first timed add-1s and the steady ones (see the header). */
+/** Untimed add-1s between the add-100s and the steady add-1s (see the header). */
 const STEADY_ADDS = 1000;
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
