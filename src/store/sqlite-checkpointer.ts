@@ -3,10 +3,13 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /**
- * Files from this size get a background checkpointer: below it a checkpoint copies few pages into a small
- * file (cheap), and the tests' many small archives would each start a thread for nothing.
+ * Files from this size get a background checkpointer. The writer's own checkpoint copies up to
+ * WRITER_CHECKPOINT_PAGES distinct pages inside a COMMIT, so its cost grows with the file up to ~32 MiB: at
+ * 10k memories (a 37 MB file) it was a 50-85 ms COMMIT once in ~40 add-1s, the add-1 p99 (58.9-67.6 ms; with
+ * the checkpointer 15.1 ms; docs/living-archive.md "Round 27"). Below 4 MiB it copies at most 1,024 pages,
+ * and the tests' many small archives start no thread.
  */
-export const BACKGROUND_CHECKPOINT_FROM_BYTES = 64 * 1024 * 1024;
+export const BACKGROUND_CHECKPOINT_FROM_BYTES = 4 * 1024 * 1024;
 
 /** How often the checkpointer looks at the WAL's size (one 136-byte read of the -shm file). */
 export const BACKGROUND_CHECKPOINT_POLL_MS = 100;

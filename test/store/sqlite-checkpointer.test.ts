@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.ts';
+import { BACKGROUND_CHECKPOINT_FROM_BYTES, SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 
@@ -135,6 +135,23 @@ describe('SqliteCheckpointer', () => {
     expect(SqliteCheckpointer.start(file)).toBeUndefined();
     expect(SqliteCheckpointer.start(':memory:', { fromBytes: 0 })).toBeUndefined();
     expect(SqliteCheckpointer.start(join(dir, 'missing.db'), { fromBytes: 0 })).toBeUndefined();
+    db.close();
+  });
+
+  it('is started by default from 4 MiB: an archive of ~1k memories, not only the large ones', async () => {
+    // The writer's own checkpoint inside a COMMIT was the add-1 p99 at 10k memories (a 37 MB file).
+    expect(BACKGROUND_CHECKPOINT_FROM_BYTES).toBe(4 * 1024 * 1024);
+    const { file, db, insert } = walFile('four-mib.db');
+    insert('x'.repeat(3_000_000));
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(statSync(file).size).toBeLessThan(BACKGROUND_CHECKPOINT_FROM_BYTES);
+    expect(SqliteCheckpointer.start(file)).toBeUndefined();
+    insert('y'.repeat(1_500_000));
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(statSync(file).size).toBeGreaterThanOrEqual(BACKGROUND_CHECKPOINT_FROM_BYTES);
+    const checkpointer = SqliteCheckpointer.start(file);
+    expect(checkpointer).toBeDefined();
+    await checkpointer!.close();
     db.close();
   });
 
