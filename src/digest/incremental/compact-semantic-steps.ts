@@ -9,17 +9,26 @@ import {
   whileRunning,
   writeCompactionMark,
 } from './semantic-compaction-mark.ts';
+import { StepSizer } from './step-sizer.ts';
 import { syncSemanticEdges, updateSemanticKnn } from './update-semantic-knn.ts';
 
 /**
- * Documents written per step: one writeDocs replacing each document's ~20 rows with their indexes (~0.26 ms a
- * document at 10k, ~0.48 ms at 100k: steps of ~0.1 s; docs/living-archive.md "Round 22").
+ * What one step aims to take: a write queued behind the compaction waits about this long (steps are sized
+ * from the previous step's time per item, StepSizer). Fixed counts were ~65 ms steps at 10k and 0.1-0.4 s
+ * at 100k (docs/living-archive.md "Round 27").
+ */
+export const COMPACTION_STEP_MS = 20;
+/**
+ * At most this many documents per step: one writeDocs replacing each document's ~20 rows with their indexes
+ * (~0.26 ms a document at 10k, ~0.48 ms at 100k; "Round 22").
  */
 export const COMPACTION_DOCS_PER_STEP = 250;
-/** Memories whose semantic_knn edges are synchronised per step (~0.17 ms each at 100k). */
+/** At most this many memories whose semantic_knn edges are synchronised per step (~0.17 ms each at 100k). */
 export const COMPACTION_EDGES_PER_STEP = 1000;
-/** Backlog ids applied per step (an add of this many memories). */
+/** At most this many backlog ids applied per step (an add of this many memories; whole rows, at least one). */
 export const COMPACTION_REPLAY_PER_STEP = 128;
+/** The first step of each kind: small, then grown towards COMPACTION_STEP_MS. */
+const FIRST_STEP = { docs: 16, edges: 64, replay: 8 } as const;
 
 /** Runs `work` as one turn of the writer's queue (the facade's WriteQueue.forContext). */
 export type CompactionTurn = <T>(work: () => Promise<T>) => Promise<T>;
@@ -42,11 +51,11 @@ export interface StepCompactionResult {
  * (docs/living-archive.md "Round 22"). The caller has written `mark` in the write that decided it; from then
  * on relation updates of the context leave their semantic side in the backlog (semantic-compaction-mark.ts).
  * 1. computes the new state outside any turn (computeCompaction: reads, then the kNN pass on helper threads);
- * 2. writes the documents (vector and list) in steps of COMPACTION_DOCS_PER_STEP, skipping ids in the backlog
+ * 2. writes the documents (vector and list) in steps (each sized to COMPACTION_STEP_MS), skipping ids in the backlog
  *    (written or deleted since the mark: the replay puts their current state);
  * 3. replaces the snapshot and its document frequencies (one turn);
- * 4. synchronises the semantic_knn edges with the stored lists in steps of COMPACTION_EDGES_PER_STEP memories;
- * 5. applies the backlog under the new snapshot as incremental updates, COMPACTION_REPLAY_PER_STEP ids a step,
+ * 4. synchronises the semantic_knn edges with the stored lists in steps of memories;
+ * 5. applies the backlog under the new snapshot as incremental updates, a step's worth of ids at a time,
  *    and in the turn that finds it empty clears the mark.
  * Every turn first checks that the mark is still this run's: an explicit compaction, a bulk rebuild or a forget
  * that came between supersedes it, and it stops. With no write between its steps the result is exactly
@@ -61,13 +70,18 @@ export async function compactSemanticInSteps(
   options: {
     k?: number;
     signal?: AbortSignal;
-    /** Step sizes (tests); default the COMPACTION_*_PER_STEP constants. */
+    /** Fixed step sizes (tests); default: sized to COMPACTION_STEP_MS, at most the COMPACTION_*_PER_STEP. */
     sizes?: { docs?: number; edges?: number; replay?: number };
+    /** The time a step aims at (default COMPACTION_STEP_MS). */
+    stepMs?: number;
   } = {},
 ): Promise<StepCompactionResult> {
-  const docsPerStep = options.sizes?.docs ?? COMPACTION_DOCS_PER_STEP;
-  const edgesPerStep = options.sizes?.edges ?? COMPACTION_EDGES_PER_STEP;
-  const replayPerStep = options.sizes?.replay ?? COMPACTION_REPLAY_PER_STEP;
+  const budget = options.stepMs ?? COMPACTION_STEP_MS;
+  const sizer = (fixed: number | undefined, first: number, max: number) =>
+    fixed === undefined ? new StepSizer(budget, 1, max, first) : new StepSizer(budget, fixed, fixed);
+  const docSteps = sizer(options.sizes?.docs, FIRST_STEP.docs, COMPACTION_DOCS_PER_STEP);
+  const edgeSteps = sizer(options.sizes?.edges, FIRST_STEP.edges, COMPACTION_EDGES_PER_STEP);
+  const replaySteps = sizer(options.sizes?.replay, FIRST_STEP.replay, COMPACTION_REPLAY_PER_STEP);
   return whileRunning(mark.token, async () => {
     const started = performance.now();
     const result: StepCompactionResult = {
@@ -124,28 +138,43 @@ export async function compactSemanticInSteps(
     result.documents = state.space.size;
     const skip = new BacklogIds(store, contextId);
 
-    for (let from = 0; from < state.space.size; from += docsPerStep) {
+    for (let from = 0; from < state.space.size; ) {
+      const to = Math.min(state.space.size, from + docSteps.next);
       const wrote = await step(async () => {
+        const at = performance.now();
         await skip.refresh();
         const put = [];
-        const to = Math.min(state.space.size, from + docsPerStep);
         for (let d = from; d < to; d++) if (!skip.has(state.space.ids[d]!)) put.push(state.doc(d));
         await store.semantic.writeDocs(contextId, { put });
         await writeCompactionMark(store, contextId, { ...mark, at: new Date().toISOString() });
+        docSteps.took(to - from, performance.now() - at);
         return true;
       });
       if (wrote === undefined) return stopped();
+      from = to;
     }
     if ((await step(() => writeSnapshot(store, contextId, state))) === undefined) return stopped();
 
     const ids = state.space.ids;
-    for (let from = 0; from < ids.length; from += edgesPerStep) {
-      const chunk = ids.slice(from, from + edgesPerStep);
-      if ((await step(() => syncSemanticEdges(store, contextId, chunk))) === undefined) return stopped();
+    for (let from = 0; from < ids.length; ) {
+      const chunk = ids.slice(from, from + edgeSteps.next);
+      const synced = await step(async () => {
+        const at = performance.now();
+        await syncSemanticEdges(store, contextId, chunk);
+        edgeSteps.took(chunk.length, performance.now() - at);
+        return true;
+      });
+      if (synced === undefined) return stopped();
+      from += chunk.length;
     }
 
     for (;;) {
-      const left = await step(() => replayBacklog(store, contextId, replayPerStep));
+      const left = await step(async () => {
+        const at = performance.now();
+        const replayed = await replayBacklog(store, contextId, replaySteps.next);
+        replaySteps.took(replayed.applied, performance.now() - at);
+        return replayed;
+      });
       if (left === undefined) return stopped();
       result.replayed += left.applied;
       if (left.done) return finish('done');
@@ -170,7 +199,7 @@ async function writeSnapshot(
 }
 
 /**
- * Applies up to COMPACTION_REPLAY_PER_STEP backlog ids (whole rows, at least one) as one incremental update
+ * Applies up to `perStep` backlog ids (whole rows, at least one) as one incremental update
  * of their current state, and drops their rows. When no row is left the mark goes in the same turn, so no
  * write lands between the last replay and the end of the backlog.
  */

@@ -22,6 +22,11 @@ import {
 export const PARALLEL_KNN_FROM = 25_000;
 /** Documents a thread claims at a time: small enough to balance the last claims, large enough to be rare. */
 export const PARALLEL_KNN_CHUNK = 256;
+/**
+ * The claim when the calling thread pauses between its chunks (a compaction in steps): the writes queued on
+ * its event loop wait one chunk, ~35-65 ms at 100k with 256 (docs/living-archive.md "Round 27").
+ */
+export const PAUSED_KNN_CHUNK = 64;
 /** Most threads a pass uses by default (the calling thread included). */
 export const MAX_KNN_THREADS = 8;
 /**
@@ -47,7 +52,7 @@ export interface ParallelKnnOptions {
   threads?: number;
   /** Documents from which helper threads are started (default PARALLEL_KNN_FROM; tests lower it). */
   parallelFrom?: number;
-  /** Documents per claim (default PARALLEL_KNN_CHUNK). */
+  /** Documents per claim (default PARALLEL_KNN_CHUNK; PAUSED_KNN_CHUNK with `pause`). */
   chunk?: number;
   /** The helper thread's module (default: knn-worker-main; tests pass one that fails). */
   helperEntry?: URL;
@@ -113,7 +118,10 @@ export async function parallelKnnLists(
   options: ParallelKnnOptions = {},
 ): Promise<ParallelKnnResult> {
   const n = space.size;
-  const chunk = Math.max(1, Math.floor(options.chunk ?? PARALLEL_KNN_CHUNK));
+  const chunk = Math.max(
+    1,
+    Math.floor(options.chunk ?? (options.pause === undefined ? PARALLEL_KNN_CHUNK : PAUSED_KNN_CHUNK)),
+  );
   const chunks = Math.ceil(n / chunk);
   const asked = options.threads ?? defaultKnnThreads();
   const wanted = Number.isFinite(asked) ? Math.max(1, Math.floor(asked)) : 1;

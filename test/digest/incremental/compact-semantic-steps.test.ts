@@ -126,6 +126,32 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
     await b.close();
   });
 
+  it('sized by time: steps that fit the budget, the same end state as compactSemantic', async () => {
+    const [a, b] = [await open(), await open()];
+    const live = await drifted(a, 11);
+    await drifted(b, 11);
+    await compactSemantic(a, 'ctx');
+    const mark = newCompactionMark();
+    await writeCompactionMark(b, 'ctx', mark);
+    // A budget no step can meet: every step after the first of its kind holds one item.
+    const tight = await compactSemanticInSteps(b, 'ctx', mark, direct, { stepMs: 1e-6 });
+    expect(tight.outcome).toBe('done');
+    // 1 + (1 of 16 documents + 148 of one) + snapshot + (1 of 64 memories + 100 of one) + the replay's turn.
+    expect(tight.steps).toBe(1 + 149 + 1 + 101 + 1);
+    const ids = [...live.keys()];
+    const want = await stateOf(a, ids);
+    expect(await stateOf(b, ids)).toEqual(want);
+    // A generous budget: steps grow twofold up to the caps (16, 32, 64, 52 documents; 64, 100 memories).
+    const again = newCompactionMark();
+    await writeCompactionMark(b, 'ctx', again);
+    const loose = await compactSemanticInSteps(b, 'ctx', again, direct, { stepMs: 1e9 });
+    expect(loose.steps).toBe(1 + 4 + 1 + 2 + 1);
+    expect(await stateOf(b, ids)).toEqual(want);
+    expect((await b.integrityCheck()).ok).toBe(true);
+    await a.close();
+    await b.close();
+  });
+
   it('writes between its steps go to the backlog and are applied under the new snapshot', async () => {
     const store = await open();
     const live = await drifted(store, 11);
