@@ -262,6 +262,13 @@ export interface ArchiveStore {
 
   integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
   /**
+   * Awaited between the steps of long maintenance (a compaction in steps) while none of its writes is open:
+   * the backend catches up on deferred work of its own there rather than inside a later write (SQLite: a
+   * WAL grown past BACKGROUND_RESTART_FRAMES is copied into the file by its checkpointer, so the next write
+   * restarts it instead of a COMMIT checkpointing it). Other writes may run meanwhile. Optional.
+   */
+  maintenancePause?(): Promise<void>;
+  /**
    * Runs `work` (calls of this store on `contextId`, and global meta calls) as one atomic unit where the
    * backend gains from it: PostgreSQL runs them in ONE write transaction holding the context's write lock
    * (round trips, not only atomicity). Optional; absent, callers simply run `work` (use `inUnitOfWork`).

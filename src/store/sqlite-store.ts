@@ -151,6 +151,10 @@ class SqliteStore implements ArchiveStore {
     this.wal = new SqliteWalUpkeep(db, file, options, run);
   }
 
+  maintenancePause(): Promise<void> {
+    return this.wal.maintenancePause();
+  }
+
   get vectorSupport(): string {
     return this.ann.describe() === 'usearch' ? 'usearch' : 'stored-ivf';
   }

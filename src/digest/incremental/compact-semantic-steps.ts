@@ -102,6 +102,9 @@ export async function compactSemanticInSteps(
       // Back to the event loop before queueing the next step (the queue yields only before running a turn): a
       // write that arrived during the last step is queued ahead of this one and waits one step, not two.
       await new Promise((resolve) => setImmediate(resolve));
+      // No step of this run is open here: the store's own deferred work (SQLite: a long WAL) is done now,
+      // not inside a later step's COMMIT.
+      await store.maintenancePause?.();
       if (options.signal?.aborted) return undefined;
       return turn(async () => {
         if (options.signal?.aborted) return undefined;
