@@ -7,6 +7,17 @@ import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
  * that long between steps instead of the whole forget (~19 s at 100k memories, minutes at 1M).
  */
 export const FORGET_STEP_ROWS = 16_384;
+/**
+ * What a forget step aims to take (its rows sized from the last step's time per row, StepSizer): another
+ * writer waits about that long. At 100k, against fixed 16,384-row steps (p50 94 ms, longest 487 ms; forget
+ * 23.7 s): 50 ms gave steps p50 48 / longest 172 ms, another user's adds p99 53 ms, forget 26.0 s; 25 ms gave
+ * 25 / 108 ms, adds p99 27 ms, forget 28.3 s (docs/living-archive.md "Round 27"). Longer than a compaction's
+ * 20 ms: the user's own reads and writes wait out the whole forget.
+ */
+export const FORGET_STEP_MS = 25;
+/** The fewest rows a sized step deletes, and the first step's rows. */
+export const FORGET_MIN_STEP_ROWS = 256;
+export const FORGET_FIRST_STEP_ROWS = 2048;
 
 /**
  * FTS5 leaf pages one merge step writes at most: the documents' deletes leave their postings behind with
@@ -107,7 +118,6 @@ export class SqliteContextForget {
   constructor(
     private readonly db: Database.Database,
     private readonly lexical: SqliteLexicalIndex | undefined,
-    private readonly stepRows = FORGET_STEP_ROWS,
   ) {
     this.s = {
       mark: db.prepare('SELECT stage, cursor FROM forgetting WHERE context_id = ?'),
@@ -137,15 +147,15 @@ export class SqliteContextForget {
       .immediate();
   }
 
-  /** One step in one transaction; true once the context and its mark are gone. */
-  step(contextId: string): boolean {
+  /** One step of at most about `rows` rows in one transaction; true once the context and its mark are gone. */
+  step(contextId: string, rows: number = FORGET_STEP_ROWS): boolean {
     return this.db
       .transaction(() => {
         const mark = this.s.mark.get(contextId) as Mark | undefined;
         // Finished by another connection meanwhile.
         if (mark === undefined) return true;
         let { stage, cursor } = mark;
-        let budget = this.stepRows;
+        let budget = rows;
         while (stage < STAGES.length && budget > 0) {
           const done = this.runStage(STAGES[stage]!, contextId, cursor, budget);
           budget -= done.removed;

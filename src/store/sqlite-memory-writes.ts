@@ -5,11 +5,18 @@ import type { ForgetOptions, MemoryWrite, UnitOfWorkOptions, WriteOutcome } from
 import { FreshMemoryRows } from './fresh-memory-rows.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import type { SemanticPostingsCache } from './semantic-postings-cache.ts';
-import { FORGET_STEP_ROWS, SqliteContextForget } from './sqlite-context-forget.ts';
+import {
+  FORGET_FIRST_STEP_ROWS,
+  FORGET_MIN_STEP_ROWS,
+  FORGET_STEP_MS,
+  FORGET_STEP_ROWS,
+  SqliteContextForget,
+} from './sqlite-context-forget.ts';
 import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 import type { SqliteRelationKeys } from './sqlite-relation-keys.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
 import type { SqliteVectors } from './sqlite-vectors.ts';
+import { StepSizer } from './step-sizer.ts';
 import { assertWrite } from './store-rules.ts';
 import type { UsearchVectorIndexes } from './usearch-vector-index.ts';
 
@@ -47,8 +54,10 @@ export class SqliteMemoryWrites {
     private readonly committed: () => void,
     /** After a delete: the WAL copied into the file and truncated. */
     private readonly truncateWal: () => Promise<true>,
-    /** Rows per forget step (tests take small steps). */
-    private readonly forgetStepRows = FORGET_STEP_ROWS,
+    /** Between forget steps: the WAL upkeep a step's COMMIT would otherwise do (SqliteWalUpkeep). */
+    private readonly maintenancePause: () => Promise<void>,
+    /** Rows per forget step, fixed (tests take small steps); absent: sized to FORGET_STEP_MS. */
+    private readonly forgetStepRows?: number,
   ) {}
 
   async writeMemories(contextId: string, writes: MemoryWrite[]): Promise<WriteOutcome> {
@@ -214,16 +223,21 @@ export class SqliteMemoryWrites {
   }
 
   /**
-   * Forgets a context in steps (SqliteContextForget): a mark, then transactions of at most FORGET_STEP_ROWS
-   * rows, each run through `options.schedule` (the library's write queue, so other users' writes go between
-   * steps) with a turn of the event loop between them; the last step removes the context row and the mark.
+   * Forgets a context in steps (SqliteContextForget): a mark, then transactions of rows sized to take about
+   * FORGET_STEP_MS (at most FORGET_STEP_ROWS), each run through `options.schedule` (the library's write queue,
+   * so other users' writes go between steps) with a turn of the event loop and the WAL's upkeep between them;
+   * the last step removes the context row and the mark.
    * Resumes a forget a killed process left. The WAL is checkpointed and truncated at the end (forget means
    * forget: no page of the context stays in it).
    */
   async deleteContext(contextId: string, options: ForgetOptions = {}): Promise<boolean> {
     const schedule = options.schedule ?? (<T>(work: () => Promise<T>) => work());
-    this.forget ??= new SqliteContextForget(this.db, this.lexical, this.forgetStepRows);
+    this.forget ??= new SqliteContextForget(this.db, this.lexical);
     const forget = this.forget;
+    const rows =
+      this.forgetStepRows === undefined
+        ? new StepSizer(FORGET_STEP_MS, FORGET_MIN_STEP_ROWS, FORGET_STEP_ROWS, FORGET_FIRST_STEP_ROWS)
+        : new StepSizer(FORGET_STEP_MS, this.forgetStepRows, this.forgetStepRows);
     let annFiles: string[] = [];
     const started = await schedule(async () => {
       if (!this.run(() => forget.begin(contextId, new Date().toISOString()))) return false;
@@ -236,17 +250,21 @@ export class SqliteMemoryWrites {
     await options.started?.();
     for (;;) {
       const done = await schedule(async () => {
+        const at = performance.now();
+        const budget = rows.next;
         this.lexical?.begin();
-        const finished = this.run(() => forget.step(contextId));
+        const finished = this.run(() => forget.step(contextId, budget));
         // Cached search pages and postings of this connection describe rows that are gone.
         this.lexical?.commit();
         this.semanticCache.clearContext(contextId);
         this.vectors.forgetContext(contextId);
         this.committed();
+        rows.took(budget, performance.now() - at);
         return finished;
       });
       if (done) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.maintenancePause();
     }
     this.ann.forgetFiles(annFiles);
     // Scheduled like a step: a TRUNCATE checkpoint that waits for readers while another write of this process

@@ -72,7 +72,7 @@ export function createSqliteStore(
      * lists a process keeps (tests: lower ones).
      */
     ivf?: { threshold?: number; keptFloats?: number };
-    /** Rows per step of forgetting a context (sqlite-context-forget.ts; default FORGET_STEP_ROWS; tests: few). */
+    /** Rows per step of forgetting a context, fixed (tests: few); default sized to FORGET_STEP_MS. */
     forgetStepRows?: number;
     /**
      * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
@@ -146,6 +146,7 @@ class SqliteStore implements ArchiveStore {
       this.vectors,
       () => this.wal.committed(),
       () => this.wal.truncateWal(),
+      () => this.wal.maintenancePause(),
       options.forgetStepRows,
     );
     this.wal = new SqliteWalUpkeep(db, file, options, run);

@@ -1,4 +1,5 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import { StepSizer } from '../../store/step-sizer.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
 import {
@@ -9,7 +10,6 @@ import {
   whileRunning,
   writeCompactionMark,
 } from './semantic-compaction-mark.ts';
-import { StepSizer } from './step-sizer.ts';
 import { syncSemanticEdges, updateSemanticKnn } from './update-semantic-knn.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StepSizer } from '../../../src/digest/incremental/step-sizer.ts';
+import { StepSizer } from '../../src/store/step-sizer.ts';
 
 describe('StepSizer', () => {
   it('aims the next step at the budget from the last step’s time per item', () => {
