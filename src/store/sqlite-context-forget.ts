@@ -9,10 +9,10 @@ import type { SqliteLexicalIndex } from './sqlite-lexical-index.ts';
 export const FORGET_STEP_ROWS = 16_384;
 /**
  * What a forget step aims to take (its rows sized from the last step's time per row, StepSizer): another
- * writer waits about that long. At 100k, against fixed 16,384-row steps (p50 94 ms, longest 487 ms; forget
- * 23.7 s): 50 ms gave steps p50 48 / longest 172 ms, another user's adds p99 53 ms, forget 26.0 s; 25 ms gave
- * 25 / 108 ms, adds p99 27 ms, forget 28.3 s (docs/living-archive.md "Round 27"). Longer than a compaction's
- * 20 ms: the user's own reads and writes wait out the whole forget.
+ * writer waits about that long. At 100k (bench/forget-probe.ts), fixed 16,384-row steps: p50 83-94 ms, longest
+ * 246-487 ms, forget 16.9-23.7 s; 25 ms: p50 24 ms, longest 126-141 ms, forget 19.6-20.8 s
+ * (docs/living-archive.md "Round 27"). Longer than a compaction's 20 ms: the user's own reads and writes wait
+ * out the whole forget, and a step's fixed cost is larger.
  */
 export const FORGET_STEP_MS = 25;
 /** The fewest rows a sized step deletes, and the first step's rows. */

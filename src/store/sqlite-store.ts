@@ -146,7 +146,6 @@ class SqliteStore implements ArchiveStore {
       this.vectors,
       () => this.wal.committed(),
       () => this.wal.truncateWal(),
-      () => this.wal.maintenancePause(),
       options.forgetStepRows,
     );
     this.wal = new SqliteWalUpkeep(db, file, options, run);
