@@ -51,8 +51,8 @@ export interface StepCompactionResult {
  * (docs/living-archive.md "Round 22"). The caller has written `mark` in the write that decided it; from then
  * on relation updates of the context leave their semantic side in the backlog (semantic-compaction-mark.ts).
  * 1. computes the new state outside any turn (computeCompaction: reads, then the kNN pass on helper threads);
- * 2. writes the documents (vector and list) in steps (each sized to COMPACTION_STEP_MS), skipping ids in the backlog
- *    (written or deleted since the mark: the replay puts their current state);
+ * 2. writes the documents (vector and list) in steps, each sized to COMPACTION_STEP_MS, skipping ids in the
+ *    backlog (written or deleted since the mark: the replay puts their current state);
  * 3. replaces the snapshot and its document frequencies (one turn);
  * 4. synchronises the semantic_knn edges with the stored lists in steps of memories;
  * 5. applies the backlog under the new snapshot as incremental updates, a step's worth of ids at a time,
@@ -202,9 +202,9 @@ async function writeSnapshot(
 }
 
 /**
- * Applies up to `perStep` backlog ids (whole rows, at least one) as one incremental update
- * of their current state, and drops their rows. When no row is left the mark goes in the same turn, so no
- * write lands between the last replay and the end of the backlog.
+ * Applies up to `perStep` backlog ids (whole rows, at least one) as one incremental update of their current
+ * state, and drops their rows. When no row is left the mark goes in the same turn, so no write lands between
+ * the last replay and the end of the backlog.
  */
 async function replayBacklog(
   store: ArchiveStore,
