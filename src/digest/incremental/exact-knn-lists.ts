@@ -66,6 +66,22 @@ export interface ExactKnnIndex {
 
 /** Builds the index of exactKnnLists (one pass over the entries; the search is the costly part). */
 export function exactKnnIndex(space: KnnSpace, tuning: ExactKnnTuning = {}): ExactKnnIndex {
+  const build = exactKnnIndexSlices(space, tuning);
+  for (let step = build.next(); ; step = build.next()) if (step.done) return step.value;
+}
+
+/** Documents whose entries exactKnnIndexSlices sorts between two of its yields. */
+export const INDEX_SLICE = 4096;
+
+/**
+ * The same index, built in slices: yields after every INDEX_SLICE documents of its per-document sort (the
+ * costly part: ~0.1 s at 100k), every 4 x INDEX_SLICE of its posting fill and before its last sort, so a caller that pauses there (a compaction in steps) lets the writes queued
+ * on its thread run between them (docs/living-archive.md "Round 27").
+ */
+export function* exactKnnIndexSlices(
+  space: KnnSpace,
+  tuning: ExactKnnTuning = {},
+): Generator<void, ExactKnnIndex, void> {
   const commonDf = tuning.commonDf ?? 1024;
   const tau = tuning.tau ?? 0.5;
   const n = space.size;
@@ -94,6 +110,7 @@ export function exactKnnIndex(space: KnnSpace, tuning: ExactKnnTuning = {}): Exa
       indexed[order[r]!] = 1;
       count[docTerm[order[r]!]! + 1]!++;
     }
+    if ((j + 1) % INDEX_SLICE === 0) yield;
   }
   const start = sharedArray(Uint32Array, vocabularySize + 1);
   for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + count[t + 1]!;
@@ -101,7 +118,10 @@ export function exactKnnIndex(space: KnnSpace, tuning: ExactKnnTuning = {}): Exa
   const postDoc = sharedArray(Uint32Array, start[vocabularySize]!);
   for (let j = 0; j < n; j++) {
     for (let e = docStart[j]!; e < docStart[j + 1]!; e++) if (indexed[e]) postDoc[fill[docTerm[e]!]!++] = j;
+    if ((j + 1) % (4 * INDEX_SLICE) === 0) yield;
   }
+  // The sort below is one stretch (~50 ms at 100k): not together with the fill's last slice.
+  yield;
   const suffixed = Array.from({ length: n }, (_, j) => j)
     .filter((j) => suffixNorm[j]! > 0)
     .sort((x, y) => suffixNorm[y]! - suffixNorm[x]! || x - y);

@@ -5,7 +5,12 @@ import { shared } from '../semantic/shared-array.ts';
 import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { TopKLists } from '../semantic/top-k-lists.ts';
 import { type BoundedKnnIndex, type BoundedKnnTuning, boundedKnnIndex } from './bounded-knn-lists.ts';
-import { type ExactKnnIndex, type ExactKnnTuning, exactKnnIndex } from './exact-knn-lists.ts';
+import {
+  type ExactKnnIndex,
+  type ExactKnnTuning,
+  exactKnnIndex,
+  exactKnnIndexSlices,
+} from './exact-knn-lists.ts';
 import {
   HELPER_CANCELLED,
   HELPER_WAITING,
@@ -130,9 +135,13 @@ export async function parallelKnnLists(
     Math.floor((options.helperMemoryBytes ?? KNN_HELPER_MEMORY_BYTES) / helperBytes(n, k, space.df.length));
   const threads = n >= (options.parallelFrom ?? PARALLEL_KNN_FROM) ? Math.min(wanted, chunks, affordable) : 1;
   const shared = sharedSpace(space);
-  const index: ExactKnnIndex | BoundedKnnIndex =
-    pass.kind === 'exact' ? exactKnnIndex(shared, pass.tuning) : boundedKnnIndex(shared, k, pass.tuning);
   const pause = options.pause;
+  const index: ExactKnnIndex | BoundedKnnIndex =
+    pass.kind === 'bounded'
+      ? boundedKnnIndex(shared, k, pass.tuning)
+      : pause === undefined
+        ? exactKnnIndex(shared, pass.tuning)
+        : await inSlices(exactKnnIndexSlices(shared, pass.tuning), pause);
   const alone = async (): Promise<TopKLists> => {
     const lists = new TopKLists(n, k);
     const search = knnSearcher(index, lists);
@@ -146,6 +155,8 @@ export async function parallelKnnLists(
     }
     return lists;
   };
+  // The index's last slice (a sort of the suffixed documents) and the first chunk are not one stall.
+  if (pause !== undefined) await pause();
   if (threads <= 1) return { lists: await alone(), threads: 1 };
 
   const control = new Int32Array(new SharedArrayBuffer(4 * threads));
@@ -239,6 +250,14 @@ function startHelper(data: KnnWorkerData, helperEntry: URL | undefined): Helper 
   helper.started = started;
   helper.reply = reply;
   return helper;
+}
+
+/** Runs a build to its end, awaiting `pause` at each of its yields. */
+async function inSlices<T>(build: Generator<void, T, void>, pause: () => Promise<void>): Promise<T> {
+  for (let step = build.next(); ; step = build.next()) {
+    if (step.done) return step.value;
+    await pause();
+  }
 }
 
 /** The space's arrays on SharedArrayBuffers (TfidfSpace allocates them there; others are copied once). */

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { boundedKnnLists } from '../../../src/digest/incremental/bounded-knn-lists.ts';
-import { exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
+import { exactKnnLists, INDEX_SLICE } from '../../../src/digest/incremental/exact-knn-lists.ts';
 import {
   defaultKnnThreads,
   helperBytes,
   KNN_HELPER_MEMORY_BYTES,
+  PAUSED_KNN_CHUNK,
   parallelKnnLists,
 } from '../../../src/digest/incremental/parallel-knn-lists.ts';
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
@@ -49,6 +50,23 @@ describe('parallelKnnLists: the all-pairs pass on several threads', () => {
       expect(result.threads).toBeGreaterThanOrEqual(1);
       expect(all(result.lists, space.size)).toEqual(one);
     }
+  });
+
+  it('with a pause, builds its index in slices and searches in 64-document chunks: the same lists', async () => {
+    // More documents than one slice of the index build, so the build yields to the pause.
+    const big = zipfSpace(INDEX_SLICE + 500, 11);
+    const one = all(exactKnnLists(big, 8, { commonDf: 40 }), big.size);
+    let pauses = 0;
+    const result = await parallelKnnLists(
+      big,
+      8,
+      { kind: 'exact', tuning: { commonDf: 40 } },
+      { threads: 1, pause: async () => void pauses++ },
+    );
+    expect(all(result.lists, big.size)).toEqual(one);
+    // Two in the index build (after its first slice of documents, before its last sort), one after it, then
+    // one after each of the ceil(n / 64) chunks.
+    expect(pauses).toBe(3 + Math.ceil(big.size / PAUSED_KNN_CHUNK));
   });
 
   it('gives the bounded lists of one thread when posting lists are cut and candidates capped', async () => {
