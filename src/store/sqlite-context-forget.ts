@@ -15,8 +15,9 @@ export const FORGET_STEP_ROWS = 16_384;
  * out the whole forget, and a step's fixed cost is larger.
  */
 export const FORGET_STEP_MS = 25;
-/** The fewest rows a sized step deletes, and the first step's rows. */
+/** The fewest rows a sized step deletes (a step must make progress whatever its last one took). */
 export const FORGET_MIN_STEP_ROWS = 256;
+/** The first step's rows, before any step has been timed. */
 export const FORGET_FIRST_STEP_ROWS = 2048;
 
 /**
