@@ -75,8 +75,9 @@ export const INDEX_SLICE = 4096;
 
 /**
  * The same index, built in slices: yields after every INDEX_SLICE documents of its per-document sort (the
- * costly part: ~0.1 s at 100k), every 4 x INDEX_SLICE of its posting fill and before its last sort, so a caller that pauses there (a compaction in steps) lets the writes queued
- * on its thread run between them (docs/living-archive.md "Round 27").
+ * costly part: ~0.1 s at 100k), every 4 x INDEX_SLICE of its posting fill and before its last sort, so a
+ * caller that pauses there (a compaction in steps) lets the writes queued on its thread run between them
+ * (docs/living-archive.md "Round 27").
  */
 export function* exactKnnIndexSlices(
   space: KnnSpace,
