@@ -4,10 +4,10 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
-import { compactSemantic } from './incremental/compact-semantic.ts';
+import { type CompactionTurn, compactSemantic } from './incremental/compact-semantic.ts';
 import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
 import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
-import { loadRecords } from './load-records.ts';
+import { recordPages } from './load-records.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
 import { RelationEdgeMerger } from './relations/merge-relation-edges.ts';
@@ -43,6 +43,13 @@ export interface BuildRelationsOptions {
    * absent, it runs inside the write, in one turn.
    */
   compactInBackground?: CompactionScheduler;
+  /**
+   * Runs each write of a full rebuild as one turn of the caller's write queue, its reads and compute outside
+   * them with this thread's queued writes let in between slices (a user's bulk import through the facade,
+   * which holds that user meanwhile: other users' writes wait for one piece of the rebuild, not all of it).
+   * Default: at once. The result is the same either way.
+   */
+  turn?: CompactionTurn;
 }
 
 export interface BuildRelationsResult {
@@ -55,6 +62,11 @@ export interface BuildRelationsResult {
   /** Non-fatal notes (an embedding model that failed and was replaced by tfidf). */
   warnings: string[];
 }
+
+/** Records read per page (and documents built per slice between pauses). */
+const LOAD_PAGE = 5000;
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const SCHEMA_RELATIONS: ReadonlyArray<
   [SchemaRelationType, (records: readonly MemoryRecord[]) => RecordPair[]]
@@ -95,7 +107,15 @@ export async function buildRelations(
     clock = now;
   };
 
-  let records: MemoryRecord[] | undefined = await loadRecords(store, contextId);
+  // In turns (a facade's import), the reads and the compute give the thread back between slices.
+  const turn = options.turn ?? ((work) => work());
+  const pause = options.turn === undefined ? undefined : yieldToEventLoop;
+
+  let records: MemoryRecord[] | undefined = [];
+  for await (const page of recordPages(store, contextId, LOAD_PAGE)) {
+    records.push(...page);
+    await pause?.();
+  }
   lap('load');
 
   const merger = new RelationEdgeMerger();
@@ -103,37 +123,49 @@ export async function buildRelations(
     // Each type's pair list is garbage once merged, before the next type is computed.
     merger.addSchema(type, compute(records));
     lap(type);
+    await pause?.();
   }
   // Without an embedding model the rest reads only each record's id and semantic text: the records (~1/3 of
   // the heap at 1M memories) are dropped before the schema edges are built and written.
   let documents: TfidfDocument[] | undefined;
   if (!options.embedding) {
-    documents = records.map((record) => ({ id: record.id, text: semanticText(record) }));
+    documents = new Array<TfidfDocument>(records.length);
+    for (let at = 0; at < records.length; at++) {
+      const record = records[at]!;
+      documents[at] = { id: record.id, text: semanticText(record) };
+      if (pause && (at + 1) % LOAD_PAGE === 0) await pause();
+    }
     records = undefined;
   }
-  await store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, merger.edges(contextId));
+  const schemaEdges = merger.edges(contextId);
+  await pause?.();
+  await turn(() => store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, schemaEdges));
   lap('write');
   await options.afterStep?.('write');
 
   let semanticSpace = 'tfidf';
   if (options.embedding) {
-    const embedded = await embedViews(store, contextId, records!, options.embedding);
-    if (embedded.ok) {
-      await store.putVectors(
-        contextId,
-        recordSpace(embedded.space),
-        [...embedded.recordVectors].map(([memoryId, vector]) => ({
-          memoryId,
-          kind: 'text' as const,
-          key: 'record',
-          vector,
-        })),
-      );
-      await compactDense(store, contextId, embedded.space, { k });
-      semanticSpace = embedded.space;
-    } else {
-      warnings.push(embedded.warning);
-    }
+    const embedding = options.embedding;
+    // One turn, as before: the model's vectors and their lists (not split: this path waits on model calls).
+    await turn(async () => {
+      const embedded = await embedViews(store, contextId, records!, embedding);
+      if (embedded.ok) {
+        await store.putVectors(
+          contextId,
+          recordSpace(embedded.space),
+          [...embedded.recordVectors].map(([memoryId, vector]) => ({
+            memoryId,
+            kind: 'text' as const,
+            key: 'record',
+            vector,
+          })),
+        );
+        await compactDense(store, contextId, embedded.space, { k });
+        semanticSpace = embedded.space;
+      } else {
+        warnings.push(embedded.warning);
+      }
+    });
   }
   if (semanticSpace === 'tfidf') {
     const compaction = await compactSemantic(store, contextId, {
@@ -156,6 +188,7 @@ export async function buildRelations(
           }),
       method: options.knn ?? 'exact',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+      ...(options.turn === undefined ? {} : { turn: options.turn, pause: yieldToEventLoop }),
     });
     if (compaction.knnHelperFailure !== undefined) {
       warnings.push(

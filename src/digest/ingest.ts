@@ -165,7 +165,8 @@ export async function ingestItems(
   } else {
     await schedule(() => batch.flush());
     options.onProgress?.(itemsRead);
-    if (relations) await schedule(() => relationsStage(store, contexts, options, trace));
+    // Its own turns (a rebuild takes several: other users' writes go between them; updateRelations).
+    if (relations) await relationsStage(store, contexts, options, trace, options.schedule);
   }
   for (const contextId of recordContexts) {
     const counts = await (counted.get(contextId) ?? store.countEdges(contextId));
@@ -383,11 +384,14 @@ async function relationsStage(
   contexts: readonly string[],
   options: IngestOptions,
   trace: IngestReportBuilder,
+  /** The caller's write queue, when this runs outside any turn of it (never inside one: it would wait on itself). */
+  turn?: <T>(work: () => Promise<T>) => Promise<T>,
 ): Promise<void> {
   for (const contextId of contexts) {
     const since = trace.now();
     const built = await updateRelations(store, contextId, {
       ...(options.embedding === undefined ? {} : { embedding: options.embedding }),
+      ...(turn === undefined ? {} : { turn }),
       ...(options.compactInBackground === undefined
         ? {}
         : { compactInBackground: options.compactInBackground }),

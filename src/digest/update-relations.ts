@@ -76,42 +76,50 @@ export async function updateRelations(
   const keysMeta = `${KEYS_VERSION_META_PREFIX}${contextId}`;
   // With an embedding model the unit would wait on model calls: SQLite then keeps its per-call transactions.
   const unit = { remote: options.embedding !== undefined };
-  const rebuild = await inUnitOfWork(
-    store,
-    contextId,
-    async () => {
-      const status = await store.relationWorkStatus(contextId);
-      const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
-      if (status.pending === 0 && !upgrade) return undefined;
-      const size = await store.countMemories(contextId);
-      const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
-      // Stored records older than this batch may lack current keys: the incremental path would miss them.
-      const keysStale = !keysCurrent && size > status.pending;
-      const bulk =
-        status.pending >= FULL_REBUILD_RULE.minPending && status.pending >= FULL_REBUILD_RULE.fraction * size;
-      if (bulk || upgrade || keysStale) return { status, upgrade, keysCurrent, keysStale };
-      report.mode = 'incremental';
-      if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
-      await applyIncremental(store, contextId, options, report);
-      report.seconds.total = (performance.now() - started) / 1000;
-      return undefined;
-    },
-    unit,
+  // A facade's import gives its write queue: the decision (and an incremental update) is one turn of it, a
+  // rebuild several (buildRelations). Otherwise everything runs at once, as one piece of the caller's.
+  const turn = options.turn ?? (<T>(work: () => Promise<T>) => work());
+  const rebuild = await turn(() =>
+    inUnitOfWork(
+      store,
+      contextId,
+      async () => {
+        const status = await store.relationWorkStatus(contextId);
+        const upgrade = (await store.getMeta(`${UPGRADE_META_PREFIX}${contextId}`)) !== undefined;
+        if (status.pending === 0 && !upgrade) return undefined;
+        const size = await store.countMemories(contextId);
+        const keysCurrent = ((await store.getMeta<number>(keysMeta)) ?? 0) >= RELATION_KEYS_VERSION;
+        // Stored records older than this batch may lack current keys: the incremental path would miss them.
+        const keysStale = !keysCurrent && size > status.pending;
+        const bulk =
+          status.pending >= FULL_REBUILD_RULE.minPending &&
+          status.pending >= FULL_REBUILD_RULE.fraction * size;
+        if (bulk || upgrade || keysStale) return { status, upgrade, keysCurrent, keysStale };
+        report.mode = 'incremental';
+        if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
+        await applyIncremental(store, contextId, options, report);
+        report.seconds.total = (performance.now() - started) / 1000;
+        return undefined;
+      },
+      unit,
+    ),
   );
   if (rebuild) {
     const { status, upgrade, keysCurrent, keysStale } = rebuild;
-    if (upgrade || keysStale) await backfillRelationKeys(store, contextId);
+    if (upgrade || keysStale) await turn(() => backfillRelationKeys(store, contextId));
     // Automatic: a large context gets the bounded kNN pass (marked approximate), never hours of exact search.
     const built = await buildRelations(store, contextId, { ...options, knn: 'auto' });
-    if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
-    const mark = await readApproximateMark(store, contextId);
-    if (mark) report.warnings.push(describeApproximateMark(mark));
-    if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
-    if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
-    // The exact rebuild also repairs whatever an interrupted update left.
-    await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
+    await turn(async () => {
+      if (status.lastSeq !== undefined) await store.clearRelationWork(contextId, { through: status.lastSeq });
+      const mark = await readApproximateMark(store, contextId);
+      if (mark) report.warnings.push(describeApproximateMark(mark));
+      if (upgrade) await store.setMeta(`${UPGRADE_META_PREFIX}${contextId}`, undefined);
+      if (!keysCurrent) await store.setMeta(keysMeta, RELATION_KEYS_VERSION);
+      // The exact rebuild also repairs whatever an interrupted update left.
+      await store.setMeta(`${INFLIGHT_META_PREFIX}${contextId}`, undefined);
+    });
     // A bulk import's postings: one segment for the questions that follow (no result changes).
-    await store.optimizeLexicalIndex?.(contextId);
+    await turn(async () => store.optimizeLexicalIndex?.(contextId));
     report.mode = 'rebuild';
     report.entries = status.pending;
     report.warnings.push(...built.warnings);

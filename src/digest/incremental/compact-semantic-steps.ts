@@ -1,7 +1,7 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import { StepSizer } from '../../store/step-sizer.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
-import { type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
+import { type CompactionTurn, type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
 import {
   backlogKeys,
   clearCompactionState,
@@ -30,8 +30,7 @@ export const COMPACTION_REPLAY_PER_STEP = 128;
 /** The first step of each kind: small, then grown towards COMPACTION_STEP_MS. */
 const FIRST_STEP = { docs: 16, edges: 64, replay: 8 } as const;
 
-/** Runs `work` as one turn of the writer's queue (the facade's WriteQueue.forContext). */
-export type CompactionTurn = <T>(work: () => Promise<T>) => Promise<T>;
+export type { CompactionTurn } from './compact-semantic.ts';
 
 export interface StepCompactionResult {
   /** 'done'; 'superseded' when another compaction (or a forget) took the context first; 'stopped' by the signal. */

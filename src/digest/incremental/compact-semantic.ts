@@ -52,9 +52,24 @@ export interface CompactSemanticOptions {
   threads?: number;
   /** Size from which 'auto' takes the bounded pass (default APPROXIMATE_KNN_FROM; tests force it small). */
   approximateFrom?: number;
-  /** Awaited between the kNN pass's chunks on this thread (ParallelKnnOptions.pause: a compaction in steps). */
+  /**
+   * Awaited between slices of the compute on this thread (the space's documents, the kNN index and pass:
+   * ParallelKnnOptions.pause), so this thread's queued writes go between them (a compaction in steps, a bulk
+   * import's rebuild through the facade).
+   */
   pause?: () => Promise<void>;
+  /**
+   * Runs each of the compaction's writes (the state, then the edges and marks) as one turn of the caller's
+   * write queue (a bulk import's rebuild through the facade: other users' writes go between them and the
+   * compute). Default: at once.
+   */
+  turn?: CompactionTurn;
 }
+
+/** Runs `work` as one turn of a writer's queue (the facade's WriteQueue). */
+export type CompactionTurn = <T>(work: () => Promise<T>) => Promise<T>;
+
+const atOnce: CompactionTurn = (work) => work();
 
 /** Neighbours per memory (method notes: k = 8). */
 export const DEFAULT_K = 8;
@@ -89,18 +104,25 @@ export async function compactSemantic(
   // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
   // leave an exact graph marked (conservative), never an approximate one unmarked.
   const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
-  if (approximate) await writeApproximateMark(store, contextId, mark);
-  await store.semantic.replaceAll(
-    contextId,
-    { space: 'tfidf', documents: space.size, k, createdAt, df: state.df },
-    docs,
-  );
+  const turn = options.turn ?? atOnce;
+  await turn(async () => {
+    if (approximate) await writeApproximateMark(store, contextId, mark);
+    await store.semantic.replaceAll(
+      contextId,
+      { space: 'tfidf', documents: space.size, k, createdAt, df: state.df },
+      docs,
+    );
+  });
+  await options.pause?.();
   // Built after the documents are written, so they never coexist with the write's buffers.
   const edges = state.edges(contextId);
-  await store.replaceEdges(contextId, ['semantic_knn'], edges);
-  if (!approximate) await writeApproximateMark(store, contextId, undefined);
-  // Every record was read: whatever a compaction in steps had left to apply is in this state.
-  await clearCompactionState(store, contextId);
+  await options.pause?.();
+  await turn(async () => {
+    await store.replaceEdges(contextId, ['semantic_knn'], edges);
+    if (!approximate) await writeApproximateMark(store, contextId, undefined);
+    // Every record was read: whatever a compaction in steps had left to apply is in this state.
+    await clearCompactionState(store, contextId);
+  });
   return {
     documents: space.size,
     terms: state.df.size,
@@ -147,7 +169,9 @@ export async function computeCompaction(
   // No local keeps them: once the space is built they are garbage.
   const space =
     options.documents !== undefined
-      ? new TfidfSpace(options.documents().sort((x, y) => compareStrings(x.id, y.id)))
+      ? options.pause !== undefined
+        ? await documentsInSlices(options.documents(), options.pause)
+        : new TfidfSpace(options.documents().sort((x, y) => compareStrings(x.id, y.id)))
       : options.pause !== undefined && options.records === undefined
         ? await spaceInSlices(store, contextId, options.pause)
         : buildTfidfSpace(
@@ -229,10 +253,24 @@ async function spaceInSlices(
     for (const record of page) documents.push({ id: record.id, text: semanticText(record) });
     await pause();
   }
-  documents.sort((x, y) => compareStrings(x.id, y.id));
+  return documentsInSlices(documents, pause);
+}
+
+/**
+ * The TF-IDF space of `documents` (sorted here by id, in place, and let go of as they are added), tokenised
+ * in slices with `pause` awaited between them: the same space as `new TfidfSpace` over them in id order.
+ */
+async function documentsInSlices(
+  documents: Array<TfidfDocument | undefined>,
+  pause: () => Promise<void>,
+): Promise<TfidfSpace> {
+  (documents as TfidfDocument[]).sort((x, y) => compareStrings(x.id, y.id));
+  await pause();
   const builder = new TfidfSpaceBuilder();
   for (let at = 0; at < documents.length; at++) {
     builder.add(documents[at]!);
+    // Its text is not needed again (at 1M memories the texts are a large share of the heap).
+    documents[at] = undefined;
     if ((at + 1) % SLICE === 0) await pause();
   }
   const space = new TfidfSpace(builder);
