@@ -8,9 +8,9 @@ import { updateRelations } from '../../src/digest/update-relations.ts';
 import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
-import { openStore } from '../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
-import { createTestDatabase, dropTestDatabases, PG_URL } from '../store/postgres-test-db.ts';
+import { dropTestDatabases } from '../store/postgres-test-db.ts';
+import { storeBackends } from '../store/store-backends.ts';
 
 /**
  * A bulk import's relation rebuild given the caller's write queue (`turn`: the facade's import, holding its
@@ -22,20 +22,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await dropTestDatabases();
 });
-let files = 0;
 
-const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
-  ['memory', () => openStore('memory:')],
-  ['sqlite', () => openStore(join(dir, `turns-${files++}.db`))],
-  ...(PG_URL === undefined
-    ? []
-    : [
-        ['postgres', async () => openStore(await createTestDatabase())] as [
-          string,
-          () => Promise<ArchiveStore>,
-        ],
-      ]),
-];
+const BACKENDS = storeBackends(dir, 'turns');
 
 const WORDS = Array.from({ length: 90 }, (_, i) => `w${i.toString(36)}q`);
 

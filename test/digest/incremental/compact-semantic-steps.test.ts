@@ -23,9 +23,9 @@ import { updateSemanticKnn } from '../../../src/digest/incremental/update-semant
 import { updateSemanticRelations } from '../../../src/digest/incremental/update-semantic-relations.ts';
 import { mulberry32 } from '../../../src/digest/semantic/seeded-random.ts';
 import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
-import { openStore } from '../../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
-import { createTestDatabase, dropTestDatabases, PG_URL } from '../../store/postgres-test-db.ts';
+import { dropTestDatabases } from '../../store/postgres-test-db.ts';
+import { storeBackends } from '../../store/store-backends.ts';
 import { put, record, skewedText } from './knn-test-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-steps-'));
@@ -33,21 +33,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await dropTestDatabases();
 });
-let files = 0;
 
-const BACKENDS: Array<[string, () => Promise<ArchiveStore>]> = [
-  ['memory', () => openStore('memory:')],
-  ['sqlite', () => openStore(join(dir, `steps-${files++}.db`))],
-  // The steps use the store port only; PostgreSQL when a test cluster is configured (GRAPHMEMIX_TEST_PG_URL).
-  ...(PG_URL === undefined
-    ? []
-    : [
-        ['postgres', async () => openStore(await createTestDatabase())] as [
-          string,
-          () => Promise<ArchiveStore>,
-        ],
-      ]),
-];
+const BACKENDS = storeBackends(dir, 'steps');
 
 const WORDS = Array.from({ length: 60 }, (_, i) => `w${i.toString(36)}x`);
 const SIZES = { docs: 37, edges: 41, replay: 5 };
