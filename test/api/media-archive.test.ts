@@ -9,6 +9,9 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { writeTestPdf, writeTextImage, writeVideo } from '../fixtures/media-fixtures.ts';
+import { MEDIA_TOOLS, reportMissingMediaTools } from '../support/system-tools.ts';
+
+reportMissingMediaTools('test/api/media-archive.test.ts');
 
 let dir: string;
 beforeAll(async () => {
@@ -62,50 +65,53 @@ describe('one media digest path through the public API', () => {
     }
   });
 
-  it('a video frame and a PDF page answer questions as evidence; frames go to the reader packet', async () => {
-    const root = join(dir, 'evidence');
-    await writeVideo(join(root, 'media', 'boarding.mp4'), {
-      text: 'GATE B12',
-      seconds: 2,
-      createdAt: '2024-06-03T10:15:00Z',
-    });
-    await writeTestPdf(join(root, 'docs', 'lease.pdf'), {
-      title: 'Lease agreement',
-      pages: [['Lease for the flat at Rua Augusta 12'], ['Monthly rent: 950 EUR, due on the 5th']],
-    });
-    await writeFile(join(root, 'docs', 'notes.md'), '# Packing list\n\nPassport, charger, sunscreen\n');
-    const gm = await openGraphmemix({ db: ':memory:' });
-    try {
-      const media = await gm.ingest(join(root, 'media'), { format: 'media', contextId: 'alice' });
-      const docs = await gm.ingest(join(root, 'docs'), { format: 'documents', contextId: 'alice' });
-      // lease.pdf: the document and its 2 pages; notes.md: the document and its one section.
-      expect([media.media?.done, docs.media?.done, docs.imported]).toEqual([1, 1, 5]);
-
-      const video = await gm.retrieve('alice', 'Which gate was on the screen, B12?');
-      const top = video.evidence[0]!;
-      expect(top.memoryId).toMatch(/^video:/);
-      expect(top.media.filter((m) => m.kind === 'frame')).toHaveLength(8);
-      // Found through its frames' OCR (the frame views, and the video's OCR view that joins them).
-      const origin = video.pool.find((c) => c.memoryId === top.memoryId)?.origin;
-      expect(origin?.kind === 'seed' && ['frame', 'ocr'].includes(origin.bestView)).toBe(true);
-
-      const lease = await gm.retrieve('alice', 'What is the monthly rent in EUR?');
-      const doc = lease.evidence[0]!;
-      // Page 2 is a memory of its own: the evidence is that page, not the whole document.
-      expect(doc.memoryId).toMatch(/^document:[0-9a-f]{24}:p0002$/);
-      expect(lease.packetText).toMatch(/950 EUR/);
-      const record = await gm.getMemory('alice', doc.memoryId);
-      expect(record?.metadata?.document).toMatchObject({ title: 'Lease agreement', page: 2, part: 2 });
-      const documentId = doc.memoryId.replace(/:p0002$/, '');
-      expect((await gm.getMemory('alice', documentId))?.metadata?.document).toMatchObject({
-        title: 'Lease agreement',
-        pages: 2,
-        parts: 2,
+  it.skipIf(!MEDIA_TOOLS.ffmpeg || !MEDIA_TOOLS.poppler)(
+    'a video frame and a PDF page answer questions as evidence; frames go to the reader packet',
+    async () => {
+      const root = join(dir, 'evidence');
+      await writeVideo(join(root, 'media', 'boarding.mp4'), {
+        text: 'GATE B12',
+        seconds: 2,
+        createdAt: '2024-06-03T10:15:00Z',
       });
-    } finally {
-      await gm.close();
-    }
-  });
+      await writeTestPdf(join(root, 'docs', 'lease.pdf'), {
+        title: 'Lease agreement',
+        pages: [['Lease for the flat at Rua Augusta 12'], ['Monthly rent: 950 EUR, due on the 5th']],
+      });
+      await writeFile(join(root, 'docs', 'notes.md'), '# Packing list\n\nPassport, charger, sunscreen\n');
+      const gm = await openGraphmemix({ db: ':memory:' });
+      try {
+        const media = await gm.ingest(join(root, 'media'), { format: 'media', contextId: 'alice' });
+        const docs = await gm.ingest(join(root, 'docs'), { format: 'documents', contextId: 'alice' });
+        // lease.pdf: the document and its 2 pages; notes.md: the document and its one section.
+        expect([media.media?.done, docs.media?.done, docs.imported]).toEqual([1, 1, 5]);
+
+        const video = await gm.retrieve('alice', 'Which gate was on the screen, B12?');
+        const top = video.evidence[0]!;
+        expect(top.memoryId).toMatch(/^video:/);
+        expect(top.media.filter((m) => m.kind === 'frame')).toHaveLength(8);
+        // Found through its frames' OCR (the frame views, and the video's OCR view that joins them).
+        const origin = video.pool.find((c) => c.memoryId === top.memoryId)?.origin;
+        expect(origin?.kind === 'seed' && ['frame', 'ocr'].includes(origin.bestView)).toBe(true);
+
+        const lease = await gm.retrieve('alice', 'What is the monthly rent in EUR?');
+        const doc = lease.evidence[0]!;
+        // Page 2 is a memory of its own: the evidence is that page, not the whole document.
+        expect(doc.memoryId).toMatch(/^document:[0-9a-f]{24}:p0002$/);
+        expect(lease.packetText).toMatch(/950 EUR/);
+        const record = await gm.getMemory('alice', doc.memoryId);
+        expect(record?.metadata?.document).toMatchObject({ title: 'Lease agreement', page: 2, part: 2 });
+        const documentId = doc.memoryId.replace(/:p0002$/, '');
+        expect((await gm.getMemory('alice', documentId))?.metadata?.document).toMatchObject({
+          title: 'Lease agreement',
+          pages: 2,
+          parts: 2,
+        });
+      } finally {
+        await gm.close();
+      }
+    },
+  );
 
   it('background digest: the write returns pending, the queue finishes it and updates the views', async () => {
     const uploads = join(dir, 'bg');

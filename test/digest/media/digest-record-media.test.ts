@@ -17,6 +17,9 @@ import { createTesseractOcr } from '../../../src/importers/ocr/tesseract-ocr.ts'
 import type { ChatModel, ChatRequest } from '../../../src/providers/model-spec.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
 import { writeTestPdf, writeTextImage, writeVideo } from '../../fixtures/media-fixtures.ts';
+import { MEDIA_TOOLS, reportMissingMediaTools } from '../../support/system-tools.ts';
+
+reportMissingMediaTools('test/digest/media/digest-record-media.test.ts');
 
 let dir: string;
 let ocr: BoundedOcr;
@@ -41,79 +44,85 @@ function recordWith(kind: MemoryRecord['kind'], asset: MemoryRecord['assets'][nu
 }
 
 describe('digestRecordMedia', () => {
-  it('video: duration, creation time and place from the container, 8 uniform frames with times and OCR', async () => {
-    const file = await writeVideo(join(dir, 'gate.mp4'), {
-      text: 'GATE B12',
-      seconds: 4,
-      createdAt: '2024-06-03T10:15:00Z',
-      lat: 38.7139,
-      lon: -9.1394,
-    });
-    const out = await digestRecordMedia(
-      recordWith('video', { id: 'video', kind: 'video', uri: file }),
-      deps(),
-    );
-    expect(out.error).toBeUndefined();
-    const asset = out.record.assets[0]!;
-    expect(asset.durationSeconds).toBeCloseTo(4, 1);
-    expect(out.record.timestamp).toBe('2024-06-03T10:15:00Z');
-    expect(out.record.location?.lat).toBeCloseTo(38.7139, 3);
-    expect(out.record.location?.lon).toBeCloseTo(-9.1394, 3);
-    expect(asset.frames).toHaveLength(8);
-    expect(asset.frameTimes).toEqual([0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75]);
-    expect(asset.frameText?.filter((text) => /GATE B12/.test(text))).toHaveLength(8);
-    const frameViews = buildViews(out.record).filter((view) => view.kind === 'frame');
-    expect(frameViews.map((view) => view.key)).toEqual(Array.from({ length: 8 }, (_, i) => `video:${i}`));
-    expect(frameViews[3]!.text).toMatch(/GATE B12/);
-  });
+  it.skipIf(!MEDIA_TOOLS.ffmpeg)(
+    'video: duration, creation time and place from the container, 8 uniform frames with times and OCR',
+    async () => {
+      const file = await writeVideo(join(dir, 'gate.mp4'), {
+        text: 'GATE B12',
+        seconds: 4,
+        createdAt: '2024-06-03T10:15:00Z',
+        lat: 38.7139,
+        lon: -9.1394,
+      });
+      const out = await digestRecordMedia(
+        recordWith('video', { id: 'video', kind: 'video', uri: file }),
+        deps(),
+      );
+      expect(out.error).toBeUndefined();
+      const asset = out.record.assets[0]!;
+      expect(asset.durationSeconds).toBeCloseTo(4, 1);
+      expect(out.record.timestamp).toBe('2024-06-03T10:15:00Z');
+      expect(out.record.location?.lat).toBeCloseTo(38.7139, 3);
+      expect(out.record.location?.lon).toBeCloseTo(-9.1394, 3);
+      expect(asset.frames).toHaveLength(8);
+      expect(asset.frameTimes).toEqual([0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75]);
+      expect(asset.frameText?.filter((text) => /GATE B12/.test(text))).toHaveLength(8);
+      const frameViews = buildViews(out.record).filter((view) => view.kind === 'frame');
+      expect(frameViews.map((view) => view.key)).toEqual(Array.from({ length: 8 }, (_, i) => `video:${i}`));
+      expect(frameViews[3]!.text).toMatch(/GATE B12/);
+    },
+  );
 
-  it('PDF: title/author/date on the document, one part per page, the page without a text layer rendered and OCRd', async () => {
-    const file = await writeTestPdf(join(dir, 'lease.pdf'), {
-      title: 'Lease agreement',
-      author: 'Ana Costa',
-      createdAt: '2024-03-01T09:00:00Z',
-      pages: [
-        ['Lease for the flat at Rua Augusta 12', 'Monthly rent: 950 EUR, due on the 5th'],
-        { imageText: 'INVOICE 4471' },
-      ],
-    });
-    const input = recordWith('document', {
-      id: 'document',
-      kind: 'document',
-      uri: file,
-      mime: 'application/pdf',
-    });
-    const out = await digestRecordMedia(input, deps());
-    expect(out.error).toBeUndefined();
-    expect(out.record.metadata?.document).toEqual({
-      pages: 2,
-      parts: 2,
-      title: 'Lease agreement',
-      author: 'Ana Costa',
-      createdAt: '2024-03-01T09:00:00Z',
-    });
-    expect(out.record.timestamp).toBe('2024-03-01T09:00:00Z');
-    expect(out.record.text).toBe('Lease agreement\nby Ana Costa');
-    expect(out.record.assets.map((asset) => asset.id)).toEqual(['document']);
-    const [first, second] = out.parts ?? [];
-    expect(out.parts).toHaveLength(2);
-    expect(first).toMatchObject({
-      id: `${input.id}:p0001`,
-      kind: 'document',
-      sequence: input.sequence,
-      timestamp: '2024-03-01T09:00:00Z',
-      metadata: { document: { of: input.id, part: 1, page: 1, title: 'Lease agreement' } },
-      assets: [],
-    });
-    expect(first?.text).toMatch(/Lease for the flat[\s\S]*950 EUR/);
-    expect(second?.text).toBe('');
-    const page = second?.assets[0];
-    expect(page).toMatchObject({ id: 'page', kind: 'image', mime: 'image/png' });
-    expect(page?.derived?.ocr).toMatch(/INVOICE 4471/);
-    const views = buildViews(second!);
-    expect(views.find((v) => v.kind === 'ocr' && v.key === 'page')?.text).toMatch(/INVOICE 4471/);
-    expect(views.some((v) => v.kind === 'image')).toBe(true);
-  });
+  it.skipIf(!MEDIA_TOOLS.poppler)(
+    'PDF: title/author/date on the document, one part per page, the page without a text layer rendered and OCRd',
+    async () => {
+      const file = await writeTestPdf(join(dir, 'lease.pdf'), {
+        title: 'Lease agreement',
+        author: 'Ana Costa',
+        createdAt: '2024-03-01T09:00:00Z',
+        pages: [
+          ['Lease for the flat at Rua Augusta 12', 'Monthly rent: 950 EUR, due on the 5th'],
+          { imageText: 'INVOICE 4471' },
+        ],
+      });
+      const input = recordWith('document', {
+        id: 'document',
+        kind: 'document',
+        uri: file,
+        mime: 'application/pdf',
+      });
+      const out = await digestRecordMedia(input, deps());
+      expect(out.error).toBeUndefined();
+      expect(out.record.metadata?.document).toEqual({
+        pages: 2,
+        parts: 2,
+        title: 'Lease agreement',
+        author: 'Ana Costa',
+        createdAt: '2024-03-01T09:00:00Z',
+      });
+      expect(out.record.timestamp).toBe('2024-03-01T09:00:00Z');
+      expect(out.record.text).toBe('Lease agreement\nby Ana Costa');
+      expect(out.record.assets.map((asset) => asset.id)).toEqual(['document']);
+      const [first, second] = out.parts ?? [];
+      expect(out.parts).toHaveLength(2);
+      expect(first).toMatchObject({
+        id: `${input.id}:p0001`,
+        kind: 'document',
+        sequence: input.sequence,
+        timestamp: '2024-03-01T09:00:00Z',
+        metadata: { document: { of: input.id, part: 1, page: 1, title: 'Lease agreement' } },
+        assets: [],
+      });
+      expect(first?.text).toMatch(/Lease for the flat[\s\S]*950 EUR/);
+      expect(second?.text).toBe('');
+      const page = second?.assets[0];
+      expect(page).toMatchObject({ id: 'page', kind: 'image', mime: 'image/png' });
+      expect(page?.derived?.ocr).toMatch(/INVOICE 4471/);
+      const views = buildViews(second!);
+      expect(views.find((v) => v.kind === 'ocr' && v.key === 'page')?.text).toMatch(/INVOICE 4471/);
+      expect(views.some((v) => v.kind === 'image')).toBe(true);
+    },
+  );
 
   it('image: EXIF-less PNG gets OCR; a caption from the vision model with the one prompt', async () => {
     const file = await writeTextImage(join(dir, 'sign.png'), 'PLATFORM 7');
@@ -147,44 +156,47 @@ describe('digestRecordMedia', () => {
     ]);
   });
 
-  it('hostile media: a malformed video and PDF, a file over the byte limit and a pixel bomb fail cleanly', async () => {
-    const junkVideo = join(dir, 'junk.mp4');
-    await writeFile(junkVideo, Buffer.alloc(4096, 7));
-    const junkPdf = join(dir, 'junk.pdf');
-    await writeFile(junkPdf, '%PDF-1.4\nthis is not a pdf at all');
-    const bomb = join(dir, 'bomb.png');
-    // 5,000 x 5,000 white pixels compress to a few KB: the pixel limit (here 1 M) must stop the decode.
-    await sharp({ create: { width: 5000, height: 5000, channels: 3, background: 'white' } })
-      .png({ compressionLevel: 9 })
-      .toFile(bomb);
-    const big = await writeVideo(join(dir, 'big.mp4'), { text: 'BIG', seconds: 1 });
+  it.skipIf(!MEDIA_TOOLS.ffmpeg || !MEDIA_TOOLS.poppler)(
+    'hostile media: a malformed video and PDF, a file over the byte limit and a pixel bomb fail cleanly',
+    async () => {
+      const junkVideo = join(dir, 'junk.mp4');
+      await writeFile(junkVideo, Buffer.alloc(4096, 7));
+      const junkPdf = join(dir, 'junk.pdf');
+      await writeFile(junkPdf, '%PDF-1.4\nthis is not a pdf at all');
+      const bomb = join(dir, 'bomb.png');
+      // 5,000 x 5,000 white pixels compress to a few KB: the pixel limit (here 1 M) must stop the decode.
+      await sharp({ create: { width: 5000, height: 5000, channels: 3, background: 'white' } })
+        .png({ compressionLevel: 9 })
+        .toFile(bomb);
+      const big = await writeVideo(join(dir, 'big.mp4'), { text: 'BIG', seconds: 1 });
 
-    const cases: [MemoryRecord, Partial<MediaLimits>, RegExp][] = [
-      [recordWith('video', { id: 'video', kind: 'video', uri: junkVideo }), {}, /ffprobe failed/],
-      [
-        recordWith('document', { id: 'document', kind: 'document', uri: junkPdf, mime: 'application/pdf' }),
-        {},
-        /pdfinfo failed/,
-      ],
-      [
-        recordWith('photo', { id: 'photo', kind: 'image', uri: bomb }),
-        { maxImagePixels: 1_000_000 },
-        /pixel limit/,
-      ],
-      [
-        recordWith('video', { id: 'video', kind: 'video', uri: big }),
-        { maxFileBytes: 100 },
-        /over the limit of 100/,
-      ],
-    ];
-    const started = Date.now();
-    for (const [record, limits, message] of cases) {
-      const out = await digestRecordMedia(record, deps(limits));
-      expect(out.error).toMatch(message);
-      expect(out.record.assets[0]!.frames).toBeUndefined();
-    }
-    expect(Date.now() - started).toBeLessThan(20_000);
-  });
+      const cases: [MemoryRecord, Partial<MediaLimits>, RegExp][] = [
+        [recordWith('video', { id: 'video', kind: 'video', uri: junkVideo }), {}, /ffprobe failed/],
+        [
+          recordWith('document', { id: 'document', kind: 'document', uri: junkPdf, mime: 'application/pdf' }),
+          {},
+          /pdfinfo failed/,
+        ],
+        [
+          recordWith('photo', { id: 'photo', kind: 'image', uri: bomb }),
+          { maxImagePixels: 1_000_000 },
+          /pixel limit/,
+        ],
+        [
+          recordWith('video', { id: 'video', kind: 'video', uri: big }),
+          { maxFileBytes: 100 },
+          /over the limit of 100/,
+        ],
+      ];
+      const started = Date.now();
+      for (const [record, limits, message] of cases) {
+        const out = await digestRecordMedia(record, deps(limits));
+        expect(out.error).toMatch(message);
+        expect(out.record.assets[0]!.frames).toBeUndefined();
+      }
+      expect(Date.now() - started).toBeLessThan(20_000);
+    },
+  );
 
   it('an external tool that is not installed is a CONFIG error naming the Debian package', async () => {
     const path = process.env.PATH;
