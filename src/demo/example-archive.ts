@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hasTool } from '../digest/media/external-tool.ts';
 import { documentPartId } from '../types/document-parts.ts';
 import { EXAMPLE_CHAT_DAYS } from './example-chats.ts';
 import { formatEml } from './example-mail-writer.ts';
@@ -32,6 +33,11 @@ export interface ExampleArchive {
   documentsDir: string;
   /** Whether the video was written (ffmpeg installed); without it its question is left out. */
   hasVideo: boolean;
+  /**
+   * Whether the PDF can be digested (poppler-utils installed); without it the PDF is stored with its media
+   * failed and no pages, and its question is left out.
+   */
+  hasPdfTools: boolean;
   /** Record id of each media or document file by name (content ids: see the media importer). */
   mediaIds: Record<string, string>;
   questions: ExampleQuestion[];
@@ -126,15 +132,19 @@ export async function writeExampleArchive(dir: string): Promise<ExampleArchive> 
     question.expectMemoryIds === undefined
       ? question
       : { ...question, expectMemoryIds: question.expectMemoryIds.map((id) => fileId(id, mediaIds)) };
-  const questions = EXAMPLE_QUESTIONS.filter(
-    (question) => hasVideo || !(question.expectMemoryIds ?? []).includes(fileRef(EXAMPLE_VIDEO.name)),
-  ).map(resolveIds);
+  const hasPdfTools = (await hasTool('pdfinfo')) && (await hasTool('pdftotext'));
+  const questions = EXAMPLE_QUESTIONS.filter((question) => {
+    const refs = question.expectMemoryIds ?? [];
+    const needsPdf = refs.some((ref) => ref.startsWith(fileRef(EXAMPLE_PDF.name)));
+    return (hasVideo || !refs.includes(fileRef(EXAMPLE_VIDEO.name))) && (hasPdfTools || !needsPdf);
+  }).map(resolveIds);
   return {
     unifiedFile,
     mailDir,
     photosDir,
     documentsDir,
     hasVideo,
+    hasPdfTools,
     mediaIds,
     questions,
     contextId: EXAMPLE_CONTEXT_ID,

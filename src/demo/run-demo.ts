@@ -37,6 +37,10 @@ export async function runDemo(
   write(`graphmemix demo: example archive in ${join(outDir, 'example-archive')}`);
   if (!archive.hasVideo)
     write('note: ffmpeg is not installed, so the example video and its question are left out');
+  if (!archive.hasPdfTools)
+    write(
+      'note: poppler-utils is not installed, so the example PDF is stored without its pages and its question is left out',
+    );
 
   const graphmemix = await openGraphmemix({ db: dbPath });
   const pages: ViewerQuestion[] = [];
