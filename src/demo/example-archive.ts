@@ -1,7 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hasTool } from '../digest/media/external-tool.ts';
+import { promisify } from 'node:util';
 import { documentPartId } from '../types/document-parts.ts';
 import { EXAMPLE_CHAT_DAYS } from './example-chats.ts';
 import { formatEml } from './example-mail-writer.ts';
@@ -132,7 +133,7 @@ export async function writeExampleArchive(dir: string): Promise<ExampleArchive> 
     question.expectMemoryIds === undefined
       ? question
       : { ...question, expectMemoryIds: question.expectMemoryIds.map((id) => fileId(id, mediaIds)) };
-  const hasPdfTools = (await hasTool('pdfinfo')) && (await hasTool('pdftotext'));
+  const hasPdfTools = (await runs('pdfinfo')) && (await runs('pdftotext'));
   const questions = EXAMPLE_QUESTIONS.filter((question) => {
     const refs = question.expectMemoryIds ?? [];
     const needsPdf = refs.some((ref) => ref.startsWith(fileRef(EXAMPLE_PDF.name)));
@@ -149,6 +150,19 @@ export async function writeExampleArchive(dir: string): Promise<ExampleArchive> 
     questions,
     contextId: EXAMPLE_CONTEXT_ID,
   };
+}
+
+/**
+ * Whether a poppler-utils command is installed (`-v`, fixed arguments, no shell): the documents digest of a PDF
+ * needs pdfinfo and pdftotext. Only a missing program counts as absent.
+ */
+async function runs(command: 'pdfinfo' | 'pdftotext'): Promise<boolean> {
+  try {
+    await promisify(execFile)(command, ['-v'], { timeout: 10_000 });
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }
 
 /** Media and documents are identified by content (`<kind>:<first 24 hex of sha256>`), like their importers. */
