@@ -165,7 +165,10 @@ it('forgetting the user stops its run; nothing of the user is left, and it can b
 });
 
 describe('a run that fails', () => {
-  /** A SQLite store whose semantic writes of many documents (a run's steps; an add puts a few) fail. */
+  /**
+   * A SQLite store whose semantic writes of 16 documents or more fail: a run's steps (its first step writes 16,
+   * whatever the machine's speed; later ones are sized by time), never an add of one memory (one document).
+   */
   async function failingStore(file: string, replaceAllFails: () => boolean) {
     const store = await openStore(file);
     const semantic = store.semantic;
@@ -173,7 +176,7 @@ describe('a run that fails', () => {
       value: {
         ...semantic,
         async writeDocs(contextId: string, change: Parameters<typeof semantic.writeDocs>[1]) {
-          if ((change.put?.length ?? 0) >= 100) throw new Error('disk says no');
+          if ((change.put?.length ?? 0) >= 16) throw new Error('disk says no');
           return semantic.writeDocs(contextId, change);
         },
         async replaceAll(...args: Parameters<typeof semantic.replaceAll>) {
