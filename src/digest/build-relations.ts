@@ -4,10 +4,10 @@ import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
 import { embedViews } from './embed-views.ts';
-import { type CompactionTurn, compactSemantic } from './incremental/compact-semantic.ts';
+import { atOnce, type CompactionTurn, compactSemantic } from './incremental/compact-semantic.ts';
 import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
 import { compactDense, recordSpace } from './incremental/update-dense-knn.ts';
-import { recordPages } from './load-records.ts';
+import { loadRecords } from './load-records.ts';
 import { consecutiveTurnPairs } from './relations/consecutive-turn.ts';
 import { eventBridgePairs } from './relations/event-bridge.ts';
 import { RelationEdgeMerger } from './relations/merge-relation-edges.ts';
@@ -63,8 +63,8 @@ export interface BuildRelationsResult {
   warnings: string[];
 }
 
-/** Records read per page (and documents built per slice between pauses). */
-const LOAD_PAGE = 5000;
+/** Documents built per slice between pauses. */
+const DOCUMENT_SLICE = 5000;
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -108,14 +108,10 @@ export async function buildRelations(
   };
 
   // In turns (a facade's import), the reads and the compute give the thread back between slices.
-  const turn = options.turn ?? ((work) => work());
+  const turn = options.turn ?? atOnce;
   const pause = options.turn === undefined ? undefined : yieldToEventLoop;
 
-  let records: MemoryRecord[] | undefined = [];
-  for await (const page of recordPages(store, contextId, LOAD_PAGE)) {
-    records.push(...page);
-    await pause?.();
-  }
+  let records: MemoryRecord[] | undefined = await loadRecords(store, contextId, pause);
   lap('load');
 
   const merger = new RelationEdgeMerger();
@@ -133,7 +129,7 @@ export async function buildRelations(
     for (let at = 0; at < records.length; at++) {
       const record = records[at]!;
       documents[at] = { id: record.id, text: semanticText(record) };
-      if (pause && (at + 1) % LOAD_PAGE === 0) await pause();
+      if (pause && (at + 1) % DOCUMENT_SLICE === 0) await pause();
     }
     records = undefined;
   }

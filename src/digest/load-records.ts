@@ -5,12 +5,20 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 const PAGE = 5000;
 
 /**
- * Every record of a context, in (sequence, id) order, read page by page. Maintenance only (full rebuild,
- * compaction): it walks the whole context, which no write or question may do.
+ * Every record of a context, in (sequence, id) order, read page by page (`pause` awaited after each, when
+ * given). Maintenance only (full rebuild, compaction): it walks the whole context, which no write or question
+ * may do.
  */
-export async function loadRecords(store: ArchiveStore, contextId: string): Promise<MemoryRecord[]> {
+export async function loadRecords(
+  store: ArchiveStore,
+  contextId: string,
+  pause?: () => Promise<void>,
+): Promise<MemoryRecord[]> {
   const records: MemoryRecord[] = [];
-  for await (const page of recordPages(store, contextId, PAGE)) records.push(...page);
+  for await (const page of recordPages(store, contextId, PAGE)) {
+    records.push(...page);
+    await pause?.();
+  }
   return records;
 }
 

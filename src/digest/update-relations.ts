@@ -3,7 +3,7 @@ import type { MemoryRecord } from '../types/memory-record.ts';
 import { type BuildRelationsOptions, type BuildRelationsResult, buildRelations } from './build-relations.ts';
 import { describeApproximateMark, readApproximateMark } from './incremental/approximate-knn-mark.ts';
 import { backfillRelationKeys } from './incremental/backfill-relation-keys.ts';
-import { compactSemantic } from './incremental/compact-semantic.ts';
+import { atOnce, compactSemantic } from './incremental/compact-semantic.ts';
 import { type SchemaDelta, updateSchemaRelations } from './incremental/update-schema-relations.ts';
 import { updateSemanticRelations } from './incremental/update-semantic-relations.ts';
 
@@ -78,7 +78,7 @@ export async function updateRelations(
   const unit = { remote: options.embedding !== undefined };
   // A facade's import gives its write queue: the decision (and an incremental update) is one turn of it, a
   // rebuild several (buildRelations). Otherwise everything runs at once, as one piece of the caller's.
-  const turn = options.turn ?? (<T>(work: () => Promise<T>) => work());
+  const turn = options.turn ?? atOnce;
   const rebuild = await turn(() =>
     inUnitOfWork(
       store,

@@ -69,7 +69,8 @@ export interface CompactSemanticOptions {
 /** Runs `work` as one turn of a writer's queue (the facade's WriteQueue). */
 export type CompactionTurn = <T>(work: () => Promise<T>) => Promise<T>;
 
-const atOnce: CompactionTurn = (work) => work();
+/** A turn that runs its work at once (no queue: the caller's own piece). */
+export const atOnce: CompactionTurn = (work) => work();
 
 /** Neighbours per memory (method notes: k = 8). */
 export const DEFAULT_K = 8;
