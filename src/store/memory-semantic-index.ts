@@ -12,6 +12,9 @@ import {
   type SemanticSnapshotInput,
   type SemanticTermBound,
   type SemanticVector,
+  type StagedSemanticReplace,
+  stagingSpent,
+  stagingWithOtherK,
 } from './semantic-index-spec.ts';
 import { compareStrings } from './store-rules.ts';
 
@@ -95,6 +98,30 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     for (const doc of docs) this.insertDoc(index, doc, false);
     for (const list of index.postings.values()) list.sort(comparePostings);
     this.contexts.set(contextId, index);
+  }
+
+  stagedReplace(contextId: string, k: number): StagedSemanticReplace {
+    // Staged documents are held here until commit: this backend holds everything in memory anyway.
+    let staged: SemanticDoc[] | undefined = [];
+    const open = (): SemanticDoc[] => {
+      if (!staged) throw stagingSpent(contextId);
+      return staged;
+    };
+    return {
+      stage: async (docs) => {
+        const into = open();
+        for (const doc of docs) into.push(doc);
+      },
+      commit: async (snapshot) => {
+        const docs = open();
+        if (snapshot.k !== k) throw stagingWithOtherK(contextId, k, snapshot.k);
+        staged = undefined;
+        await this.replaceAll(contextId, snapshot, docs);
+      },
+      abort: async () => {
+        staged = undefined;
+      },
+    };
   }
 
   async replaceSnapshot(contextId: string, snapshot: SemanticSnapshotInput): Promise<void> {

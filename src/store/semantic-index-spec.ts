@@ -1,3 +1,5 @@
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+
 /**
  * The persistent semantic state of the offline TF-IDF mutual kNN (docs/semantic-knn.md), one per context:
  * a frozen IDF snapshot, each memory's sparse vector under it (stored as postings), and each memory's current
@@ -19,6 +21,17 @@ export interface SemanticIndexStore {
    * compaction can build documents while they are written (no whole-context array at 1M memories).
    */
   replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>): Promise<void>;
+  /**
+   * A replaceAll written in pieces, for lists of length `k`: `stage` takes documents in as many calls as the
+   * caller likes (each its own transaction, into a staging area that no read sees and that nothing else
+   * writes), then `commit` leaves, in ONE transaction, exactly the state of `replaceAll(snapshot, every
+   * staged document in stage order)`, with its errors (unknown memory ids are INVALID_INPUT, and then
+   * nothing changes). `abort` drops what was staged; after commit or abort the staging is spent. Staged
+   * documents do not outlive the process (a crash leaves the stored state as it was). Optional: a bulk
+   * rebuild through the facade's write queue stages its documents in turns, so that the one turn that
+   * replaces the state does not also encode and bind every row (callers fall back to replaceAll).
+   */
+  stagedReplace?(contextId: string, k: number): StagedSemanticReplace;
   /**
    * Replaces only the snapshot row and its document frequencies (`changes` back to 0), keeping every
    * document and list: the last step of a compaction written in steps (compact-semantic-steps.ts), whose
@@ -76,6 +89,31 @@ export interface SemanticIndexStore {
   referrers(contextId: string, ids: readonly string[]): Promise<string[]>;
   /** Entry bound (listThreshold) of every document's list: the dense path's reverse search reads them all. */
   thresholds(contextId: string): Promise<Map<string, number>>;
+}
+
+/** A replaceAll in pieces (SemanticIndexStore.stagedReplace). */
+export interface StagedSemanticReplace {
+  stage(docs: Iterable<SemanticDoc>): Promise<void>;
+  /** `snapshot.k` must be the k the staging was opened with (INVALID_INPUT otherwise). */
+  commit(snapshot: SemanticSnapshotInput): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** A staged replace used after its commit or abort. */
+export function stagingSpent(contextId: string): GraphmemixError {
+  return new GraphmemixError(
+    'STORE',
+    `the staged semantic replace of "${contextId}" was already committed or aborted`,
+  );
+}
+
+/** A staged replace committed with another k than it was opened with (its thresholds depend on k). */
+export function stagingWithOtherK(contextId: string, staged: number, given: number): GraphmemixError {
+  return new GraphmemixError(
+    'INVALID_INPUT',
+    `the staged semantic replace of "${contextId}" was opened for k = ${staged}, committed with k = ${given}`,
+    { location: { field: 'k' } },
+  );
 }
 
 export interface SemanticSnapshot {

@@ -13,8 +13,12 @@ import {
   type SemanticSnapshotInput,
   type SemanticTermBound,
   type SemanticVector,
+  type StagedSemanticReplace,
+  stagingSpent,
+  stagingWithOtherK,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
+import { createSqliteSemanticStaging, type SqliteSemanticStaging } from './sqlite-semantic-staging.ts';
 import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
 import {
   createSemanticTopLists,
@@ -156,6 +160,33 @@ export function createSqliteSemanticIndex(
     // Ratios are computed from the threshold when read (migration 9), so a list change writes one row.
     s.setThreshold.run(listThreshold(neighbours, k), contextId, id);
   };
+  /**
+   * replaceAll's transaction: the context's snapshot, documents and lists replaced, `writeRows` writing the
+   * documents' rows (one by one, or copied from a staging area) while the bulk indexes are down.
+   */
+  const replaceState = (contextId: string, snapshot: SemanticSnapshotInput, writeRows: () => void): void => {
+    db.transaction(() => {
+      const s = statements();
+      const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
+      for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
+      top?.clearContext(contextId);
+      for (const statement of [s.clearDocs, s.clearPostings, s.clearNeighbours]) {
+        statement.run(contextId);
+      }
+      writeSnapshot(contextId, snapshot);
+      writeRows();
+      // The same statements that made them (so the schema reads the same), now one sort each.
+      for (const { sql } of rebuilt) db.exec(sql);
+      // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
+      // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
+      // the terms it reads whole.
+      for (const [term, df] of snapshot.df) {
+        if (df < WHOLE_ROW_MIN) continue;
+        const rows = s.topPostings.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][];
+        top?.store(contextId, term, SEMANTIC_TOP_SIZE, weightRows(rows));
+      }
+    }).immediate();
+  };
   const insertDoc = (contextId: string, doc: SemanticDoc, k: number): void => {
     const s = statements();
     const threshold = listThreshold(doc.neighbours, k);
@@ -243,31 +274,42 @@ export function createSqliteSemanticIndex(
 
     async replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>) {
       run(() =>
-        db
-          .transaction(() => {
-            const s = statements();
-            const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
-            for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
-            top?.clearContext(contextId);
-            for (const statement of [s.clearDocs, s.clearPostings, s.clearNeighbours]) {
-              statement.run(contextId);
-            }
-            writeSnapshot(contextId, snapshot);
-            for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
-            // The same statements that made them (so the schema reads the same), now one sort each.
-            for (const { sql } of rebuilt) db.exec(sql);
-            // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
-            // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
-            // the terms it reads whole.
-            for (const [term, df] of snapshot.df) {
-              if (df < WHOLE_ROW_MIN) continue;
-              const rows = s.topPostings.all(contextId, term, SEMANTIC_TOP_SIZE) as [string, number][];
-              top?.store(contextId, term, SEMANTIC_TOP_SIZE, weightRows(rows));
-            }
-          })
-          .immediate(),
+        replaceState(contextId, snapshot, () => {
+          for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
+        }),
       );
       cache?.clearContext(contextId);
+    },
+
+    stagedReplace(contextId: string, k: number): StagedSemanticReplace {
+      let staging: SqliteSemanticStaging | undefined;
+      let spent = false;
+      const open = (): SqliteSemanticStaging => {
+        if (spent) throw stagingSpent(contextId);
+        staging ??= createSqliteSemanticStaging(db, k);
+        return staging;
+      };
+      const end = (): void => {
+        spent = true;
+        const area = staging;
+        staging = undefined;
+        area?.drop();
+      };
+      return {
+        stage: async (docs) => run(() => open().stage(docs)),
+        commit: async (snapshot) => {
+          // A commit spends the staging whether it succeeds or not (nothing stored changed if it failed).
+          try {
+            const area = open();
+            if (snapshot.k !== k) throw stagingWithOtherK(contextId, k, snapshot.k);
+            run(() => replaceState(contextId, snapshot, () => area.copyInto(contextId)));
+          } finally {
+            run(end);
+            cache?.clearContext(contextId);
+          }
+        },
+        abort: async () => run(end),
+      };
     },
 
     async replaceSnapshot(contextId: string, snapshot: SemanticSnapshotInput) {

@@ -118,3 +118,60 @@ describe('SQLite semantic replaceAll: secondary indexes of a bulk rebuild', () =
     await store.close();
   });
 });
+
+/** Every row of the context's semantic tables (the snapshot's time left out), in key order. */
+function semanticRows(file: string, contextId: string): Record<string, unknown[]> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = (sql: string) => db.prepare(sql).raw().all(contextId);
+    return {
+      snapshot: rows('SELECT space, documents, k, changes FROM semantic_snapshots WHERE context_id = ?'),
+      df: rows('SELECT term, df FROM semantic_df WHERE context_id = ? ORDER BY term'),
+      docs: rows(
+        'SELECT memory_id, threshold, vector FROM semantic_docs WHERE context_id = ? ORDER BY memory_id',
+      ),
+      postings: rows(`SELECT memory_id, term, weight, ratio FROM semantic_postings WHERE context_id = ?
+        ORDER BY memory_id, term`),
+      lists: rows(`SELECT memory_id, rank, neighbour_id, score FROM semantic_neighbours WHERE context_id = ?
+        ORDER BY memory_id, rank`),
+      top: rows(`SELECT term, size, held, last_weight, last_id, ids, hex(weights) FROM semantic_top
+        WHERE context_id = ? ORDER BY term`),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('SQLite staged replace (a rebuild through a write queue)', () => {
+  it('stages the documents in turns of their own and stores the rows replaceAll stores, indexes rebuilt', async () => {
+    const atOnceFile = join(dir, 'at-once.db');
+    const stagedFile = join(dir, 'staged.db');
+    const atOnce = await openStore(atOnceFile);
+    const staged = await openStore(stagedFile);
+    const count = BULK_INDEX_REBUILD_FROM + 500;
+    const ids = await fill(atOnce, 'big', count);
+    await fill(staged, 'big', count);
+    await compactSemantic(atOnce, 'big', { k: 4 });
+    const version = schemaVersion(stagedFile);
+    const turns: string[] = [];
+    await compactSemantic(staged, 'big', {
+      k: 4,
+      turn: async (work) => {
+        turns.push(String(schemaVersion(stagedFile)));
+        return work();
+      },
+    });
+    // A staging turn (the documents into temp tables: the archive's schema unchanged), the commit (indexes
+    // dropped and created again: 4 schema changes), the edges.
+    expect(turns).toEqual([String(version), String(version), String(version + 4)]);
+    expect(schemaVersion(stagedFile)).toBe(version + 4);
+    expect(indexSql(stagedFile)).toEqual(indexSql(atOnceFile));
+    expect(semanticRows(stagedFile, 'big')).toEqual(semanticRows(atOnceFile, 'big'));
+    expect(await staged.neighbors('big', ids)).toEqual(await atOnce.neighbors('big', ids));
+    expect((await staged.countEdges('big')).semantic_knn).toBeGreaterThan(0);
+    await expectIndexesAnswer(staged, 'big', ids);
+    expect((await staged.integrityCheck()).ok).toBe(true);
+    await atOnce.close();
+    await staged.close();
+  });
+});

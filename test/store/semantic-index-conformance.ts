@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-spec.ts';
-import type { SemanticDoc } from '../../src/store/semantic-index-spec.ts';
+import type { SemanticDoc, SemanticSnapshotInput } from '../../src/store/semantic-index-spec.ts';
 
 /**
  * Conformance of the `semantic` sub-port (src/store/semantic-index-spec.ts); registered inside
@@ -14,30 +14,7 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
       ['a', 'b', 'c', 'd'].map((id, i) => write('ctx', id, `text ${id}`, i)),
     );
     await store.writeMemories('other', [write('other', 'a', 'elsewhere', 0)]);
-    await store.semantic.replaceAll(
-      'ctx',
-      {
-        space: 'tfidf',
-        documents: 4,
-        k: 2,
-        createdAt: '2026-01-01T00:00:00.000Z',
-        df: new Map([
-          ['apple', 2],
-          ['pear', 3],
-        ]),
-      },
-      [
-        doc('a', { apple: 0.6, pear: 0.8 }, [
-          ['b', 0.5],
-          ['c', 0.25],
-        ]),
-        doc('b', { pear: 1 }, [['a', 0.5]]),
-        doc('c', { apple: 0.8, pear: 0.6 }, [
-          ['a', 0.25],
-          ['b', 0.2],
-        ]),
-      ],
-    );
+    await store.semantic.replaceAll('ctx', SNAPSHOT, DOCS);
     return store;
   };
 
@@ -211,6 +188,78 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect((await store.integrityCheck()).ok).toBe(true);
   });
 
+  it('semantic: a staged replace, committed, leaves what replaceAll leaves; nothing shows before', async (test) => {
+    const store = await setUp();
+    if (!store.semantic.stagedReplace) test.skip(); // optional: such a backend rebuilds with replaceAll
+    const ids = ['a', 'b', 'c', 'd'];
+    await store.writeMemories(
+      'twin',
+      ids.map((id, i) => write('twin', id, `text ${id}`, i)),
+    );
+    const staged = store.semantic.stagedReplace!('twin', SNAPSHOT.k);
+    await staged.stage([DOCS[0]!]);
+    await staged.stage([]);
+    await staged.stage(DOCS.slice(1));
+    expect(await store.semantic.getSnapshot('twin')).toBeUndefined();
+    expect(await store.semantic.getDocs('twin', ids)).toEqual([]);
+    await staged.commit(SNAPSHOT);
+    const terms = ['apple', 'pear', 'kiwi'];
+    expect(await semanticState(store, 'twin', ids, terms)).toEqual(
+      await semanticState(store, 'ctx', ids, terms),
+    );
+    await expect(staged.stage(DOCS)).rejects.toMatchObject({ code: 'STORE' });
+    await expect(staged.commit(SNAPSHOT)).rejects.toMatchObject({ code: 'STORE' });
+    await staged.abort(); // spent: nothing to drop
+    // Over a stored state: the old one stays readable until the commit replaces all of it.
+    const again = store.semantic.stagedReplace!('twin', 3);
+    await again.stage([doc('d', { kiwi: 1 }, [['a', 0.1]])]);
+    expect(await semanticState(store, 'twin', ids, terms)).toEqual(
+      await semanticState(store, 'ctx', ids, terms),
+    );
+    const fresh = { ...SNAPSHOT, k: 3, documents: 1, df: new Map([['kiwi', 1]]) };
+    await again.commit(fresh);
+    expect(await store.semantic.getSnapshot('twin')).toEqual({
+      space: 'tfidf',
+      documents: 1,
+      k: 3,
+      createdAt: SNAPSHOT.createdAt,
+      changes: 0,
+    });
+    expect(await store.semantic.getDocs('twin', ids)).toEqual([doc('d', { kiwi: 1 }, [['a', 0.1]])]);
+    expect(await store.semantic.postings('twin', 'pear', { top: 5 })).toEqual([]);
+    expect(await store.semantic.referrers('twin', ['a'])).toEqual(['d']);
+    expect(await store.semantic.thresholds('twin')).toEqual(new Map([['d', 0]]));
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
+
+  it('semantic: a staged replace that fails or is aborted changes nothing', async (test) => {
+    const store = await setUp();
+    if (!store.semantic.stagedReplace) test.skip();
+    const ids = ['a', 'b', 'c', 'd'];
+    const terms = ['apple', 'pear', 'kiwi'];
+    const before = await semanticState(store, 'ctx', ids, terms);
+    // An unknown memory: the commit is refused and the stored state stays whole.
+    const unknown = store.semantic.stagedReplace!('ctx', 2);
+    await unknown.stage([doc('d', { kiwi: 1 }, []), doc('nope', { kiwi: 1 }, [])]);
+    await expect(unknown.commit({ ...SNAPSHOT, documents: 2 })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    expect(await semanticState(store, 'ctx', ids, terms)).toEqual(before);
+    await expect(unknown.stage([])).rejects.toMatchObject({ code: 'STORE' });
+    // Another k than the staging's (its thresholds were computed for k = 2).
+    const otherK = store.semantic.stagedReplace!('ctx', 2);
+    await otherK.stage([doc('d', { kiwi: 1 }, [])]);
+    await expect(otherK.commit({ ...SNAPSHOT, k: 3 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(await semanticState(store, 'ctx', ids, terms)).toEqual(before);
+    // Aborted: nothing of it is ever written.
+    const aborted = store.semantic.stagedReplace!('ctx', 2);
+    await aborted.stage([doc('d', { kiwi: 1 }, [])]);
+    await aborted.abort();
+    await expect(aborted.commit(SNAPSHOT)).rejects.toMatchObject({ code: 'STORE' });
+    expect(await semanticState(store, 'ctx', ids, terms)).toEqual(before);
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
+
   it('semantic: replaceSnapshot replaces the snapshot and df only, and resets changes', async () => {
     const store = await setUp();
     const index = store.semantic;
@@ -267,6 +316,57 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
 }
 
 type WriteFactory = (contextId: string, id: string, text: string, sequence: number) => MemoryWrite;
+
+/** setUp's state of 'ctx'. */
+const SNAPSHOT: SemanticSnapshotInput = {
+  space: 'tfidf',
+  documents: 4,
+  k: 2,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  df: new Map([
+    ['apple', 2],
+    ['pear', 3],
+  ]),
+};
+const DOCS: SemanticDoc[] = [
+  doc('a', { apple: 0.6, pear: 0.8 }, [
+    ['b', 0.5],
+    ['c', 0.25],
+  ]),
+  doc('b', { pear: 1 }, [['a', 0.5]]),
+  doc('c', { apple: 0.8, pear: 0.6 }, [
+    ['a', 0.25],
+    ['b', 0.2],
+  ]),
+];
+
+/** Everything the port reads back of a context's semantic state over `ids` and `terms`. */
+async function semanticState(
+  store: ArchiveStore,
+  contextId: string,
+  ids: readonly string[],
+  terms: readonly string[],
+): Promise<unknown> {
+  const index = store.semantic;
+  const postings: unknown[] = [];
+  for (const term of terms) {
+    postings.push(
+      await index.postings(contextId, term, { top: 100 }),
+      [...(await index.postings(contextId, term, { minRatio: 0 }))].sort((x, y) =>
+        x.memoryId < y.memoryId ? -1 : 1,
+      ),
+    );
+  }
+  return {
+    snapshot: await index.getSnapshot(contextId),
+    df: await index.documentFrequencies(contextId, terms),
+    docs: await index.getDocs(contextId, ids),
+    postings,
+    bounds: await index.termBounds(contextId, terms, { ratio: true }),
+    referrers: await Promise.all(ids.map((id) => index.referrers(contextId, [id]))),
+    thresholds: await index.thresholds(contextId),
+  };
+}
 
 function doc(memoryId: string, vector: Record<string, number>, list: Array<[string, number]>): SemanticDoc {
   const terms = Object.keys(vector).sort();
