@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { updateRelations } from '../../src/digest/update-relations.ts';
@@ -112,6 +113,49 @@ describe.each(BACKENDS)('a bulk rebuild in turns of the write queue (%s)', (_, o
       expect(built).toEqual(await relationsOf(atOnce, 'ann'));
       expect((await inTurns.relationWorkStatus('ann')).pending).toBe(0);
       expect(await inTurns.countMemories('bob')).toBe(2);
+      expect(await inTurns.integrityCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await atOnce.close();
+      await inTurns.close();
+    }
+  }, 120_000);
+});
+
+describe.each(BACKENDS)("a first import's semantic edges in slices of the write queue (%s)", (_, open) => {
+  it('adds them pair by pair in turns of their own, with the same types and strengths as replaceEdges', async () => {
+    const atOnce = await open();
+    const inTurns = await open();
+    try {
+      for (const store of [atOnce, inTurns]) {
+        await ingestItems(store, annItems());
+        // The schema edges stay; the semantic ones go, as before a context's first rebuild.
+        await store.replaceEdges('ann', ['semantic_knn'], []);
+        expect((await store.countEdges('ann')).same_round).toBeGreaterThan(0);
+      }
+      const expected = await compactSemantic(atOnce, 'ann', { k: 8 });
+      const before = (await inTurns.countEdges('ann')).same_round;
+      let turns = 0;
+      const counts: number[] = [];
+      const report = await compactSemantic(inTurns, 'ann', {
+        k: 8,
+        edgeSlice: 500,
+        turn: async (work) => {
+          turns++;
+          counts.push((await inTurns.countEdges('ann')).semantic_knn);
+          return work();
+        },
+      });
+      expect(report.edges).toBe(expected.edges);
+      expect(expected.edges).toBeGreaterThan(1500);
+      const slices = Math.ceil(expected.edges / 500);
+      // The state (staged or at once), the check, one turn per slice, the marks.
+      expect(turns).toBeGreaterThanOrEqual(2 + slices + 1);
+      // The edges grew slice by slice: other users' writes could go between them.
+      expect(new Set(counts.filter((n) => n > 0 && n < expected.edges)).size).toBeGreaterThanOrEqual(
+        slices - 1,
+      );
+      expect((await inTurns.countEdges('ann')).same_round).toBe(before);
+      expect(await relationsOf(inTurns, 'ann')).toEqual(await relationsOf(atOnce, 'ann'));
       expect(await inTurns.integrityCheck()).toEqual({ ok: true, problems: [] });
     } finally {
       await atOnce.close();

@@ -174,4 +174,39 @@ describe('SQLite staged replace (a rebuild through a write queue)', () => {
     await atOnce.close();
     await staged.close();
   });
+
+  it('checks the ids the foreign keys would check, and leaves them on for everything after it', async () => {
+    const store = await openStore(join(dir, 'checks.db'));
+    await fill(store, 'ctx', 3);
+    const snapshot = {
+      space: 'tfidf',
+      documents: 1,
+      k: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      df: new Map(),
+    };
+    const vector = { terms: ['tea'], weights: [1], neighbours: [] };
+    const nowhere = store.semantic.stagedReplace!('nowhere', 2);
+    await nowhere.stage([]);
+    await expect(nowhere.commit(snapshot)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(await store.semantic.getSnapshot('nowhere')).toBeUndefined();
+    const stranger = store.semantic.stagedReplace!('ctx', 2);
+    await stranger.stage([
+      { memoryId: 'ctx-00000', ...vector },
+      { memoryId: 'stranger', ...vector },
+    ]);
+    await expect(stranger.commit(snapshot)).rejects.toThrow(/unknown memory "stranger"/);
+    expect(await store.semantic.getSnapshot('ctx')).toBeUndefined();
+    const fine = store.semantic.stagedReplace!('ctx', 2);
+    await fine.stage([{ memoryId: 'ctx-00001', ...vector }]);
+    await fine.commit(snapshot);
+    expect((await store.semantic.getDocs('ctx', ['ctx-00001'])).length).toBe(1);
+    // replaceAll relies on the foreign keys for its unknown ids: they are on again.
+    await expect(
+      store.semantic.replaceAll('ctx', snapshot, [{ memoryId: 'stranger', ...vector }]),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect((await store.semantic.getDocs('ctx', ['ctx-00001'])).length).toBe(1);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
+  });
 });

@@ -1,5 +1,5 @@
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
-import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { ArchiveStore, EdgeChange } from '../../store/archive-store-spec.ts';
 import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-spec.ts';
 import { compareStrings } from '../../store/store-rules.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
@@ -64,6 +64,8 @@ export interface CompactSemanticOptions {
    * compute). Default: at once.
    */
   turn?: CompactionTurn;
+  /** Semantic edges per turn when a first import's edges go in slices (default EDGE_SLICE; tests force it small). */
+  edgeSlice?: number;
 }
 
 /** Runs `work` as one turn of a writer's queue (the facade's WriteQueue). */
@@ -136,12 +138,39 @@ export async function compactSemantic(
   // Built after the documents are written, so they never coexist with the write's buffers.
   const edges = state.edges(contextId);
   await options.pause?.();
-  await turn(async () => {
-    await store.replaceEdges(contextId, ['semantic_knn'], edges);
+  const finish = async (): Promise<void> => {
     if (!approximate) await writeApproximateMark(store, contextId, undefined);
     // Every record was read: whatever a compaction in steps had left to apply is in this state.
     await clearCompactionState(store, contextId);
-  });
+  };
+  // Through a write queue, into a context without semantic edges (a first import), the edges go in slices of
+  // their own turns: adding the type pair by pair (changeEdges) is then the same as replacing it. Otherwise
+  // (no queue, or old edges to drop) one replaceEdges.
+  const perTurn = options.edgeSlice ?? EDGE_SLICE;
+  const sliced =
+    options.turn !== undefined &&
+    edges.length > perTurn &&
+    (await turn(async () => (await store.countEdges(contextId)).semantic_knn === 0));
+  if (sliced) {
+    for (let from = 0; from < edges.length; from += perTurn) {
+      const slice = edges.slice(from, from + perTurn).map(
+        (edge): EdgeChange => ({
+          a: edge.a,
+          b: edge.b,
+          add: ['semantic_knn'],
+          similarity: edge.similarity!,
+        }),
+      );
+      await turn(() => store.changeEdges(contextId, slice));
+      await options.pause?.();
+    }
+    await turn(finish);
+  } else {
+    await turn(async () => {
+      await store.replaceEdges(contextId, ['semantic_knn'], edges);
+      await finish();
+    });
+  }
   return {
     documents: space.size,
     terms: state.df.size,
@@ -253,6 +282,9 @@ export async function computeCompaction(
     },
   };
 }
+
+/** Semantic edges per turn of a first import's rebuild through a write queue. */
+const EDGE_SLICE = 20_000;
 
 /** Documents per staging turn of a rebuild through a write queue (~0.15 s of encoding at 100k memories). */
 const STAGE_DOCS = 5000;
