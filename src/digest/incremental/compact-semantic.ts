@@ -284,7 +284,7 @@ export async function computeCompaction(
 }
 
 /** Semantic edges per turn of a first import's rebuild through a write queue. */
-const EDGE_SLICE = 20_000;
+const EDGE_SLICE = 5000;
 
 /** Documents per staging turn of a rebuild through a write queue (~0.15 s of encoding at 100k memories). */
 const STAGE_DOCS = 5000;
