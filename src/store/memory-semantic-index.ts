@@ -113,9 +113,10 @@ export class MemorySemanticIndex implements SemanticIndexStore {
         for (const doc of docs) into.push(doc);
       },
       commit: async (snapshot) => {
+        // Spent whether the commit succeeds or not, as on SQLite.
         const docs = open();
-        if (snapshot.k !== k) throw stagingWithOtherK(contextId, k, snapshot.k);
         staged = undefined;
+        if (snapshot.k !== k) throw stagingWithOtherK(contextId, k, snapshot.k);
         await this.replaceAll(contextId, snapshot, docs);
       },
       abort: async () => {

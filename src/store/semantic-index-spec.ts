@@ -26,7 +26,8 @@ export interface SemanticIndexStore {
    * caller likes (each its own transaction, into a staging area that no read sees and that nothing else
    * writes), then `commit` leaves, in ONE transaction, exactly the state of `replaceAll(snapshot, every
    * staged document in stage order)`, with its errors (unknown memory ids are INVALID_INPUT, and then
-   * nothing changes). `abort` drops what was staged; after commit or abort the staging is spent. Staged
+   * nothing changes). `abort` drops what was staged; after a commit (failed or not) or an abort the staging
+   * is spent (STORE on any further stage or commit; abort does nothing). Staged
    * documents do not outlive the process (a crash leaves the stored state as it was). Optional: a bulk
    * rebuild through the facade's write queue stages its documents in turns, so that the one turn that
    * replaces the state does not also encode and bind every row (callers fall back to replaceAll).

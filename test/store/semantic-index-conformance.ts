@@ -250,6 +250,8 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     const otherK = store.semantic.stagedReplace!('ctx', 2);
     await otherK.stage([doc('d', { kiwi: 1 }, [])]);
     await expect(otherK.commit({ ...SNAPSHOT, k: 3 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    // A failed commit spends the staging too.
+    await expect(otherK.commit(SNAPSHOT)).rejects.toMatchObject({ code: 'STORE' });
     expect(await semanticState(store, 'ctx', ids, terms)).toEqual(before);
     // Aborted: nothing of it is ever written.
     const aborted = store.semantic.stagedReplace!('ctx', 2);
