@@ -18,7 +18,11 @@ import {
   stagingWithOtherK,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
-import { createSqliteSemanticStaging, type SqliteSemanticStaging } from './sqlite-semantic-staging.ts';
+import {
+  createSqliteSemanticStaging,
+  type SqliteSemanticStaging,
+  writeDocRows,
+} from './sqlite-semantic-staging.ts';
 import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
 import {
   createSemanticTopLists,
@@ -189,18 +193,11 @@ export function createSqliteSemanticIndex(
   };
   const insertDoc = (contextId: string, doc: SemanticDoc, k: number): void => {
     const s = statements();
-    const threshold = listThreshold(doc.neighbours, k);
-    s.insertDoc.run(contextId, doc.memoryId, threshold, JSON.stringify([doc.terms, doc.weights]));
-    const postings: unknown[] = [];
-    doc.terms.forEach((term, at) => {
-      postings.push(contextId, doc.memoryId, term, doc.weights[at]!);
+    writeDocRows(doc, k, [contextId], {
+      doc: (values) => s.insertDoc.run(...values),
+      postings: s.insertPostings,
+      neighbours: s.insertNeighbours,
     });
-    s.insertPostings(postings, doc.terms.length);
-    const list: unknown[] = [];
-    doc.neighbours.forEach((n, rank) => {
-      list.push(contextId, doc.memoryId, rank, n.memoryId, n.score);
-    });
-    s.insertNeighbours(list, doc.neighbours.length);
   };
 
   /** The snapshot row (`changes` 0) and its document frequencies, replacing the context's (in a transaction). */

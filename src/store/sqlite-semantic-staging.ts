@@ -28,6 +28,42 @@ export interface SqliteSemanticStaging {
   drop(): void;
 }
 
+/** Where a document's rows go (statements whose leading columns come before the row's own). */
+export interface DocRowWriters {
+  doc: (values: unknown[]) => void;
+  postings: (values: readonly unknown[], rows: number) => void;
+  neighbours: (values: readonly unknown[], rows: number) => void;
+}
+
+/**
+ * A document's rows, each led by `lead` (the semantic tables' context id, or nothing in the staging tables):
+ * (memory, threshold for lists of length k, vector JSON), its postings (memory, term, weight) and its list
+ * entries (memory, rank, neighbour, score). replaceAll and the staging area write the same rows with it.
+ */
+export function writeDocRows(
+  doc: SemanticDoc,
+  k: number,
+  lead: readonly unknown[],
+  write: DocRowWriters,
+): void {
+  write.doc([
+    ...lead,
+    doc.memoryId,
+    listThreshold(doc.neighbours, k),
+    JSON.stringify([doc.terms, doc.weights]),
+  ]);
+  const postings: unknown[] = [];
+  doc.terms.forEach((term, at) => {
+    postings.push(...lead, doc.memoryId, term, doc.weights[at]!);
+  });
+  write.postings(postings, doc.terms.length);
+  const list: unknown[] = [];
+  doc.neighbours.forEach((n, rank) => {
+    list.push(...lead, doc.memoryId, rank, n.memoryId, n.score);
+  });
+  write.neighbours(list, doc.neighbours.length);
+}
+
 export function createSqliteSemanticStaging(db: Database.Database, k: number): SqliteSemanticStaging {
   const suffix = nextStaging++;
   const docs = `semantic_stage_docs_${suffix}`;
@@ -61,20 +97,13 @@ export function createSqliteSemanticStaging(db: Database.Database, k: number): S
       SELECT ?, memory_id, rank, neighbour_id, score FROM temp.${neighbours} ORDER BY rowid`),
   ];
   // Deferred: it writes only the temp file, so it takes no write lock on the archive.
+  const writers: DocRowWriters = {
+    doc: (values) => insertDoc.run(...values),
+    postings: insertPostings,
+    neighbours: insertNeighbours,
+  };
   const stageAll = db.transaction((given: Iterable<SemanticDoc>) => {
-    for (const doc of given) {
-      insertDoc.run(doc.memoryId, listThreshold(doc.neighbours, k), JSON.stringify([doc.terms, doc.weights]));
-      const postingValues: unknown[] = [];
-      doc.terms.forEach((term, at) => {
-        postingValues.push(doc.memoryId, term, doc.weights[at]!);
-      });
-      insertPostings(postingValues, doc.terms.length);
-      const listValues: unknown[] = [];
-      doc.neighbours.forEach((n, rank) => {
-        listValues.push(doc.memoryId, rank, n.memoryId, n.score);
-      });
-      insertNeighbours(listValues, doc.neighbours.length);
-    }
+    for (const doc of given) writeDocRows(doc, k, [], writers);
   });
   // The ids the foreign keys would check (the commit copies with them off): every copied row's memory_id is a
   // staged document's (stage writes no other), the snapshot's and df's context is the one copied into.
