@@ -1,34 +1,53 @@
+import { WriteLanes } from './graphmemix-write-lanes.ts';
+
 /**
- * The library's writes in one process: one at a time, in call order (`exclusive`), as a single writer
- * connection wants. A long write that runs in pieces (a user's import, a forget) queues each piece, so the
- * writes of other users go between them instead of after all of it; while it runs it holds its context
- * (`holding`), and writes to that context (`forContext`) wait until it is done, so nothing of the same user
- * lands between its pieces (sequence numbers, the relation journal it rebuilds from).
+ * The library's writes in one process, in call order. With one writer connection (SQLite) one at a time
+ * (`exclusive`); with a store whose writes of different contexts never wait on each other (PostgreSQL,
+ * `ArchiveStore.independentContextWrites`) one at a time per context, different contexts side by side. A
+ * long write that runs in pieces (a user's import, a forget) queues each piece (`turn`), so the writes of other
+ * users go between them instead of after all of it; while it runs it holds its context (`holding`), and writes
+ * to that context (`forContext`) wait until it is done, so nothing of the same user lands between its pieces
+ * (sequence numbers, the relation journal it rebuilds from).
  */
 export class WriteQueue {
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly lanes: WriteLanes;
   private readonly held = new Map<string, Promise<unknown>>();
 
+  /** `parallel`: at most this many contexts' writes at once (per-context only; PARALLEL_WRITE_LANES). */
+  constructor(options: { perContext?: boolean; parallel?: number } = {}) {
+    this.lanes = new WriteLanes(options.perContext === true, options.parallel);
+  }
+
+  /** True when writes of different contexts run side by side. */
+  get perContext(): boolean {
+    return this.lanes.perContext;
+  }
+
   /**
-   * Runs `work` after every write queued before it, and after one return to the event loop: a store that
-   * answers synchronously (SQLite) would otherwise run a piecewise write's turns back to back in microtasks,
-   * and the timers and requests whose writes are meant to go between them would wait for all of it.
+   * Runs `work` after every write queued before it (any context), and after one return to the event loop
+   * (WriteLanes.run); every write queued after it waits for it.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(yieldToEventLoop, yieldToEventLoop).then(work);
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.lanes.run(undefined, work);
+  }
+
+  /**
+   * One turn of `contextId` without waiting for its holder: a piece of the piecewise write that holds it
+   * (its import's batches). After the writes queued before it (of that context, or all of them: `exclusive`).
+   */
+  turn<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+    return this.lanes.run(contextId, work);
   }
 
   /** A write to `contextId`: after a piecewise write holding that context has finished, then in the queue. */
   async forContext<T>(contextId: string, work: () => Promise<T>): Promise<T> {
     // Checked again right before queueing (same synchronous turn): another holder may have come meanwhile.
     while (this.held.has(contextId)) await this.released(contextId);
-    return this.exclusive(work);
+    return this.turn(contextId, work);
   }
 
   /**
-   * Runs `run` (which queues its own pieces through `exclusive`) holding `contextId`. Takes the hold before
+   * Runs `run` (which queues its own pieces through `turn`) holding `contextId`. Takes the hold before
    * its first await when the context is free, so a write to the context issued after this call starts waits
    * for all of it; a second holder of the same context waits for the first.
    */
@@ -62,8 +81,4 @@ export class WriteQueue {
       await hold.catch(() => undefined);
     }
   }
-}
-
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -104,10 +104,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     };
   };
   const digest = (record: MemoryRecord) => digestRecordMedia(record, digestDeps());
-  // One writer at a time in this thread: imports, adds, deletes and the media queue's write-backs. A user's
-  // import and a forget queue their pieces one by one (other users' writes go between them).
-  const writes = new WriteQueue();
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => writes.exclusive(work);
+  // One writer at a time in this thread (per user where the store lets users' writes run side by side):
+  // imports, adds, deletes and the media queue's write-backs. A user's import and a forget queue their pieces
+  // one by one (other users' writes go between them).
+  const writes = new WriteQueue({ perContext: store.independentContextWrites === true });
   // Automatic compactions run in steps through the same queue (other writes go between them).
   const compactions =
     options.readonly || writer !== undefined || options.compaction === 'inline'
@@ -259,7 +259,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       // Without a user the file may name any, so it is one turn, after any import that holds a user.
       const contextId = ingestOptions.contextId;
       if (contextId === undefined) return writes.forAny(() => run());
-      return writes.holding(contextId, () => run(exclusive));
+      return writes.holding(contextId, () => run((work) => writes.turn(contextId, work)));
     },
     async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
       if (writer) return addThroughWorker(writer, contextId, records);

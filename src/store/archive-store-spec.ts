@@ -38,6 +38,13 @@ export interface ArchiveStore {
    * or 'exact' (Postgres without it). Absent: 'in-process'.
    */
   readonly vectorSupport?: string;
+  /**
+   * True when writes of different contexts never wait on each other: the store serialises the writes of one
+   * context itself (PostgreSQL: a lock per context, in any number of processes). The facade then runs the
+   * writes of different contexts side by side (src/graphmemix-write-queue.ts). Absent: one writer at a time
+   * (SQLite's single write connection, the memory store).
+   */
+  readonly independentContextWrites?: boolean;
 
   /**
    * Contexts in id order. With `afterId` / `limit`: keyset pages (ids after `afterId`, at most `limit`), cost

@@ -1,11 +1,14 @@
 /**
  * Entry of the write worker thread: owns one write connection to the archive and runs the public API's write
- * methods one at a time, in arrival order, so digest work (parsing, views, relations) never runs on the
- * event loop that answers reads. See write-worker-client.ts.
+ * methods one at a time, in arrival order (one at a time per user where the store lets users' writes run side
+ * by side: PostgreSQL), so digest work (parsing, views, relations) never runs on the event loop that answers
+ * reads. See write-worker-client.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { DEFAULT_CONTEXT_ID } from '../digest/ingest-stages.ts';
 import { isGraphmemixError } from '../errors/graphmemix-error.ts';
 import { openGraphmemix } from '../graphmemix.ts';
+import { WriteLanes } from '../graphmemix-write-lanes.ts';
 import { createModels } from '../providers/create-models.ts';
 import { allowMediaRoot, allowRemoteMedia, setMediaLimits } from '../providers/to-image-url.ts';
 import {
@@ -30,9 +33,14 @@ const gm = await openGraphmemix({
   ...(data.resumeForgets === undefined ? {} : { resumeForgets: data.resumeForgets }),
 });
 
-let queue: Promise<void> = Promise.resolve();
 /**
- * Forgets and imports into one user still running their pieces after the queue went on (close waits for
+ * Requests in arrival order: all in one line with one writer connection (SQLite); per user where the store runs
+ * the writes of different users side by side (PostgreSQL), a request naming no user (close, an import whose
+ * file names its users, waiting for media) after all before it.
+ */
+const lanes = new WriteLanes(gm.store.independentContextWrites === true);
+/**
+ * Forgets and imports into one user still running their pieces after their lane went on (close waits for
  * them, as it did before).
  */
 const pieced = new Set<Promise<void>>();
@@ -40,21 +48,23 @@ const pieced = new Set<Promise<void>>();
 const importing = new Map<string, number>();
 port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACKGROUND) => {
   if (request === 'close' || request === CLOSE_STOPPING_BACKGROUND) {
-    queue = queue.then(async () => {
+    void lanes.run(undefined, async () => {
       await Promise.all(pieced);
       await gm.close({ background: request === 'close' ? 'finish' : 'stop' });
       port.close();
     });
     return;
   }
-  // Serialised: one write at a time, like a single writer connection. A forget holds the queue only until it
-  // has begun (writes to its context refused): its steps go through the library's write queue, so the writes
+  // Serialised per lane: one write at a time, like a single writer connection. A forget holds its lane only until
+  // it has begun (writes to its context refused): its steps go through the library's write queue, so the writes
   // that arrive meanwhile run between them instead of after the whole forget. A forget of a user whose import
-  // is running waits for that import (possibly long) before it begins; the queue goes on at once then: the
+  // is running waits for that import (possibly long) before it begins; the lane goes on at once then: the
   // user's later writes already queue behind the forget in the library (WriteQueue.forContext, in call order),
   // and other users' writes need not wait for that user's import.
   if (request.method === 'forgetContext') {
-    queue = queue.then(
+    const contextId = request.args[0] as string;
+    void lanes.run(
+      laneOf(request),
       () =>
         new Promise<void>((started) => {
           const done = run(request, started).finally(() => {
@@ -62,7 +72,7 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
             started();
           });
           pieced.add(done);
-          if (importing.has(request.args[0] as string)) started();
+          if (importing.has(contextId)) started();
         }),
     );
     return;
@@ -75,7 +85,7 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
     (request.args[1] as { contextId?: string } | undefined)?.contextId !== undefined
   ) {
     const contextId = (request.args[1] as { contextId: string }).contextId;
-    queue = queue.then(() => {
+    void lanes.run(laneOf(request), async () => {
       importing.set(contextId, (importing.get(contextId) ?? 0) + 1);
       const done = run(request).finally(() => {
         pieced.delete(done);
@@ -94,7 +104,7 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
     pieced.add(done);
     return;
   }
-  queue = queue.then(() => run(request));
+  void lanes.run(laneOf(request), () => run(request));
 });
 port.postMessage({ id: 0, type: 'result', value: 'ready' } satisfies WriteReply);
 
@@ -129,4 +139,12 @@ async function run(request: WriteRequest, onStarted?: () => void): Promise<void>
         : { name: e.name, message: e.message },
     });
   }
+}
+
+/** The user a request writes to (its lane), or undefined for one that may touch any. */
+function laneOf(request: WriteRequest): string | undefined {
+  if (request.method === 'ingest') return (request.args[1] as { contextId?: string } | undefined)?.contextId;
+  if (request.method === 'waitForMedia' || request.method === 'waitForCompactions') return undefined;
+  const contextId = request.args[0];
+  return typeof contextId === 'string' && contextId !== '' ? contextId : DEFAULT_CONTEXT_ID;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { WriteLanes } from '../../src/graphmemix-write-lanes.ts';
 import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
 
 /** A piece of work that logs its start and end around one turn of the event loop. */
@@ -81,5 +82,102 @@ describe('WriteQueue', () => {
     expect(log).toEqual(['first:start', 'first:end', 'second:start', 'second:end']);
     expect(await queue.forContext('ann', async () => 'free')).toBe('free');
     expect(queue.isHeld('ann')).toBe(false);
+  });
+});
+
+describe('WriteQueue, one lane per context (a store whose users write side by side)', () => {
+  it("runs different contexts' writes side by side, each context's in call order", async () => {
+    const queue = new WriteQueue({ perContext: true });
+    const log: string[] = [];
+    await Promise.all([
+      queue.forContext('ann', piece(log, 'ann 1')),
+      queue.forContext('bob', piece(log, 'bob 1')),
+      queue.forContext('ann', piece(log, 'ann 2')),
+    ]);
+    // bob's write starts before ann's first has ended; ann's second waits for her first.
+    expect(log.indexOf('bob 1:start')).toBeLessThan(log.indexOf('ann 1:end'));
+    expect(log.indexOf('ann 2:start')).toBeGreaterThan(log.indexOf('ann 1:end'));
+    expect(queue.perContext).toBe(true);
+  });
+
+  it('a write of any context waits for every lane, and every later write waits for it', async () => {
+    const queue = new WriteQueue({ perContext: true });
+    const log: string[] = [];
+    const before = [
+      queue.forContext('ann', piece(log, 'ann 1')),
+      queue.forContext('bob', piece(log, 'bob 1')),
+    ];
+    const any = queue.exclusive(piece(log, 'any'));
+    const after = [
+      queue.forContext('ann', piece(log, 'ann 2')),
+      queue.forContext('cat', piece(log, 'cat 1')),
+    ];
+    await Promise.all([...before, any, ...after]);
+    const at = (entry: string) => log.indexOf(entry);
+    expect(at('any:start')).toBeGreaterThan(Math.max(at('ann 1:end'), at('bob 1:end')));
+    expect(Math.min(at('ann 2:start'), at('cat 1:start'))).toBeGreaterThan(at('any:end'));
+  });
+
+  it("a holder's pieces go in its own lane: another context's write runs during a piece", async () => {
+    const queue = new WriteQueue({ perContext: true });
+    const log: string[] = [];
+    let other: Promise<string> | undefined;
+    let same: Promise<string> | undefined;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holder = queue.holding('ann', async () => {
+      await queue.turn('ann', async () => {
+        log.push('ann piece:start');
+        other = queue.forContext('bob', piece(log, 'bob add'));
+        same = queue.forContext('ann', piece(log, 'ann add'));
+        await other; // bob does not wait for ann's piece to end
+        await gate;
+        log.push('ann piece:end');
+      });
+      return 'import';
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    expect(await holder).toBe('import');
+    await same;
+    expect(log).toEqual([
+      'ann piece:start',
+      'bob add:start',
+      'bob add:end',
+      'ann piece:end',
+      'ann add:start',
+      'ann add:end',
+    ]);
+  });
+
+  it('a failed write does not stop its lane; settled lanes are not kept', async () => {
+    const queue = new WriteQueue({ perContext: true });
+    const failed = queue.forContext('ann', async () => {
+      throw new Error('bad record');
+    });
+    const next = queue.forContext('ann', async () => 'next');
+    await expect(failed).rejects.toThrow('bad record');
+    expect(await next).toBe('next');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((queue as unknown as { lanes: WriteLanes }).lanes.openLanes).toBe(0);
+  });
+
+  it('runs at most `parallel` contexts at once, the others in call order', async () => {
+    const queue = new WriteQueue({ perContext: true, parallel: 2 });
+    let now = 0;
+    let most = 0;
+    const started: string[] = [];
+    const write = (name: string) => async () => {
+      started.push(name);
+      most = Math.max(most, ++now);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      now--;
+    };
+    const users = ['a', 'b', 'c', 'd', 'e', 'f'];
+    await Promise.all(users.map((user) => queue.forContext(user, write(user))));
+    expect(most).toBe(2);
+    expect(started).toEqual(users);
   });
 });

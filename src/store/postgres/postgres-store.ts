@@ -115,6 +115,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 class PostgresStore implements PostgresArchiveStore {
   readonly specificationVersion = 'v1' as const;
   readonly backend = 'postgres' as const;
+  // A transaction-scoped lock per context (PostgresSession): writers of different contexts never wait.
+  readonly independentContextWrites = true;
   readonly vectorSupport: 'pgvector' | 'exact';
   readonly semantic: SemanticIndexStore;
   private readonly vectors: PostgresVectors;
