@@ -38,7 +38,9 @@ const gm = await openGraphmemix({
  * the writes of different users side by side (PostgreSQL), a request naming no user (close, an import whose
  * file names its users, waiting for media) after all before it.
  */
-const lanes = new WriteLanes(gm.store.independentContextWrites === true);
+// No slot bound here: a request's turn may wait for its user's import, and the library's queue bounds the
+// writes that run (PARALLEL_WRITE_LANES).
+const lanes = new WriteLanes(gm.store.independentContextWrites === true, Number.POSITIVE_INFINITY);
 /**
  * Forgets and imports into one user still running their pieces after their lane went on (close waits for
  * them, as it did before).
@@ -104,8 +106,26 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
     pieced.add(done);
     return;
   }
-  void lanes.run(laneOf(request), () => run(request));
+  void lanes.run(laneOf(request), () => {
+    // A write to a user whose import runs in pieces waits for that import in the library's queue, where it takes
+    // its place in call order at once (QUEUED_AT_CALL): its lane goes on, so the requests behind it (other
+    // users' in the one line of a single-writer store) need not wait for the whole import.
+    const contextId = laneOf(request);
+    if (contextId !== undefined && importing.has(contextId) && QUEUED_AT_CALL.has(request.method)) {
+      const done = run(request).finally(() => pieced.delete(done));
+      pieced.add(done);
+      return Promise.resolve();
+    }
+    return run(request);
+  });
 });
+
+/**
+ * Methods that take their place in the library's write queue when called (WriteQueue.forContext, before any
+ * await): the order of two such calls is their call order. updateMemory reads the memory first, so it keeps its
+ * lane until it is done.
+ */
+const QUEUED_AT_CALL: ReadonlySet<string> = new Set(['addMemories', 'deleteMemory', 'compact']);
 port.postMessage({ id: 0, type: 'result', value: 'ready' } satisfies WriteReply);
 
 async function run(request: WriteRequest, onStarted?: () => void): Promise<void> {

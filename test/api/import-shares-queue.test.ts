@@ -115,3 +115,50 @@ describe('a forget of a user whose import is running (write worker)', () => {
     }
   }, 60_000);
 });
+
+describe('a write to the importing user, then another user’s (write worker)', () => {
+  it('waits for the import without holding the write behind it', async () => {
+    const gm = await openGraphmemix({
+      db: join(dir, 'same-first.db'),
+      writeWorker: true,
+      readWorkers: false,
+    });
+    try {
+      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
+      const order: string[] = [];
+      const adds: Promise<void>[] = [];
+      const imported = gm
+        .ingest(file, {
+          format: 'unified',
+          contextId: 'ann',
+          onProgress: () => {
+            if (adds.length > 0) return;
+            // In this order: ann's own add (it waits for her import), then bob's.
+            adds.push(
+              gm.addMemories('ann', [{ id: 'late', text: 'ann writes during her import' }]).then(() => {
+                order.push('ann add');
+              }),
+              gm.deleteMemory('ann', 'a3').then((deleted) => {
+                order.push(`ann delete ${deleted}`);
+              }),
+              gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }]).then(() => {
+                order.push('bob add');
+              }),
+            );
+          },
+        })
+        .then(() => {
+          order.push('import');
+        });
+      await imported;
+      await Promise.all(adds);
+      // ann's writes after her import, in call order; bob's did not wait for them.
+      expect(order).toEqual(['bob add', 'import', 'ann add', 'ann delete true']);
+      expect(await gm.store.countMemories('ann')).toBe(2000);
+      expect(await gm.store.countMemories('bob')).toBe(2);
+      expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await gm.close();
+    }
+  }, 60_000);
+});
