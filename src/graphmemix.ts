@@ -315,12 +315,17 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await assertNotForgetting(store, userId);
       return statsOf(store, userId);
     },
+    // Through the write worker straight away: its own queue orders them (a turn of this thread's queue would
+    // last the worker's whole call, holding every later delete and compaction of any user behind it).
     deleteMemory: (contextId: string, id: string) =>
-      writes.forContext(contextId, () => deleteMemory(contextId, id)),
+      writer
+        ? deleteMemory(contextId, id)
+        : writes.forContext(contextId, () => deleteMemory(contextId, id)),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
     forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
       forgetContext(contextId, forgetOptions?.onStarted),
     async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
+      if (writer) return compact(contextId, compactOptions);
       return writes.forContext(contextId, async () => {
         await assertNotForgetting(store, contextId);
         return compact(contextId, compactOptions);

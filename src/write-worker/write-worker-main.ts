@@ -106,7 +106,7 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
     pieced.add(done);
     return;
   }
-  void lanes.run(laneOf(request), () => {
+  void lanes.run(laneOf(request), async () => {
     // A write to a user whose import runs in pieces waits for that import in the library's queue, where it takes
     // its place in call order at once (QUEUED_AT_CALL): its lane goes on, so the requests behind it (other
     // users' in the one line of a single-writer store) need not wait for the whole import.
@@ -114,11 +114,22 @@ port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACK
     if (contextId !== undefined && importing.has(contextId) && QUEUED_AT_CALL.has(request.method)) {
       const done = run(request).finally(() => pieced.delete(done));
       pieced.add(done);
-      return Promise.resolve();
+      const before = letGo.get(contextId);
+      const all = before === undefined ? done : Promise.all([before, done]).then(() => undefined);
+      letGo.set(contextId, all);
+      void all.then(() => {
+        if (letGo.get(contextId) === all) letGo.delete(contextId);
+      });
+      return;
     }
-    return run(request);
+    // Any other request of that user (an update reads the memory first) starts after those let go before it.
+    if (contextId !== undefined) await letGo.get(contextId);
+    await run(request);
   });
 });
+
+/** Per user: the writes let go before their end (above) and not finished yet. */
+const letGo = new Map<string, Promise<void>>();
 
 /**
  * Methods that take their place in the library's write queue when called (WriteQueue.forContext, before any

@@ -144,6 +144,10 @@ describe('a write to the importing user, then another user’s (write worker)', 
               gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }]).then(() => {
                 order.push('bob add');
               }),
+              // An update reads the memory first: it must see ann's add above, issued before it.
+              gm.updateMemory('ann', 'late', { text: 'ann changed her note' }).then((updated) => {
+                order.push(`ann update ${updated.memory.text}`);
+              }),
             );
           },
         })
@@ -153,7 +157,13 @@ describe('a write to the importing user, then another user’s (write worker)', 
       await imported;
       await Promise.all(adds);
       // ann's writes after her import, in call order; bob's did not wait for them.
-      expect(order).toEqual(['bob add', 'import', 'ann add', 'ann delete true']);
+      expect(order).toEqual([
+        'bob add',
+        'import',
+        'ann add',
+        'ann delete true',
+        'ann update ann changed her note',
+      ]);
       expect(await gm.store.countMemories('ann')).toBe(2000);
       expect(await gm.store.countMemories('bob')).toBe(2);
       expect(await gm.store.integrityCheck()).toEqual({ ok: true, problems: [] });
