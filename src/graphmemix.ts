@@ -318,9 +318,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     // Through the write worker straight away: its own queue orders them (a turn of this thread's queue would
     // last the worker's whole call, holding every later delete and compaction of any user behind it).
     deleteMemory: (contextId: string, id: string) =>
-      writer
-        ? deleteMemory(contextId, id)
-        : writes.forContext(contextId, () => deleteMemory(contextId, id)),
+      writer ? deleteMemory(contextId, id) : writes.forContext(contextId, () => deleteMemory(contextId, id)),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
     forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
       forgetContext(contextId, forgetOptions?.onStarted),
