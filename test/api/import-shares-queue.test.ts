@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { IngestReport } from '../../src/digest/ingest-report.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import type { Graphmemix } from '../../src/graphmemix-api.ts';
 
 /**
  * An import into one user runs batch by batch through the library's write queue (src/graphmemix-write-queue.ts):
@@ -25,6 +27,34 @@ writeFileSync(
   ).join('\n'),
 );
 
+/**
+ * ann's import of `file` into `gm` (bob already holding one memory), `issue` called once at its first progress,
+ * after the first batch committed: the writes it returns are issued while the import still has batches to go.
+ * Returns the order in which they (labelled through `finish`) and the import ended.
+ */
+async function importWhile(
+  gm: Graphmemix,
+  issue: (finish: (label: string) => void) => Promise<unknown>[],
+): Promise<{ order: string[]; report: IngestReport; issued: number }> {
+  await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
+  const order: string[] = [];
+  let during: Promise<unknown>[] | undefined;
+  const report = await gm
+    .ingest(file, {
+      format: 'unified',
+      contextId: 'ann',
+      onProgress: () => {
+        during ??= issue((label) => order.push(label));
+      },
+    })
+    .then((imported) => {
+      order.push('import');
+      return imported;
+    });
+  await Promise.all(during ?? []);
+  return { order, report, issued: during?.length ?? 0 };
+}
+
 describe.each([
   ['in the process', false],
   ['through the write worker', true],
@@ -32,33 +62,15 @@ describe.each([
   it("lets another user's add go between its batches; the same user's add waits for it", async () => {
     const gm = await openGraphmemix({ db: join(dir, `${writeWorker}.db`), writeWorker, readWorkers: false });
     try {
-      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
-      const order: string[] = [];
-      const adds: Promise<void>[] = [];
-      const imported = gm
-        .ingest(file, {
-          format: 'unified',
-          contextId: 'ann',
-          // After the first batch committed: both adds are issued while the import still has batches to go.
-          onProgress: () => {
-            if (adds.length > 0) return;
-            adds.push(
-              gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }]).then(() => {
-                order.push('bob add');
-              }),
-              gm.addMemories('ann', [{ id: 'late', text: 'ann writes during her import' }]).then(() => {
-                order.push('ann add');
-              }),
-            );
-          },
-        })
-        .then((report) => {
-          order.push('import');
-          return report;
-        });
-      const report = await imported;
-      await Promise.all(adds);
-      expect(adds).toHaveLength(2);
+      const { order, report, issued } = await importWhile(gm, (finish) => [
+        gm
+          .addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }])
+          .then(() => finish('bob add')),
+        gm
+          .addMemories('ann', [{ id: 'late', text: 'ann writes during her import' }])
+          .then(() => finish('ann add')),
+      ]);
+      expect(issued).toBe(2);
       expect(order).toEqual(['bob add', 'import', 'ann add']);
       expect(report.imported).toBe(2000);
       expect(await gm.store.countMemories('ann')).toBe(2001);
@@ -81,31 +93,13 @@ describe('a forget of a user whose import is running (write worker)', () => {
       readWorkers: false,
     });
     try {
-      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
-      const order: string[] = [];
-      const later: Promise<void>[] = [];
-      const imported = gm
-        .ingest(file, {
-          format: 'unified',
-          contextId: 'ann',
-          onProgress: () => {
-            if (later.length > 0) return;
-            // In this order: the forget first, then another user's add.
-            later.push(
-              gm.deleteUser('ann').then((report) => {
-                order.push(`forget ${report.memories}`);
-              }),
-              gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the forget' }]).then(() => {
-                order.push('bob add');
-              }),
-            );
-          },
-        })
-        .then(() => {
-          order.push('import');
-        });
-      await imported;
-      await Promise.all(later);
+      // In this order: the forget first, then another user's add.
+      const { order } = await importWhile(gm, (finish) => [
+        gm.deleteUser('ann').then((report) => finish(`forget ${report.memories}`)),
+        gm
+          .addMemories('bob', [{ id: 'b1', text: 'bob writes during the forget' }])
+          .then(() => finish('bob add')),
+      ]);
       expect(order).toEqual(['bob add', 'import', 'forget 2000']);
       expect(await gm.store.countMemories('ann')).toBe(0);
       expect(await gm.store.countMemories('bob')).toBe(2);
@@ -124,38 +118,20 @@ describe('a write to the importing user, then another user’s (write worker)', 
       readWorkers: false,
     });
     try {
-      await gm.addMemories('bob', [{ id: 'b0', text: 'bob rides the night train' }]);
-      const order: string[] = [];
-      const adds: Promise<void>[] = [];
-      const imported = gm
-        .ingest(file, {
-          format: 'unified',
-          contextId: 'ann',
-          onProgress: () => {
-            if (adds.length > 0) return;
-            // In this order: ann's own add (it waits for her import), then bob's.
-            adds.push(
-              gm.addMemories('ann', [{ id: 'late', text: 'ann writes during her import' }]).then(() => {
-                order.push('ann add');
-              }),
-              gm.deleteMemory('ann', 'a3').then((deleted) => {
-                order.push(`ann delete ${deleted}`);
-              }),
-              gm.addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }]).then(() => {
-                order.push('bob add');
-              }),
-              // An update reads the memory first: it must see ann's add above, issued before it.
-              gm.updateMemory('ann', 'late', { text: 'ann changed her note' }).then((updated) => {
-                order.push(`ann update ${updated.memory.text}`);
-              }),
-            );
-          },
-        })
-        .then(() => {
-          order.push('import');
-        });
-      await imported;
-      await Promise.all(adds);
+      // In this order: ann's own add and delete (they wait for her import), bob's add, then ann's update, which
+      // reads the memory first and must see her add.
+      const { order } = await importWhile(gm, (finish) => [
+        gm
+          .addMemories('ann', [{ id: 'late', text: 'ann writes during her import' }])
+          .then(() => finish('ann add')),
+        gm.deleteMemory('ann', 'a3').then((deleted) => finish(`ann delete ${deleted}`)),
+        gm
+          .addMemories('bob', [{ id: 'b1', text: 'bob writes during the import' }])
+          .then(() => finish('bob add')),
+        gm
+          .updateMemory('ann', 'late', { text: 'ann changed her note' })
+          .then((updated) => finish(`ann update ${updated.memory.text}`)),
+      ]);
       // ann's writes after her import, in call order; bob's did not wait for them.
       expect(order).toEqual([
         'bob add',
