@@ -56,4 +56,10 @@ export interface OpenGraphmemixOptions {
    * One-shot commands leave it off (their close would wait for the forget). See ResumedForgets.
    */
   resumeForgets?: boolean;
+  /**
+   * Write calls (ingest, addMemories, addMessages, updateMemory, deleteMemory, forgetContext, deleteUser,
+   * compact) unsettled at once before another is refused with BUSY (default DEFAULT_MAX_PENDING_WRITES, 256):
+   * queued writes hold their records in memory until their turn.
+   */
+  maxPendingWrites?: number;
 }

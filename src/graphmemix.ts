@@ -35,6 +35,7 @@ import {
 } from './graphmemix-memory-verbs.ts';
 import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
 import { searchMemoryHits } from './graphmemix-search.ts';
+import { WriteAdmission } from './graphmemix-write-admission.ts';
 import { WriteQueue } from './graphmemix-write-queue.ts';
 import { addThroughWorker, startWriteWorker } from './graphmemix-write-worker.ts';
 import { getImporter } from './importers/importer-registry.ts';
@@ -382,5 +383,6 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       if (ownsStore) await store.close();
     },
   };
-  return api;
+  // Every write call counted at this one door (HTTP, MCP and library alike): a backlog past the bound is BUSY.
+  return new WriteAdmission(options.maxPendingWrites).wrap(api);
 }

@@ -9,6 +9,7 @@ import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
+import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS } from '../shell-kit/user-scope.ts';
 import { createMcpServer, type McpServerOptions } from './create-mcp-server.ts';
 import { StdioMessageFilter } from './stdio-message-filter.ts';
@@ -61,6 +62,8 @@ export interface McpHttpOptions {
   mediaDir?: string;
   /** Largest accepted request body (default DEFAULT_MAX_BODY_BYTES, as the REST API). */
   maxBodyBytes?: number;
+  /** Bounds on the request bodies in flight, as the REST API's (src/shell-kit/request-budget.ts). */
+  budget?: Omit<RequestBudgetOptions, 'maxBodyBytes'>;
 }
 
 /**
@@ -86,6 +89,7 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
     app.use('*', localOriginGuard(options.port === undefined ? {} : { port: options.port }));
     app.use('*', async (c, next) => {
       c.set('userScope', ALL_USERS);
+      c.set('caller', 'local');
       await next();
     });
   } else {
@@ -93,6 +97,13 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
   }
   // Before the SDK's transport reads the body (it would read any size whole).
   app.use('/mcp', requestBodyLimit(options.maxBodyBytes));
+  app.use(
+    '/mcp',
+    requestBudget({
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+      ...options.budget,
+    }),
+  );
   app.all('/mcp', async (c) => {
     // The key's users bound every tool of this request's server.
     const server = createMcpServer(options.graphmemix, {

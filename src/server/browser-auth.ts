@@ -34,8 +34,9 @@ export function browserAuth(
       const token = getCookie(c, SESSION_COOKIE);
       const digest = token === undefined ? undefined : signer.verifySession(token);
       const scope = digest === undefined ? undefined : byDigest.get(digest);
-      if (scope) {
+      if (scope && digest !== undefined) {
         c.set('userScope', scope);
+        c.set('caller', digest);
         return next();
       }
       const userId = c.req.query('user_id');

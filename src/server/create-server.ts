@@ -12,6 +12,7 @@ import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
+import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
 import { browserAuth, MEDIA_LINK_TTL_SECONDS, registerLoginRoutes } from './browser-auth.ts';
 import { BrowserSigner } from './media-ref.ts';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   port?: number | (() => number | undefined);
   /** Largest accepted request body in bytes (default 16 MiB, room for a few photos). */
   maxBodyBytes?: number;
+  /** Bounds on the request bodies in flight (defaults from maxBodyBytes; src/shell-kit/request-budget.ts). */
+  budget?: Omit<RequestBudgetOptions, 'maxBodyBytes'>;
   /** Where uploaded media is saved (default: a fresh folder under the OS temp dir). */
   mediaDir?: string;
 }
@@ -83,6 +86,7 @@ export function createServer(options: ServerOptions): Hono {
     );
     app.use('*', async (c, next) => {
       c.set('userScope', ALL_USERS);
+      c.set('caller', 'local');
       await next();
     });
   }
@@ -118,6 +122,8 @@ export function createServer(options: ServerOptions): Hono {
   });
   // The limit is checked before any handler reads the body, so an oversized request changes nothing.
   app.use('/v1/*', requestBodyLimit(maxBodyBytes));
+  // Bodies in flight, in all and per key: many concurrent uploads must not grow the process without bound.
+  app.use('/v1/*', requestBudget({ maxBodyBytes, ...options.budget }));
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);

@@ -10,7 +10,11 @@ import { userScope } from './user-scope.ts';
  * through response timing. A match sets the request's user scope (`userScope`) from the key's grant.
  */
 export function apiKeyAuth(grants: readonly ApiKeyGrant[]): MiddlewareHandler {
-  const entries = grants.map((grant) => ({ digest: digest(grant.key), scope: userScope(grant.users) }));
+  const entries = grants.map((grant) => {
+    const keyDigest = digest(grant.key);
+    // The per-caller bounds (requestBudget) name a key by its digest, never by the key itself.
+    return { digest: keyDigest, scope: userScope(grant.users), caller: keyDigest.toString('hex') };
+  });
   return async (c, next) => {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header.trim());
@@ -29,6 +33,7 @@ export function apiKeyAuth(grants: readonly ApiKeyGrant[]): MiddlewareHandler {
       );
     }
     c.set('userScope', found.scope);
+    c.set('caller', found.caller);
     await next();
   };
 }

@@ -31,6 +31,8 @@ const gm = await openGraphmemix({
   ...(data.mediaDigest === undefined ? {} : { mediaDigest: data.mediaDigest }),
   ...(data.compaction === undefined ? {} : { compaction: data.compaction }),
   ...(data.resumeForgets === undefined ? {} : { resumeForgets: data.resumeForgets }),
+  // The calling thread's facade bounds the writes it sends here.
+  maxPendingWrites: Number.POSITIVE_INFINITY,
 });
 
 /**

@@ -1,0 +1,80 @@
+import type { MiddlewareHandler } from 'hono';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './request-body-limit.ts';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Who sent the request, for per-caller bounds: a digest of its key, or 'local' in open mode. */
+    caller: string;
+  }
+}
+
+/** Bounds on what requests hold at once (src/shell-kit/request-budget.ts); defaults from the body limit. */
+export interface RequestBudgetOptions {
+  /** The largest accepted body (the reservation of a body whose length is not declared). */
+  maxBodyBytes?: number;
+  /** Body bytes of all requests in flight (default 16 bodies of the largest size: 256 MiB). */
+  totalBytes?: number;
+  /** Body bytes of one caller's requests in flight (default 4 bodies of the largest size: 64 MiB). */
+  perCallerBytes?: number;
+  /** Requests (other than GET / HEAD / OPTIONS) of one caller in flight (default 64). */
+  perCallerRequests?: number;
+}
+
+export const DEFAULT_CALLER_REQUESTS = 64;
+
+const WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Admits a request with a body only while the bodies in flight stay within the budget, and refuses it
+ * (BUSY, 503 + Retry-After) before any of it is read otherwise. A body lives in memory until its request
+ * ends (parsed records wait in the write queue for their turn), so the per-request size limit alone let
+ * one client hold any number of them: many concurrent uploads grew the process without bound. The
+ * per-caller share keeps one key from taking the whole budget, or every slot of the write queue, from
+ * the others. A body's reservation is its declared Content-Length, or the largest accepted size when it
+ * is streamed without one (requestBodyLimit stops it there). Runs after the auth (the caller is known).
+ */
+export function requestBudget(options: RequestBudgetOptions = {}): MiddlewareHandler {
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const totalBytes = options.totalBytes ?? 16 * maxBody;
+  const perCallerBytes = options.perCallerBytes ?? 4 * maxBody;
+  const perCallerRequests = options.perCallerRequests ?? DEFAULT_CALLER_REQUESTS;
+  let heldBytes = 0;
+  const callers = new Map<string, { bytes: number; requests: number }>();
+  return async (c, next) => {
+    if (WITHOUT_BODY.has(c.req.method)) return next();
+    const bytes = declaredBytes(c.req.header('content-length'), c.req.header('transfer-encoding'), maxBody);
+    const caller = c.get('caller') ?? 'unknown';
+    const held = callers.get(caller) ?? { bytes: 0, requests: 0 };
+    const refusal =
+      held.requests + 1 > perCallerRequests
+        ? `this key has ${held.requests} requests in progress`
+        : held.bytes + bytes > perCallerBytes
+          ? `this key's requests in progress hold ${held.bytes} body bytes`
+          : heldBytes + bytes > totalBytes
+            ? `requests in progress hold ${heldBytes} body bytes`
+            : undefined;
+    if (refusal !== undefined) {
+      throw new GraphmemixError('BUSY', `${refusal}; retry shortly`, { details: { retryAfterS: 1 } });
+    }
+    held.bytes += bytes;
+    held.requests += 1;
+    heldBytes += bytes;
+    callers.set(caller, held);
+    try {
+      await next();
+    } finally {
+      held.bytes -= bytes;
+      held.requests -= 1;
+      heldBytes -= bytes;
+      // One entry per caller with a request in flight: the map never outgrows the callers active now.
+      if (held.requests === 0) callers.delete(caller);
+    }
+  };
+}
+
+/** A body's reservation: its declared length, the largest size when streamed without one, else none. */
+function declaredBytes(length: string | undefined, encoding: string | undefined, maxBody: number): number {
+  if (length !== undefined && /^\d+$/.test(length.trim())) return Math.min(Number(length.trim()), maxBody);
+  return encoding === undefined ? 0 : maxBody;
+}

@@ -1,0 +1,143 @@
+import type { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openGraphmemix } from '../../src/graphmemix.ts';
+import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
+import { createServer } from '../../src/server/create-server.ts';
+
+/** A facade whose adds wait until `release()`: their requests stay in flight meanwhile. */
+async function gatedFacade(): Promise<{ gm: Graphmemix; release: () => void; entered: () => number }> {
+  const inner = await openGraphmemix({ db: 'memory:' });
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let count = 0;
+  const gm: Graphmemix = {
+    ...inner,
+    addMemories: async (contextId, records) => {
+      count++;
+      await gate;
+      return inner.addMemories(contextId, records);
+    },
+  };
+  return { gm, release: open, entered: () => count };
+}
+
+/** A JSON POST with its length declared, as an HTTP client sends it (app.request declares none itself). */
+const postJson = (
+  app: Hono,
+  path: string,
+  key: string,
+  value: unknown,
+  extra: Record<string, string> = {},
+) => {
+  const body = JSON.stringify(value);
+  return app.request(path, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      ...extra,
+    },
+    body,
+  });
+};
+
+const add = (app: Hono, key: string, user: string, id: string, pad = 0) =>
+  postJson(app, '/v1/memories', key, {
+    user_id: user,
+    memories: [{ id, text: `note ${id} ${'x'.repeat(pad)}` }],
+  });
+
+describe('request budget: bodies in flight are bounded in all and per key', () => {
+  let gm: Graphmemix | undefined;
+  afterEach(async () => {
+    await gm?.close();
+    gm = undefined;
+  });
+
+  it("refuses a key's request past its share (BUSY, 503, Retry-After) before reading it; other keys go on", async () => {
+    const gated = await gatedFacade();
+    gm = gated.gm;
+    const app = createServer({
+      graphmemix: gm,
+      apiKeys: ['ka=ann', 'kb=bob'],
+      budget: { perCallerRequests: 2 },
+    });
+    const held = [add(app, 'ka', 'ann', 'a1'), add(app, 'ka', 'ann', 'a2')];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const refused = await add(app, 'ka', 'ann', 'a3');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'BUSY',
+      message: expect.stringContaining('this key has 2 requests in progress'),
+    });
+    // The refused body never reached the facade; the other key's request is admitted.
+    expect(gated.entered()).toBe(2);
+    const other = add(app, 'kb', 'bob', 'b1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gated.entered()).toBe(3);
+    gated.release();
+    for (const response of await Promise.all([...held, other])) expect(response.status).toBe(200);
+    // The share is given back when the requests end.
+    expect((await add(app, 'ka', 'ann', 'a3')).status).toBe(200);
+    expect(await gm.store.countMemories('ann')).toBe(3);
+    expect(await gm.store.countMemories('bob')).toBe(1);
+  });
+
+  it('bounds body bytes per key and in all; a streamed body reserves the largest size', async () => {
+    const gated = await gatedFacade();
+    gm = gated.gm;
+    const app = createServer({
+      graphmemix: gm,
+      apiKeys: ['ka=ann', 'kb=bob', 'kc=cat'],
+      maxBodyBytes: 4_000,
+      budget: { perCallerBytes: 5_000, totalBytes: 7_000 },
+    });
+    const big = add(app, 'ka', 'ann', 'a1', 3_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // ann holds ~3.1k: another 3.1k would pass her 5k share; a small one fits.
+    const refusedShare = await add(app, 'ka', 'ann', 'a2', 3_000);
+    expect(refusedShare.status).toBe(503);
+    expect(await refusedShare.text()).toContain('body bytes');
+    const small = add(app, 'ka', 'ann', 'a3');
+    // bob's 3.9k fits his share but not the 7k total beside ann's.
+    const bobBig = await add(app, 'kb', 'bob', 'b1', 3_850);
+    expect(bobBig.status).toBe(503);
+    expect(await bobBig.text()).toContain('requests in progress hold');
+    // A body without a declared length reserves the whole limit (4k): past cat's room in the total.
+    const streamed = await app.request('/v1/memories', {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer kc',
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      body: JSON.stringify({ user_id: 'cat', memories: [{ id: 'c1', text: 'tiny' }] }),
+    });
+    expect(streamed.status).toBe(503);
+    gated.release();
+    expect((await big).status).toBe(200);
+    expect((await small).status).toBe(200);
+    expect((await add(app, 'kb', 'bob', 'b1', 3_850)).status).toBe(200);
+    expect(await gm.store.countMemories('ann')).toBe(2);
+  });
+
+  it('applies to MCP over HTTP too', async () => {
+    const inner = await openGraphmemix({ db: 'memory:' });
+    gm = inner;
+    const app = createMcpHttpApp({ graphmemix: inner, apiKeys: ['ka=ann'], budget: { perCallerBytes: 10 } });
+    const response = await postJson(
+      app,
+      '/mcp',
+      'ka',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { accept: 'application/json, text/event-stream' },
+    );
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('BUSY');
+  });
+});
