@@ -105,10 +105,15 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     };
   };
   const digest = (record: MemoryRecord) => digestRecordMedia(record, digestDeps());
-  // One writer at a time in this thread (per user where the store lets users' writes run side by side):
-  // imports, adds, deletes and the media queue's write-backs. A user's import and a forget queue their pieces
-  // one by one (other users' writes go between them).
-  const writes = new WriteQueue({ perContext: store.independentContextWrites === true });
+  // Imports, adds, deletes and the media queue's write-backs, in one lane per user: one write at a time with one
+  // writer connection (SQLite), up to PARALLEL_WRITE_LANES users side by side where the store lets them
+  // (PostgreSQL). Users take turns (a user's next write queues behind the others' waiting ones), so one user's
+  // backlog delays another's write by one turn, not by all of it. A user's import and a forget queue their
+  // pieces one by one (other users' writes go between them).
+  const writes = new WriteQueue({
+    perContext: true,
+    ...(store.independentContextWrites === true ? {} : { parallel: 1 }),
+  });
   // Automatic compactions run in steps through the same queue (other writes go between them).
   const compactions =
     options.readonly || writer !== undefined || options.compaction === 'inline'

@@ -36,13 +36,14 @@ const gm = await openGraphmemix({
 });
 
 /**
- * Requests in arrival order: all in one line with one writer connection (SQLite); per user where the store runs
- * the writes of different users side by side (PostgreSQL), a request naming no user (close, an import whose
- * file names its users, waiting for media) after all before it.
+ * Requests in arrival order per user; a request naming no user (close, an import whose file names its users,
+ * waiting for media) after all before it. The library's queue decides what runs (one write at a time on
+ * SQLite, users taking turns): holding a user's request here until the one before it (of any user) had ended
+ * made a small write wait for another user's whole backlog.
  */
 // No slot bound here: a request's turn may wait for its user's import, and the library's queue bounds the
-// writes that run (PARALLEL_WRITE_LANES).
-const lanes = new WriteLanes(gm.store.independentContextWrites === true, Number.POSITIVE_INFINITY);
+// writes that run (PARALLEL_WRITE_LANES, or 1).
+const lanes = new WriteLanes(true, Number.POSITIVE_INFINITY);
 /**
  * Forgets and imports into one user still running their pieces after their lane went on (close waits for
  * them, as it did before).

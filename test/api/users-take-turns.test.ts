@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openGraphmemix } from '../../src/graphmemix.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'gm-take-turns-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const batch = (user: string, n: number, size: number) =>
+  Array.from({ length: size }, (_, i) => ({
+    id: `${user}${n}-${i}`,
+    text: `${user} note ${n}.${i} about the lake house and the train ticket ${i % 17}`,
+    sessionId: `s${n}`,
+  }));
+
+describe('users take turns at the single writer (SQLite)', () => {
+  for (const writeWorker of [false, true]) {
+    it(`a small write of one user waits for the write running, not for another user's backlog (${writeWorker ? 'write worker' : 'in-process'})`, async () => {
+      const gm = await openGraphmemix({ db: join(dir, `turns-${writeWorker}.db`), writeWorker });
+      try {
+        const done: string[] = [];
+        const backlog = Array.from({ length: 5 }, (_, n) =>
+          gm.addMemories('ann', batch('a', n, 300)).then(() => done.push(`ann ${n}`)),
+        );
+        const bob = gm.addMemories('bob', batch('b', 0, 1)).then(() => done.push('bob'));
+        await Promise.all([...backlog, bob]);
+        // Before: bob's add ran after all five of ann's. Now after the one running when it came (at most two:
+        // in the worker ann's first may not have reached the library's queue yet).
+        expect(done.indexOf('bob')).toBeLessThanOrEqual(2);
+        // One user's own writes stay in call order.
+        expect(done.filter((name) => name !== 'bob')).toEqual(['ann 0', 'ann 1', 'ann 2', 'ann 3', 'ann 4']);
+        expect(await gm.store.countMemories('ann')).toBe(1500);
+        expect(await gm.store.countMemories('bob')).toBe(1);
+      } finally {
+        await gm.close();
+      }
+    });
+  }
+});
