@@ -83,9 +83,11 @@ export async function withReadWorkers(
       ask<RetrievalResult>('retrieve', contextId, question, options),
     answer: (contextId, question: string | QuestionInput, options) =>
       ask<AnswerResult>('answer', contextId, question, options),
-    async close() {
+    // The mode goes through: `serve` stops on SIGTERM with { background: 'stop' }, and a close that dropped it
+    // waited out a compaction under way (minutes on a large user) before the process could exit.
+    async close(closeOptions) {
       await pool.close();
-      await gm.close();
+      await gm.close(closeOptions);
     },
   };
   pools.set(wrapped, pool);

@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import type { CloseOptions } from '../../src/graphmemix-api.ts';
 import type { RetrievalResult } from '../../src/pipeline/retrieval-result.ts';
 import { createModels } from '../../src/providers/create-models.ts';
 import type { ResolvedModelConfig } from '../../src/providers/model-config.ts';
 import { splitModelConcurrency } from '../../src/read-workers/split-model-concurrency.ts';
-import { readPoolOf } from '../../src/read-workers/with-read-workers.ts';
+import { readPoolOf, withReadWorkers } from '../../src/read-workers/with-read-workers.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 
 /** The parts of a result that must not depend on the thread it was computed in (timings do). */
@@ -35,6 +36,17 @@ describe('openGraphmemix({ readWorkers })', () => {
     await gm.close();
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("passes close's mode to the archive it wraps (serve's SIGTERM stops a compaction under way)", async () => {
+    const inner = await openGraphmemix({ db });
+    const modes: (CloseOptions | undefined)[] = [];
+    const pooled = await withReadWorkers(
+      { ...inner, close: (closeOptions) => (modes.push(closeOptions), inner.close(closeOptions)) },
+      { db, readWorkers: 1 },
+    );
+    await pooled.close({ background: 'stop' });
+    expect(modes).toEqual([{ background: 'stop' }]);
+  });
 
   it('answers retrieve, answer and search in worker threads with the same results as in-thread', async () => {
     const here = await openGraphmemix({ db, readonly: true });
