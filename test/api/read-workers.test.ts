@@ -41,7 +41,13 @@ describe('openGraphmemix({ readWorkers })', () => {
     const inner = await openGraphmemix({ db });
     const modes: (CloseOptions | undefined)[] = [];
     const pooled = await withReadWorkers(
-      { ...inner, close: (closeOptions) => (modes.push(closeOptions), inner.close(closeOptions)) },
+      {
+        ...inner,
+        close: (closeOptions) => {
+          modes.push(closeOptions);
+          return inner.close(closeOptions);
+        },
+      },
       { db, readWorkers: 1 },
     );
     await pooled.close({ background: 'stop' });
