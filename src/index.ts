@@ -29,6 +29,7 @@ export type {
   UserStats,
   UserSummary,
 } from './graphmemix-api.ts';
+export { DEFAULT_MAX_PENDING_WRITES } from './graphmemix-write-admission.ts';
 export { isImportFormat } from './importers/importer-registry.ts';
 export {
   DIALOGUE_SHAPES,

@@ -1,0 +1,128 @@
+/**
+ * `npx tsx bench/write-flood-probe.ts [--code dir] [--clients 60] [--body-mib 0.2] [--requests 600]
+ * [--record-kb 2]`: one API key floods `graphmemix serve` with adds while another key adds one small memory
+ * every 200 ms. Starts `serve` from `--code`'s sources on a fresh SQLite file (write worker and read workers,
+ * as a deployment runs), sends `--requests` POST /v1/memories of about `--body-mib` each (records of
+ * `--record-kb` of text) from `--clients` concurrent connections, then SIGTERMs the server. Prints the
+ * flooder's answers by status, the other key's add latency (count, p50 / p95 / longest), the server's peak
+ * RSS (VmHWM, all threads) and how long the server took to exit after SIGTERM (given up after 120 s).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { probeFlags, rankPercentile } from './support/probe-args.ts';
+
+const flag = probeFlags();
+const code = resolve(flag('code', join(import.meta.dirname, '..')));
+const clients = Number(flag('clients', '60'));
+const bodyMib = Number(flag('body-mib', '0.2'));
+const requests = Number(flag('requests', '600'));
+const recordBytes = Number(flag('record-kb', '2')) * 1024;
+
+const dir = mkdtempSync(join(tmpdir(), 'graphmemix-flood-'));
+const port = 18_000 + Math.floor(Math.random() * 1_000);
+const server = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    join(code, 'src/cli/main.ts'),
+    'serve',
+    '--db',
+    join(dir, 'a.db'),
+    '--port',
+    String(port),
+  ],
+  {
+    env: { ...process.env, GRAPHMEMIX_API_KEYS: 'kflood=hannah,kother=olga' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+await new Promise<void>((ready) => server.stdout!.once('data', () => ready()));
+const peakRssMb = () =>
+  Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+
+const url = `http://127.0.0.1:${port}/v1/memories`;
+const perBody = Math.max(1, Math.floor((bodyMib * 1024 * 1024) / recordBytes));
+const words = 'lake house pier boat summer winter garden train ticket pottery'.split(' ');
+const body = (i: number) =>
+  JSON.stringify({
+    user_id: 'hannah',
+    memories: Array.from({ length: perBody }, (_, r) => {
+      let text = '';
+      while (text.length < recordBytes)
+        text += `${words[(i * 7 + r + text.length) % words.length]} w${(text.length * 31 + i) % 5000} `;
+      return { id: `h${i}-${r}`, text };
+    }),
+  });
+const post = async (key: string, payload: string) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: payload,
+  });
+  await response.text();
+  return response.status;
+};
+
+const statuses: Record<string, number> = {};
+const count = (name: string) => {
+  statuses[name] = (statuses[name] ?? 0) + 1;
+};
+const otherMs: number[] = [];
+let flooding = true;
+const other = (async () => {
+  for (let i = 0; flooding; i++) {
+    const at = performance.now();
+    const status = await post(
+      'kother',
+      JSON.stringify({ user_id: 'olga', memories: [{ id: `o${i}`, text: 'olga met anna at the pier' }] }),
+    );
+    otherMs.push(performance.now() - at);
+    count(`other ${status}`);
+    await new Promise((next) => setTimeout(next, 200));
+  }
+})();
+const started = performance.now();
+let sent = 0;
+await Promise.all(
+  Array.from({ length: clients }, async () => {
+    while (sent < requests) count(`flood ${await post('kflood', body(sent++))}`);
+  }),
+);
+const wall = (performance.now() - started) / 1000;
+flooding = false;
+await other;
+const rss = peakRssMb();
+const stopAt = performance.now();
+server.kill('SIGTERM');
+const exited = await Promise.race([
+  new Promise<boolean>((done) => server.once('exit', () => done(true))),
+  new Promise<boolean>((done) => setTimeout(() => done(false), 120_000)),
+]);
+const exitS = (performance.now() - stopAt) / 1000;
+if (!exited) {
+  server.kill('SIGKILL');
+  await new Promise((done) => server.once('exit', done));
+}
+rmSync(dir, { recursive: true, force: true });
+console.log(
+  JSON.stringify({
+    code,
+    clients,
+    requests,
+    recordsPerBody: perBody,
+    floodWallS: Number(wall.toFixed(1)),
+    statuses,
+    otherAddMs: {
+      n: otherMs.length,
+      p50: Math.round(rankPercentile(otherMs, 0.5)),
+      p95: Math.round(rankPercentile(otherMs, 0.95)),
+      longest: Math.round(Math.max(0, ...otherMs)),
+    },
+    serverPeakRssMb: Math.round(rss),
+    exitAfterSigtermS: exited ? Number(exitS.toFixed(1)) : '>120 (killed)',
+    load: loadavg()[0]!.toFixed(2),
+  }),
+);
