@@ -21,17 +21,6 @@ import { updateDenseKnn } from './update-dense-knn.ts';
 import type { SchemaDelta } from './update-schema-relations.ts';
 import { updateSemanticKnn } from './update-semantic-knn.ts';
 
-/**
- * With compactions in steps, the share of the snapshot a write's delta must reach to be compacted inside the
- * write (one turn) instead of added incrementally and compacted after it in steps. The rule's 5% made every
- * write of a small context a whole compaction in one turn: 102-memory adds into a growing user compacted it
- * on each of their first 20 writes, 0.5 -> 5.3 s each, every other user's write waiting (round 31). A
- * compaction costs ~2.6-0.4 ms a memory, an incremental add ~10-2.7 ms (2 KB texts at 2k; chat text at 10k:
- * docs/living-archive.md "Round 31"), so the one turn is shorter compacting only from a delta of about
- * 1/4-1/8 of the context: a quarter, the larger share.
- */
-export const BULK_RATIO_WITH_STEPS = 0.25;
-
 export interface SemanticRelationsReport {
   /** 'tfidf' or the embedding space the lists live in. */
   space: string;
@@ -105,11 +94,7 @@ export async function updateSemanticRelations(
     warnings.push('finished an interrupted semantic compaction in one turn');
     return { space: 'tfidf', mode: 'compacted', warnings };
   }
-  const inSteps = options.compactInBackground !== undefined && canCompactInSteps(store);
-  const result = await updateSemanticKnn(store, contextId, delta, {
-    approximateFrom,
-    ...(inSteps ? { bulkRatio: BULK_RATIO_WITH_STEPS } : {}),
-  });
+  const result = await updateSemanticKnn(store, contextId, delta, { approximateFrom });
   if (result.needsCompaction) {
     const snapshot = await store.semantic.getSnapshot(contextId);
     if (snapshot !== undefined && snapshot.documents >= approximateFrom) {
@@ -128,7 +113,7 @@ export async function updateSemanticRelations(
       }
       return { space: 'tfidf', mode: result.mode, warnings };
     }
-    if (inSteps && options.compactInBackground) {
+    if (options.compactInBackground && canCompactInSteps(store)) {
       // In steps, after this write (the facade's queue): no writer waits for the whole compaction.
       await startCompaction(store, contextId, options.compactInBackground);
       return { space: 'tfidf', mode: result.mode, warnings };

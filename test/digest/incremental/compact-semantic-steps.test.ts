@@ -88,51 +88,6 @@ function mutualOf(
 }
 
 describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
-  it("a write's delta under a quarter of the context is added, then compacted in steps; inline only without a scheduler", async () => {
-    const [a, b] = [await open(), await open()];
-    const random = mulberry32(3);
-    const make = (n: number) => record(`m${String(n).padStart(4, '0')}`, skewedText(WORDS, random, 2, 9), n);
-    const initial = Array.from({ length: 200 }, (_, n) => make(n));
-    const tenth = Array.from({ length: 20 }, (_, n) => make(200 + n));
-    for (const store of [a, b]) {
-      await put(store, initial);
-      await compactSemantic(store, 'ctx', { k: 4 });
-      await put(store, tenth);
-    }
-    const delta = { upserted: tenth.map((after) => ({ after })), removed: [] };
-    // 10% of the snapshot reaches the 5% rule: with a scheduler it is added (one turn of adds), and the
-    // compaction goes to the background; before round 31 the write compacted the whole context itself.
-    const scheduled: SemanticCompactionMark[] = [];
-    const stepped = await updateSemanticRelations(a, 'ctx', delta, {
-      compactInBackground: (_context, mark) => scheduled.push(mark),
-    });
-    expect(stepped.mode).toBe('incremental');
-    expect(scheduled).toHaveLength(1);
-    expect((await a.semantic.getSnapshot('ctx'))?.documents).toBe(200);
-    // Without one, compacting is the cheaper way to the same end (the rule would compact right after).
-    const inline = await updateSemanticRelations(b, 'ctx', delta, {});
-    expect(inline.mode).toBe('compacted');
-    expect((await b.semantic.getSnapshot('ctx'))?.documents).toBe(220);
-    // The steps end where the inline compaction did.
-    const result = await compactSemanticInSteps(a, 'ctx', scheduled[0]!, direct, { sizes: SIZES });
-    expect(result.outcome).toBe('done');
-    const ids = [...initial, ...tenth].map((r) => r.id);
-    expect((await stateOf(a, ids)).edges).toEqual((await stateOf(b, ids)).edges);
-    // A quarter or more is still compacted inside the write, scheduler or not.
-    const quarter = Array.from({ length: 60 }, (_, n) => make(220 + n));
-    await put(a, quarter);
-    const bulk = await updateSemanticRelations(
-      a,
-      'ctx',
-      { upserted: quarter.map((after) => ({ after })), removed: [] },
-      { compactInBackground: (_context, mark) => scheduled.push(mark) },
-    );
-    expect(bulk.mode).toBe('compacted');
-    expect(scheduled).toHaveLength(1);
-    await a.close();
-    await b.close();
-  });
-
   it('with no write between its steps, ends in exactly the state of compactSemantic', async () => {
     const [a, b] = [await open(), await open()];
     const live = await drifted(a, 7);
