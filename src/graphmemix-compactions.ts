@@ -11,7 +11,21 @@ import {
   whileRunning,
   writeCompactionMark,
 } from './digest/incremental/semantic-compaction-mark.ts';
+import { compactionLimit } from './digest/incremental/semantic-needs-compaction.ts';
+import type { WriteQueue } from './graphmemix-write-queue.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
+
+/**
+ * A run's backlog as this process counts it: the ids its context's writes deferred, less those its replay
+ * applied; `limit` the compaction rule's for the context; `hold` the context's writes held (or asked to be).
+ */
+interface Backlog {
+  ids: number;
+  limit: number;
+  hold?: 'asked' | (() => void) | undefined;
+  /** The promise the queue holds the context with while `hold` is taken (the run's own turns pass it). */
+  holding?: Promise<void> | undefined;
+}
 
 /**
  * The facade's automatic compactions: a write whose relation update reaches the 5% rule marks its context and
@@ -21,6 +35,14 @@ import type { ArchiveStore } from './store/archive-store-spec.ts';
  * runs finish by default: a one-shot writer (a CLI add that opens, writes and closes) would otherwise stop every
  * run it starts, and the context would never be compacted; a server's shutdown stops them instead
  * (close('stop')). A killed process leaves the mark; the next write of the context starts a new run.
+ *
+ * While a run is live the context's writes only append their ids to its backlog, which costs them next to
+ * nothing, and the run applied the backlog in ~20 ms steps. A user writing faster than that (a flood of adds)
+ * outran the run without bound: its backlog grew by a write's ids per step and shrank by a few, and the run
+ * never ended while the writes went on (round 32). So once the backlog this process counts reaches the rule's
+ * limit for the context (max(16, 5% of it): what the rule lets drift between compactions), the context's new
+ * writes wait (WriteQueue.holding: other users' writes go on) while the run's steps go on back to back, until
+ * its replay brings the backlog under the limit again: a user's writes cannot outrun their own compaction.
  */
 export class BackgroundCompactions {
   private readonly runs = new Map<string, Promise<void>>();
@@ -28,31 +50,87 @@ export class BackgroundCompactions {
   /** Aborted by close('stop'): each run stops at its next step and its mark is flagged stopped. */
   private readonly stopping = new AbortController();
 
+  /** Per context with a run queued or running. */
+  private readonly backlogs = new Map<string, Backlog>();
+
   constructor(
     private readonly store: ArchiveStore,
-    private readonly turnFor: (contextId: string) => CompactionTurn,
+    /** The facade's write queue: a run's steps are turns of its context. */
+    private readonly queue: Pick<WriteQueue, 'forContext' | 'turn' | 'holding'>,
     /** Compacts the context in one turn (the failure path). */
     private readonly compactNow: (contextId: string) => Promise<unknown>,
+    /** The clock of the cooldowns, in milliseconds (tests). */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** The scheduler the relation updates of this facade's writes get (BuildRelationsOptions.compactInBackground). */
-  readonly schedule: CompactionScheduler = (contextId, mark) => {
+  readonly schedule: CompactionScheduler = Object.assign(
+    (contextId: string, mark: SemanticCompactionMark) => this.start(contextId, mark),
+    {
+      deferred: (contextId: string, ids: number) => this.deferred(contextId, ids),
+      ready: (contextId: string) => this.ready(contextId),
+    },
+  );
+
+  /** Per context whose last run ended recently: when it may start the next one (`now`). */
+  private readonly cooldowns = new Map<string, number>();
+
+  /**
+   * A context may start a run once as long as its last run took has passed since it ended: compactions then
+   * take at most about half of a user's writing time, however fast it writes (a run costs the whole user;
+   * the 5% rule alone would start the next one a few writes of a flood later).
+   */
+  private ready(contextId: string): boolean {
+    const until = this.cooldowns.get(contextId);
+    if (until === undefined) return true;
+    if (this.now() < until) return false;
+    this.cooldowns.delete(contextId);
+    return true;
+  }
+
+  private start(contextId: string, mark: SemanticCompactionMark): void {
     if (this.closed) return;
     const before = this.runs.get(contextId) ?? Promise.resolve();
+    if (!this.backlogs.has(contextId)) {
+      const backlog: Backlog = { ids: 0, limit: Number.POSITIVE_INFINITY };
+      this.backlogs.set(contextId, backlog);
+      // The context's size, from its counter row: until it is read no write is held.
+      void this.store.countMemories(contextId).then(
+        (memories) => {
+          backlog.limit = compactionLimit(memories);
+          this.holdWhileOver(contextId, backlog);
+        },
+        () => undefined,
+      );
+    }
     // One run per context at a time: a newer mark supersedes the older run at its next step. Live from now
     // (whileRunning), not from when the older run has ended: a write meanwhile must not take the mark for stale.
     const run = whileRunning(mark.token, async () => {
       await before;
       try {
-        const { outcome } = await compactSemanticInSteps(
+        const { outcome, seconds } = await compactSemanticInSteps(
           this.store,
           contextId,
           mark,
           this.turnFor(contextId),
           {
             signal: this.stopping.signal,
+            onReplayed: (ids) => {
+              const backlog = this.backlogs.get(contextId);
+              if (backlog === undefined) return;
+              backlog.ids = Math.max(0, backlog.ids - ids);
+              this.holdWhileOver(contextId, backlog);
+              // The user grows while a flood keeps the run replaying: its limit follows (a counter read).
+              void this.store.countMemories(contextId).then(
+                (memories) => {
+                  backlog.limit = compactionLimit(memories);
+                },
+                () => undefined,
+              );
+            },
           },
         );
+        if (outcome === 'done') this.coolDown(contextId, seconds);
         if (outcome === 'stopped') await this.release(contextId, mark);
       } catch (error) {
         await this.recover(contextId, mark, error);
@@ -60,9 +138,67 @@ export class BackgroundCompactions {
     });
     this.runs.set(contextId, run);
     void run.finally(() => {
-      if (this.runs.get(contextId) === run) this.runs.delete(contextId);
+      if (this.runs.get(contextId) !== run) return;
+      this.runs.delete(contextId);
+      // The last run of the context has ended: its backlog is applied (done), or another compaction, a forget or
+      // the next write's run takes it over; its writes are let go.
+      const backlog = this.backlogs.get(contextId);
+      this.backlogs.delete(contextId);
+      if (backlog !== undefined) this.letGo(backlog);
     });
-  };
+  }
+
+  private coolDown(contextId: string, seconds: number): void {
+    const now = this.now();
+    // Expired entries go as new ones come: the map holds the contexts compacted within the longest run's time.
+    if (this.cooldowns.size >= 1024) {
+      for (const [context, until] of this.cooldowns) if (until <= now) this.cooldowns.delete(context);
+    }
+    this.cooldowns.set(contextId, now + seconds * 1000);
+  }
+
+  /** A relation update of this process left `ids` in the backlog of `contextId`'s run. */
+  private deferred(contextId: string, ids: number): void {
+    const backlog = this.backlogs.get(contextId);
+    if (backlog === undefined) return;
+    backlog.ids += ids;
+    this.holdWhileOver(contextId, backlog);
+  }
+
+  /** Holds the context's writes while its backlog is at its limit, lets them go once it is under it. */
+  private holdWhileOver(contextId: string, backlog: Backlog): void {
+    if (backlog.ids < backlog.limit || this.closed) {
+      this.letGo(backlog);
+      return;
+    }
+    if (backlog.hold !== undefined) return;
+    backlog.hold = 'asked';
+    // Taken once no import holds the context (queue.holding waits for it); let go at once if no longer needed.
+    void this.queue.holding(contextId, () => {
+      const holding = new Promise<void>((resolve) => {
+        if (this.backlogs.get(contextId) !== backlog || backlog.hold !== 'asked') resolve();
+        else backlog.hold = resolve;
+      });
+      if (typeof backlog.hold === 'function') backlog.holding = holding;
+      return holding;
+    });
+  }
+
+  private letGo(backlog: Backlog): void {
+    const hold = backlog.hold;
+    backlog.hold = undefined;
+    backlog.holding = undefined;
+    if (typeof hold === 'function') hold();
+  }
+
+  /**
+   * A turn of the context for the run's steps: through the queue like a write, after an import holding the
+   * context, but never waiting for the run's own hold on the context's writes.
+   */
+  private turnFor(contextId: string): CompactionTurn {
+    return (work) =>
+      this.queue.forContext(contextId, work, (hold) => hold === this.backlogs.get(contextId)?.holding);
+  }
 
   /** Resolves once no run is queued or running. */
   async idle(): Promise<void> {
@@ -77,9 +213,20 @@ export class BackgroundCompactions {
    * backlog is kept).
    */
   async close(mode: 'finish' | 'stop' = 'finish'): Promise<void> {
+    if (mode === 'stop') this.stop();
     this.closed = true;
-    if (mode === 'stop') this.stopping.abort();
+    for (const backlog of this.backlogs.values()) this.letGo(backlog);
     await this.idle();
+  }
+
+  /**
+   * Takes no new run, stops each run at its next step and lets go the writes they hold, without waiting
+   * (a server's shutdown: its queued writes then only append to the backlog, kept for the next run).
+   */
+  stop(): void {
+    this.closed = true;
+    this.stopping.abort();
+    for (const backlog of this.backlogs.values()) this.letGo(backlog);
   }
 
   /** A stopped run's mark, still its own, flagged stopped (one turn; never throws: close awaits it). */

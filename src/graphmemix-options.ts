@@ -51,6 +51,12 @@ export interface OpenGraphmemixOptions {
    */
   compaction?: 'steps' | 'inline';
   /**
+   * Aborting it stops the automatic compactions at their next step and lets go the writes they hold, as
+   * close({ background: 'stop' }) does, without closing: a server's shutdown, whose accepted writes still run
+   * (the write worker; a held user's queued writes would otherwise each wait for the replay, "Round 32").
+   */
+  stopCompactions?: AbortSignal;
+  /**
    * Finish in the background, after open, the forgets a stopped process left (SQLite; default false). The
    * long-running shells (`serve`, `mcp`) set it: an erasure must not wait for its requester to ask again.
    * One-shot commands leave it off (their close would wait for the forget). See ResumedForgets.

@@ -39,10 +39,24 @@ export class WriteQueue {
     return this.lanes.run(contextId, work);
   }
 
-  /** A write to `contextId`: after a piecewise write holding that context has finished, then in the queue. */
-  async forContext<T>(contextId: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * A write to `contextId`: after a piecewise write holding that context has finished, then in the queue.
+   * `own` names a hold the caller itself took (a compaction's hold on its user's writes): its turns do not wait
+   * for it.
+   */
+  async forContext<T>(
+    contextId: string,
+    work: () => Promise<T>,
+    own?: (hold: Promise<unknown>) => boolean,
+  ): Promise<T> {
     // Checked again right before queueing (same synchronous turn): another holder may have come meanwhile.
-    while (this.held.has(contextId)) await this.released(contextId);
+    for (
+      let hold = this.held.get(contextId);
+      hold !== undefined && !own?.(hold);
+      hold = this.held.get(contextId)
+    ) {
+      await hold.catch(() => undefined);
+    }
     return this.turn(contextId, work);
   }
 

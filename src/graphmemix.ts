@@ -118,11 +118,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   const compactions =
     options.readonly || writer !== undefined || options.compaction === 'inline'
       ? undefined
-      : new BackgroundCompactions(
-          store,
-          (contextId) => (work) => writes.forContext(contextId, work),
-          (contextId) => compactSemantic(store, contextId),
-        );
+      : new BackgroundCompactions(store, writes, (contextId) => compactSemantic(store, contextId));
+  options.stopCompactions?.addEventListener('abort', () => compactions?.stop(), { once: true });
   const inBackground = compactions === undefined ? {} : { compactInBackground: compactions.schedule };
   const resumedForgets =
     options.resumeForgets && !options.readonly && writer === undefined && store.forgettingContexts

@@ -23,7 +23,10 @@ const port = parentPort!;
 for (const root of data.mediaPolicy.roots) allowMediaRoot(root);
 allowRemoteMedia(data.mediaPolicy.remotePrefixes);
 setMediaLimits({ maxFileBytes: data.mediaPolicy.maxFileBytes });
+/** Aborted when the close that stops background work arrives, before the writes queued ahead of it end. */
+const stopCompactions = new AbortController();
 const gm = await openGraphmemix({
+  stopCompactions: stopCompactions.signal,
   db: data.db,
   ...(data.modelConfig === undefined ? {} : { models: createModels(data.modelConfig) }),
   ...(data.ocr === undefined ? {} : { ocr: data.ocr }),
@@ -53,6 +56,9 @@ const pieced = new Set<Promise<void>>();
 const importing = new Map<string, number>();
 port.on('message', (request: WriteRequest | 'close' | typeof CLOSE_STOPPING_BACKGROUND) => {
   if (request === 'close' || request === CLOSE_STOPPING_BACKGROUND) {
+    // At once: a user's writes queued ahead of the close may be held by its compaction, each waiting for
+    // the run's replay (minutes for a flooded user).
+    if (request === CLOSE_STOPPING_BACKGROUND) stopCompactions.abort();
     void lanes.run(undefined, async () => {
       await Promise.all(pieced);
       await gm.close({ background: request === 'close' ? 'finish' : 'stop' });

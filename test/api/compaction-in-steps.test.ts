@@ -2,13 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compactSemantic } from '../../src/digest/incremental/compact-semantic.ts';
 import {
+  backlogKeys,
   newCompactionMark,
   readCompactionMark,
   writeCompactionMark,
 } from '../../src/digest/incremental/semantic-compaction-mark.ts';
+import { compactionLimit } from '../../src/digest/incremental/semantic-needs-compaction.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { BackgroundCompactions } from '../../src/graphmemix-compactions.ts';
+import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
 /**
@@ -74,6 +79,70 @@ describe.each([
       await expectAllDocumented(gm);
     } finally {
       await gm.close();
+    }
+  });
+
+  it("a user writing faster than its run is held: the backlog stays within the rule's limit", async () => {
+    const gm = await openGraphmemix({
+      db: join(dir, `held-${writeWorker}.db`),
+      writeWorker,
+      readWorkers: false,
+    });
+    try {
+      await reachRule(gm);
+      expect(await readCompactionMark(gm.store, 'ann')).toBeDefined();
+      // 40 adds of 20, one after another (as a client waiting for each answer): 800 ids, against a limit of
+      // 32-72 (5% of the user when a run starts). Before round 32 each add appended its ids at no cost between
+      // two ~20 ms steps of the run, and the backlog grew to hundreds of ids while the run went on.
+      let held = 0;
+      for (let i = 0; i < 40; i++) {
+        await gm.addMemories('ann', notes(630 + i * 20, 20));
+        let ids = 0;
+        for (const key of await backlogKeys(gm.store, 'ann')) {
+          ids += ((await gm.store.getMeta<string[]>(key)) ?? []).length;
+        }
+        // At most the limit of the run (computed from the user's size when it started), and the add that
+        // reached it.
+        expect(ids).toBeLessThanOrEqual(compactionLimit(await gm.store.countMemories('ann')) + 20);
+        if (ids >= 32) held++;
+      }
+      expect(held).toBeGreaterThan(0);
+      await gm.waitForCompactions();
+      expect(await backlogKeys(gm.store, 'ann')).toEqual([]);
+      const ids = notes(0, 1430).map((note) => note.id);
+      expect((await gm.store.semantic.getDocs('ann', ids)).length).toBe(1430);
+      expect((await gm.store.integrityCheck()).ok).toBe(true);
+    } finally {
+      await gm.close();
+    }
+  });
+
+  it("close({ background: 'stop' }) lets go the writes a run holds: they append to the backlog", async () => {
+    const db = join(dir, `held-stop-${writeWorker}.db`);
+    const gm = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    let closed = false;
+    try {
+      await reachRule(gm);
+      // 40 adds of 50 at once (a flood's queue): the run holds them after the first, each then waiting for
+      // its replay. The close comes behind them and stops the run at once: the adds then only append.
+      const adds = Array.from({ length: 40 }, (_, i) => gm.addMemories('ann', notes(630 + i * 50, 50)));
+      await gm.close({ background: 'stop' });
+      closed = true;
+      await Promise.all(adds);
+      const store = await openStore(db);
+      try {
+        let ids = 0;
+        for (const key of await backlogKeys(store, 'ann'))
+          ids += ((await store.getMeta<string[]>(key)) ?? []).length;
+        // Most of the 2,000 ids are kept for the next run, not digested one add at a time before the close
+        // could begin (without the stop, the write worker replayed ~1,860 of them, leaving ~140).
+        expect(ids).toBeGreaterThanOrEqual(1000);
+        expect(await store.countMemories('ann')).toBe(2630);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      if (!closed) await gm.close();
     }
   });
 
@@ -159,6 +228,34 @@ it('forgetting the user stops its run; nothing of the user is left, and it can b
     await gm.addMemories('ann', notes(0, 20));
     await gm.waitForCompactions();
     expect((await gm.store.semantic.getSnapshot('ann'))?.documents).toBe(20);
+  } finally {
+    await gm.close();
+  }
+});
+
+it('a user may start its next run once as long as its last run took has passed', async () => {
+  const gm = await openGraphmemix({ db: join(dir, 'cooldown.db'), compaction: 'inline', readWorkers: false });
+  try {
+    await gm.addMemories('ann', notes(0, 600));
+    let clock = 1_000;
+    const compactions = new BackgroundCompactions(
+      gm.store,
+      new WriteQueue({ perContext: true, parallel: 1 }),
+      (contextId) => compactSemantic(gm.store, contextId),
+      () => clock,
+    );
+    expect(compactions.schedule.ready?.('ann')).toBe(true);
+    const mark = newCompactionMark();
+    await writeCompactionMark(gm.store, 'ann', mark);
+    compactions.schedule('ann', mark);
+    await compactions.idle();
+    expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
+    // The clock has not moved since the run ended: not before as long as the run took.
+    expect(compactions.schedule.ready?.('ann')).toBe(false);
+    expect(compactions.schedule.ready?.('bob')).toBe(true);
+    clock += 10 * 60_000;
+    expect(compactions.schedule.ready?.('ann')).toBe(true);
+    await compactions.close();
   } finally {
     await gm.close();
   }

@@ -25,7 +25,13 @@ export const COMPACTION_STEP_MS = 20;
 export const COMPACTION_DOCS_PER_STEP = 250;
 /** At most this many memories whose semantic_knn edges are synchronised per step (~0.17 ms each at 100k). */
 export const COMPACTION_EDGES_PER_STEP = 1000;
-/** At most this many backlog ids applied per step (an add of this many memories; whole rows, at least one). */
+/**
+ * What one replay step aims to take. A replay step is an incremental update, whose fixed cost (the snapshot,
+ * document frequencies, the edge sync) made 20 ms steps apply about one id each: ~59 ms an id against ~18 ms in
+ * whole 102-id rows (2 KB texts at ~1k memories, round 32).
+ */
+export const COMPACTION_REPLAY_STEP_MS = 100;
+/** At most this many backlog ids applied per step (an add of this many memories; at least one). */
 export const COMPACTION_REPLAY_PER_STEP = 128;
 /** The first step of each kind: small, then grown towards COMPACTION_STEP_MS. */
 const FIRST_STEP = { docs: 16, edges: 64, replay: 8 } as const;
@@ -73,14 +79,21 @@ export async function compactSemanticInSteps(
     sizes?: { docs?: number; edges?: number; replay?: number };
     /** The time a step aims at (default COMPACTION_STEP_MS). */
     stepMs?: number;
+    /** Told the backlog ids each replay step applied. */
+    onReplayed?: (ids: number) => void;
   } = {},
 ): Promise<StepCompactionResult> {
   const budget = options.stepMs ?? COMPACTION_STEP_MS;
-  const sizer = (fixed: number | undefined, first: number, max: number) =>
-    fixed === undefined ? new StepSizer(budget, 1, max, first) : new StepSizer(budget, fixed, fixed);
+  const sizer = (fixed: number | undefined, first: number, max: number, ms = budget) =>
+    fixed === undefined ? new StepSizer(ms, 1, max, first) : new StepSizer(ms, fixed, fixed);
   const docSteps = sizer(options.sizes?.docs, FIRST_STEP.docs, COMPACTION_DOCS_PER_STEP);
   const edgeSteps = sizer(options.sizes?.edges, FIRST_STEP.edges, COMPACTION_EDGES_PER_STEP);
-  const replaySteps = sizer(options.sizes?.replay, FIRST_STEP.replay, COMPACTION_REPLAY_PER_STEP);
+  const replaySteps = sizer(
+    options.sizes?.replay,
+    FIRST_STEP.replay,
+    COMPACTION_REPLAY_PER_STEP,
+    options.stepMs ?? COMPACTION_REPLAY_STEP_MS,
+  );
   return whileRunning(mark.token, async () => {
     const started = performance.now();
     const result: StepCompactionResult = {
@@ -179,6 +192,7 @@ export async function compactSemanticInSteps(
       });
       if (left === undefined) return stopped();
       result.replayed += left.applied;
+      options.onReplayed?.(left.applied);
       if (left.done) return finish('done');
     }
   });
@@ -201,9 +215,12 @@ async function writeSnapshot(
 }
 
 /**
- * Applies up to `perStep` backlog ids (whole rows, at least one) as one incremental update of their current
- * state, and drops their rows. When no row is left the mark goes in the same turn, so no write lands between
- * the last replay and the end of the backlog.
+ * Applies up to `perStep` backlog ids (at least one), oldest rows first, as one incremental update of their
+ * current state, and drops what it applied: a row taken in part is written back with the ids left (the
+ * replay reads each id's current state, so the order within and across rows does not matter). Before round 32
+ * a step took whole rows, at least one: behind a 102-memory add of 2 KB texts a step took ~1.5 s, and every
+ * other user's write waited for it. When no row is left the mark goes in the same turn, so no write lands
+ * between the last replay and the end of the backlog.
  */
 async function replayBacklog(
   store: ArchiveStore,
@@ -213,9 +230,17 @@ async function replayBacklog(
   const keys = await backlogKeys(store, contextId);
   const ids = new Set<string>();
   const taken: string[] = [];
+  let rest: { key: string; ids: string[] } | undefined;
   for (const key of keys) {
-    if (taken.length > 0 && ids.size >= perStep) break;
-    for (const id of (await store.getMeta<string[]>(key)) ?? []) ids.add(id);
+    const room = Math.max(1, perStep) - ids.size;
+    if (room <= 0) break;
+    const row = (await store.getMeta<string[]>(key)) ?? [];
+    if (row.length > room) {
+      for (const id of row.slice(0, room)) ids.add(id);
+      rest = { key, ids: row.slice(room) };
+      break;
+    }
+    for (const id of row) ids.add(id);
     taken.push(key);
   }
   if (ids.size > 0) {
@@ -231,7 +256,8 @@ async function replayBacklog(
     );
   }
   for (const key of taken) await store.setMeta(key, undefined);
-  const done = taken.length === keys.length;
+  if (rest !== undefined) await store.setMeta(rest.key, rest.ids);
+  const done = rest === undefined && taken.length === keys.length;
   if (done) await writeCompactionMark(store, contextId, undefined);
   return { applied: ids.size, done };
 }

@@ -120,5 +120,16 @@ export function canCompactInSteps(store: ArchiveStore): boolean {
   return store.listMetaKeys !== undefined && store.semantic.replaceSnapshot !== undefined;
 }
 
-/** Starts a run for a context whose mark was just written (the facade queues its steps after this write). */
-export type CompactionScheduler = (contextId: string, mark: SemanticCompactionMark) => void;
+/**
+ * Starts a run for a context whose mark was just written (the facade queues its steps after this write).
+ * `deferred`, when given, hears of every relation update that left ids in a live run's backlog (the facade
+ * holds the context's next writes while its backlog is over the compaction rule's limit).
+ */
+export type CompactionScheduler = ((contextId: string, mark: SemanticCompactionMark) => void) & {
+  deferred?: (contextId: string, ids: number) => void;
+  /**
+   * False while the context may not start a run yet (its last one ended too recently): the update stays
+   * incremental and the next write asks again.
+   */
+  ready?: (contextId: string) => boolean;
+};

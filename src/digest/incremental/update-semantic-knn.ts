@@ -29,6 +29,11 @@ export interface SemanticUpdateOptions {
   /** Compact instead when the delta alone reaches the rule's limit. Default true. */
   compactBulk?: boolean;
   /**
+   * The share of the snapshot a delta must reach to be compacted instead (with compactBulk; default: the
+   * rule's ratio). A caller that compacts in the background passes BULK_RATIO_WITH_STEPS.
+   */
+  bulkRatio?: number;
+  /**
    * How a newcomer finds the lists it enters (docs/semantic-knn.md, "Reverse search"):
    * - 'neighbourhood' (default): the lists of its REVERSE_POOL nearest memories (its own exact top-pool,
    *   one forward search). Every pair that can become a mutual edge is among them (a mutual partner is in
@@ -136,7 +141,9 @@ export async function updateSemanticKnn(
   // one compaction is cheaper than that many incremental adds, and it refreshes the IDF.
   const size = delta.upserted.length + delta.removed.length;
   const bulk = options.compactBulk ?? true;
-  if (snapshot?.space !== 'tfidf' || (bulk && size >= compactionLimit(snapshot.documents, options.rule))) {
+  const bulkRule =
+    options.bulkRatio === undefined ? options.rule : { ...options.rule, ratio: options.bulkRatio };
+  if (snapshot?.space !== 'tfidf' || (bulk && size >= compactionLimit(snapshot.documents, bulkRule))) {
     const compaction = await compactSemantic(store, contextId, {
       method: 'auto',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),

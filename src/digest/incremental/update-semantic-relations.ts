@@ -21,6 +21,19 @@ import { updateDenseKnn } from './update-dense-knn.ts';
 import type { SchemaDelta } from './update-schema-relations.ts';
 import { updateSemanticKnn } from './update-semantic-knn.ts';
 
+/**
+ * With compactions in steps, the share of the snapshot a write's delta must reach to be compacted inside the
+ * write (one turn) instead of added incrementally and compacted after it in steps. The rule's 5% made every
+ * write of a small context a whole compaction in one turn: 102-memory adds into a growing user compacted it
+ * on each of their first 20 writes, 0.5 -> 5.3 s each, every other user's write waiting (round 31). A
+ * compaction costs ~2.6-0.4 ms a memory, an incremental add ~10-2.7 ms (2 KB texts at 2k; chat text at 10k:
+ * docs/living-archive.md "Round 31"), so the one turn is shorter compacting only from a delta of about
+ * 1/4-1/8 of the context: a quarter, the larger share. (Tried in round 31 alone, it let the compactions it
+ * started run without end under a flood; it came back in round 32 with the hold and cooldown of
+ * BackgroundCompactions.)
+ */
+export const BULK_RATIO_WITH_STEPS = 0.25;
+
 export interface SemanticRelationsReport {
   /** 'tfidf' or the embedding space the lists live in. */
   space: string;
@@ -72,6 +85,7 @@ export async function updateSemanticRelations(
     if (compactionLive(running)) {
       // The run's steps are the only writer of this context's semantic state: the ids wait for its replay.
       await appendBacklog(store, contextId, ids);
+      options.compactInBackground?.deferred?.(contextId, ids.length);
       return { space: 'tfidf', mode: 'deferred', warnings };
     }
     // A run whose process was killed left a mixed state and a backlog. A context without a
@@ -94,7 +108,11 @@ export async function updateSemanticRelations(
     warnings.push('finished an interrupted semantic compaction in one turn');
     return { space: 'tfidf', mode: 'compacted', warnings };
   }
-  const result = await updateSemanticKnn(store, contextId, delta, { approximateFrom });
+  const inSteps = options.compactInBackground !== undefined && canCompactInSteps(store);
+  const result = await updateSemanticKnn(store, contextId, delta, {
+    approximateFrom,
+    ...(inSteps ? { bulkRatio: BULK_RATIO_WITH_STEPS } : {}),
+  });
   if (result.needsCompaction) {
     const snapshot = await store.semantic.getSnapshot(contextId);
     if (snapshot !== undefined && snapshot.documents >= approximateFrom) {
@@ -113,8 +131,13 @@ export async function updateSemanticRelations(
       }
       return { space: 'tfidf', mode: result.mode, warnings };
     }
-    if (options.compactInBackground && canCompactInSteps(store)) {
-      // In steps, after this write (the facade's queue): no writer waits for the whole compaction.
+    if (inSteps && options.compactInBackground) {
+      // In steps, after this write (the facade's queue): no writer waits for the whole compaction. Not yet if
+      // the context's last run ended too recently (BackgroundCompactions' cooldown): a user writing without
+      // pause would otherwise compact without pause, the whole user every 5% of it.
+      if (options.compactInBackground.ready?.(contextId) === false) {
+        return { space: 'tfidf', mode: result.mode, warnings };
+      }
       await startCompaction(store, contextId, options.compactInBackground);
       return { space: 'tfidf', mode: result.mode, warnings };
     }

@@ -88,6 +88,73 @@ function mutualOf(
 }
 
 describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
+  it("a write's delta under a quarter of the context is added, then compacted in steps; inline only without a scheduler", async () => {
+    const [a, b, c] = [await open(), await open(), await open()];
+    const random = mulberry32(3);
+    const make = (n: number) => record(`m${String(n).padStart(4, '0')}`, skewedText(WORDS, random, 2, 9), n);
+    const initial = Array.from({ length: 200 }, (_, n) => make(n));
+    const tenth = Array.from({ length: 20 }, (_, n) => make(200 + n));
+    for (const store of [a, b, c]) {
+      await put(store, initial);
+      await compactSemantic(store, 'ctx', { k: 4 });
+      await put(store, tenth);
+    }
+    const delta = { upserted: tenth.map((after) => ({ after })), removed: [] };
+    // 10% of the snapshot reaches the 5% rule: with a scheduler it is added (one turn of adds), and the
+    // compaction goes to the background; before round 32 the write compacted the whole context itself.
+    const scheduled: SemanticCompactionMark[] = [];
+    // A scheduler not ready for the context (its last run ended too recently): added, and no run is started.
+    const cooling = await updateSemanticRelations(c, 'ctx', delta, {
+      compactInBackground: Object.assign(
+        (_context: string, mark: SemanticCompactionMark) => scheduled.push(mark),
+        {
+          ready: () => false,
+        },
+      ),
+    });
+    expect(cooling.mode).toBe('incremental');
+    expect(scheduled).toHaveLength(0);
+    expect(await readCompactionMark(c, 'ctx')).toBeUndefined();
+    expect(
+      (
+        await c.semantic.getDocs(
+          'ctx',
+          tenth.map((r) => r.id),
+        )
+      ).length,
+    ).toBe(20);
+    expect((await c.semantic.getSnapshot('ctx'))?.documents).toBe(200);
+    const stepped = await updateSemanticRelations(a, 'ctx', delta, {
+      compactInBackground: (_context, mark) => scheduled.push(mark),
+    });
+    expect(stepped.mode).toBe('incremental');
+    expect(scheduled).toHaveLength(1);
+    expect((await a.semantic.getSnapshot('ctx'))?.documents).toBe(200);
+    // Without one, compacting is the cheaper way to the same end (the rule would compact right after).
+    const inline = await updateSemanticRelations(b, 'ctx', delta, {});
+    expect(inline.mode).toBe('compacted');
+    expect((await b.semantic.getSnapshot('ctx'))?.documents).toBe(220);
+    // The steps end where the inline compaction did.
+    const result = await compactSemanticInSteps(a, 'ctx', scheduled[0]!, direct, { sizes: SIZES });
+    expect(result.outcome).toBe('done');
+    const ids = [...initial, ...tenth].map((r) => r.id);
+    expect((await stateOf(a, ids)).edges).toEqual((await stateOf(b, ids)).edges);
+    // A quarter or more is still compacted inside the write, scheduler or not.
+    const quarter = Array.from({ length: 60 }, (_, n) => make(220 + n));
+    await put(a, quarter);
+    const bulk = await updateSemanticRelations(
+      a,
+      'ctx',
+      { upserted: quarter.map((after) => ({ after })), removed: [] },
+      { compactInBackground: (_context, mark) => scheduled.push(mark) },
+    );
+    expect(bulk.mode).toBe('compacted');
+    expect(scheduled).toHaveLength(1);
+    await a.close();
+    await b.close();
+    await c.close();
+  });
+
   it('with no write between its steps, ends in exactly the state of compactSemantic', async () => {
     const [a, b] = [await open(), await open()];
     const live = await drifted(a, 7);
@@ -137,6 +204,45 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
     expect((await b.integrityCheck()).ok).toBe(true);
     await a.close();
     await b.close();
+  });
+
+  it("a backlog row larger than a step is applied in parts, one step's worth at a time", async () => {
+    const store = await open();
+    const live = await drifted(store, 5);
+    const random = mulberry32(17);
+    const mark = newCompactionMark();
+    await writeCompactionMark(store, 'ctx', mark);
+    const added = Array.from({ length: 12 }, (_, n) =>
+      record(`n${n}`, skewedText(WORDS, random, 2, 9), 900 + n),
+    );
+    const rows: number[][] = [];
+    const turn: CompactionTurn = async (work) => {
+      if (rows.length === 0) {
+        // One write of 12 memories before the run's first step: one backlog row of 12 ids.
+        for (const r of added) live.set(r.id, r);
+        await put(store, added);
+        const update = { upserted: added.map((after) => ({ after })), removed: [] };
+        expect((await updateSemanticRelations(store, 'ctx', update, {})).mode).toBe('deferred');
+      }
+      const sizes = [];
+      for (const key of await backlogKeys(store, 'ctx'))
+        sizes.push((await store.getMeta<string[]>(key))!.length);
+      rows.push(sizes);
+      return work();
+    };
+    const result = await compactSemanticInSteps(store, 'ctx', mark, turn, { sizes: SIZES });
+    expect(result.outcome).toBe('done');
+    expect(result.replayed).toBe(12);
+    // Steps of 5: the row holds 12, then 7, then 2 ids (before round 32 one step took all 12).
+    expect(rows.map((sizes) => sizes.join(',')).filter((sizes) => sizes !== '12')).toEqual(['7', '2']);
+    expect(await backlogKeys(store, 'ctx')).toEqual([]);
+    const ids = [...live.keys()].sort();
+    const docs = await store.semantic.getDocs('ctx', ids);
+    expect(docs.map((doc) => doc.memoryId)).toEqual(ids);
+    expect((await stateOf(store, ids)).edges.map((edge) => edge.split('|').slice(0, 2).join('|'))).toEqual(
+      mutualOf(docs),
+    );
+    await store.close();
   });
 
   it('writes between its steps go to the backlog and are applied under the new snapshot', async () => {
