@@ -5,12 +5,14 @@
  * as a deployment runs), sends `--requests` POST /v1/memories of about `--body-mib` each (records of
  * `--record-kb` of text) from `--clients` concurrent connections, then SIGTERMs the server. Prints the
  * flooder's answers by status, the other key's add latency (count, p50 / p95 / longest), the server's peak
- * RSS (VmHWM, all threads) and how long the server took to exit after SIGTERM (given up after 120 s).
+ * RSS (VmHWM, all threads), how long the server took to exit after SIGTERM (given up after 120 s), the
+ * flooder's own add latency, and the ids its writes left undigested in a compaction's backlog at exit.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { probeFlags, rankPercentile } from './support/probe-args.ts';
 
 const flag = probeFlags();
@@ -86,9 +88,14 @@ const other = (async () => {
 })();
 const started = performance.now();
 let sent = 0;
+const floodMs: number[] = [];
 await Promise.all(
   Array.from({ length: clients }, async () => {
-    while (sent < requests) count(`flood ${await post('kflood', body(sent++))}`);
+    while (sent < requests) {
+      const at = performance.now();
+      count(`flood ${await post('kflood', body(sent++))}`);
+      floodMs.push(performance.now() - at);
+    }
   }),
 );
 const wall = (performance.now() - started) / 1000;
@@ -106,6 +113,14 @@ if (!exited) {
   server.kill('SIGKILL');
   await new Promise((done) => server.once('exit', done));
 }
+// The flooding user's semantic debt: the ids its writes left in a running compaction's backlog, not digested
+// into semantic_knn yet (a stopped run keeps them for the next one).
+const db = new Database(join(dir, 'a.db'), { readonly: true });
+const backlogRows = db
+  .prepare("SELECT value FROM meta WHERE key >= 'semantic-backlog:' AND key < 'semantic-backlog;'")
+  .all() as Array<{ value: string }>;
+const backlogIds = backlogRows.reduce((sum, row) => sum + (JSON.parse(row.value) as unknown[]).length, 0);
+db.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
   JSON.stringify({
@@ -115,6 +130,12 @@ console.log(
     recordsPerBody: perBody,
     floodWallS: Number(wall.toFixed(1)),
     statuses,
+    floodAddMs: {
+      p50: Math.round(rankPercentile(floodMs, 0.5)),
+      p95: Math.round(rankPercentile(floodMs, 0.95)),
+      longest: Math.round(Math.max(0, ...floodMs)),
+    },
+    backlogIdsAtExit: backlogIds,
     otherAddMs: {
       n: otherMs.length,
       p50: Math.round(rankPercentile(otherMs, 0.5)),
