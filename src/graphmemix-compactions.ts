@@ -94,14 +94,8 @@ export class BackgroundCompactions {
     if (!this.backlogs.has(contextId)) {
       const backlog: Backlog = { ids: 0, limit: Number.POSITIVE_INFINITY };
       this.backlogs.set(contextId, backlog);
-      // The context's size, from its counter row: until it is read no write is held.
-      void this.store.countMemories(contextId).then(
-        (memories) => {
-          backlog.limit = compactionLimit(memories);
-          this.holdWhileOver(contextId, backlog);
-        },
-        () => undefined,
-      );
+      // Until the context's size is read no write is held.
+      this.readLimit(contextId, backlog);
     }
     // One run per context at a time: a newer mark supersedes the older run at its next step. Live from now
     // (whileRunning), not from when the older run has ended: a write meanwhile must not take the mark for stale.
@@ -120,13 +114,8 @@ export class BackgroundCompactions {
               if (backlog === undefined) return;
               backlog.ids = Math.max(0, backlog.ids - ids);
               this.holdWhileOver(contextId, backlog);
-              // The user grows while a flood keeps the run replaying: its limit follows (a counter read).
-              void this.store.countMemories(contextId).then(
-                (memories) => {
-                  backlog.limit = compactionLimit(memories);
-                },
-                () => undefined,
-              );
+              // The user grows while a flood keeps the run replaying: its limit follows.
+              this.readLimit(contextId, backlog);
             },
           },
         );
@@ -155,6 +144,17 @@ export class BackgroundCompactions {
       for (const [context, until] of this.cooldowns) if (until <= now) this.cooldowns.delete(context);
     }
     this.cooldowns.set(contextId, now + seconds * 1000);
+  }
+
+  /** The rule's limit for the context's size, from its counter row (one read, not awaited). */
+  private readLimit(contextId: string, backlog: Backlog): void {
+    void this.store.countMemories(contextId).then(
+      (memories) => {
+        backlog.limit = compactionLimit(memories);
+        this.holdWhileOver(contextId, backlog);
+      },
+      () => undefined,
+    );
   }
 
   /** A relation update of this process left `ids` in the backlog of `contextId`'s run. */
@@ -213,9 +213,8 @@ export class BackgroundCompactions {
    * backlog is kept).
    */
   async close(mode: 'finish' | 'stop' = 'finish'): Promise<void> {
-    if (mode === 'stop') this.stop();
-    this.closed = true;
-    for (const backlog of this.backlogs.values()) this.letGo(backlog);
+    if (mode === 'stop') this.stopping.abort();
+    this.shut();
     await this.idle();
   }
 
@@ -224,8 +223,13 @@ export class BackgroundCompactions {
    * (a server's shutdown: its queued writes then only append to the backlog, kept for the next run).
    */
   stop(): void {
-    this.closed = true;
     this.stopping.abort();
+    this.shut();
+  }
+
+  /** No new run, and no write held from now on. */
+  private shut(): void {
+    this.closed = true;
     for (const backlog of this.backlogs.values()) this.letGo(backlog);
   }
 

@@ -14,6 +14,7 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { BackgroundCompactions } from '../../src/graphmemix-compactions.ts';
 import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
 /**
@@ -49,6 +50,14 @@ async function expectAllDocumented(gm: Graphmemix): Promise<void> {
   const ids = notes(0, 631).map((note) => note.id);
   expect((await gm.store.semantic.getDocs('ann', ids)).length).toBe(631);
   expect((await gm.store.integrityCheck()).ok).toBe(true);
+}
+
+/** The ids in ann's backlog rows. */
+async function backlogIds(store: ArchiveStore): Promise<number> {
+  let ids = 0;
+  for (const key of await backlogKeys(store, 'ann'))
+    ids += ((await store.getMeta<string[]>(key)) ?? []).length;
+  return ids;
 }
 
 describe.each([
@@ -97,10 +106,7 @@ describe.each([
       let held = 0;
       for (let i = 0; i < 40; i++) {
         await gm.addMemories('ann', notes(630 + i * 20, 20));
-        let ids = 0;
-        for (const key of await backlogKeys(gm.store, 'ann')) {
-          ids += ((await gm.store.getMeta<string[]>(key)) ?? []).length;
-        }
+        const ids = await backlogIds(gm.store);
         // At most the limit of the run (computed from the user's size when it started), and the add that
         // reached it.
         expect(ids).toBeLessThanOrEqual(compactionLimit(await gm.store.countMemories('ann')) + 20);
@@ -131,9 +137,7 @@ describe.each([
       await Promise.all(adds);
       const store = await openStore(db);
       try {
-        let ids = 0;
-        for (const key of await backlogKeys(store, 'ann'))
-          ids += ((await store.getMeta<string[]>(key)) ?? []).length;
+        const ids = await backlogIds(store);
         // Most of the 2,000 ids are kept for the next run, not digested one add at a time before the close
         // could begin (without the stop, the write worker replayed ~1,860 of them, leaving ~140).
         expect(ids).toBeGreaterThanOrEqual(1000);
