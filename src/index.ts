@@ -56,6 +56,7 @@ export {
   createOpenAICompatibleChat,
   createOpenAICompatibleEmbedding,
   loadModelConfig,
+  type ServerLimitsConfig,
 } from './providers/index.ts';
 export type * from './providers/model-spec.ts';
 export { allowMediaFromEnv, allowMediaRoot, allowRemoteMedia } from './providers/to-image-url.ts';

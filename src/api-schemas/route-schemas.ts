@@ -151,6 +151,9 @@ export type RetrieveInput = z.infer<typeof retrieveSchema>;
 export type AnswerInput = z.infer<typeof answerSchema>;
 export type ViewInput = z.infer<typeof viewSchema>;
 
+/** The largest body budget an operator may set (64 GiB): above the memory of any machine this runs on. */
+export const MAX_BYTES_IN_FLIGHT = 64 * 1024 ** 3;
+
 /** `graphmemix serve` / `graphmemix mcp --http` flags (the listening side of the same API). */
 export const listenFlagsSchema = z.object({
   db: z.string().min(1).describe('Archive database file.'),
@@ -163,5 +166,11 @@ export const listenFlagsSchema = z.object({
     .min(1024)
     .max(1024 * 1024 * 1024)
     .optional(),
+  // Operator bounds (src/shell-kit/server-limits.ts); each beats the config file's `limits`.
+  max_pending_writes: z.coerce.number().int().min(1).max(65_536).optional(),
+  max_queued_questions: z.coerce.number().int().min(0).max(65_536).optional(),
+  bytes_in_flight: z.coerce.number().int().min(1024).max(MAX_BYTES_IN_FLIGHT).optional(),
+  key_bytes_in_flight: z.coerce.number().int().min(1024).max(MAX_BYTES_IN_FLIGHT).optional(),
+  key_requests_in_flight: z.coerce.number().int().min(1).max(65_536).optional(),
 });
 export type ListenFlags = z.infer<typeof listenFlagsSchema>;

@@ -30,6 +30,41 @@ const embeddingEndpointSchema = z.strictObject({
  * set; `embedding` inherits the connection (baseUrl, key, timeout, headers, concurrency) but never the
  * model, since a chat model does not embed. Unknown keys are rejected so a typo is named, not ignored.
  */
+/**
+ * Operator bounds of the long-running shells (`serve`, `mcp`), the same as their flags (which beat these):
+ * src/shell-kit/server-limits.ts, docs/interfaces.md "Backpressure".
+ */
+export const serverLimitsSchema = z.strictObject({
+  /** Largest request body (HTTP) or message line (MCP stdio), bytes (default 16 MiB). */
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 ** 3)
+    .optional(),
+  /** Write calls unsettled at once before the next is refused with BUSY (default 256). */
+  maxPendingWrites: z.number().int().min(1).max(65_536).optional(),
+  /** Questions waiting for a read worker before the next is refused with BUSY (default 64). */
+  maxQueuedQuestions: z.number().int().min(0).max(65_536).optional(),
+  /** Body bytes of all requests in flight (HTTP; default 16 bodies of the largest size). */
+  bytesInFlight: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 ** 3)
+    .optional(),
+  /** Body bytes of one key's requests in flight (HTTP; default 4 bodies of the largest size). */
+  keyBytesInFlight: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 ** 3)
+    .optional(),
+  /** Requests with a body of one key in flight (HTTP; default 64). */
+  keyRequestsInFlight: z.number().int().min(1).max(65_536).optional(),
+});
+export type ServerLimitsConfig = z.infer<typeof serverLimitsSchema>;
+
 export const modelConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   default: chatEndpointSchema.optional(),
@@ -57,6 +92,8 @@ export const modelConfigSchema = z.strictObject({
    * `./graphmemix-media/<host_port_db>`. Replicas on several machines must share it (docs/postgres.md).
    */
   mediaDir: z.string().min(1).optional(),
+  /** Bounds of `serve` and `mcp` (their flags beat these). */
+  limits: serverLimitsSchema.optional(),
 });
 
 export type ModelConfig = z.infer<typeof modelConfigSchema>;
@@ -90,6 +127,7 @@ export interface ResolvedModelConfig {
   apiKeys?: string[];
   db?: string;
   mediaDir?: string;
+  limits?: ServerLimitsConfig;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -181,6 +219,7 @@ export function resolveModelConfig(config: ModelConfig, env: Env = process.env):
   if (config.apiKeys !== undefined) out.apiKeys = [...config.apiKeys];
   if (config.db !== undefined) out.db = config.db;
   if (config.mediaDir !== undefined) out.mediaDir = config.mediaDir;
+  if (config.limits !== undefined) out.limits = { ...config.limits };
   return out;
 }
 
@@ -271,6 +310,7 @@ function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
   if (over.apiKeys !== undefined) out.apiKeys = over.apiKeys;
   if (over.db !== undefined) out.db = over.db;
   if (over.mediaDir !== undefined) out.mediaDir = over.mediaDir;
+  if (over.limits !== undefined) out.limits = { ...under.limits, ...over.limits };
   return out;
 }
 

@@ -32,6 +32,10 @@ export async function openShellGraphmemix(options: {
   mediaDigest?: 'inline' | 'background';
   /** Finish the forgets a stopped process left, in the background (the servers; one-shot commands do not). */
   resumeForgets?: boolean;
+  /** Unsettled write calls before BUSY (default 256; src/graphmemix-write-admission.ts). */
+  maxPendingWrites?: number;
+  /** Questions waiting for a read worker before BUSY (default 64; no effect without read workers). */
+  maxQueuedQuestions?: number;
 }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
@@ -53,11 +57,16 @@ export async function openShellGraphmemix(options: {
     // A write is acknowledged once stored; OCR, frames and pages follow in the background (media.status).
     mediaDigest: options.mediaDigest ?? 'background',
     ...(options.resumeForgets ? { resumeForgets: true } : {}),
+    ...(options.maxPendingWrites === undefined ? {} : { maxPendingWrites: options.maxPendingWrites }),
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
     readWorkers:
       readWorkers === 0
         ? false
-        : { ...(readWorkers === undefined ? {} : { size: readWorkers }), modelConfig: config },
+        : {
+            ...(readWorkers === undefined ? {} : { size: readWorkers }),
+            ...(options.maxQueuedQuestions === undefined ? {} : { maxQueue: options.maxQueuedQuestions }),
+            modelConfig: config,
+          },
   });
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,6 +78,135 @@ describe('graphmemix serve', () => {
       expect(noKeys.output().stderr).toContain('CONFIG');
       const publicOpen = cli(['serve', '--db', join(dir, 'a.db'), '--open', '--host', '0.0.0.0']);
       expect(await publicOpen.exited).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes its request bounds from flags and the config file, the flag winning; refuses contradicting ones', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-'));
+    try {
+      const config = join(dir, 'graphmemix.config.json');
+      writeFileSync(config, JSON.stringify({ limits: { keyRequestsInFlight: 1 } }));
+      const env = { GRAPHMEMIX_API_KEYS: 'ka=ann,kb=bob' };
+      const add = (url: string, key: string, user: string) =>
+        fetch(`${url}/v1/memories`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ user_id: user, memories: [{ id: 'm', text: 'a note' }] }),
+        });
+      /** A request of key `ka` whose body has not all arrived: it holds its place in the budget. */
+      const halfSent = async (url: string) => {
+        const socket = connect(Number(new URL(url).port), '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(
+          'POST /v1/memories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ka\r\n' +
+            'Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"user_id":"ann",',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return socket;
+      };
+      const fromConfig = cli(
+        ['serve', '--db', join(dir, 'a.db'), '--port', '0', '--json', '--config', config],
+        env,
+      );
+      const { url } = JSON.parse(await fromConfig.firstLine) as { url: string };
+      const held = await halfSent(url);
+      const refused = await add(url, 'ka', 'ann');
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'BUSY',
+        message: expect.stringContaining('this key has 1 requests in progress'),
+      });
+      expect((await add(url, 'kb', 'bob')).status).toBe(200);
+      held.destroy();
+      fromConfig.child.kill('SIGTERM');
+      expect(await fromConfig.exited).toBe(0);
+
+      const flagWins = cli(
+        [
+          'serve',
+          '--db',
+          join(dir, 'a.db'),
+          '--port',
+          '0',
+          '--json',
+          '--config',
+          config,
+          '--key-requests-in-flight',
+          '2',
+        ],
+        env,
+      );
+      const second = (JSON.parse(await flagWins.firstLine) as { url: string }).url;
+      const heldAgain = await halfSent(second);
+      expect((await add(second, 'ka', 'ann')).status).toBe(200);
+      heldAgain.destroy();
+      flagWins.child.kill('SIGTERM');
+      expect(await flagWins.exited).toBe(0);
+
+      const contradicting = cli(
+        ['serve', '--db', join(dir, 'b.db'), '--port', '0', '--key-bytes-in-flight', '2048'],
+        env,
+      );
+      expect(await contradicting.exited).toBe(2);
+      expect(contradicting.output().stderr).toMatch(
+        /CONFIG.*--key-bytes-in-flight \(2048 bytes\) is below the default body limit/,
+      );
+      const mcpStdio = cli(['mcp', '--db', join(dir, 'b.db'), '--bytes-in-flight', '99999999']);
+      expect(await mcpStdio.exited).toBe(2);
+      expect(mcpStdio.output().stderr).toContain(
+        '--bytes-in-flight bounds HTTP requests; MCP over stdio has none',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('mcp --http takes keys and bounds from the config file as serve does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-mcp-http-'));
+    try {
+      const config = join(dir, 'graphmemix.config.json');
+      writeFileSync(config, JSON.stringify({ apiKeys: ['kc=carol'], limits: { keyRequestsInFlight: 1 } }));
+      const mcp = cli(['mcp', '--http', '--db', join(dir, 'a.db'), '--port', '0', '--config', config]);
+      let port = 0;
+      for (let i = 0; i < 200 && port === 0; i++) {
+        port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(mcp.output().stderr)?.[1] ?? 0);
+        if (port === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(port).toBeGreaterThan(0);
+      const initialize = (key?: string) =>
+        fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: {
+            ...(key ? { authorization: `Bearer ${key}` } : {}),
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-03-26',
+              capabilities: {},
+              clientInfo: { name: 't', version: '1' },
+            },
+          }),
+        });
+      expect((await initialize()).status).toBe(401);
+      expect((await initialize('kc')).status).toBe(200);
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        'POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer kc\r\nAccept: application/json, text/event-stream\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await initialize('kc')).status).toBe(503);
+      socket.destroy();
+      mcp.child.kill('SIGTERM');
+      expect(await mcp.exited).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

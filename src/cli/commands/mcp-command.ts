@@ -3,10 +3,11 @@ import { parseInput } from '../../api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { announceNewArchive } from '../archive-checks.ts';
+import { addLimitOptions, type LimitFlags, limitFlagInput } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 import { untilSignal } from './serve-command.ts';
 
-interface McpFlags {
+interface McpFlags extends LimitFlags {
   db: string;
   http?: boolean;
   port: string;
@@ -14,11 +15,10 @@ interface McpFlags {
   open?: boolean;
   config?: string;
   users?: string;
-  maxBodyBytes?: string;
 }
 
 export function registerMcpCommand(program: Command): void {
-  program
+  const command = program
     .command('mcp')
     .description(
       'Run the MCP server (tools add_memory, search_memories, retrieve_evidence, answer_question, delete_memory).',
@@ -27,11 +27,11 @@ export function registerMcpCommand(program: Command): void {
     .option('--http', 'serve streamable HTTP at /mcp instead of stdio')
     .option('--port <n>', 'HTTP port', '8788')
     .option('--host <host>', 'HTTP interface to bind', '127.0.0.1')
-    .option('--open', 'HTTP without API keys (loopback only)')
-    .option(
-      '--max-body-bytes <n>',
-      'largest accepted request body (HTTP) or message line (stdio) in bytes (default 16 MiB)',
-    )
+    .option('--open', 'HTTP without API keys (loopback only)');
+  addLimitOptions(
+    command,
+    'largest accepted request body (HTTP) or message line (stdio) in bytes (default 16 MiB)',
+  )
     .option('--config <file>', 'model config file')
     .option(
       '--users <ids>',
@@ -56,12 +56,21 @@ Client config (stdio):
       if (!flags.http) {
         const { userScope } = await import('../../shell-kit/user-scope.ts');
         const users = stdioUsers(flags.users ?? process.env.GRAPHMEMIX_MCP_USERS);
-        const limits = parseInput(listenFlagsSchema, {
+        const input = parseInput(listenFlagsSchema, {
           db: flags.db,
           port: flags.port,
           host: flags.host,
-          max_body_bytes: flags.maxBodyBytes,
+          ...limitFlagInput(flags),
         });
+        const { refuseHttpOnlyLimits, resolveServerLimits } = await import(
+          '../../shell-kit/server-limits.ts'
+        );
+        refuseHttpOnlyLimits(input, 'MCP over stdio');
+        const { loadModelConfig } = await import('../../index.ts');
+        const limits = resolveServerLimits(
+          input,
+          loadModelConfig(flags.config ? { path: flags.config } : {}).limits,
+        );
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
         console.info = console.error;
@@ -70,12 +79,16 @@ Client config (stdio):
           db: flags.db,
           ...(flags.config ? { config: flags.config } : {}),
           resumeForgets: true,
+          ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
+          ...(limits.maxQueuedQuestions === undefined
+            ? {}
+            : { maxQueuedQuestions: limits.maxQueuedQuestions }),
         });
         try {
           await serveMcpStdio(graphmemix, {
             scope: userScope(users),
             mediaDir: graphmemix.mediaDir ?? mediaDirFor(flags.db),
-            ...(limits.max_body_bytes === undefined ? {} : { maxMessageBytes: limits.max_body_bytes }),
+            ...(limits.maxBodyBytes === undefined ? {} : { maxMessageBytes: limits.maxBodyBytes }),
           });
         } finally {
           // The client closed the session: MCP's stdio shutdown expects a prompt exit (SIGTERM, then SIGKILL,
@@ -90,20 +103,27 @@ Client config (stdio):
         port: flags.port,
         host: flags.host,
         open: flags.open === true,
-        max_body_bytes: flags.maxBodyBytes,
+        ...limitFlagInput(flags),
       });
       if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
       }
+      const { loadModelConfig } = await import('../../index.ts');
+      const config = loadModelConfig(flags.config ? { path: flags.config } : {});
+      const { resolveServerLimits } = await import('../../shell-kit/server-limits.ts');
+      const limits = resolveServerLimits(input, config.limits);
       announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
         resumeForgets: true,
+        ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
+        ...(limits.maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions: limits.maxQueuedQuestions }),
       });
       const { serve } = await import('@hono/node-server');
       const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
-      const apiKeys = apiKeysFromEnv();
+      // Keys from the environment and from the config file's `apiKeys`, as `serve` takes them.
+      const apiKeys = [...apiKeysFromEnv(), ...(config.apiKeys ?? [])];
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
       if (warning) process.stderr.write(`${warning}\n`);
       let boundPort: number | undefined;
@@ -113,7 +133,8 @@ Client config (stdio):
         open: input.open === true,
         port: () => boundPort,
         mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
-        ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
+        ...(limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: limits.maxBodyBytes }),
+        budget: limits.budget,
       });
       const server = serve({ fetch: app.fetch, port: input.port, hostname: input.host }, (info) => {
         boundPort = info.port;

@@ -4,20 +4,20 @@ import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { RunningServer } from '../../server/index.ts';
 import { announceNewArchive } from '../archive-checks.ts';
+import { addLimitOptions, type LimitFlags, limitFlagInput } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
-interface ServeFlags {
+interface ServeFlags extends LimitFlags {
   db: string;
   port: string;
   host: string;
   open?: boolean;
   config?: string;
-  maxBodyBytes?: string;
   json?: boolean;
 }
 
 export function registerServeCommand(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description(
       'Serve the HTTP API (and the viewer at /view) over an archive. Keys: GRAPHMEMIX_API_KEYS=key=alice|bob,...',
@@ -26,8 +26,8 @@ export function registerServeCommand(program: Command): void {
     .option('--port <n>', 'port to listen on', '8787')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--open', 'open local mode: no API keys, binds 127.0.0.1 only')
-    .option('--config <file>', 'model config file (default: $GRAPHMEMIX_CONFIG or ./graphmemix.config.json)')
-    .option('--max-body-bytes <n>', 'largest accepted request body in bytes (default 16 MiB)')
+    .option('--config <file>', 'model config file (default: $GRAPHMEMIX_CONFIG or ./graphmemix.config.json)');
+  addLimitOptions(command, 'largest accepted request body in bytes (default 16 MiB)')
     .option('--json', 'print the listening address as JSON')
     .addHelpText(
       'after',
@@ -35,6 +35,7 @@ export function registerServeCommand(program: Command): void {
 Examples:
   $ GRAPHMEMIX_API_KEYS='ka=alice,kb=bob|carol,kroot=*' graphmemix serve --db archive.db --port 8787
   $ graphmemix serve --db archive.db --open
+  $ graphmemix serve --db archive.db --max-pending-writes 64 --key-requests-in-flight 8
   $ curl -s localhost:8787/v1/retrieve -H 'authorization: Bearer ka' \\
       -H 'content-type: application/json' \\
       -d '{"user_id":"alice","question":"When is the design review?","k":10}'`,
@@ -45,7 +46,7 @@ Examples:
         port: flags.port,
         host: flags.host,
         open: flags.open === true,
-        max_body_bytes: flags.maxBodyBytes,
+        ...limitFlagInput(flags),
       });
       if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
@@ -56,8 +57,10 @@ Examples:
       const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
       // Keys from the environment and from the config file's `apiKeys` (same entry form).
       const { loadModelConfig } = await import('../../index.ts');
-      const fileKeys = loadModelConfig(flags.config ? { path: flags.config } : {}).apiKeys ?? [];
-      const apiKeys = [...apiKeysFromEnv(), ...fileKeys];
+      const config = loadModelConfig(flags.config ? { path: flags.config } : {});
+      const { resolveServerLimits } = await import('../../shell-kit/server-limits.ts');
+      const limits = resolveServerLimits(input, config.limits);
+      const apiKeys = [...apiKeysFromEnv(), ...(config.apiKeys ?? [])];
       const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
       if (warning) process.stderr.write(`${warning}\n`);
       announceNewArchive(input.db);
@@ -65,6 +68,8 @@ Examples:
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
         resumeForgets: true,
+        ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
+        ...(limits.maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions: limits.maxQueuedQuestions }),
       });
       let server: RunningServer;
       try {
@@ -75,7 +80,8 @@ Examples:
           open: input.open === true,
           apiKeys,
           mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
-          ...(input.max_body_bytes === undefined ? {} : { maxBodyBytes: input.max_body_bytes }),
+          ...(limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: limits.maxBodyBytes }),
+          budget: limits.budget,
         });
       } catch (error) {
         await graphmemix.close();

@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+
+/** The operator bounds of `serve` and `mcp` as commander gives them (strings; validated by listenFlagsSchema). */
+export interface LimitFlags {
+  maxBodyBytes?: string;
+  maxPendingWrites?: string;
+  maxQueuedQuestions?: string;
+  bytesInFlight?: string;
+  keyBytesInFlight?: string;
+  keyRequestsInFlight?: string;
+}
+
+/** Adds the bounds shared by `serve` and `mcp` (each beats the config file's `limits`). */
+export function addLimitOptions(command: Command, bodyHelp: string): Command {
+  return command
+    .option('--max-body-bytes <n>', bodyHelp)
+    .option('--max-pending-writes <n>', 'write calls unsettled at once before BUSY (default 256)')
+    .option('--max-queued-questions <n>', 'questions waiting for a read worker before BUSY (default 64)')
+    .option(
+      '--bytes-in-flight <n>',
+      'HTTP: body bytes of all requests in flight (default 16 x the body limit)',
+    )
+    .option(
+      '--key-bytes-in-flight <n>',
+      "HTTP: body bytes of one key's requests in flight (default 4 x the body limit)",
+    )
+    .option('--key-requests-in-flight <n>', 'HTTP: requests with a body of one key in flight (default 64)');
+}
+
+/** The flags in listenFlagsSchema's names (unset ones left out). */
+export function limitFlagInput(flags: LimitFlags): Record<string, string> {
+  const pairs: Array<[string, string | undefined]> = [
+    ['max_body_bytes', flags.maxBodyBytes],
+    ['max_pending_writes', flags.maxPendingWrites],
+    ['max_queued_questions', flags.maxQueuedQuestions],
+    ['bytes_in_flight', flags.bytesInFlight],
+    ['key_bytes_in_flight', flags.keyBytesInFlight],
+    ['key_requests_in_flight', flags.keyRequestsInFlight],
+  ];
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) if (value !== undefined) out[name] = value;
+  return out;
+}

@@ -1,0 +1,93 @@
+import type { ListenFlags } from '../api-schemas/route-schemas.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import type { ServerLimitsConfig } from '../index.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './request-body-limit.ts';
+import type { RequestBudgetOptions } from './request-budget.ts';
+
+/** What a long-running shell passes on: body size and budget to the listener, the rest to the archive. */
+export interface ServerLimits {
+  maxBodyBytes?: number;
+  budget: Omit<RequestBudgetOptions, 'maxBodyBytes'>;
+  maxPendingWrites?: number;
+  maxQueuedQuestions?: number;
+}
+
+/** Each flag and the config field it overrides (errors name the one the operator wrote). */
+const FIELDS = [
+  ['max_body_bytes', 'maxBodyBytes', '--max-body-bytes'],
+  ['max_pending_writes', 'maxPendingWrites', '--max-pending-writes'],
+  ['max_queued_questions', 'maxQueuedQuestions', '--max-queued-questions'],
+  ['bytes_in_flight', 'bytesInFlight', '--bytes-in-flight'],
+  ['key_bytes_in_flight', 'keyBytesInFlight', '--key-bytes-in-flight'],
+  ['key_requests_in_flight', 'keyRequestsInFlight', '--key-requests-in-flight'],
+] as const;
+
+/** The flags that bound HTTP requests only (an MCP stdio session has no request bodies in flight). */
+export const HTTP_ONLY_LIMIT_FLAGS = [
+  'bytes_in_flight',
+  'key_bytes_in_flight',
+  'key_requests_in_flight',
+] as const;
+
+/**
+ * The bounds of `serve` / `mcp`: each flag beats the config file's `limits` field, unset ones keep the
+ * defaults of the code that applies them. Refuses (CONFIG, naming both settings) a combination under which
+ * a valid request could never be admitted: a key's byte share below the largest body (a body between the
+ * two would be answered BUSY forever), or the whole budget below one key's share.
+ */
+export function resolveServerLimits(
+  flags: Partial<ListenFlags>,
+  config: ServerLimitsConfig = {},
+): ServerLimits {
+  const value = (flag: (typeof FIELDS)[number][0], field: (typeof FIELDS)[number][1]) =>
+    flags[flag] ?? config[field];
+  const source = (flag: (typeof FIELDS)[number][0]) => {
+    const entry = FIELDS.find(([name]) => name === flag)!;
+    return flags[flag] === undefined ? `limits.${entry[1]}` : entry[2];
+  };
+  const maxBodyBytes = value('max_body_bytes', 'maxBodyBytes');
+  const totalBytes = value('bytes_in_flight', 'bytesInFlight');
+  const perCallerBytes = value('key_bytes_in_flight', 'keyBytesInFlight');
+  const perCallerRequests = value('key_requests_in_flight', 'keyRequestsInFlight');
+  const body = maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  // The request budget's own defaults, to check a combination where only some are set.
+  const keyBytes = perCallerBytes ?? 4 * body;
+  const allBytes = totalBytes ?? 16 * body;
+  if (keyBytes < body) {
+    throw limitError(
+      `${perCallerBytes === undefined ? 'the default key share' : source('key_bytes_in_flight')} (${keyBytes} bytes) is below ${maxBodyBytes === undefined ? 'the default body limit' : source('max_body_bytes')} (${body} bytes): a body between the two would be refused as BUSY forever`,
+      perCallerBytes === undefined ? 'max_body_bytes' : 'key_bytes_in_flight',
+    );
+  }
+  if (allBytes < keyBytes) {
+    throw limitError(
+      `${totalBytes === undefined ? 'the default budget' : source('bytes_in_flight')} (${allBytes} bytes) is below ${perCallerBytes === undefined ? 'the default key share' : source('key_bytes_in_flight')} (${keyBytes} bytes)`,
+      totalBytes === undefined ? 'key_bytes_in_flight' : 'bytes_in_flight',
+    );
+  }
+  const maxPendingWrites = value('max_pending_writes', 'maxPendingWrites');
+  const maxQueuedQuestions = value('max_queued_questions', 'maxQueuedQuestions');
+  return {
+    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    budget: {
+      ...(totalBytes === undefined ? {} : { totalBytes }),
+      ...(perCallerBytes === undefined ? {} : { perCallerBytes }),
+      ...(perCallerRequests === undefined ? {} : { perCallerRequests }),
+    },
+    ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
+    ...(maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions }),
+  };
+}
+
+/** The HTTP-only bounds given as flags to a shell without HTTP: named, so a flag is never silently ignored. */
+export function refuseHttpOnlyLimits(flags: Partial<ListenFlags>, shell: string): void {
+  for (const flag of HTTP_ONLY_LIMIT_FLAGS) {
+    if (flags[flag] !== undefined) {
+      throw limitError(`--${flag.replaceAll('_', '-')} bounds HTTP requests; ${shell} has none`, flag);
+    }
+  }
+}
+
+function limitError(message: string, field: string): GraphmemixError {
+  return new GraphmemixError('CONFIG', message, { location: { field } });
+}
