@@ -8,6 +8,7 @@ export interface LimitFlags {
   bytesInFlight?: string;
   keyBytesInFlight?: string;
   keyRequestsInFlight?: string;
+  keyQuestionsInFlight?: string;
 }
 
 /** Adds the bounds shared by `serve` and `mcp` (each beats the config file's `limits`). */
@@ -24,7 +25,8 @@ export function addLimitOptions(command: Command, bodyHelp: string): Command {
       '--key-bytes-in-flight <n>',
       "HTTP: body bytes of one key's requests in flight (default 4 x the body limit)",
     )
-    .option('--key-requests-in-flight <n>', 'HTTP: requests with a body of one key in flight (default 64)');
+    .option('--key-requests-in-flight <n>', 'HTTP: requests with a body of one key in flight (default 64)')
+    .option('--key-questions-in-flight <n>', 'HTTP: questions of one key in progress (default 16)');
 }
 
 /** The flags in listenFlagsSchema's names (unset ones left out). */
@@ -36,6 +38,7 @@ export function limitFlagInput(flags: LimitFlags): Record<string, string> {
     ['bytes_in_flight', flags.bytesInFlight],
     ['key_bytes_in_flight', flags.keyBytesInFlight],
     ['key_requests_in_flight', flags.keyRequestsInFlight],
+    ['key_questions_in_flight', flags.keyQuestionsInFlight],
   ];
   const out: Record<string, string> = {};
   for (const [name, value] of pairs) if (value !== undefined) out[name] = value;

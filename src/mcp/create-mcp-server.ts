@@ -30,6 +30,11 @@ export interface McpServerOptions {
   scope?: UserScope;
   /** The archive's media store: add_memory may reference files only in `<mediaDir>/<user_id>/`. */
   mediaDir?: string;
+  /**
+   * Takes a slot of the caller's question share for a question tool (search, retrieve, answer), returning its
+   * release; throws BUSY when the share is taken (MCP over HTTP: QuestionShare, src/shell-kit/question-share.ts).
+   */
+  questionSlot?: () => () => void;
 }
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -45,6 +50,16 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
   codeSdkToolErrors(server);
   const scope = options.scope ?? ALL_USERS;
   const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
+  // A question tool holds a slot of its caller's share while it runs (none over stdio: one client).
+  const runQuestion: typeof runTool = (work) =>
+    runTool(async () => {
+      const release = options.questionSlot?.();
+      try {
+        return await work();
+      } finally {
+        release?.();
+      }
+    });
 
   server.registerTool(
     'add_memory',
@@ -88,7 +103,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     },
     // extra.signal aborts when the client cancels the call or the transport closes: model calls stop with it.
     (input, extra) =>
-      runTool(async () => {
+      runQuestion(async () => {
         allow(input.user_id);
         const found = await graphmemix.searchMemories(input.user_id, input.query, {
           ...(input.k === undefined ? {} : { k: input.k }),
@@ -112,7 +127,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: true },
     },
     (input, extra) =>
-      runTool(async () => {
+      runQuestion(async () => {
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.retrieve(input.user_id, question, {
@@ -135,7 +150,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       annotations: { readOnlyHint: true },
     },
     (input, extra) =>
-      runTool(async () => {
+      runQuestion(async () => {
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });

@@ -8,6 +8,7 @@ import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { QuestionShare } from '../shell-kit/question-share.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS } from '../shell-kit/user-scope.ts';
@@ -104,10 +105,14 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
       ...options.budget,
     }),
   );
+  // One key's share of the question capacity, as the REST API's question routes (none in open mode).
+  const questions = options.open ? undefined : new QuestionShare(options.budget?.perCallerQuestions);
   app.all('/mcp', async (c) => {
+    const caller = c.get('caller') ?? 'unknown';
     // The key's users bound every tool of this request's server.
     const server = createMcpServer(options.graphmemix, {
       scope: c.get('userScope') ?? { all: false, users: new Set<string>() },
+      ...(questions === undefined ? {} : { questionSlot: () => questions.take(caller) }),
       ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
     });
     // No sessionIdGenerator: stateless mode.

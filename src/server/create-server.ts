@@ -11,6 +11,7 @@ import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
+import { QuestionShare } from '../shell-kit/question-share.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
@@ -43,6 +44,9 @@ export interface ServerOptions {
 }
 
 export { DEFAULT_MAX_BODY_BYTES } from '../shell-kit/request-body-limit.ts';
+
+/** Routes that ask a question (each takes a slot of its key's QuestionShare). */
+const QUESTION_ROUTES = ['/v1/search', '/v1/retrieve', '/v1/answer', '/view'] as const;
 
 /** Routes that take multipart uploads (open mode accepts multipart only there). */
 const MULTIPART_ROUTES = new Set(['/v1/memories', '/v1/memories/import']);
@@ -124,6 +128,12 @@ export function createServer(options: ServerOptions): Hono {
   app.use('/v1/*', requestBodyLimit(maxBodyBytes));
   // Bodies in flight, in all and per key: many concurrent uploads must not grow the process without bound.
   app.use('/v1/*', requestBudget({ maxBodyBytes, ...options.budget }));
+  // One key's share of the question capacity (the read workers' queue is every key's). Open mode has one
+  // caller, the local owner: the queue's own bound is its only one.
+  if (!options.open) {
+    const questions = new QuestionShare(options.budget?.perCallerQuestions);
+    for (const path of QUESTION_ROUTES) app.use(path, questions.middleware());
+  }
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);

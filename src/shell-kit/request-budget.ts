@@ -19,6 +19,11 @@ export interface RequestBudgetOptions {
   perCallerBytes?: number;
   /** Requests (other than GET / HEAD / OPTIONS) of one caller in flight (default 64). */
   perCallerRequests?: number;
+  /**
+   * Questions of one caller in progress, the viewer's GET included (default 16; applied by QuestionShare,
+   * src/shell-kit/question-share.ts, on the question routes and MCP's question tools).
+   */
+  perCallerQuestions?: number;
 }
 
 export const DEFAULT_CALLER_REQUESTS = 64;

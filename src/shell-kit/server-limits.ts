@@ -20,13 +20,15 @@ const FIELDS = [
   ['bytes_in_flight', 'bytesInFlight', '--bytes-in-flight'],
   ['key_bytes_in_flight', 'keyBytesInFlight', '--key-bytes-in-flight'],
   ['key_requests_in_flight', 'keyRequestsInFlight', '--key-requests-in-flight'],
+  ['key_questions_in_flight', 'keyQuestionsInFlight', '--key-questions-in-flight'],
 ] as const;
 
-/** The flags that bound HTTP requests only (an MCP stdio session has no request bodies in flight). */
+/** The flags that bound HTTP requests only (an MCP stdio session has one client and no bodies in flight). */
 export const HTTP_ONLY_LIMIT_FLAGS = [
   'bytes_in_flight',
   'key_bytes_in_flight',
   'key_requests_in_flight',
+  'key_questions_in_flight',
 ] as const;
 
 /**
@@ -49,6 +51,7 @@ export function resolveServerLimits(
   const totalBytes = value('bytes_in_flight', 'bytesInFlight');
   const perCallerBytes = value('key_bytes_in_flight', 'keyBytesInFlight');
   const perCallerRequests = value('key_requests_in_flight', 'keyRequestsInFlight');
+  const perCallerQuestions = value('key_questions_in_flight', 'keyQuestionsInFlight');
   const body = maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // The request budget's own defaults, to check a combination where only some are set.
   const keyBytes = perCallerBytes ?? 4 * body;
@@ -73,6 +76,7 @@ export function resolveServerLimits(
       ...(totalBytes === undefined ? {} : { totalBytes }),
       ...(perCallerBytes === undefined ? {} : { perCallerBytes }),
       ...(perCallerRequests === undefined ? {} : { perCallerRequests }),
+      ...(perCallerQuestions === undefined ? {} : { perCallerQuestions }),
     },
     ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     ...(maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions }),

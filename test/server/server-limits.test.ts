@@ -29,16 +29,19 @@ describe('server limits (serve / mcp flags and the config file)', () => {
   });
 
   it('a flag beats the config field; unset flags keep the config values', () => {
-    const limits = resolveServerLimits(listen({ max_pending_writes: '8', key_requests_in_flight: '3' }), {
-      maxPendingWrites: 100,
-      maxQueuedQuestions: 5,
-      keyRequestsInFlight: 9,
-      bytesInFlight: 512 * MiB,
-    });
+    const limits = resolveServerLimits(
+      listen({ max_pending_writes: '8', key_requests_in_flight: '3', key_questions_in_flight: '4' }),
+      {
+        maxPendingWrites: 100,
+        maxQueuedQuestions: 5,
+        keyRequestsInFlight: 9,
+        bytesInFlight: 512 * MiB,
+      },
+    );
     expect(limits).toEqual({
       maxPendingWrites: 8,
       maxQueuedQuestions: 5,
-      budget: { perCallerRequests: 3, totalBytes: 512 * MiB },
+      budget: { perCallerRequests: 3, perCallerQuestions: 4, totalBytes: 512 * MiB },
     });
   });
 
@@ -90,6 +93,9 @@ describe('server limits (serve / mcp flags and the config file)', () => {
     );
     expect(error.code).toBe('CONFIG');
     expect(error.message).toContain('--key-requests-in-flight bounds HTTP requests; MCP over stdio has none');
+    expect(() => refuseHttpOnlyLimits(listen({ key_questions_in_flight: '2' }), 'MCP over stdio')).toThrow(
+      /--key-questions-in-flight/,
+    );
     expect(() => refuseHttpOnlyLimits(listen({ max_pending_writes: '2' }), 'MCP over stdio')).not.toThrow();
   });
 
