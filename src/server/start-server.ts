@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
-import { apiKeyEntriesFromEnv } from '../shell-kit/api-keys.ts';
+import { apiKeyEntriesFromEnv, checkKeyLengths, isLoopbackHost } from '../shell-kit/api-keys.ts';
 import { tuneHttpServer } from '../shell-kit/tune-http-server.ts';
 import { createServer, type ServerOptions } from './create-server.ts';
 
@@ -16,8 +16,6 @@ export interface RunningServer {
   port: number;
   close(): Promise<void>;
 }
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * Key entries from GRAPHMEMIX_API_KEYS (comma-separated; each `key=alice|bob`, `key=*` or a bare key), the
@@ -33,12 +31,14 @@ export function apiKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
-  if (options.open && !LOOPBACK.has(host)) {
+  if (options.open && !isLoopbackHost(host)) {
     throw new GraphmemixError(
       'CONFIG',
       `--open serves without API keys and binds 127.0.0.1 only; refusing host ${host}`,
     );
   }
+  // Short keys are refused where other machines can try keys (the CLI prints the loopback warning).
+  if (!options.open) checkKeyLengths(options.apiKeys ?? [], host);
   let boundPort: number | undefined;
   // Open mode checks Host/Origin against the port actually bound (port 0 picks one at listen).
   const app = createServer({ ...options, port: () => boundPort });

@@ -59,6 +59,68 @@ export function bareKeyWarning(count: number): string | undefined {
     : `warning: ${count} API key(s) without users grant access to EVERY user; bind them with key=alice|bob (or key=* to keep all)`;
 }
 
+/**
+ * Keys shorter than this are refused on a listener other clients can reach, and warned about on loopback:
+ * nothing limits how fast a client may try keys (every failure is one cheap 401), so a short key is found by
+ * trying. 16 characters of a random base64 or hex key are 64-96 bits.
+ */
+export const MIN_NETWORK_KEY_CHARS = 16;
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** True for the interfaces only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host);
+}
+
+/** How many keys are shorter than MIN_NETWORK_KEY_CHARS. */
+export function shortKeyCount(entries: readonly (string | ApiKeyGrant)[]): number {
+  return parseApiKeys(entries).grants.filter((grant) => grant.key.length < MIN_NETWORK_KEY_CHARS).length;
+}
+
+/**
+ * Refuses (CONFIG) short keys on a host other machines reach; on loopback returns the warning to print (or
+ * undefined). The count only: a key never appears in a message.
+ */
+export function checkKeyLengths(
+  entries: readonly (string | ApiKeyGrant)[],
+  host: string,
+): string | undefined {
+  const short = shortKeyCount(entries);
+  if (short === 0) return undefined;
+  const what = `${short} API key(s) shorter than ${MIN_NETWORK_KEY_CHARS} characters`;
+  if (!isLoopbackHost(host)) {
+    throw new GraphmemixError(
+      'CONFIG',
+      `${what}: refused on ${host}, which other machines reach (a short key is found by trying keys); use long random keys, e.g. \`openssl rand -hex 24\``,
+      { location: { field: 'GRAPHMEMIX_API_KEYS' } },
+    );
+  }
+  return `warning: ${what}; fine on loopback, refused on any other interface`;
+}
+
+/**
+ * What a listening shell (`serve`, `mcp --http`) checks of its keys before it opens anything: keys are given
+ * unless open mode (CONFIG), none is short on a host other machines reach (CONFIG); returns the warnings to
+ * print (bare keys; short keys on loopback).
+ */
+export function checkListenKeys(
+  entries: readonly (string | ApiKeyGrant)[],
+  options: { host: string; open: boolean },
+): string[] {
+  if (options.open) return [];
+  const { grants, bareKeys } = parseApiKeys(entries);
+  if (grants.length === 0) {
+    throw new GraphmemixError(
+      'CONFIG',
+      'API keys are required: set GRAPHMEMIX_API_KEYS (key=user|user,...) or start in open local mode (--open)',
+    );
+  }
+  return [bareKeyWarning(bareKeys), checkKeyLengths(grants, options.host)].filter(
+    (warning): warning is string => warning !== undefined,
+  );
+}
+
 function checkGrant(grant: ApiKeyGrant): ApiKeyGrant {
   if (grant.key.trim().length < 1) throw new GraphmemixError('CONFIG', 'an API key entry has an empty key');
   if (grant.users !== '*') {

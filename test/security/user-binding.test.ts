@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openGraphmemix } from '../../src/graphmemix.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
-import { parseApiKeys } from '../../src/shell-kit/api-keys.ts';
+import { startServer } from '../../src/server/start-server.ts';
+import { checkListenKeys, MIN_NETWORK_KEY_CHARS, parseApiKeys } from '../../src/shell-kit/api-keys.ts';
 import { userScope } from '../../src/shell-kit/user-scope.ts';
 import {
   connectMcp,
@@ -268,6 +270,51 @@ describe('key entries', () => {
     ]);
     expect(bareKeys).toBe(2);
     expect(() => parseApiKeys(['k=../etc'])).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+    handled();
+  });
+
+  it('short keys: refused on a host other machines reach, a warning on loopback; no keys, no start', async () => {
+    const handled = tally.tried('short keys on a network interface');
+    const long = 'k'.repeat(MIN_NETWORK_KEY_CHARS);
+    const short = 'k'.repeat(MIN_NETWORK_KEY_CHARS - 1);
+    expect(checkListenKeys([`${long}=alice`], { host: '0.0.0.0', open: false })).toEqual([]);
+    const refused = (() => {
+      try {
+        checkListenKeys([`${long}=alice`, `${short}=bob`], { host: '0.0.0.0', open: false });
+      } catch (error) {
+        return error as { code: string; message: string };
+      }
+      return undefined;
+    })();
+    expect(refused?.code).toBe('CONFIG');
+    expect(refused?.message).toContain('1 API key(s) shorter than 16 characters: refused on 0.0.0.0');
+    // A key never appears in a message.
+    expect(refused?.message).not.toContain(short);
+    expect(checkListenKeys([`${short}=bob`], { host: '127.0.0.1', open: false })).toEqual([
+      'warning: 1 API key(s) shorter than 16 characters; fine on loopback, refused on any other interface',
+    ]);
+    expect(checkListenKeys([], { host: '127.0.0.1', open: true })).toEqual([]);
+    expect(() => checkListenKeys([], { host: '127.0.0.1', open: false })).toThrow(/API keys are required/);
+    // The library's listener applies the same rule.
+    const gm = await openGraphmemix({ db: 'memory:' });
+    try {
+      await expect(
+        startServer({ graphmemix: gm, apiKeys: [`${short}=bob`], host: '0.0.0.0', port: 0 }),
+      ).rejects.toMatchObject({
+        code: 'CONFIG',
+      });
+      const server = await startServer({
+        graphmemix: gm,
+        apiKeys: [`${long}=bob`],
+        host: '0.0.0.0',
+        port: 0,
+      });
+      const health = await fetch(`http://127.0.0.1:${server.port}/v1/health`);
+      expect(health.status).toBe(200);
+      await server.close();
+    } finally {
+      await gm.close();
+    }
     handled();
   });
 });

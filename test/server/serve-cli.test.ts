@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -207,6 +207,33 @@ describe('graphmemix serve', () => {
       socket.destroy();
       mcp.child.kill('SIGTERM');
       expect(await mcp.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checks its keys before it opens anything: none, or short ones on a network interface, create no archive', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-keys-'));
+    try {
+      for (const [args, env] of [
+        [['serve', '--port', '0'], {}],
+        [['serve', '--port', '0', '--host', '0.0.0.0'], { GRAPHMEMIX_API_KEYS: 'short=alice' }],
+        [['mcp', '--http', '--port', '0'], {}],
+        [['mcp', '--http', '--port', '0', '--host', '0.0.0.0'], { GRAPHMEMIX_API_KEYS: 'short=alice' }],
+      ] as const) {
+        const refused = cli([...args, '--db', join(dir, 'a.db')], env);
+        expect(await refused.exited, args.join(' ')).toBe(2);
+        expect(refused.output().stderr).toMatch(/CONFIG.*(API keys are required|shorter than 16 characters)/);
+        expect(existsSync(join(dir, 'a.db')), args.join(' ')).toBe(false);
+      }
+      // On loopback a short key starts, with a warning.
+      const local = cli(['serve', '--db', join(dir, 'a.db'), '--port', '0', '--json'], {
+        GRAPHMEMIX_API_KEYS: 'short=alice',
+      });
+      await local.firstLine;
+      expect(local.output().stderr).toContain('warning: 1 API key(s) shorter than 16 characters');
+      local.child.kill('SIGTERM');
+      expect(await local.exited).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -112,6 +112,11 @@ Client config (stdio):
       const config = loadModelConfig(flags.config ? { path: flags.config } : {});
       const { resolveServerLimits } = await import('../../shell-kit/server-limits.ts');
       const limits = resolveServerLimits(input, config.limits);
+      const { checkListenKeys } = await import('../../shell-kit/api-keys.ts');
+      // Keys from the environment and from the config file's `apiKeys`, as `serve` takes them; checked before
+      // the archive opens.
+      const apiKeys = [...apiKeysFromEnv(), ...(config.apiKeys ?? [])];
+      const warnings = checkListenKeys(apiKeys, { host: input.host, open: input.open === true });
       announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
@@ -121,12 +126,10 @@ Client config (stdio):
         ...(limits.maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions: limits.maxQueuedQuestions }),
       });
       const { serve } = await import('@hono/node-server');
-      const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
-      // Keys from the environment and from the config file's `apiKeys`, as `serve` takes them.
-      const apiKeys = [...apiKeysFromEnv(), ...(config.apiKeys ?? [])];
-      const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
-      if (warning) process.stderr.write(`${warning}\n`);
+      for (const warning of warnings) process.stderr.write(`${warning}\n`);
       let boundPort: number | undefined;
+      // Listening for the signal before the ready line: a supervisor may stop the server the moment it reads it.
+      const stopped = untilSignal();
       const app = createMcpHttpApp({
         graphmemix,
         apiKeys,
@@ -142,7 +145,7 @@ Client config (stdio):
       });
       const { tuneHttpServer } = await import('../../shell-kit/tune-http-server.ts');
       tuneHttpServer(server as import('node:http').Server);
-      await untilSignal();
+      await stopped;
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // As `serve`: a shutdown stops the automatic compactions under way at their next step.
       await graphmemix.close({ background: 'stop' });

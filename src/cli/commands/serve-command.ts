@@ -54,15 +54,16 @@ Examples:
       // Loaded on use: the CLI starts fast and other commands do not load the server stack.
       const { mediaDirFor, openShellGraphmemix } = await import('../../shell-kit/open-shell-graphmemix.ts');
       const { apiKeysFromEnv, startServer } = await import('../../server/index.ts');
-      const { bareKeyWarning, parseApiKeys } = await import('../../shell-kit/api-keys.ts');
+      const { checkListenKeys } = await import('../../shell-kit/api-keys.ts');
       // Keys from the environment and from the config file's `apiKeys` (same entry form).
       const { loadModelConfig } = await import('../../index.ts');
       const config = loadModelConfig(flags.config ? { path: flags.config } : {});
       const { resolveServerLimits } = await import('../../shell-kit/server-limits.ts');
       const limits = resolveServerLimits(input, config.limits);
       const apiKeys = [...apiKeysFromEnv(), ...(config.apiKeys ?? [])];
-      const warning = input.open ? undefined : bareKeyWarning(parseApiKeys(apiKeys).bareKeys);
-      if (warning) process.stderr.write(`${warning}\n`);
+      for (const warning of checkListenKeys(apiKeys, { host: input.host, open: input.open === true })) {
+        process.stderr.write(`${warning}\n`);
+      }
       announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
@@ -87,13 +88,15 @@ Examples:
         await graphmemix.close();
         throw error;
       }
+      // Listening for the signal before the ready line: a supervisor may stop the server the moment it reads it.
+      const stopped = untilSignal();
       if (flags.json)
         process.stdout.write(`${JSON.stringify({ url: server.url, open: input.open === true })}\n`);
       else
         process.stdout.write(
           `graphmemix API on ${server.url} (${input.open ? 'open local mode, no API keys' : 'bearer API keys required'}); viewer at ${server.url}/view?user_id=<id>&q=<question>\n`,
         );
-      await untilSignal();
+      await stopped;
       await server.close();
       // A shutdown does not wait out a compaction under way (minutes on a large user): it stops at its next
       // step, and the user's next write, after the restart, starts it again.
