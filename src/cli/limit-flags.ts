@@ -26,7 +26,10 @@ export function addLimitOptions(command: Command, bodyHelp: string): Command {
       "HTTP: body bytes of one key's requests in flight (default 4 x the body limit)",
     )
     .option('--key-requests-in-flight <n>', 'HTTP: requests with a body of one key in flight (default 64)')
-    .option('--key-questions-in-flight <n>', 'HTTP: questions of one key in progress (default 16)');
+    .option(
+      '--key-questions-in-flight <n>',
+      'HTTP: questions of one key in progress (default with several keys: half the read capacity)',
+    );
 }
 
 /** The flags in listenFlagsSchema's names (unset ones left out). */

@@ -4,11 +4,12 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono } from 'hono';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
+import { readPoolOf } from '../read-workers/with-read-workers.ts';
 import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
-import { QuestionShare } from '../shell-kit/question-share.ts';
+import { defaultQuestionShare } from '../shell-kit/question-share.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS } from '../shell-kit/user-scope.ts';
@@ -106,7 +107,11 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
     }),
   );
   // One key's share of the question capacity, as the REST API's question routes (none in open mode).
-  const questions = options.open ? undefined : new QuestionShare(options.budget?.perCallerQuestions);
+  const questions = defaultQuestionShare({
+    keys: options.open ? 0 : grants.length,
+    capacity: readPoolOf(options.graphmemix)?.capacity,
+    share: options.budget?.perCallerQuestions,
+  });
   app.all('/mcp', async (c) => {
     const caller = c.get('caller') ?? 'unknown';
     // The key's users bound every tool of this request's server.

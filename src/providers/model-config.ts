@@ -62,7 +62,7 @@ export const serverLimitsSchema = z.strictObject({
     .optional(),
   /** Requests with a body of one key in flight (HTTP; default 64). */
   keyRequestsInFlight: z.number().int().min(1).max(65_536).optional(),
-  /** Questions of one key in progress (HTTP and MCP over HTTP; default 16). */
+  /** Questions of one key in progress (HTTP and MCP over HTTP; default with several keys: half the read capacity). */
   keyQuestionsInFlight: z.number().int().min(1).max(65_536).optional(),
 });
 export type ServerLimitsConfig = z.infer<typeof serverLimitsSchema>;

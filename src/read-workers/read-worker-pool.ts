@@ -96,6 +96,11 @@ export class ReadWorkerPool {
   private markStarted: () => void = () => {};
   private markStartFailed: (error: Error) => void = () => {};
 
+  /** Questions it takes at once before refusing: each worker's running calls plus the queue. */
+  get capacity(): number {
+    return this.size * this.concurrency + this.maxQueue;
+  }
+
   constructor(options: ReadWorkerPoolOptions) {
     this.size = resolvePoolSize(options.size);
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_READ_CONCURRENCY));

@@ -7,11 +7,12 @@ import { bodyLimit } from 'hono/body-limit';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { allowMediaRoot, describeStore } from '../index.ts';
+import { readPoolOf } from '../read-workers/with-read-workers.ts';
 import { apiKeyAuth } from '../shell-kit/api-key-auth.ts';
 import { type ApiKeyGrant, parseApiKeys } from '../shell-kit/api-keys.ts';
 import { errorResponse, httpError } from '../shell-kit/error-response.ts';
 import { localOriginGuard } from '../shell-kit/local-origin-guard.ts';
-import { QuestionShare } from '../shell-kit/question-share.ts';
+import { defaultQuestionShare } from '../shell-kit/question-share.ts';
 import { DEFAULT_MAX_BODY_BYTES, requestBodyLimit } from '../shell-kit/request-body-limit.ts';
 import { type RequestBudgetOptions, requestBudget } from '../shell-kit/request-budget.ts';
 import { ALL_USERS, requireUser } from '../shell-kit/user-scope.ts';
@@ -130,10 +131,12 @@ export function createServer(options: ServerOptions): Hono {
   app.use('/v1/*', requestBudget({ maxBodyBytes, ...options.budget }));
   // One key's share of the question capacity (the read workers' queue is every key's). Open mode has one
   // caller, the local owner: the queue's own bound is its only one.
-  if (!options.open) {
-    const questions = new QuestionShare(options.budget?.perCallerQuestions);
-    for (const path of QUESTION_ROUTES) app.use(path, questions.middleware());
-  }
+  const questions = defaultQuestionShare({
+    keys: options.open ? 0 : grants.length,
+    capacity: readPoolOf(options.graphmemix)?.capacity,
+    share: options.budget?.perCallerQuestions,
+  });
+  if (questions) for (const path of QUESTION_ROUTES) app.use(path, questions.middleware());
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);

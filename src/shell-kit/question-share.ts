@@ -1,20 +1,34 @@
 import type { MiddlewareHandler } from 'hono';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 
-/** Questions (search, retrieve, answer, the viewer page) one key may have in progress at once by default. */
-export const DEFAULT_CALLER_QUESTIONS = 16;
+/**
+ * One key's share of the question capacity by default: half of what the read workers take at once (running and
+ * queued), so whatever one key asks, the others keep at least the other half. None when one key (or open mode's
+ * one caller) is all there is, or when questions run on the event loop (no shared queue to fill); an explicit
+ * share (`--key-questions-in-flight`) applies whenever there are keys.
+ */
+export function defaultQuestionShare(options: {
+  keys: number;
+  capacity: number | undefined;
+  share?: number | undefined;
+}): QuestionShare | undefined {
+  if (options.keys === 0) return undefined;
+  if (options.share !== undefined) return new QuestionShare(options.share);
+  if (options.keys < 2 || options.capacity === undefined) return undefined;
+  return new QuestionShare(Math.max(1, Math.floor(options.capacity / 2)));
+}
 
 /**
  * One key's share of the question capacity. The read workers' queue is shared by every key (64 waiting, then
  * BUSY for everyone), and the request budget counts only requests with a body: one key asking through `GET
  * /view`, or with as many POSTs as it may hold (64), took every slot, and the other keys' questions were
  * answered BUSY (`.probe`: 38 of 40 of another key's retrieves refused during a 200-connection viewer flood).
- * With a share per key, several keys are needed to fill the queue, as the body budget needs several to fill it.
+ * With a share per key, one key cannot fill the queue alone, as the body budget's share keeps it from filling that.
  */
 export class QuestionShare {
   private readonly callers = new Map<string, number>();
 
-  constructor(readonly max: number = DEFAULT_CALLER_QUESTIONS) {
+  constructor(readonly max: number) {
     if (!Number.isInteger(max) || max < 1) {
       throw new GraphmemixError(
         'CONFIG',

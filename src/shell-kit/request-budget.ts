@@ -20,7 +20,7 @@ export interface RequestBudgetOptions {
   /** Requests (other than GET / HEAD / OPTIONS) of one caller in flight (default 64). */
   perCallerRequests?: number;
   /**
-   * Questions of one caller in progress, the viewer's GET included (default 16; applied by QuestionShare,
+   * Questions of one caller in progress, the viewer's GET included (default: half the read workers' capacity when there are several keys; applied by QuestionShare,
    * src/shell-kit/question-share.ts, on the question routes and MCP's question tools).
    */
   perCallerQuestions?: number;

@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
+import { ReadWorkerPool } from '../../src/read-workers/read-worker-pool.ts';
 import { createServer } from '../../src/server/create-server.ts';
-import { DEFAULT_CALLER_QUESTIONS, QuestionShare } from '../../src/shell-kit/question-share.ts';
+import { defaultQuestionShare, QuestionShare } from '../../src/shell-kit/question-share.ts';
 
 /** A facade whose questions (retrieve, search) wait until `release()`: they stay in progress meanwhile. */
 async function gatedQuestions(): Promise<{ gm: Graphmemix; release: () => void; asked: () => number }> {
@@ -58,8 +59,23 @@ describe("question share: one key cannot take every other key's question capacit
     share.take('a');
     expect(() => share.take('a')).toThrow(/this key has 2 questions in progress/);
     b();
-    expect(new QuestionShare().max).toBe(DEFAULT_CALLER_QUESTIONS);
     expect(() => new QuestionShare(0)).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+  });
+
+  it('by default half the read capacity per key, and only where one key could starve another', async () => {
+    // Several keys and a pool: half of (workers x running + queued).
+    expect(defaultQuestionShare({ keys: 3, capacity: 72 })?.max).toBe(36);
+    expect(defaultQuestionShare({ keys: 2, capacity: 1 })?.max).toBe(1);
+    // One key (a backend serving its own users), open mode (no keys) or questions on the event loop: none.
+    expect(defaultQuestionShare({ keys: 1, capacity: 72 })).toBeUndefined();
+    expect(defaultQuestionShare({ keys: 0, capacity: 72, share: 4 })).toBeUndefined();
+    expect(defaultQuestionShare({ keys: 2, capacity: undefined })).toBeUndefined();
+    // An explicit share applies whenever there are keys.
+    expect(defaultQuestionShare({ keys: 1, capacity: undefined, share: 4 })?.max).toBe(4);
+    // What a pool takes at once: each worker's running calls plus its queue.
+    const pool = new ReadWorkerPool({ db: ':memory:', size: 3, concurrency: 8, maxQueue: 64 });
+    expect(pool.capacity).toBe(3 * 8 + 64);
+    await pool.close();
   });
 
   it('REST: a key past its share gets 503 on POST questions and the viewer GET; another key is answered', async () => {
