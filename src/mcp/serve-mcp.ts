@@ -103,6 +103,7 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
     '/mcp',
     requestBudget({
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+      callers: options.open ? 1 : grants.length,
       ...options.budget,
     }),
   );

@@ -128,7 +128,10 @@ export function createServer(options: ServerOptions): Hono {
   // The limit is checked before any handler reads the body, so an oversized request changes nothing.
   app.use('/v1/*', requestBodyLimit(maxBodyBytes));
   // Bodies in flight, in all and per key: many concurrent uploads must not grow the process without bound.
-  app.use('/v1/*', requestBudget({ maxBodyBytes, ...options.budget }));
+  app.use(
+    '/v1/*',
+    requestBudget({ maxBodyBytes, callers: options.open ? 1 : grants.length, ...options.budget }),
+  );
   // One key's share of the question capacity (the read workers' queue is every key's). Open mode has one
   // caller, the local owner: the queue's own bound is its only one.
   const questions = defaultQuestionShare({

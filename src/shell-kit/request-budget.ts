@@ -24,6 +24,12 @@ export interface RequestBudgetOptions {
    * src/shell-kit/question-share.ts, on the question routes and MCP's question tools).
    */
   perCallerQuestions?: number;
+  /**
+   * How many callers there can be (the keys; 1 in open mode). With one, the per-caller shares default to the
+   * totals: they keep one key from crowding out others, and a lone key (a backend writing for its users) has
+   * none to crowd out. Explicit per-caller values apply regardless.
+   */
+  callers?: number;
 }
 
 export const DEFAULT_CALLER_REQUESTS = 64;
@@ -42,8 +48,10 @@ const WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function requestBudget(options: RequestBudgetOptions = {}): MiddlewareHandler {
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const totalBytes = options.totalBytes ?? 16 * maxBody;
-  const perCallerBytes = options.perCallerBytes ?? 4 * maxBody;
-  const perCallerRequests = options.perCallerRequests ?? DEFAULT_CALLER_REQUESTS;
+  const alone = options.callers !== undefined && options.callers <= 1;
+  const perCallerBytes = options.perCallerBytes ?? (alone ? totalBytes : Math.min(4 * maxBody, totalBytes));
+  const perCallerRequests =
+    options.perCallerRequests ?? (alone ? Number.POSITIVE_INFINITY : DEFAULT_CALLER_REQUESTS);
   let heldBytes = 0;
   const callers = new Map<string, { bytes: number; requests: number }>();
   return async (c, next) => {

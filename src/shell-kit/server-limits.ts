@@ -34,8 +34,8 @@ export const HTTP_ONLY_LIMIT_FLAGS = [
 /**
  * The bounds of `serve` / `mcp`: each flag beats the config file's `limits` field, unset ones keep the
  * defaults of the code that applies them. Refuses (CONFIG, naming both settings) a combination under which
- * a valid request could never be admitted: a key's byte share below the largest body (a body between the
- * two would be answered BUSY forever), or the whole budget below one key's share.
+ * a valid request could never be admitted: a key's byte share, or the whole budget, below the largest body
+ * (a body between the two would be answered BUSY forever). A key share above the budget is capped by it.
  */
 export function resolveServerLimits(
   flags: Partial<ListenFlags>,
@@ -53,20 +53,19 @@ export function resolveServerLimits(
   const perCallerRequests = value('key_requests_in_flight', 'keyRequestsInFlight');
   const perCallerQuestions = value('key_questions_in_flight', 'keyQuestionsInFlight');
   const body = maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  // The request budget's own defaults, to check a combination where only some are set.
-  const keyBytes = perCallerBytes ?? 4 * body;
-  const allBytes = totalBytes ?? 16 * body;
-  if (keyBytes < body) {
-    throw limitError(
-      `${perCallerBytes === undefined ? 'the default key share' : source('key_bytes_in_flight')} (${keyBytes} bytes) is below ${maxBodyBytes === undefined ? 'the default body limit' : source('max_body_bytes')} (${body} bytes): a body between the two would be refused as BUSY forever`,
-      perCallerBytes === undefined ? 'max_body_bytes' : 'key_bytes_in_flight',
-    );
-  }
-  if (allBytes < keyBytes) {
-    throw limitError(
-      `${totalBytes === undefined ? 'the default budget' : source('bytes_in_flight')} (${allBytes} bytes) is below ${perCallerBytes === undefined ? 'the default key share' : source('key_bytes_in_flight')} (${keyBytes} bytes)`,
-      totalBytes === undefined ? 'key_bytes_in_flight' : 'bytes_in_flight',
-    );
+  const bodyName = maxBodyBytes === undefined ? 'the default body limit' : source('max_body_bytes');
+  // A body of the accepted size must fit what it is counted against (the defaults always do: the budget's are
+  // multiples of the body limit, a key's share at most the whole budget).
+  for (const [given, flag] of [
+    [perCallerBytes, 'key_bytes_in_flight'],
+    [totalBytes, 'bytes_in_flight'],
+  ] as const) {
+    if (given !== undefined && given < body) {
+      throw limitError(
+        `${source(flag)} (${given} bytes) is below ${bodyName} (${body} bytes): a body between the two would be refused as BUSY forever`,
+        flag,
+      );
+    }
   }
   const maxPendingWrites = value('max_pending_writes', 'maxPendingWrites');
   const maxQueuedQuestions = value('max_queued_questions', 'maxQueuedQuestions');

@@ -126,6 +126,26 @@ describe('request budget: bodies in flight are bounded in all and per key', () =
     expect(await gm.store.countMemories('ann')).toBe(2);
   });
 
+  it("a lone key's share is the whole budget; with several keys each has its share", async () => {
+    for (const [keys, admitted] of [
+      [['ka=ann'], 5],
+      [['ka=ann', 'kb=bob'], 4],
+    ] as const) {
+      const gated = await gatedFacade();
+      gm = gated.gm;
+      // Bodies of ~3.6 KB against a 4 KB body limit: 4 bodies (16 KB) per key, 16 (64 KB) in all.
+      const app = createServer({ graphmemix: gm, apiKeys: [...keys], maxBodyBytes: 4_096 });
+      const sent = Array.from({ length: 5 }, (_, i) => add(app, 'ka', 'ann', `a${i}`, 3_500));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(gated.entered(), keys.join(',')).toBe(admitted);
+      gated.release();
+      const statuses = (await Promise.all(sent)).map((response) => response.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(admitted);
+      await gm.close();
+      gm = undefined;
+    }
+  });
+
   it('applies to MCP over HTTP too', async () => {
     const inner = await openGraphmemix({ db: 'memory:' });
     gm = inner;

@@ -58,13 +58,16 @@ describe('server limits (serve / mcp flags and the config file)', () => {
     expect(resolveServerLimits(listen({ max_body_bytes: String(64 * MiB) })).maxBodyBytes).toBe(64 * MiB);
   });
 
-  it('refuses a whole budget below one key share, and a default share above a small budget', () => {
-    const small = caught(() => resolveServerLimits(listen({ bytes_in_flight: String(32 * MiB) })));
+  it('refuses a whole budget below the largest body; a smaller budget alone caps the key share', () => {
+    const small = caught(() => resolveServerLimits(listen({ bytes_in_flight: String(8 * MiB) })));
     expect(small.message).toMatch(
-      /--bytes-in-flight \(33554432 bytes\) is below the default key share \(67108864/,
+      /--bytes-in-flight \(8388608 bytes\) is below the default body limit \(16777216/,
     );
     expect(small.location?.field).toBe('bytes_in_flight');
-    // Both set consistently: accepted as given.
+    // A budget of two bodies with the default share (4 bodies): the share is the budget, accepted.
+    expect(resolveServerLimits(listen({ bytes_in_flight: String(32 * MiB) })).budget).toEqual({
+      totalBytes: 32 * MiB,
+    });
     expect(
       resolveServerLimits(
         listen({ bytes_in_flight: String(32 * MiB), key_bytes_in_flight: String(16 * MiB) }),
