@@ -216,7 +216,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     );
   }
 
-  registerMemoryVerbTools(server, graphmemix, allow, scope);
+  registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion);
 
   async function forgetUser(userId: string): Promise<Record<string, unknown>> {
     const report = await graphmemix.deleteUser(userId);

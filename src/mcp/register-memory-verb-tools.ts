@@ -30,6 +30,8 @@ export function registerMemoryVerbTools(
   graphmemix: Graphmemix,
   allow: (userId: string, notFound?: string) => void,
   scope: UserScope = ALL_USERS,
+  /** Runs list_memories, whose pages use the read workers as questions do (the caller's question share). */
+  runRead: typeof runTool = runTool,
 ): void {
   const notFound = (id: string) => `memory ${id} not found for this user`;
 
@@ -67,7 +69,7 @@ export function registerMemoryVerbTools(
       annotations: { readOnlyHint: true },
     },
     (input) =>
-      runTool(async () => {
+      runRead(async () => {
         allow(input.user_id);
         const page = await graphmemix.listMemories(input.user_id, {
           ...(input.limit === undefined ? {} : { limit: input.limit }),

@@ -65,6 +65,8 @@ async function run(id: number, method: string, args: unknown[], signal: AbortSig
     // A search that does not take a signal ignores the extra key.
     else if (method === 'search')
       value = await gm.searchMemories(contextId, input, withSignal as { k?: number });
+    // A filtered page reads up to FILTER_PAGE_WORK index rows (~15-45 ms): off the caller's event loop.
+    else if (method === 'list') value = await gm.listMemories(contextId, input);
     else throw new Error(`unknown read method ${method}`);
     port.postMessage({ id, type: 'result', value } satisfies ReadReply);
   } catch (error) {

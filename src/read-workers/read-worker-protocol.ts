@@ -13,7 +13,7 @@ export interface ReadWorkerData {
 }
 
 /** The question methods of the public API that a read worker runs (same names and arguments). */
-export type ReadMethod = 'retrieve' | 'answer' | 'search';
+export type ReadMethod = 'retrieve' | 'answer' | 'search' | 'list';
 
 export type ReadRequest =
   | { type: 'call'; id: number; method: ReadMethod; args: unknown[]; mediaPolicy?: MediaAccessPolicy }

@@ -1,8 +1,9 @@
-import type { Graphmemix, SearchResult } from '../graphmemix-api.ts';
+import type { Graphmemix, MemoryPage, SearchResult } from '../graphmemix-api.ts';
 import type { AnswerResult, QuestionInput, RetrievalResult } from '../pipeline/retrieval-result.ts';
 import type { ResolvedModelConfig } from '../providers/model-config.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import { ReadWorkerPool, resolvePoolSize } from './read-worker-pool.ts';
+import type { ReadMethod } from './read-worker-protocol.ts';
 import { splitModelConcurrency } from './split-model-concurrency.ts';
 
 /** `openGraphmemix({ readWorkers })`: a size, or the pool's settings. 0 / false: questions run in-thread. */
@@ -39,7 +40,7 @@ export function wantsReadWorkers(options: {
 }
 
 /**
- * Starts the pool on `gm`'s archive and returns `gm` with retrieve, answer and search running there. The
+ * Starts the pool on `gm`'s archive and returns `gm` with retrieve, answer, search and listMemories running there. The
  * caller's AbortSignal stays in this thread (signals do not clone): the pool forwards its abort.
  */
 export async function withReadWorkers(
@@ -64,12 +65,7 @@ export async function withReadWorkers(
     await gm.close();
     throw error;
   }
-  const ask = <T>(
-    method: 'retrieve' | 'answer' | 'search',
-    contextId: string,
-    input: unknown,
-    options?: object,
-  ): Promise<T> => {
+  const ask = <T>(method: ReadMethod, contextId: string, input: unknown, options?: object): Promise<T> => {
     // A signal (when the options carry one) stays here; everything else must be cloneable.
     const { signal, ...rest } = (options ?? {}) as { signal?: AbortSignal };
     return pool.run<T>(method, [contextId, input, rest], signal);
@@ -83,6 +79,8 @@ export async function withReadWorkers(
       ask<RetrievalResult>('retrieve', contextId, question, options),
     answer: (contextId, question: string | QuestionInput, options) =>
       ask<AnswerResult>('answer', contextId, question, options),
+    // A filtered page can read thousands of index rows: in a worker, not on the event loop of every request.
+    listMemories: (contextId, listOptions) => ask<MemoryPage>('list', contextId, listOptions ?? {}),
     // The mode goes through: `serve` stops on SIGTERM with { background: 'stop' }, and a close that dropped it
     // waited out a compaction under way (minutes on a large user) before the process could exit.
     async close(closeOptions) {

@@ -46,8 +46,9 @@ export interface ServerOptions {
 
 export { DEFAULT_MAX_BODY_BYTES } from '../shell-kit/request-body-limit.ts';
 
-/** Routes that ask a question (each takes a slot of its key's QuestionShare). */
+/** Routes that use the read workers: questions, and listing pages (each takes a slot of its key's QuestionShare). */
 const QUESTION_ROUTES = ['/v1/search', '/v1/retrieve', '/v1/answer', '/view'] as const;
+const LISTING_ROUTE = '/v1/memories';
 
 /** Routes that take multipart uploads (open mode accepts multipart only there). */
 const MULTIPART_ROUTES = new Set(['/v1/memories', '/v1/memories/import']);
@@ -139,7 +140,12 @@ export function createServer(options: ServerOptions): Hono {
     capacity: readPoolOf(options.graphmemix)?.capacity,
     share: options.budget?.perCallerQuestions,
   });
-  if (questions) for (const path of QUESTION_ROUTES) app.use(path, questions.middleware());
+  if (questions) {
+    const share = questions.middleware();
+    for (const path of QUESTION_ROUTES) app.use(path, share);
+    // Listing pages (GET) run in the read workers too; adds (POST) to the same path do not.
+    app.use(LISTING_ROUTE, (c, next) => (c.req.method === 'GET' ? share(c, next) : next()));
+  }
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix);

@@ -103,6 +103,51 @@ describe('openGraphmemix({ readWorkers })', () => {
     }
   });
 
+  it('pages listMemories in a worker (filtered pages read thousands of rows): the same pages, writes seen, codes kept', async () => {
+    const here = await openGraphmemix({ db, readonly: true });
+    const gm = await openGraphmemix({ db, writeWorker: true, readWorkers: 1 });
+    try {
+      const filter = { from: '2024-01-03T00:00:00Z', to: '2024-01-09T23:59:59Z' };
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const options = { filter, limit: 25, ...(cursor === undefined ? {} : { cursor }) };
+        const before = readPoolOf(gm)!.stats().running;
+        const pending = gm.listMemories('alice', options);
+        // The page is a call of the pool while it runs, not a read of this thread's connection.
+        expect(readPoolOf(gm)!.stats().running + readPoolOf(gm)!.stats().queued).toBe(before + 1);
+        const page = await pending;
+        expect(page).toEqual(await here.listMemories('alice', options));
+        cursor = page.nextCursor;
+        pages++;
+      } while (cursor !== undefined);
+      expect(pages).toBeGreaterThan(4);
+      await gm.addMemories('alice', [
+        { id: 'late', text: 'added after the pool started', timestamp: '2024-01-05T00:30:00Z' },
+      ]);
+      const ids: string[] = [];
+      cursor = undefined;
+      do {
+        const page = await gm.listMemories('alice', {
+          filter,
+          limit: 200,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        ids.push(...page.memories.map((memory) => memory.id));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      expect(ids).toContain('late');
+      await gm.deleteMemory('alice', 'late');
+      await expect(gm.listMemories('alice', { cursor: 'not-a-cursor' })).rejects.toMatchObject({
+        name: 'GraphmemixError',
+        code: 'INVALID_INPUT',
+      });
+    } finally {
+      await gm.close();
+      await here.close();
+    }
+  });
+
   it('keeps error codes across the thread and honours an aborted signal', async () => {
     const gm = await openGraphmemix({ db, readWorkers: 1 });
     try {

@@ -106,9 +106,20 @@ describe("question share: one key cannot take every other key's question capacit
     const other = retrieve(app, 'kb', 'bob');
     await tick();
     expect(gated.asked()).toBe(3);
-    // Writes and reads that are not questions are not counted.
+    // A listing page runs in the read workers as a question does: it counts; an add to the same path, a read
+    // of one memory and the users' list do not.
     const listed = await app.request('/v1/memories?user_id=ann', { headers: { authorization: 'Bearer ka' } });
-    expect(listed.status).toBe(200);
+    expect(listed.status).toBe(503);
+    const added = await app.request('/v1/memories', {
+      method: 'POST',
+      headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: 'ann', memories: [{ id: 'n', text: 'a new note' }] }),
+    });
+    expect(added.status).toBe(200);
+    expect(
+      (await app.request('/v1/memories/a?user_id=ann', { headers: { authorization: 'Bearer ka' } })).status,
+    ).toBe(200);
+    expect((await app.request('/v1/users', { headers: { authorization: 'Bearer ka' } })).status).toBe(200);
     gated.release();
     for (const response of [...held, other]) expect((await response).status).toBe(200);
     // Slots come back when the questions end.
@@ -132,7 +143,7 @@ describe("question share: one key cannot take every other key's question capacit
     for (const response of both) expect((await response).status).toBe(200);
   });
 
-  it('MCP over HTTP: the question tools take a slot of the key; other tools do not', async () => {
+  it('MCP over HTTP: the question tools and list_memories take a slot of the key; other tools do not', async () => {
     const gated = await gatedQuestions();
     gm = gated.gm;
     const app = createMcpHttpApp({
@@ -167,6 +178,11 @@ describe("question share: one key cannot take every other key's question capacit
     };
     expect(refused.result.isError).toBe(true);
     expect(refused.result.content[0]!.text).toContain('BUSY');
+    const listedMcp = (await (await call('list_memories', { user_id: 'ann' })).json()) as {
+      result: { isError?: boolean; content: { text: string }[] };
+    };
+    expect(listedMcp.result.isError).toBe(true);
+    expect(listedMcp.result.content[0]!.text).toContain('BUSY');
     const added = (await (
       await call('add_memory', { user_id: 'ann', memories: [{ id: 'c', text: 'more' }] })
     ).json()) as {
