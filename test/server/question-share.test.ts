@@ -5,31 +5,15 @@ import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { ReadWorkerPool } from '../../src/read-workers/read-worker-pool.ts';
 import { createServer } from '../../src/server/create-server.ts';
 import { defaultQuestionShare, QuestionShare } from '../../src/shell-kit/question-share.ts';
+import { gatedFacade } from '../support/gated-facade.ts';
 
-/** A facade whose questions (retrieve, search) wait until `release()`: they stay in progress meanwhile. */
+/** A facade whose questions and listing pages wait until `release()`: they stay in progress meanwhile. */
 async function gatedQuestions(): Promise<{ gm: Graphmemix; release: () => void; asked: () => number }> {
   const inner = await openGraphmemix({ db: 'memory:' });
   await inner.addMemories('ann', [{ id: 'a', text: 'the garden party is on Sunday' }]);
   await inner.addMemories('bob', [{ id: 'b', text: 'the budget review is on Monday' }]);
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  let count = 0;
-  const gm: Graphmemix = {
-    ...inner,
-    retrieve: async (...args) => {
-      count++;
-      await gate;
-      return inner.retrieve(...args);
-    },
-    searchMemories: async (...args) => {
-      count++;
-      await gate;
-      return inner.searchMemories(...args);
-    },
-  };
-  return { gm, release: open, asked: () => count };
+  const gated = gatedFacade(inner, ['retrieve', 'searchMemories', 'listMemories']);
+  return { gm: gated.gm, release: gated.release, asked: gated.entered };
 }
 
 const retrieve = (app: ReturnType<typeof createServer>, key: string, user: string) =>

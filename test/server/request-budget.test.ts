@@ -4,24 +4,11 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { gatedFacade } from '../support/gated-facade.ts';
 
 /** A facade whose adds wait until `release()`: their requests stay in flight meanwhile. */
-async function gatedFacade(): Promise<{ gm: Graphmemix; release: () => void; entered: () => number }> {
-  const inner = await openGraphmemix({ db: 'memory:' });
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  let count = 0;
-  const gm: Graphmemix = {
-    ...inner,
-    addMemories: async (contextId, records) => {
-      count++;
-      await gate;
-      return inner.addMemories(contextId, records);
-    },
-  };
-  return { gm, release: open, entered: () => count };
+async function gatedAdds(): Promise<ReturnType<typeof gatedFacade>> {
+  return gatedFacade(await openGraphmemix({ db: 'memory:' }), ['addMemories']);
 }
 
 /** A JSON POST with its length declared, as an HTTP client sends it (app.request declares none itself). */
@@ -59,7 +46,7 @@ describe('request budget: bodies in flight are bounded in all and per key', () =
   });
 
   it("refuses a key's request past its share (BUSY, 503, Retry-After) before reading it; other keys go on", async () => {
-    const gated = await gatedFacade();
+    const gated = await gatedAdds();
     gm = gated.gm;
     const app = createServer({
       graphmemix: gm,
@@ -89,7 +76,7 @@ describe('request budget: bodies in flight are bounded in all and per key', () =
   });
 
   it('bounds body bytes per key and in all; a streamed body reserves the largest size', async () => {
-    const gated = await gatedFacade();
+    const gated = await gatedAdds();
     gm = gated.gm;
     const app = createServer({
       graphmemix: gm,
@@ -131,7 +118,7 @@ describe('request budget: bodies in flight are bounded in all and per key', () =
       [['ka=ann'], 5],
       [['ka=ann', 'kb=bob'], 4],
     ] as const) {
-      const gated = await gatedFacade();
+      const gated = await gatedAdds();
       gm = gated.gm;
       // Bodies of ~3.6 KB against a 4 KB body limit: 4 bodies (16 KB) per key, 16 (64 KB) in all.
       const app = createServer({ graphmemix: gm, apiKeys: [...keys], maxBodyBytes: 4_096 });
