@@ -173,5 +173,6 @@ export const listenFlagsSchema = z.object({
   key_bytes_in_flight: z.coerce.number().int().min(1024).max(MAX_BYTES_IN_FLIGHT).optional(),
   key_requests_in_flight: z.coerce.number().int().min(1).max(65_536).optional(),
   key_questions_in_flight: z.coerce.number().int().min(1).max(65_536).optional(),
+  key_bytes_per_second: z.coerce.number().int().min(1024).max(MAX_BYTES_IN_FLIGHT).optional(),
 });
 export type ListenFlags = z.infer<typeof listenFlagsSchema>;

@@ -9,6 +9,7 @@ export interface LimitFlags {
   keyBytesInFlight?: string;
   keyRequestsInFlight?: string;
   keyQuestionsInFlight?: string;
+  keyBytesPerSecond?: string;
 }
 
 /** Adds the bounds shared by `serve` and `mcp` (each beats the config file's `limits`). */
@@ -27,6 +28,10 @@ export function addLimitOptions(command: Command, bodyHelp: string): Command {
     )
     .option('--key-requests-in-flight <n>', 'HTTP: requests with a body of one key in flight (default 64)')
     .option(
+      '--key-bytes-per-second <n>',
+      'HTTP: body bytes one key may send per second on average (default with several keys: 16 MiB)',
+    )
+    .option(
       '--key-questions-in-flight <n>',
       'HTTP: questions of one key in progress (default with several keys: half the read capacity)',
     );
@@ -42,6 +47,7 @@ export function limitFlagInput(flags: LimitFlags): Record<string, string> {
     ['key_bytes_in_flight', flags.keyBytesInFlight],
     ['key_requests_in_flight', flags.keyRequestsInFlight],
     ['key_questions_in_flight', flags.keyQuestionsInFlight],
+    ['key_bytes_per_second', flags.keyBytesPerSecond],
   ];
   const out: Record<string, string> = {};
   for (const [name, value] of pairs) if (value !== undefined) out[name] = value;

@@ -64,6 +64,13 @@ export const serverLimitsSchema = z.strictObject({
   keyRequestsInFlight: z.number().int().min(1).max(65_536).optional(),
   /** Questions of one key in progress (HTTP and MCP over HTTP; default with several keys: half the read capacity). */
   keyQuestionsInFlight: z.number().int().min(1).max(65_536).optional(),
+  /** Body bytes one key may send per second on average (HTTP; default 16 MiB/s with several keys). */
+  keyBytesPerSecond: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 ** 3)
+    .optional(),
 });
 export type ServerLimitsConfig = z.infer<typeof serverLimitsSchema>;
 

@@ -25,6 +25,12 @@ export interface RequestBudgetOptions {
    */
   perCallerQuestions?: number;
   /**
+   * Body bytes one caller may send per second, on average (default 16 MiB/s; bursts up to its byte share).
+   * A body is read and parsed on the event loop before anything can refuse it (~45 ms per 14 MB), so a key
+   * resending large bodies that are then refused kept the loop busy however few it had in flight.
+   */
+  perCallerBytesPerSecond?: number;
+  /**
    * How many callers there can be (the keys; 1 in open mode). With one, the per-caller shares default to the
    * totals: they keep one key from crowding out others, and a lone key (a backend writing for its users) has
    * none to crowd out. Explicit per-caller values apply regardless.
@@ -33,6 +39,12 @@ export interface RequestBudgetOptions {
 }
 
 export const DEFAULT_CALLER_REQUESTS = 64;
+
+/**
+ * A key's average body rate by default: 16 MiB/s, ~10x what the writer digests (a few MB of text a second),
+ * so only a client resending bodies faster than they can be stored meets it; ~5% of the event loop in parsing.
+ */
+export const DEFAULT_CALLER_BYTES_PER_SECOND = 16 * 1024 * 1024;
 
 const WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -52,6 +64,10 @@ export function requestBudget(options: RequestBudgetOptions = {}): MiddlewareHan
   const perCallerBytes = options.perCallerBytes ?? (alone ? totalBytes : Math.min(4 * maxBody, totalBytes));
   const perCallerRequests =
     options.perCallerRequests ?? (alone ? Number.POSITIVE_INFINITY : DEFAULT_CALLER_REQUESTS);
+  const rate = new BodyRate(
+    options.perCallerBytesPerSecond ?? (alone ? Number.POSITIVE_INFINITY : DEFAULT_CALLER_BYTES_PER_SECOND),
+    perCallerBytes,
+  );
   let heldBytes = 0;
   const callers = new Map<string, { bytes: number; requests: number }>();
   return async (c, next) => {
@@ -69,6 +85,16 @@ export function requestBudget(options: RequestBudgetOptions = {}): MiddlewareHan
             : undefined;
     if (refusal !== undefined) {
       throw new GraphmemixError('BUSY', `${refusal}; retry shortly`, { details: { retryAfterS: 1 } });
+    }
+    const wait = rate.take(caller, bytes);
+    if (wait > 0) {
+      throw new GraphmemixError(
+        'BUSY',
+        `this key is sending bodies faster than its rate; retry in ${wait} s`,
+        {
+          details: { retryAfterS: wait },
+        },
+      );
     }
     held.bytes += bytes;
     held.requests += 1;
@@ -90,4 +116,34 @@ export function requestBudget(options: RequestBudgetOptions = {}): MiddlewareHan
 function declaredBytes(length: string | undefined, encoding: string | undefined, maxBody: number): number {
   if (length !== undefined && /^\d+$/.test(length.trim())) return Math.min(Number(length.trim()), maxBody);
   return encoding === undefined ? 0 : maxBody;
+}
+
+/**
+ * Each caller's body bytes per second, as a token bucket: `burst` bytes at once (its byte share, so whatever it
+ * may have in flight it may also send at once), refilled at `perSecond`. One entry per caller that sent a body
+ * (callers are keys: a bounded set).
+ */
+export class BodyRate {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Takes `bytes` of the caller's rate: 0 when taken, else the whole seconds until they would be. */
+  take(caller: string, bytes: number): number {
+    if (!Number.isFinite(this.perSecond) || bytes === 0) return 0;
+    const now = this.now();
+    const bucket = this.buckets.get(caller) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    this.buckets.set(caller, bucket);
+    // A body larger than the burst can never fit the bucket: it is admitted once the bucket is full.
+    const need = Math.min(bytes, this.burst);
+    if (bucket.tokens < need) return Math.max(1, Math.ceil((need - bucket.tokens) / this.perSecond));
+    bucket.tokens -= bytes;
+    return 0;
+  }
 }

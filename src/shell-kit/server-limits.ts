@@ -21,6 +21,7 @@ const FIELDS = [
   ['key_bytes_in_flight', 'keyBytesInFlight', '--key-bytes-in-flight'],
   ['key_requests_in_flight', 'keyRequestsInFlight', '--key-requests-in-flight'],
   ['key_questions_in_flight', 'keyQuestionsInFlight', '--key-questions-in-flight'],
+  ['key_bytes_per_second', 'keyBytesPerSecond', '--key-bytes-per-second'],
 ] as const;
 
 /** The flags that bound HTTP requests only (an MCP stdio session has one client and no bodies in flight). */
@@ -29,6 +30,7 @@ export const HTTP_ONLY_LIMIT_FLAGS = [
   'key_bytes_in_flight',
   'key_requests_in_flight',
   'key_questions_in_flight',
+  'key_bytes_per_second',
 ] as const;
 
 /**
@@ -52,6 +54,7 @@ export function resolveServerLimits(
   const perCallerBytes = value('key_bytes_in_flight', 'keyBytesInFlight');
   const perCallerRequests = value('key_requests_in_flight', 'keyRequestsInFlight');
   const perCallerQuestions = value('key_questions_in_flight', 'keyQuestionsInFlight');
+  const perCallerBytesPerSecond = value('key_bytes_per_second', 'keyBytesPerSecond');
   const body = maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const bodyName = maxBodyBytes === undefined ? 'the default body limit' : source('max_body_bytes');
   // A body of the accepted size must fit what it is counted against (the defaults always do: the budget's are
@@ -76,6 +79,7 @@ export function resolveServerLimits(
       ...(perCallerBytes === undefined ? {} : { perCallerBytes }),
       ...(perCallerRequests === undefined ? {} : { perCallerRequests }),
       ...(perCallerQuestions === undefined ? {} : { perCallerQuestions }),
+      ...(perCallerBytesPerSecond === undefined ? {} : { perCallerBytesPerSecond }),
     },
     ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     ...(maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions }),

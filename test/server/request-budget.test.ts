@@ -4,6 +4,7 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { BodyRate } from '../../src/shell-kit/request-budget.ts';
 import { gatedFacade } from '../support/gated-facade.ts';
 
 /** A facade whose adds wait until `release()`: their requests stay in flight meanwhile. */
@@ -131,6 +132,43 @@ describe('request budget: bodies in flight are bounded in all and per key', () =
       await gm.close();
       gm = undefined;
     }
+  });
+
+  it('bounds the body bytes a key sends per second (a token bucket bursting to its byte share)', () => {
+    let now = 0;
+    const rate = new BodyRate(1_000, 4_000, () => now);
+    expect(rate.take('a', 3_000)).toBe(0);
+    expect(rate.take('a', 3_000)).toBe(2); // 1,000 left: 2 s until 3,000
+    expect(rate.take('b', 4_000)).toBe(0); // each key its own bucket
+    now += 2_000;
+    expect(rate.take('a', 3_000)).toBe(0);
+    // A body above the burst waits for a full bucket, then goes (and the key owes the rest).
+    now += 10_000;
+    expect(rate.take('a', 6_000)).toBe(0);
+    expect(rate.take('a', 1)).toBe(3);
+    now += 3_000;
+    expect(rate.take('a', 1_000)).toBe(0);
+    expect(new BodyRate(Number.POSITIVE_INFINITY, 1).take('a', 10 ** 9)).toBe(0);
+  });
+
+  it('refuses a key past its body rate with BUSY and Retry-After, before reading; other keys go on', async () => {
+    gm = await openGraphmemix({ db: 'memory:' });
+    const app = createServer({
+      graphmemix: gm,
+      apiKeys: ['ka=ann', 'kb=bob'],
+      maxBodyBytes: 4_096,
+      budget: { perCallerBytes: 8_192, perCallerBytesPerSecond: 2_048 },
+    });
+    expect((await add(app, 'ka', 'ann', 'a1', 3_500)).status).toBe(200);
+    expect((await add(app, 'ka', 'ann', 'a2', 3_500)).status).toBe(200);
+    const refused = await add(app, 'ka', 'ann', 'a3', 3_500);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+      'faster than its rate',
+    );
+    expect((await add(app, 'kb', 'bob', 'b1', 3_500)).status).toBe(200);
+    expect(await gm.store.countMemories('ann')).toBe(2);
   });
 
   it('applies to MCP over HTTP too', async () => {

@@ -45,6 +45,18 @@ describe('server limits (serve / mcp flags and the config file)', () => {
     });
   });
 
+  it('passes the per-key body rate (flag or config) to the request budget', () => {
+    expect(resolveServerLimits(listen({ key_bytes_per_second: '4096' })).budget).toEqual({
+      perCallerBytesPerSecond: 4096,
+    });
+    expect(resolveServerLimits(listen(), { keyBytesPerSecond: 8192 }).budget).toEqual({
+      perCallerBytesPerSecond: 8192,
+    });
+    expect(() => refuseHttpOnlyLimits(listen({ key_bytes_per_second: '4096' }), 'MCP over stdio')).toThrow(
+      /--key-bytes-per-second/,
+    );
+  });
+
   it('refuses a key share below the largest body, naming the setting the operator wrote', () => {
     const flag = caught(() => resolveServerLimits(listen({ key_bytes_in_flight: String(8 * MiB) })));
     expect(flag.code).toBe('CONFIG');
