@@ -25,55 +25,40 @@ const embeddingEndpointSchema = z.strictObject({
   batchSize: z.number().int().positive().optional(),
 });
 
-/**
- * The models section of graphmemix.config.json. Chat roles inherit every field of `default` they do not
- * set; `embedding` inherits the connection (baseUrl, key, timeout, headers, concurrency) but never the
- * model, since a chat model does not embed. Unknown keys are rejected so a typo is named, not ignored.
- */
+/** A byte count of the bounds: at least 1 KiB, at most `max`. */
+const byteCount = (max: number) => z.number().int().min(1024).max(max).optional();
+/** A count of the bounds (writes, questions, requests). */
+const count = (min: number) => z.number().int().min(min).max(65_536).optional();
+
 /**
  * Operator bounds of the long-running shells (`serve`, `mcp`), the same as their flags (which beat these):
  * src/shell-kit/server-limits.ts, docs/interfaces.md "Backpressure".
  */
 export const serverLimitsSchema = z.strictObject({
   /** Largest request body (HTTP) or message line (MCP stdio), bytes (default 16 MiB). */
-  maxBodyBytes: z
-    .number()
-    .int()
-    .min(1024)
-    .max(1024 ** 3)
-    .optional(),
+  maxBodyBytes: byteCount(1024 ** 3),
   /** Write calls unsettled at once before the next is refused with BUSY (default 256). */
-  maxPendingWrites: z.number().int().min(1).max(65_536).optional(),
+  maxPendingWrites: count(1),
   /** Questions waiting for a read worker before the next is refused with BUSY (default 64). */
-  maxQueuedQuestions: z.number().int().min(0).max(65_536).optional(),
+  maxQueuedQuestions: count(0),
   /** Body bytes of all requests in flight (HTTP; default 16 bodies of the largest size). */
-  bytesInFlight: z
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 ** 3)
-    .optional(),
+  bytesInFlight: byteCount(64 * 1024 ** 3),
   /** Body bytes of one key's requests in flight (HTTP; default 4 bodies of the largest size). */
-  keyBytesInFlight: z
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 ** 3)
-    .optional(),
+  keyBytesInFlight: byteCount(64 * 1024 ** 3),
   /** Requests with a body of one key in flight (HTTP; default 64). */
-  keyRequestsInFlight: z.number().int().min(1).max(65_536).optional(),
+  keyRequestsInFlight: count(1),
   /** Questions of one key in progress (HTTP and MCP over HTTP; default with several keys: half the read capacity). */
-  keyQuestionsInFlight: z.number().int().min(1).max(65_536).optional(),
+  keyQuestionsInFlight: count(1),
   /** Body bytes one key may send per second on average (HTTP; default 16 MiB/s with several keys). */
-  keyBytesPerSecond: z
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 ** 3)
-    .optional(),
+  keyBytesPerSecond: byteCount(64 * 1024 ** 3),
 });
 export type ServerLimitsConfig = z.infer<typeof serverLimitsSchema>;
 
+/**
+ * The models section of graphmemix.config.json. Chat roles inherit every field of `default` they do not
+ * set; `embedding` inherits the connection (baseUrl, key, timeout, headers, concurrency) but never the
+ * model, since a chat model does not embed. Unknown keys are rejected so a typo is named, not ignored.
+ */
 export const modelConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   default: chatEndpointSchema.optional(),
@@ -88,7 +73,7 @@ export const modelConfigSchema = z.strictObject({
   questionDeadlineMs: z.number().int().positive().optional(),
   /**
    * HTTP API keys bound to users, entries as in GRAPHMEMIX_API_KEYS (`key=alice|bob`, `key=*`); read by
-   * `graphmemix serve` in addition to the environment. Secrets: keep the file private.
+   * `graphmemix serve` and `mcp --http` in addition to the environment. Secrets: keep the file private.
    */
   apiKeys: z.array(z.string().min(1)).optional(),
   /**
