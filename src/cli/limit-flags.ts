@@ -1,4 +1,7 @@
 import type { Command } from 'commander';
+import { parseInput } from '../api-schemas/parse-input.ts';
+import { type ListenFlags, listenFlagsSchema } from '../api-schemas/route-schemas.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 
 /** The operator bounds of `serve` and `mcp` as commander gives them (strings; validated by listenFlagsSchema). */
 export interface LimitFlags {
@@ -52,4 +55,21 @@ export function limitFlagInput(flags: LimitFlags): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of pairs) if (value !== undefined) out[name] = value;
   return out;
+}
+
+/** listenFlagsSchema over a listening shell's flags; a bad value is named by its flag as typed (`--port`). */
+export function parseListenFlags(raw: Record<string, unknown>): ListenFlags {
+  try {
+    return parseInput(listenFlagsSchema, raw);
+  } catch (error) {
+    const field = error instanceof GraphmemixError ? error.location?.field : undefined;
+    if (!(error instanceof GraphmemixError) || error.code !== 'INVALID_INPUT' || field === undefined)
+      throw error;
+    const flag = `--${field.replaceAll('_', '-')}`;
+    const issues = error.details?.issues as Array<{ message?: string }> | undefined;
+    throw new GraphmemixError('INVALID_INPUT', issues?.[0]?.message ?? error.message, {
+      location: { field: flag },
+      cause: error,
+    });
+  }
 }

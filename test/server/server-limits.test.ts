@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseInput } from '../../src/api-schemas/parse-input.ts';
 import { listenFlagsSchema } from '../../src/api-schemas/route-schemas.ts';
+import { parseListenFlags } from '../../src/cli/limit-flags.ts';
 import { GraphmemixError } from '../../src/errors/graphmemix-error.ts';
 import { loadModelConfig, parseModelConfig } from '../../src/providers/model-config.ts';
 import { openShellGraphmemix } from '../../src/shell-kit/open-shell-graphmemix.ts';
@@ -100,6 +101,16 @@ describe('server limits (serve / mcp flags and the config file)', () => {
       expect(error.message).toContain(flag);
     }
     expect(listen({ max_queued_questions: '0' }).max_queued_questions).toBe(0);
+    // The shells name the flag as the operator typed it.
+    const named = caught(() =>
+      parseListenFlags({ db: 'a.db', port: '0', host: 'h', max_pending_writes: 'x' }),
+    );
+    expect(named.code).toBe('INVALID_INPUT');
+    expect(named.location?.field).toBe('--max-pending-writes');
+    expect(named.message).toBe('field --max-pending-writes: Invalid input: expected number, received NaN');
+    expect(caught(() => parseListenFlags({ db: 'a.db', port: '70000', host: 'h' })).location?.field).toBe(
+      '--port',
+    );
   });
 
   it('refuses the HTTP-only bounds for a shell without HTTP instead of ignoring them', () => {

@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { parseInput } from '../../api-schemas/parse-input.ts';
-import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { announceNewArchive } from '../archive-checks.ts';
-import { addLimitOptions, type LimitFlags, limitFlagInput } from '../limit-flags.ts';
+import { addLimitOptions, type LimitFlags, limitFlagInput, parseListenFlags } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 import { untilSignal } from './serve-command.ts';
 
@@ -56,7 +54,7 @@ Client config (stdio):
       if (!flags.http) {
         const { userScope } = await import('../../shell-kit/user-scope.ts');
         const users = stdioUsers(flags.users ?? process.env.GRAPHMEMIX_MCP_USERS);
-        const input = parseInput(listenFlagsSchema, {
+        const input = parseListenFlags({
           db: flags.db,
           port: flags.port,
           host: flags.host,
@@ -98,7 +96,7 @@ Client config (stdio):
         }
         return;
       }
-      const input = parseInput(listenFlagsSchema, {
+      const input = parseListenFlags({
         db: flags.db,
         port: flags.port,
         host: flags.host,

@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { parseInput } from '../../api-schemas/parse-input.ts';
-import { listenFlagsSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { RunningServer } from '../../server/index.ts';
 import { announceNewArchive } from '../archive-checks.ts';
-import { addLimitOptions, type LimitFlags, limitFlagInput } from '../limit-flags.ts';
+import { addLimitOptions, type LimitFlags, limitFlagInput, parseListenFlags } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
 
 interface ServeFlags extends LimitFlags {
@@ -41,7 +39,7 @@ Examples:
       -d '{"user_id":"alice","question":"When is the design review?","k":10}'`,
     )
     .action(async (flags: ServeFlags) => {
-      const input = parseInput(listenFlagsSchema, {
+      const input = parseListenFlags({
         db: flags.db,
         port: flags.port,
         host: flags.host,
