@@ -12,6 +12,7 @@ import {
   loadModelConfig,
 } from '../index.ts';
 import { addRedactedSecrets } from './redact.ts';
+import type { ServerLimits } from './server-limits.ts';
 
 /**
  * Opens the archive for a long-running shell (serve, mcp, view) with the model config of the usual places
@@ -32,10 +33,11 @@ export async function openShellGraphmemix(options: {
   mediaDigest?: 'inline' | 'background';
   /** Finish the forgets a stopped process left, in the background (the servers; one-shot commands do not). */
   resumeForgets?: boolean;
-  /** Unsettled write calls before BUSY (default 256; src/graphmemix-write-admission.ts). */
-  maxPendingWrites?: number;
-  /** Questions waiting for a read worker before BUSY (default 64; no effect without read workers). */
-  maxQueuedQuestions?: number;
+  /**
+   * The archive's bounds of resolveServerLimits: unsettled write calls before BUSY (default 256), questions
+   * waiting for a read worker before BUSY (default 64; no effect without read workers).
+   */
+  limits?: Pick<ServerLimits, 'maxPendingWrites' | 'maxQueuedQuestions'>;
 }): Promise<Graphmemix> {
   const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
@@ -57,14 +59,18 @@ export async function openShellGraphmemix(options: {
     // A write is acknowledged once stored; OCR, frames and pages follow in the background (media.status).
     mediaDigest: options.mediaDigest ?? 'background',
     ...(options.resumeForgets ? { resumeForgets: true } : {}),
-    ...(options.maxPendingWrites === undefined ? {} : { maxPendingWrites: options.maxPendingWrites }),
+    ...(options.limits?.maxPendingWrites === undefined
+      ? {}
+      : { maxPendingWrites: options.limits.maxPendingWrites }),
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
     readWorkers:
       readWorkers === 0
         ? false
         : {
             ...(readWorkers === undefined ? {} : { size: readWorkers }),
-            ...(options.maxQueuedQuestions === undefined ? {} : { maxQueue: options.maxQueuedQuestions }),
+            ...(options.limits?.maxQueuedQuestions === undefined
+              ? {}
+              : { maxQueue: options.limits.maxQueuedQuestions }),
             modelConfig: config,
           },
   });

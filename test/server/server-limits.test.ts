@@ -142,8 +142,7 @@ describe('server limits (serve / mcp flags and the config file)', () => {
     const gm = await openShellGraphmemix({
       db: join(dir, 'a.db'),
       readWorkers: 1,
-      maxPendingWrites: 1,
-      maxQueuedQuestions: 1,
+      limits: { maxPendingWrites: 1, maxQueuedQuestions: 1 },
     });
     try {
       const first = gm.addMemories('ann', [{ id: 'a', text: 'the first note' }]);

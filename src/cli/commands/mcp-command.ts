@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { isLoopbackHost } from '../../shell-kit/api-keys.ts';
 import { announceNewArchive } from '../archive-checks.ts';
 import { addLimitOptions, type LimitFlags, limitFlagInput, parseListenFlags } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
@@ -77,10 +78,7 @@ Client config (stdio):
           db: flags.db,
           ...(flags.config ? { config: flags.config } : {}),
           resumeForgets: true,
-          ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
-          ...(limits.maxQueuedQuestions === undefined
-            ? {}
-            : { maxQueuedQuestions: limits.maxQueuedQuestions }),
+          limits,
         });
         try {
           await serveMcpStdio(graphmemix, {
@@ -103,7 +101,7 @@ Client config (stdio):
         open: flags.open === true,
         ...limitFlagInput(flags),
       });
-      if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
+      if (input.open && !isLoopbackHost(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
       }
       const { loadModelConfig } = await import('../../index.ts');
@@ -120,8 +118,7 @@ Client config (stdio):
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
         resumeForgets: true,
-        ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
-        ...(limits.maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions: limits.maxQueuedQuestions }),
+        limits,
       });
       const { serve } = await import('@hono/node-server');
       for (const warning of warnings) process.stderr.write(`${warning}\n`);

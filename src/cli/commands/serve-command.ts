@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import type { RunningServer } from '../../server/index.ts';
+import { isLoopbackHost } from '../../shell-kit/api-keys.ts';
 import { announceNewArchive } from '../archive-checks.ts';
 import { addLimitOptions, type LimitFlags, limitFlagInput, parseListenFlags } from '../limit-flags.ts';
 import { DB_FLAG, DB_FLAG_HELP } from '../resolve-db.ts';
@@ -46,7 +47,7 @@ Examples:
         open: flags.open === true,
         ...limitFlagInput(flags),
       });
-      if (input.open && !['127.0.0.1', 'localhost', '::1'].includes(input.host)) {
+      if (input.open && !isLoopbackHost(input.host)) {
         throw new GraphmemixError('CONFIG', `--open binds 127.0.0.1 only; refusing host ${input.host}`);
       }
       // Loaded on use: the CLI starts fast and other commands do not load the server stack.
@@ -67,8 +68,7 @@ Examples:
         db: input.db,
         ...(flags.config ? { config: flags.config } : {}),
         resumeForgets: true,
-        ...(limits.maxPendingWrites === undefined ? {} : { maxPendingWrites: limits.maxPendingWrites }),
-        ...(limits.maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions: limits.maxQueuedQuestions }),
+        limits,
       });
       let server: RunningServer;
       try {
