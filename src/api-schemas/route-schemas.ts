@@ -153,6 +153,8 @@ export type ViewInput = z.infer<typeof viewSchema>;
 
 /** The largest body budget an operator may set (64 GiB): above the memory of any machine this runs on. */
 export const MAX_BYTES_IN_FLIGHT = 64 * 1024 ** 3;
+/** Largest connection bound a flag takes (a process's open-file limit is rarely set higher). */
+export const MAX_CONNECTIONS = 1_048_576;
 
 /** `graphmemix serve` / `graphmemix mcp --http` flags (the listening side of the same API). */
 export const listenFlagsSchema = z.object({
@@ -174,5 +176,8 @@ export const listenFlagsSchema = z.object({
   key_requests_in_flight: z.coerce.number().int().min(1).max(65_536).optional(),
   key_questions_in_flight: z.coerce.number().int().min(1).max(65_536).optional(),
   key_bytes_per_second: z.coerce.number().int().min(1024).max(MAX_BYTES_IN_FLIGHT).optional(),
+  max_connections: z.coerce.number().int().min(1).max(MAX_CONNECTIONS).optional(),
+  // 0: no bound per address (a trusted network, or a proxy that bounds its clients).
+  max_connections_per_address: z.coerce.number().int().min(0).max(MAX_CONNECTIONS).optional(),
 });
 export type ListenFlags = z.infer<typeof listenFlagsSchema>;

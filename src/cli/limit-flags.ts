@@ -13,6 +13,8 @@ export interface LimitFlags {
   keyRequestsInFlight?: string;
   keyQuestionsInFlight?: string;
   keyBytesPerSecond?: string;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
 }
 
 /** Adds the bounds shared by `serve` and `mcp` (each beats the config file's `limits`). */
@@ -37,6 +39,14 @@ export function addLimitOptions(command: Command, bodyHelp: string): Command {
     .option(
       '--key-questions-in-flight <n>',
       'HTTP: questions of one key in progress (default with several keys: half the read capacity)',
+    )
+    .option(
+      '--max-connections <n>',
+      'HTTP: open connections in all (default: the open-file limit less an eighth, at least 256)',
+    )
+    .option(
+      '--max-connections-per-address <n>',
+      'HTTP: open connections from one client address or IPv6 /64, loopback not counted (default 256; 0: none)',
     );
 }
 
@@ -51,6 +61,8 @@ export function limitFlagInput(flags: LimitFlags): Record<string, string> {
     ['key_requests_in_flight', flags.keyRequestsInFlight],
     ['key_questions_in_flight', flags.keyQuestionsInFlight],
     ['key_bytes_per_second', flags.keyBytesPerSecond],
+    ['max_connections', flags.maxConnections],
+    ['max_connections_per_address', flags.maxConnectionsPerAddress],
   ];
   const out: Record<string, string> = {};
   for (const [name, value] of pairs) if (value !== undefined) out[name] = value;

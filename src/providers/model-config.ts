@@ -28,7 +28,7 @@ const embeddingEndpointSchema = z.strictObject({
 /** A byte count of the bounds: at least 1 KiB, at most `max`. */
 const byteCount = (max: number) => z.number().int().min(1024).max(max).optional();
 /** A count of the bounds (writes, questions, requests). */
-const count = (min: number) => z.number().int().min(min).max(65_536).optional();
+const count = (min: number, max = 65_536) => z.number().int().min(min).max(max).optional();
 
 /**
  * Operator bounds of the long-running shells (`serve`, `mcp`), the same as their flags (which beat these):
@@ -51,6 +51,10 @@ export const serverLimitsSchema = z.strictObject({
   keyQuestionsInFlight: count(1),
   /** Body bytes one key may send per second on average (HTTP; default 16 MiB/s with several keys). */
   keyBytesPerSecond: byteCount(64 * 1024 ** 3),
+  /** Open connections in all (HTTP; default: the open-file limit less an eighth, at least 256, for the archive). */
+  maxConnections: count(1, 1_048_576),
+  /** Open connections from one client address, an IPv6 /64 (HTTP; default 256; 0: none; loopback not counted). */
+  maxConnectionsPerAddress: count(0, 1_048_576),
 });
 export type ServerLimitsConfig = z.infer<typeof serverLimitsSchema>;
 

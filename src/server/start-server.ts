@@ -3,12 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { apiKeyEntriesFromEnv, checkKeyLengths, isLoopbackHost } from '../shell-kit/api-keys.ts';
+import type { ConnectionLimits } from '../shell-kit/connection-guard.ts';
 import { tuneHttpServer } from '../shell-kit/tune-http-server.ts';
 import { createServer, type ServerOptions } from './create-server.ts';
 
 export interface StartServerOptions extends ServerOptions {
   port?: number;
   host?: string;
+  /** Open connections per client address and in all (defaults: connection-guard.ts). */
+  connections?: ConnectionLimits;
 }
 
 export interface RunningServer {
@@ -60,7 +63,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         });
       },
     );
-    tuneHttpServer(server as Server);
+    tuneHttpServer(server as Server, options.connections);
     server.once('error', reject);
   });
 }

@@ -1,6 +1,7 @@
 import type { ListenFlags } from '../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ServerLimitsConfig } from '../index.ts';
+import type { ConnectionLimits } from './connection-guard.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body-limit.ts';
 import type { RequestBudgetOptions } from './request-budget.ts';
 
@@ -10,6 +11,8 @@ export interface ServerLimits {
   budget: Omit<RequestBudgetOptions, 'maxBodyBytes'>;
   maxPendingWrites?: number;
   maxQueuedQuestions?: number;
+  /** Open connections per client address and in all (HTTP listeners). */
+  connections: ConnectionLimits;
 }
 
 /** Each flag and the config field it overrides (errors name the one the operator wrote). */
@@ -22,6 +25,8 @@ const FIELDS = [
   ['key_requests_in_flight', 'keyRequestsInFlight', '--key-requests-in-flight'],
   ['key_questions_in_flight', 'keyQuestionsInFlight', '--key-questions-in-flight'],
   ['key_bytes_per_second', 'keyBytesPerSecond', '--key-bytes-per-second'],
+  ['max_connections', 'maxConnections', '--max-connections'],
+  ['max_connections_per_address', 'maxConnectionsPerAddress', '--max-connections-per-address'],
 ] as const;
 
 /** The flags that bound HTTP requests only (an MCP stdio session has one client and no bodies in flight). */
@@ -31,6 +36,8 @@ export const HTTP_ONLY_LIMIT_FLAGS = [
   'key_requests_in_flight',
   'key_questions_in_flight',
   'key_bytes_per_second',
+  'max_connections',
+  'max_connections_per_address',
 ] as const;
 
 /**
@@ -72,6 +79,8 @@ export function resolveServerLimits(
   }
   const maxPendingWrites = value('max_pending_writes', 'maxPendingWrites');
   const maxQueuedQuestions = value('max_queued_questions', 'maxQueuedQuestions');
+  const total = value('max_connections', 'maxConnections');
+  const perAddress = value('max_connections_per_address', 'maxConnectionsPerAddress');
   return {
     ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
     budget: {
@@ -83,6 +92,10 @@ export function resolveServerLimits(
     },
     ...(maxPendingWrites === undefined ? {} : { maxPendingWrites }),
     ...(maxQueuedQuestions === undefined ? {} : { maxQueuedQuestions }),
+    connections: {
+      ...(total === undefined ? {} : { total }),
+      ...(perAddress === undefined ? {} : { perAddress }),
+    },
   };
 }
 

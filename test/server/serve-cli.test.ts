@@ -212,6 +212,60 @@ describe('graphmemix serve', () => {
     }
   });
 
+  it('serve and mcp --http bound their open connections (flag or config): the one past the bound is closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-conns-'));
+    /** Three sockets that each ask for the health page: which were answered, which closed unanswered. */
+    const threeSockets = async (port: number, path: string) => {
+      const outcomes: Array<Promise<string>> = [];
+      const sockets = [];
+      for (let i = 0; i < 3; i++) {
+        const socket = connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        sockets.push(socket);
+        outcomes.push(
+          new Promise((settle) => {
+            socket.on('data', (chunk) => settle(String(chunk).startsWith('HTTP/1.1') ? 'answered' : '?'));
+            socket.on('close', () => settle('closed'));
+            socket.on('error', () => settle('closed'));
+          }),
+        );
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const seen = await Promise.all(outcomes);
+      for (const socket of sockets) socket.destroy();
+      return seen;
+    };
+    try {
+      const server = cli(
+        ['serve', '--db', join(dir, 'a.db'), '--port', '0', '--json', '--max-connections', '2'],
+        { GRAPHMEMIX_API_KEYS: 'k1' },
+      );
+      const { url } = JSON.parse(await server.firstLine) as { url: string };
+      expect(await threeSockets(Number(new URL(url).port), '/v1/health')).toEqual([
+        'answered',
+        'answered',
+        'closed',
+      ]);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+
+      const config = join(dir, 'graphmemix.config.json');
+      writeFileSync(config, JSON.stringify({ apiKeys: ['kc=carol'], limits: { maxConnections: 2 } }));
+      const mcp = cli(['mcp', '--http', '--db', join(dir, 'a.db'), '--port', '0', '--config', config]);
+      let port = 0;
+      for (let i = 0; i < 200 && port === 0; i++) {
+        port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(mcp.output().stderr)?.[1] ?? 0);
+        if (port === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await threeSockets(port, '/mcp')).toEqual(['answered', 'answered', 'closed']);
+      mcp.child.kill('SIGTERM');
+      expect(await mcp.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('checks its keys before it opens anything: none, or short ones on a network interface, create no archive', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-keys-'));
     try {

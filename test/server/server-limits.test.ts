@@ -26,7 +26,7 @@ function caught(run: () => unknown): GraphmemixError {
 
 describe('server limits (serve / mcp flags and the config file)', () => {
   it('sets nothing when nothing is given: the defaults stay with the code that applies them', () => {
-    expect(resolveServerLimits(listen())).toEqual({ budget: {} });
+    expect(resolveServerLimits(listen())).toEqual({ budget: {}, connections: {} });
   });
 
   it('a flag beats the config field; unset flags keep the config values', () => {
@@ -43,7 +43,26 @@ describe('server limits (serve / mcp flags and the config file)', () => {
       maxPendingWrites: 8,
       maxQueuedQuestions: 5,
       budget: { perCallerRequests: 3, perCallerQuestions: 4, totalBytes: 512 * MiB },
+      connections: {},
     });
+  });
+
+  it('passes the connection bounds (flag or config) to the listener; MCP over stdio refuses them', () => {
+    expect(
+      resolveServerLimits(listen({ max_connections_per_address: '0' }), {
+        maxConnections: 900,
+        maxConnectionsPerAddress: 32,
+      }).connections,
+    ).toEqual({ total: 900, perAddress: 0 });
+    expect(() => refuseHttpOnlyLimits(listen({ max_connections: '10' }), 'MCP over stdio')).toThrow(
+      /--max-connections/,
+    );
+    expect(() => parseListenFlags({ db: 'a.db', port: '0', host: 'h', max_connections: '0' })).toThrow(
+      /--max-connections|max_connections/,
+    );
+    expect(() => parseModelConfig({ limits: { maxConnectionsPerAddress: -1 } })).toThrow(
+      /maxConnectionsPerAddress/,
+    );
   });
 
   it('passes the per-key body rate (flag or config) to the request budget', () => {

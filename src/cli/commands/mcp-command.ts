@@ -139,7 +139,7 @@ Client config (stdio):
         process.stderr.write(`graphmemix MCP (streamable HTTP) on http://${info.address}:${info.port}/mcp\n`);
       });
       const { tuneHttpServer } = await import('../../shell-kit/tune-http-server.ts');
-      tuneHttpServer(server as import('node:http').Server);
+      tuneHttpServer(server as import('node:http').Server, limits.connections);
       await stopped;
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // As `serve`: a shutdown stops the automatic compactions under way at their next step.

@@ -81,6 +81,7 @@ Examples:
           mediaDir: graphmemix.mediaDir ?? mediaDirFor(input.db),
           ...(limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: limits.maxBodyBytes }),
           budget: limits.budget,
+          connections: limits.connections,
         });
       } catch (error) {
         await graphmemix.close();
