@@ -118,7 +118,7 @@ export interface Graphmemix {
   search(
     contextId: string,
     query: string,
-    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
+    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter; lane?: string },
   ): Promise<SearchHit[]>;
   /**
    * The same search with what degraded it (what HTTP and MCP serve): `lexical_search_bounded` when a view
@@ -128,7 +128,7 @@ export interface Graphmemix {
   searchMemories(
     contextId: string,
     query: string,
-    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
+    options?: { k?: number; signal?: AbortSignal; filter?: MemoryFilter; lane?: string },
   ): Promise<SearchResult>;
   /** The full question pipeline up to the evidence packet. Never throws for a model fault. */
   retrieve(
@@ -204,6 +204,8 @@ export interface ListMemoriesOptions {
   limit?: number;
   /** The `nextCursor` of the previous page (opaque; keyset position, so pages stay stable under writes). */
   cursor?: string;
+  /** Who asks (RetrieveOptions.lane): in read workers, waiting pages of lanes take turns. */
+  lane?: string;
 }
 
 export interface ListUsersOptions {

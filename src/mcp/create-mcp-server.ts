@@ -35,6 +35,8 @@ export interface McpServerOptions {
    * release; throws BUSY when the share is taken (MCP over HTTP: QuestionShare, src/shell-kit/question-share.ts).
    */
   questionSlot?: () => () => void;
+  /** The caller's lane in the read workers' queue (RetrieveOptions.lane; MCP over HTTP: the key). */
+  lane?: string;
 }
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -50,6 +52,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
   codeSdkToolErrors(server);
   const scope = options.scope ?? ALL_USERS;
   const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
+  const asker = options.lane === undefined ? {} : { lane: options.lane };
   // A question tool holds a slot of its caller's share while it runs (none over stdio: one client).
   const runQuestion: typeof runTool = (work) =>
     runTool(async () => {
@@ -108,6 +111,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         const found = await graphmemix.searchMemories(input.user_id, input.query, {
           ...(input.k === undefined ? {} : { k: input.k }),
           ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+          ...asker,
           signal: extra.signal,
         });
         return toApiSearch(input.user_id, found);
@@ -132,6 +136,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         const { question, options } = toQuestionCall(input);
         const result = await graphmemix.retrieve(input.user_id, question, {
           ...options,
+          ...asker,
           signal: extra.signal,
         });
         return withImages(evidenceReply(input.user_id, result), result);
@@ -153,7 +158,11 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       runQuestion(async () => {
         allow(input.user_id);
         const { question, options } = toQuestionCall(input);
-        const result = await graphmemix.answer(input.user_id, question, { ...options, signal: extra.signal });
+        const result = await graphmemix.answer(input.user_id, question, {
+          ...options,
+          ...asker,
+          signal: extra.signal,
+        });
         return withImages(
           { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) },
           result,
@@ -216,7 +225,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     );
   }
 
-  registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion);
+  registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion, asker);
 
   async function forgetUser(userId: string): Promise<Record<string, unknown>> {
     const report = await graphmemix.deleteUser(userId);

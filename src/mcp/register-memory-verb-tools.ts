@@ -32,6 +32,8 @@ export function registerMemoryVerbTools(
   scope: UserScope = ALL_USERS,
   /** Runs list_memories, whose pages use the read workers as questions do (the caller's question share). */
   runRead: typeof runTool = runTool,
+  /** The caller's lane in the read workers' queue (list_memories pages). */
+  asker: { lane?: string } = {},
 ): void {
   const notFound = (id: string) => `memory ${id} not found for this user`;
 
@@ -75,6 +77,7 @@ export function registerMemoryVerbTools(
           ...(input.limit === undefined ? {} : { limit: input.limit }),
           ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
           ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+          ...asker,
         });
         return toApiMemoryPage(input.user_id, page);
       }),

@@ -119,6 +119,7 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
     const server = createMcpServer(options.graphmemix, {
       scope: c.get('userScope') ?? { all: false, users: new Set<string>() },
       ...(questions === undefined ? {} : { questionSlot: () => questions.take(caller) }),
+      lane: caller,
       ...(options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir }),
     });
     // No sessionIdGenerator: stateless mode.

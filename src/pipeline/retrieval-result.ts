@@ -36,6 +36,8 @@ export interface RetrieveOptions {
   verifiers?: 'auto' | 'model' | 'offline' | 'none';
   /** The client's signal (HTTP disconnect, MCP cancel): every model call stops when it aborts. */
   signal?: AbortSignal;
+  /** Who asks (a server passes the API key's name): in read workers, waiting questions of lanes take turns. */
+  lane?: string;
   /**
    * Budget of the whole question over all model calls, in ms (default DEFAULT_QUESTION_DEADLINE_MS, 120 s).
    * When it passes, pending calls are aborted, the pipeline continues without them and the trace is flagged

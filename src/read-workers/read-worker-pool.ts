@@ -35,6 +35,8 @@ export interface ReadPoolStats {
 
 interface Call {
   id: number;
+  /** Whose call (RetrieveOptions.lane): waiting calls of different lanes take turns. */
+  lane: string;
   method: ReadMethod;
   args: unknown[];
   resolve: (value: unknown) => void;
@@ -86,7 +88,9 @@ export class ReadWorkerPool {
   private readonly data: Omit<ReadWorkerData, 'mediaPolicy'>;
   private readonly entry: URL;
   private readonly slots: Slot[] = [];
-  private readonly queue: Call[] = [];
+  /** Waiting calls by lane, in arrival order; lanes iterate in the order they take their turn. */
+  private readonly lanes = new Map<string, Call[]>();
+  private queued = 0;
   private nextId = 1;
   private closed = false;
   private failure: Error | undefined;
@@ -138,19 +142,24 @@ export class ReadWorkerPool {
       size: this.size,
       ready: this.slots.filter((slot) => slot.ready).length,
       running,
-      queued: this.queue.length,
+      queued: this.queued,
       replaced: this.replaced,
     };
   }
 
-  /** Runs one question method in a worker. `args` must be structured-cloneable (no signal inside). */
-  run<T>(method: ReadMethod, args: unknown[], signal?: AbortSignal): Promise<T> {
+  /**
+   * Runs one question method in a worker. `args` must be structured-cloneable (no signal inside). Waiting
+   * calls are handed out one lane at a time, round robin (`lane`: who asks, e.g. an API key's name), so a
+   * caller with many questions queued delays another's by one turn, not by everything it queued.
+   */
+  run<T>(method: ReadMethod, args: unknown[], signal?: AbortSignal, lane = ''): Promise<T> {
     if (this.closed) return Promise.reject(storeError('the read workers are closed'));
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<T>((resolve, reject) => {
       const call: Call = {
         id: this.nextId++,
+        lane,
         method,
         args,
         resolve: resolve as (value: unknown) => void,
@@ -158,16 +167,18 @@ export class ReadWorkerPool {
         settled: false,
         detach: () => {},
       };
-      if (!this.dispatch(call)) {
-        if (this.queue.length >= this.maxQueue) {
+      // A free worker takes the call at once only when nobody waits (else it would jump the lanes' turns).
+      if (this.queued > 0 || !this.dispatch(call)) {
+        if (this.queued >= this.maxQueue) {
           reject(
             new GraphmemixError('BUSY', 'too many questions in progress; retry shortly', {
-              details: { retryAfterS: 1, queued: this.queue.length },
+              details: { retryAfterS: 1, queued: this.queued },
             }),
           );
           return;
         }
-        this.queue.push(call);
+        this.enqueue(call);
+        this.pump();
       }
       if (signal) {
         const onAbort = () => this.abort(call, signal);
@@ -181,7 +192,7 @@ export class ReadWorkerPool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const call of this.queue.splice(0)) settle(call, storeError('the read workers are closed'));
+    for (const call of this.drainQueue()) settle(call, storeError('the read workers are closed'));
     await Promise.all(
       this.slots.map((slot) => {
         for (const call of slot.calls.values()) settle(call, storeError('the read workers are closed'));
@@ -249,20 +260,38 @@ export class ReadWorkerPool {
       // It cannot even open the archive: fail loudly instead of respawning forever.
       this.failure = storeError(`read workers cannot start: ${why}`);
       this.markStartFailed(this.failure);
-      for (const call of this.queue.splice(0)) settle(call, this.failure);
+      for (const call of this.drainQueue()) settle(call, this.failure);
       return;
     }
     this.replaced++;
     this.spawn();
   }
 
-  /** Hands queued calls to workers with room. */
+  private enqueue(call: Call): void {
+    const waiting = this.lanes.get(call.lane);
+    if (waiting) waiting.push(call);
+    else this.lanes.set(call.lane, [call]);
+    this.queued++;
+  }
+
+  /** Hands queued calls to workers with room: the first lane's oldest call, then that lane goes last. */
   private pump(): void {
-    while (this.queue.length > 0) {
-      const call = this.queue[0]!;
+    for (const [lane, waiting] of this.lanes) {
+      const call = waiting[0]!;
       if (!this.dispatch(call)) return;
-      this.queue.shift();
+      waiting.shift();
+      this.queued--;
+      // Map iteration visits a key re-set during it again, after the others: the lane's next turn.
+      this.lanes.delete(lane);
+      if (waiting.length > 0) this.lanes.set(lane, waiting);
     }
+  }
+
+  private drainQueue(): Call[] {
+    const calls = [...this.lanes.values()].flat();
+    this.lanes.clear();
+    this.queued = 0;
+    return calls;
   }
 
   private dispatch(call: Call): boolean {
@@ -300,9 +329,13 @@ export class ReadWorkerPool {
 
   private abort(call: Call, signal: AbortSignal): void {
     if (call.settled) return;
-    const queued = this.queue.indexOf(call);
-    if (queued >= 0) this.queue.splice(queued, 1);
-    else {
+    const waiting = this.lanes.get(call.lane);
+    const queued = waiting?.indexOf(call) ?? -1;
+    if (queued >= 0) {
+      waiting!.splice(queued, 1);
+      this.queued--;
+      if (waiting!.length === 0) this.lanes.delete(call.lane);
+    } else {
       const slot = this.slots.find((s) => s.calls.has(call.id));
       const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
       slot?.worker.postMessage({ type: 'abort', id: call.id, reason } satisfies ReadRequest);

@@ -66,9 +66,9 @@ export async function withReadWorkers(
     throw error;
   }
   const ask = <T>(method: ReadMethod, contextId: string, input: unknown, options?: object): Promise<T> => {
-    // A signal (when the options carry one) stays here; everything else must be cloneable.
-    const { signal, ...rest } = (options ?? {}) as { signal?: AbortSignal };
-    return pool.run<T>(method, [contextId, input, rest], signal);
+    // A signal (when the options carry one) stays here, the lane is the pool's; everything else must be cloneable.
+    const { signal, lane, ...rest } = (options ?? {}) as { signal?: AbortSignal; lane?: string };
+    return pool.run<T>(method, [contextId, input, rest], signal, lane);
   };
   const wrapped: Graphmemix = {
     ...gm,
@@ -80,7 +80,10 @@ export async function withReadWorkers(
     answer: (contextId, question: string | QuestionInput, options) =>
       ask<AnswerResult>('answer', contextId, question, options),
     // A filtered page can read thousands of index rows: in a worker, not on the event loop of every request.
-    listMemories: (contextId, listOptions) => ask<MemoryPage>('list', contextId, listOptions ?? {}),
+    listMemories: (contextId, listOptions) => {
+      const { lane, ...page } = listOptions ?? {};
+      return ask<MemoryPage>('list', contextId, page, lane === undefined ? undefined : { lane });
+    },
     // The mode goes through: `serve` stops on SIGTERM with { background: 'stop' }, and a close that dropped it
     // waited out a compaction under way (minutes on a large user) before the process could exit.
     async close(closeOptions) {

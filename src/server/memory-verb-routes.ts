@@ -18,7 +18,7 @@ import {
 } from '../shell-kit/api-serializers.ts';
 import { httpError } from '../shell-kit/error-response.ts';
 import { listUsersInScope } from '../shell-kit/list-users-in-scope.ts';
-import { requireUser } from '../shell-kit/user-scope.ts';
+import { laneOf, requireUser } from '../shell-kit/user-scope.ts';
 import { queryObject } from './query-params.ts';
 import { readJson } from './read-body.ts';
 
@@ -35,6 +35,7 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
       ...(input.limit === undefined ? {} : { limit: input.limit }),
       ...(input.cursor === undefined ? {} : { cursor: input.cursor }),
       ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+      ...laneOf(c),
     });
     return c.json(toApiMemoryPage(input.user_id, page));
   });

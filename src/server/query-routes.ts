@@ -4,7 +4,7 @@ import { answerSchema, retrieveSchema, searchSchema, viewSchema } from '../api-s
 import { toMemoryFilter, toQuestionCall } from '../api-schemas/to-pipeline-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { toApiAnswer, toApiRetrieval, toApiSearch } from '../shell-kit/api-serializers.ts';
-import { requireUser } from '../shell-kit/user-scope.ts';
+import { laneOf, requireUser } from '../shell-kit/user-scope.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { renderViewerHtml } from '../viewer/render-viewer-html.ts';
 import { encodeMediaRef, type MediaRef } from './media-ref.ts';
@@ -24,6 +24,7 @@ export function registerQueryRoutes(
     const found = await graphmemix.searchMemories(input.user_id, input.query, {
       ...(input.k === undefined ? {} : { k: input.k }),
       ...(input.filters === undefined ? {} : { filter: toMemoryFilter(input.filters) }),
+      ...laneOf(c),
       signal: c.req.raw.signal,
     });
     return c.json(toApiSearch(input.user_id, found));
@@ -35,6 +36,7 @@ export function registerQueryRoutes(
     const { question, options } = toQuestionCall(input);
     const result = await graphmemix.retrieve(input.user_id, question, {
       ...options,
+      ...laneOf(c),
       signal: c.req.raw.signal,
     });
     return c.json(toApiRetrieval(input.user_id, result));
@@ -44,7 +46,11 @@ export function registerQueryRoutes(
     const input = parseInput(answerSchema, await readJson(c));
     requireUser(c, input.user_id);
     const { question, options } = toQuestionCall(input);
-    const result = await graphmemix.answer(input.user_id, question, { ...options, signal: c.req.raw.signal });
+    const result = await graphmemix.answer(input.user_id, question, {
+      ...options,
+      ...laneOf(c),
+      signal: c.req.raw.signal,
+    });
     return c.json(toApiAnswer(input.user_id, result));
   });
 
@@ -57,6 +63,7 @@ export function registerQueryRoutes(
     requireUser(c, input.user_id);
     const result = await graphmemix.retrieve(input.user_id, input.q, {
       ...(input.k === undefined ? {} : { k: input.k }),
+      ...laneOf(c),
       signal: c.req.raw.signal,
     });
     const records = new Map<string, MemoryRecord>();

@@ -35,3 +35,12 @@ export function assertScope(scope: UserScope | undefined, userId: string, notFou
   if (scopeAllows(scope, userId)) return;
   throw new GraphmemixError('NOT_FOUND', notFoundMessage ?? `user ${userId} not found`);
 }
+
+/**
+ * The request's caller as a question's lane (RetrieveOptions.lane): in the read workers, the questions of
+ * different keys waiting for a worker take turns.
+ */
+export function laneOf(c: Context): { lane?: string } {
+  const caller = c.get('caller');
+  return caller === undefined ? {} : { lane: caller };
+}

@@ -47,6 +47,37 @@ describe('ReadWorkerPool (scripted worker)', () => {
     expect(pool.stats()).toMatchObject({ running: 0, queued: 0 });
   });
 
+  it('hands waiting calls out one lane at a time: a caller with many queued delays another by one turn', async () => {
+    const pool = await open({ size: 1, concurrency: 1, maxQueue: 20 });
+    const order: string[] = [];
+    const ask = (lane: string, id: string) =>
+      pool.run<{ contextId: string }>('retrieve', [id, 'echo', {}], undefined, lane).then((r) => {
+        order.push(r.contextId);
+      });
+    const running = pool.run('retrieve', ['first', 'slow', { ms: 200 }], undefined, 'A');
+    const calls = [1, 2, 3, 4, 5].map((i) => ask('A', `a${i}`));
+    calls.push(ask('B', 'b1'), ask('B', 'b2'), ask('C', 'c1'), ask('A', 'a6'));
+    expect(pool.stats()).toMatchObject({ running: 1, queued: 9 });
+    await running;
+    await Promise.all(calls);
+    // FIFO would give a1..a5, b1, b2, c1, a6: B's first question waited behind all five of A's.
+    expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3', 'a4', 'a5', 'a6']);
+    // An aborted waiting call leaves its lane's turn to the others; BUSY still counts every lane together.
+    const small = await open({ size: 1, concurrency: 1, maxQueue: 2 });
+    const hold = small.run('retrieve', ['u', 'slow', { ms: 200 }], undefined, 'A');
+    const abort = new AbortController();
+    const dropped = small.run('retrieve', ['x', 'echo', {}], abort.signal, 'A');
+    const kept = small.run<{ contextId: string }>('retrieve', ['y', 'echo', {}], undefined, 'B');
+    await expect(small.run('retrieve', ['z', 'echo', {}], undefined, 'C')).rejects.toMatchObject({
+      code: 'BUSY',
+    });
+    abort.abort();
+    await expect(dropped).rejects.toMatchObject({ name: 'AbortError' });
+    expect(small.stats()).toMatchObject({ queued: 1 });
+    await hold;
+    await expect(kept).resolves.toMatchObject({ contextId: 'y' });
+  });
+
   it('drops an aborted queued call before it reaches a worker, and aborts a running one in the worker', async () => {
     const pool = await open({ size: 1, concurrency: 1 });
     const runningAbort = new AbortController();
