@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sdkErrorCode } from '../../src/mcp/sdk-tool-errors.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createFakeGraphmemix } from '../support/fake-graphmemix.ts';
+import { postToolCall } from '../support/mcp-tool-call.ts';
 import { REPO_ROOT, TSX_IMPORT } from '../support/repo-paths.ts';
 
 const TOOLS = [
@@ -28,19 +29,6 @@ const TOOLS = [
 function textOf(result: unknown): string {
   const first = (result as CallToolResult).content[0];
   return first?.type === 'text' ? first.text : '';
-}
-
-/** One JSON-RPC tools/call posted to an MCP HTTP app with key k1. */
-function postToolCall(app: ReturnType<typeof createMcpHttpApp>, name: string, args: Record<string, unknown>) {
-  return app.request('http://local/mcp', {
-    method: 'POST',
-    headers: {
-      authorization: 'Bearer k1',
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
 }
 
 const clients: Client[] = [];
@@ -155,7 +143,7 @@ describe('MCP server', () => {
     const graphmemix = createFakeGraphmemix();
     const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'], maxBodyBytes: 4096 });
     const call = (text: string) =>
-      postToolCall(app, 'add_memory', { user_id: 'alice', memories: [{ id: 'big', text }] });
+      postToolCall(app, 'k1', 'add_memory', { user_id: 'alice', memories: [{ id: 'big', text }] });
     const refused = await call('x'.repeat(10_000));
     expect(refused.status).toBe(413);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('TOO_LARGE');
@@ -169,7 +157,7 @@ describe('MCP server', () => {
   it('refuses a call whose arguments hold more values than an HTTP body may, before its schema parse', async () => {
     const graphmemix = createFakeGraphmemix();
     const app = createMcpHttpApp({ graphmemix, apiKeys: ['k1'] });
-    const response = await postToolCall(app, 'add_memory', {
+    const response = await postToolCall(app, 'k1', 'add_memory', {
       user_id: 'alice',
       memories: [{ id: 'm', text: 'x', assets: new Array(60_000).fill(0) }],
     });

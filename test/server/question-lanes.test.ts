@@ -7,6 +7,7 @@ import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { readPoolOf } from '../../src/read-workers/with-read-workers.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { postToolCall } from '../support/mcp-tool-call.ts';
 
 type Asked = { method: string; lane: string | undefined };
 
@@ -76,20 +77,7 @@ describe('question lanes: each key waits for the read workers in its own lane', 
     const { gm, asked } = recordingFacade(await twoUsers());
     const app = createMcpHttpApp({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann'] });
     const call = (name: string, args: Record<string, unknown>) =>
-      app.request('/mcp', {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer key-of-ann-0001',
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name, arguments: args },
-        }),
-      });
+      postToolCall(app, 'key-of-ann-0001', name, args);
     await call('search_memories', { user_id: 'ann', query: 'party' });
     await call('retrieve_evidence', { user_id: 'ann', question: 'when?' });
     await call('answer_question', { user_id: 'ann', question: 'when?' });

@@ -6,6 +6,7 @@ import { ReadWorkerPool } from '../../src/read-workers/read-worker-pool.ts';
 import { createServer } from '../../src/server/create-server.ts';
 import { defaultQuestionShare, QuestionShare } from '../../src/shell-kit/question-share.ts';
 import { gatedFacade } from '../support/gated-facade.ts';
+import { postToolCall } from '../support/mcp-tool-call.ts';
 
 /** A facade whose questions and listing pages wait until `release()`: they stay in progress meanwhile. */
 async function gatedQuestions(): Promise<{ gm: Graphmemix; release: () => void; asked: () => number }> {
@@ -135,21 +136,7 @@ describe("question share: one key cannot take every other key's question capacit
       apiKeys: ['ka=ann'],
       budget: { perCallerQuestions: 1 },
     });
-    const call = (name: string, args: Record<string, unknown>) =>
-      app.request('/mcp', {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer ka',
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name, arguments: args },
-        }),
-      });
+    const call = (name: string, args: Record<string, unknown>) => postToolCall(app, 'ka', name, args);
     const held = call('retrieve_evidence', { user_id: 'ann', question: 'when is the party?' });
     await tick();
     expect(gated.asked()).toBe(1);

@@ -31,6 +31,16 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return { child, exited, firstLine, output: () => ({ stdout, stderr }) };
 }
 
+/** The port `mcp --http` printed it listens on (polled from its stderr; 0 if it never did within 10 s). */
+async function mcpPort(mcp: ReturnType<typeof cli>): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(mcp.output().stderr)?.[1] ?? 0);
+    if (port !== 0) return port;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return 0;
+}
+
 describe('graphmemix serve', () => {
   it('serves the API with keys from GRAPHMEMIX_API_KEYS and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gmx-serve-'));
@@ -169,11 +179,7 @@ describe('graphmemix serve', () => {
       const config = join(dir, 'graphmemix.config.json');
       writeFileSync(config, JSON.stringify({ apiKeys: ['kc=carol'], limits: { keyRequestsInFlight: 1 } }));
       const mcp = cli(['mcp', '--http', '--db', join(dir, 'a.db'), '--port', '0', '--config', config]);
-      let port = 0;
-      for (let i = 0; i < 200 && port === 0; i++) {
-        port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(mcp.output().stderr)?.[1] ?? 0);
-        if (port === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const port = await mcpPort(mcp);
       expect(port).toBeGreaterThan(0);
       const initialize = (key?: string) =>
         fetch(`http://127.0.0.1:${port}/mcp`, {
@@ -253,11 +259,7 @@ describe('graphmemix serve', () => {
       const config = join(dir, 'graphmemix.config.json');
       writeFileSync(config, JSON.stringify({ apiKeys: ['kc=carol'], limits: { maxConnections: 2 } }));
       const mcp = cli(['mcp', '--http', '--db', join(dir, 'a.db'), '--port', '0', '--config', config]);
-      let port = 0;
-      for (let i = 0; i < 200 && port === 0; i++) {
-        port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(mcp.output().stderr)?.[1] ?? 0);
-        if (port === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const port = await mcpPort(mcp);
       expect(await threeSockets(port, '/mcp')).toEqual(['answered', 'answered', 'closed']);
       mcp.child.kill('SIGTERM');
       expect(await mcp.exited).toBe(0);
