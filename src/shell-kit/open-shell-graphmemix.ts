@@ -11,6 +11,7 @@ import {
   isPostgresUrl,
   loadModelConfig,
 } from '../index.ts';
+import type { ResolvedModelConfig } from '../providers/model-config.ts';
 import { addRedactedSecrets } from './redact.ts';
 import type { ServerLimits } from './server-limits.ts';
 
@@ -24,6 +25,11 @@ import type { ServerLimits } from './server-limits.ts';
 export async function openShellGraphmemix(options: {
   db: string;
   config?: string;
+  /**
+   * The config the caller has already loaded (serve and mcp read it for their keys and bounds first): used
+   * instead of reading `config` again, so one start sees one version of the file.
+   */
+  modelConfig?: ResolvedModelConfig;
   /**
    * Question worker threads (default $GRAPHMEMIX_READ_WORKERS, else one per core but one, at most 8;
    * 0: questions run in this thread, for one-shot commands).
@@ -39,7 +45,8 @@ export async function openShellGraphmemix(options: {
    */
   limits?: Pick<ServerLimits, 'maxPendingWrites' | 'maxQueuedQuestions'>;
 }): Promise<Graphmemix> {
-  const config = loadModelConfig(options.config === undefined ? {} : { path: options.config });
+  const config =
+    options.modelConfig ?? loadModelConfig(options.config === undefined ? {} : { path: options.config });
   addRedactedSecrets(
     [config.verifier, config.reader, config.vision, config.judge, config.embedding].map(
       (endpoint) => endpoint?.apiKey,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -185,5 +185,30 @@ describe('server limits (serve / mcp flags and the config file)', () => {
       await gm.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a shell that has loaded its config passes it on: the archive opens without reading the file again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-limits-'));
+    const path = join(dir, 'graphmemix.config.json');
+    writeFileSync(path, JSON.stringify({ questionDeadlineMs: 5000 }));
+    const loaded = loadModelConfig({ path });
+    // The file changes (or goes) after serve read it: the open uses what serve read, not a second version.
+    rmSync(path);
+    const gm = await openShellGraphmemix({
+      db: join(dir, 'a.db'),
+      readWorkers: 0,
+      config: path,
+      modelConfig: loaded,
+    });
+    try {
+      await gm.addMemories('ann', [{ id: 'a', text: 'the first note' }]);
+      expect((await gm.retrieve('ann', 'note')).evidence.map((e) => e.memoryId)).toEqual(['a']);
+    } finally {
+      await gm.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(
+      openShellGraphmemix({ db: join(dir, 'b.db'), readWorkers: 0, config: path }),
+    ).rejects.toThrow();
   });
 });

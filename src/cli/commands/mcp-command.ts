@@ -66,17 +66,15 @@ Client config (stdio):
         );
         refuseHttpOnlyLimits(input, 'MCP over stdio');
         const { loadModelConfig } = await import('../../index.ts');
-        const limits = resolveServerLimits(
-          input,
-          loadModelConfig(flags.config ? { path: flags.config } : {}).limits,
-        );
+        const config = loadModelConfig(flags.config ? { path: flags.config } : {});
+        const limits = resolveServerLimits(input, config.limits);
         // stdout carries JSON-RPC: anything logged by libraries must go to stderr instead.
         console.log = console.error;
         console.info = console.error;
         announceNewArchive(flags.db);
         const graphmemix = await openShellGraphmemix({
           db: flags.db,
-          ...(flags.config ? { config: flags.config } : {}),
+          modelConfig: config,
           resumeForgets: true,
           limits,
         });
@@ -116,7 +114,7 @@ Client config (stdio):
       announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
-        ...(flags.config ? { config: flags.config } : {}),
+        modelConfig: config,
         resumeForgets: true,
         limits,
       });

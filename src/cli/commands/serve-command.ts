@@ -66,7 +66,7 @@ Examples:
       announceNewArchive(input.db);
       const graphmemix = await openShellGraphmemix({
         db: input.db,
-        ...(flags.config ? { config: flags.config } : {}),
+        modelConfig: config,
         resumeForgets: true,
         limits,
       });
