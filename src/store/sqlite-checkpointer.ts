@@ -32,12 +32,14 @@ export const BACKGROUND_EAGER_POLL_MS = 20;
 export const BACKGROUND_CHECKPOINT_FRAMES = 2048;
 
 /**
- * A WAL of this many frames, all copied, is restarted by the checkpointer (RESTART with no busy wait: it
- * needs the writer between transactions, and then has nothing left to copy, so the writer never waits on
- * it). A writer restarts the WAL itself when a transaction of its begins with every frame copied. Writes
- * back to back leave time for neither (measured at 1M: the WAL then grows to WRITER_CHECKPOINT_FRAMES and the
- * writer's own checkpoint restarts it, copying only what the checkpointer has not: one COMMIT of ~130 ms
- * in ~150 add-1 instead of one of 130-1,150 ms in ~77).
+ * A WAL of at least this many frames, not all of them copied, is copied between the steps of long
+ * maintenance (`maintenancePause` in sqlite-wal-upkeep.ts), so the writer's next transaction restarts it.
+ * The checkpointer never restarts the WAL itself: a RESTART takes the write lock and, when the writer
+ * committed during the PASSIVE before it, copies those frames and syncs the file while holding it. At 1M
+ * that made the writer's BEGIN IMMEDIATE wait ~20-80 ms once in a few hundred add-1s, and fail with "database
+ * is locked" within ~65 ms (well inside busy_timeout) in add-100s (docs/living-archive.md "Round 35"). A
+ * writer restarts the WAL itself when a transaction of its begins with every frame copied, which the eager
+ * copies below make the common case; otherwise its own checkpoint at WRITER_CHECKPOINT_FRAMES does.
  */
 export const BACKGROUND_RESTART_FRAMES = 8192;
 
@@ -67,7 +69,7 @@ export interface CheckpointerOptions {
   eagerPollMs?: number;
   /** Default BACKGROUND_CHECKPOINT_FRAMES. */
   frames?: number;
-  /** Default BACKGROUND_RESTART_FRAMES. */
+  /** The WAL length from which a maintenance pause copies it (default BACKGROUND_RESTART_FRAMES). */
   restartFrames?: number;
   /** Default BACKGROUND_EAGER_FROM. */
   eagerFrom?: number;
@@ -105,7 +107,6 @@ export class SqliteCheckpointer {
         pollMs: options.pollMs ?? BACKGROUND_CHECKPOINT_POLL_MS,
         eagerPollMs: options.eagerPollMs ?? BACKGROUND_EAGER_POLL_MS,
         frames: options.frames ?? BACKGROUND_CHECKPOINT_FRAMES,
-        restartFrames: options.restartFrames ?? BACKGROUND_RESTART_FRAMES,
         eagerFrom: options.eagerFrom ?? BACKGROUND_EAGER_FROM,
         eagerFrames: options.eagerFrames ?? BACKGROUND_EAGER_FRAMES,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
@@ -155,7 +156,15 @@ export class SqliteCheckpointer {
     return this.ask('truncate') as Promise<CheckpointResult | undefined>;
   }
 
-  private ask(message: 'checkpoint' | 'frames' | 'truncate'): Promise<unknown> {
+  /**
+   * How many checkpoints its thread has run, by mode (PASSIVE from its polls and `checkpoint`, TRUNCATE when
+   * asked); undefined when it is gone.
+   */
+  modes(): Promise<Record<string, number> | undefined> {
+    return this.ask('modes') as Promise<Record<string, number> | undefined>;
+  }
+
+  private ask(message: 'checkpoint' | 'frames' | 'truncate' | 'modes'): Promise<unknown> {
     if (this.closed || this.exited) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.replies.push((result) => {
@@ -201,7 +210,7 @@ const WORKER_SOURCE = `
 const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-// timeout 0: a RESTART that would wait for the writer gives up instead (busy), the writer never waits.
+// timeout 0: a TRUNCATE (asked for after a delete) that would wait for the writer gives up instead (busy).
 const db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
@@ -218,7 +227,10 @@ const frames = () => {
     return [0, 0];
   }
 };
+// Checkpoints run, by mode (the owner's \`modes()\`).
+const modes = {};
 const checkpoint = (mode) => {
+  modes[mode] = (modes[mode] ?? 0) + 1;
   try {
     return db.pragma('wal_checkpoint(' + mode + ')')[0];
   } catch {
@@ -235,16 +247,15 @@ const poll = () => {
   const near = log >= workerData.eagerFrom && log > copied;
   const eager = near && (log - copied >= workerData.eagerFrames || log === previous);
   previous = log;
-  if (log - copied >= workerData.frames || eager) {
-    const result = checkpoint('PASSIVE');
-    if (eager && result && result.busy === 0 && result.log === result.checkpointed) checkpoint('RESTART');
-  } else if (log >= workerData.restartFrames && log === copied) checkpoint('RESTART');
+  // PASSIVE only: it takes no lock the writer waits for (see BACKGROUND_RESTART_FRAMES for why no RESTART).
+  if (log - copied >= workerData.frames || eager) checkpoint('PASSIVE');
   timer = setTimeout(poll, near ? workerData.eagerPollMs : workerData.pollMs);
 };
 timer = setTimeout(poll, workerData.pollMs);
 parentPort.on('message', (message) => {
   if (message === 'checkpoint') parentPort.postMessage(checkpoint('PASSIVE'));
   else if (message === 'truncate') parentPort.postMessage(checkpoint('TRUNCATE'));
+  else if (message === 'modes') parentPort.postMessage({ ...modes });
   else if (message === 'frames') {
     const [log, copied] = frames();
     parentPort.postMessage({ log, copied });

@@ -75,9 +75,9 @@ export class SqliteWalUpkeep {
   /**
    * Between steps of long maintenance: a WAL of at least BACKGROUND_RESTART_FRAMES frames (the checkpointer's
    * `restartFrames`), not all of them copied yet, is copied into the file now on the checkpointer's thread, so
-   * the next write transaction restarts it. A compaction's steps write back to back and leave the
-   * checkpointer no moment to restart the WAL: at 100k the writer's own checkpoint then ran inside one step's
-   * COMMIT in ~36 (~100 ms; docs/living-archive.md "Round 27").
+   * the next write transaction restarts it. A compaction's steps write back to back and leave the WAL no
+   * moment to be restarted: at 100k the writer's own checkpoint then ran inside one step's COMMIT in ~36
+   * (~100 ms; docs/living-archive.md "Round 27").
    */
   async maintenancePause(): Promise<void> {
     const checkpointer = this.checkpointer;

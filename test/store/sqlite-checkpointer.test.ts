@@ -130,6 +130,45 @@ describe('SqliteCheckpointer', () => {
     db.close();
   });
 
+  it('only ever copies on its own (PASSIVE): it never takes the write lock the writer waits for', async () => {
+    // A RESTART takes the write lock, and copies and syncs under it whatever the writer committed since the
+    // PASSIVE before it: at 1M the writer's BEGIN IMMEDIATE then waited, and in add-100s failed with
+    // "database is locked". Here both conditions that ran one (an eager copy that copied everything; a WAL
+    // past restartFrames, all copied) hold on many polls.
+    const { file, db, insert } = walFile('no-restart.db');
+    const checkpointer = SqliteCheckpointer.start(file, {
+      fromBytes: 0,
+      pollMs: 2,
+      eagerPollMs: 2,
+      frames: 4,
+      restartFrames: 8,
+      eagerFrom: 8,
+      eagerFrames: 1,
+    })!;
+    // Back to back (no await between): the writer never finds the WAL all copied, so it grows past 8 frames.
+    for (let i = 0; i < 20; i++) insert(`row ${i} ${'w'.repeat(5000)}`);
+    let frames = (await checkpointer.frames())!;
+    for (let i = 0; i < 400 && frames.copied < frames.log; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      frames = (await checkpointer.frames())!;
+    }
+    expect(frames.log).toBeGreaterThan(8);
+    expect(frames.copied).toBe(frames.log);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const modes = (await checkpointer.modes())!;
+    expect(Object.keys(modes)).toEqual(['PASSIVE']);
+    expect(modes.PASSIVE).toBeGreaterThan(0);
+    // The writer's next transaction finds every frame copied and starts the WAL over by itself.
+    insert('next');
+    expect((await checkpointer.frames())!.log).toBeLessThan(frames.log);
+    // Asked to truncate (after a delete), it does, and says so.
+    expect((await checkpointer.truncate())!.busy).toBe(0);
+    expect(Object.keys((await checkpointer.modes())!).sort()).toEqual(['PASSIVE', 'TRUNCATE']);
+    await checkpointer.close();
+    expect(await checkpointer.modes()).toBeUndefined();
+    db.close();
+  });
+
   it('is not started for small files, nor for in-memory databases', () => {
     const { file, db } = walFile('small.db');
     expect(SqliteCheckpointer.start(file)).toBeUndefined();
