@@ -52,14 +52,10 @@ describe('SqliteCheckpointer', () => {
 
   it('copies by itself once enough frames wait, so the WAL restarts and stays short', async () => {
     const { file, db, insert } = walFile('restart.db');
-    const checkpointer = SqliteCheckpointer.start(file, {
-      fromBytes: 0,
-      pollMs: 2,
-      frames: 4,
-      restartFrames: 8,
-    })!;
+    const checkpointer = SqliteCheckpointer.start(file, { fromBytes: 0, pollMs: 2, frames: 4 })!;
     // Small transactions with gaps: the WAL's frame count drops once the checkpointer has copied it all and
-    // it restarts (this writer never checkpoints: without the checkpointer it would only grow).
+    // the writer's next transaction restarts it (this writer never checkpoints: without the checkpointer its
+    // WAL would only grow).
     let copied = false;
     let restarted = false;
     let previous = 0;
