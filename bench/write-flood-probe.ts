@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/write-flood-probe.ts [--code dir] [--clients 60] [--body-mib 0.2] [--requests 600]
- * [--record-kb 2]`: one API key floods `graphmemix serve` with adds while another key adds one small memory
- * every 200 ms. Starts `serve` from `--code`'s sources on a fresh SQLite file (write worker and read workers,
+ * [--record-kb 2] [--flood-users 1]`: one API key floods `graphmemix serve` with adds while another key adds one
+ * small memory every 200 ms. With `--flood-users n` the flooding key is bound to n users and its adds go to
+ * them in turn (a key that writes to many users at once). Starts `serve` from `--code`'s sources on a fresh SQLite file (write worker and read workers,
  * as a deployment runs), sends `--requests` POST /v1/memories of about `--body-mib` each (records of
  * `--record-kb` of text) from `--clients` concurrent connections, then SIGTERMs the server. Prints the
  * flooder's answers by status, the other key's add latency (count, p50 / p95 / longest), the server's peak
@@ -21,6 +22,9 @@ const clients = Number(flag('clients', '60'));
 const bodyMib = Number(flag('body-mib', '0.2'));
 const requests = Number(flag('requests', '600'));
 const recordBytes = Number(flag('record-kb', '2')) * 1024;
+const floodUsers = Number(flag('flood-users', '1'));
+const floodUser = (i: number) => (floodUsers === 1 ? 'hannah' : `hannah${i % floodUsers}`);
+const floodGrant = Array.from({ length: floodUsers }, (_, i) => floodUser(i)).join('|');
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-flood-'));
 const port = 18_000 + Math.floor(Math.random() * 1_000);
@@ -37,7 +41,7 @@ const server = spawn(
     String(port),
   ],
   {
-    env: { ...process.env, GRAPHMEMIX_API_KEYS: 'kflood=hannah,kother=olga' },
+    env: { ...process.env, GRAPHMEMIX_API_KEYS: `kflood=${floodGrant},kother=olga` },
     stdio: ['ignore', 'pipe', 'inherit'],
   },
 );
@@ -50,7 +54,7 @@ const perBody = Math.max(1, Math.floor((bodyMib * 1024 * 1024) / recordBytes));
 const words = 'lake house pier boat summer winter garden train ticket pottery'.split(' ');
 const body = (i: number) =>
   JSON.stringify({
-    user_id: 'hannah',
+    user_id: floodUser(i),
     memories: Array.from({ length: perBody }, (_, r) => {
       let text = '';
       while (text.length < recordBytes)
@@ -127,6 +131,7 @@ console.log(
     code,
     clients,
     requests,
+    floodUsers,
     recordsPerBody: perBody,
     floodWallS: Number(wall.toFixed(1)),
     statuses,

@@ -35,7 +35,11 @@ export interface Graphmemix {
    * Add or update records given as plain objects (unified record shape; missing sequence/kind defaulted).
    * Invalid ones are rejected in the report, valid ones kept.
    */
-  addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport>;
+  addMemories(
+    contextId: string,
+    records: readonly MemoryRecordInput[],
+    options?: WriteOptions,
+  ): Promise<IngestReport>;
   getMemory(contextId: string, id: string): Promise<MemoryRecord | undefined>;
   /** A page of the context's memories in (sequence, id) order, filtered before paging (keyset cursor). */
   listMemories(contextId: string, options?: ListMemoriesOptions): Promise<MemoryPage>;
@@ -44,7 +48,12 @@ export interface Graphmemix {
    * `memoryPatchSchema`), through the one ingest path, so views, index entries and relations follow
    * incrementally; the replaced version stays in the history. NOT_FOUND when the memory does not exist.
    */
-  updateMemory(contextId: string, id: string, patch: MemoryPatch): Promise<UpdateReport>;
+  updateMemory(
+    contextId: string,
+    id: string,
+    patch: MemoryPatch,
+    options?: WriteOptions,
+  ): Promise<UpdateReport>;
   /** Every version of a memory, oldest first, the current one last (undefined when the memory does not exist). */
   memoryHistory(contextId: string, id: string): Promise<MemoryVersion[] | undefined>;
   /**
@@ -65,6 +74,7 @@ export interface Graphmemix {
     contextId: string,
     messages: readonly ConversationMessage[],
     scope?: ConversationScope,
+    options?: WriteOptions,
   ): Promise<AddMessagesReport>;
   /**
    * Users (contexts) in id order with their kept memory counts, in keyset pages: pass `nextCursor` back as
@@ -77,7 +87,7 @@ export interface Graphmemix {
    * Deletes one memory: its row, views, vectors and edges, with no copy of its text left in the store's
    * files, and its files in the media folder that no other memory of the context references.
    */
-  deleteMemory(contextId: string, id: string): Promise<boolean>;
+  deleteMemory(contextId: string, id: string, options?: WriteOptions): Promise<boolean>;
   /**
    * Forgets a whole context (a user): every memory with its views, vectors, edges and questions, with no copy
    * of the text left in the store's files, then its media (the context's folder in `mediaDir` and every file
@@ -227,6 +237,16 @@ export interface UpdateReport {
   version: number;
   /** False when the patch left the record as it was (no new version). */
   changed: boolean;
+}
+
+/** Options of the per-memory write calls (addMemories, addMessages, updateMemory, deleteMemory). */
+export interface WriteOptions {
+  /**
+   * Who writes (a server passes the API key's name). Where writes wait for one writer (SQLite: one write at
+   * a time; PostgreSQL: a few users at once), the waiting writes of different lanes take turns, so a caller
+   * with many writes queued (one add to each of 64 users) delays another's by one turn, not by all of them.
+   */
+  lane?: string;
 }
 
 /** addMessages' report: the ingest report plus the ids given to the stored messages, in order. */

@@ -197,7 +197,9 @@ export class BackgroundCompactions {
    */
   private turnFor(contextId: string): CompactionTurn {
     return (work) =>
-      this.queue.forContext(contextId, work, (hold) => hold === this.backlogs.get(contextId)?.holding);
+      this.queue.forContext(contextId, work, {
+        own: (hold) => hold === this.backlogs.get(contextId)?.holding,
+      });
   }
 
   /** Resolves once no run is queued or running. */

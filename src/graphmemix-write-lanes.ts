@@ -8,8 +8,8 @@ export const PARALLEL_WRITE_LANES = 4;
  * Turns of writes, in call order, either in one line for the whole process (`perContext` false: a store with
  * one writer connection, SQLite) or in one lane per context (`perContext` true: a store whose writes of
  * different contexts never wait on each other, PostgreSQL), at most `parallel` lanes' turns running at once
- * (the others wait in call order). A turn without a context (one that may touch any) runs after every turn
- * queued before it, in every lane, and every turn queued after it waits for it.
+ * (the others wait, askers taking turns: `run`'s `asker`). A turn without a context (one that may touch any)
+ * runs after every turn queued before it, in every lane, and every turn queued after it waits for it.
  */
 export class WriteLanes {
   /** The last turn without a context (all turns, in one line). */
@@ -17,9 +17,12 @@ export class WriteLanes {
   /** Each context's last turn queued after the barrier (per-context lanes only); dropped once it settles. */
   private readonly lanes = new Map<string, Promise<unknown>>();
 
-  /** Lane turns running now (at most `parallel`), and those waiting for one of them to end, first come first. */
+  /**
+   * Lane turns running now (at most `parallel`), and those waiting for one of them to end by who asks (the
+   * `asker` of `run`): askers take turns, each asker's turns first come first.
+   */
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting = new FairWaiting();
 
   constructor(
     readonly perContext: boolean,
@@ -36,7 +39,7 @@ export class WriteLanes {
    * synchronously (SQLite) would otherwise run a piecewise write's turns back to back in microtasks, and the
    * timers and requests whose writes are meant to go between them would wait for all of it.
    */
-  run<T>(contextId: string | undefined, work: () => Promise<T>): Promise<T> {
+  run<T>(contextId: string | undefined, work: () => Promise<T>, asker = ''): Promise<T> {
     if (!this.perContext || contextId === undefined) {
       const after = this.perContext ? Promise.all([this.barrier, ...this.lanes.values()]) : this.barrier;
       // Every later turn waits for this one through the barrier: the lanes before it need not be kept.
@@ -47,7 +50,8 @@ export class WriteLanes {
     }
     const lane = this.lanes.get(contextId);
     const after = lane === undefined ? this.barrier : lane;
-    const next = after.then(yieldToEventLoop, yieldToEventLoop).then(() => this.inSlot(work));
+    // inSlot returns to the event loop before the turn starts (its pump).
+    const next = after.then(() => this.inSlot(work, asker));
     // The lane's tail is behind the barrier already (a lane starts from it; a barrier clears the lanes).
     const tail = next.catch(() => undefined);
     this.lanes.set(contextId, tail);
@@ -57,17 +61,100 @@ export class WriteLanes {
     return next;
   }
 
-  /** Runs `work` once fewer than `parallel` lane turns run (a turn ending hands its slot to the first waiting). */
-  private async inSlot<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.parallel) this.running++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /**
+   * Runs `work` once fewer than `parallel` lane turns run, when its asker's turn comes: the turns that are
+   * ready are handed out by `pump` after a return to the event loop, so every turn that became ready
+   * meanwhile competes (a store that answers synchronously finishes a write within one task: handing a slot
+   * to the first ready turn at once would keep call order). A key that writes to 64 users at once no longer
+   * puts 64 turns ahead of another key's one.
+   */
+  private async inSlot<T>(work: () => Promise<T>, asker: string): Promise<T> {
+    await new Promise<void>((resolve) => {
+      this.waiting.push(asker, resolve);
+      this.schedulePump();
+    });
     try {
       return await work();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
+      this.running--;
+      this.schedulePump();
     }
+  }
+
+  private pumpScheduled = false;
+
+  /** After one return to the event loop, starts waiting turns while slots are free, askers in turn. */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      while (this.running < this.parallel && this.waiting.size > 0) {
+        this.running++;
+        this.waiting.shift()!();
+      }
+    });
+  }
+}
+
+/** Askers whose last service FairWaiting remembers beyond those waiting (the keys of a server are far fewer). */
+const REMEMBERED_ASKERS = 1024;
+
+/**
+ * Waiting turns per asker, handed out to the asker served least recently (one never served first; ties in
+ * arrival order), each asker's turns in arrival order: askers take turns round robin.
+ */
+export class FairWaiting {
+  /** Askers with a waiting turn, in arrival order (a Map keeps insertion order). */
+  private readonly byAsker = new Map<string, Array<() => void>>();
+  /** Waiting turns of all askers. */
+  private count = 0;
+  /** When each asker was last served (a counter), kept after its queue empties: its next turn then waits its turn. */
+  private readonly servedAt = new Map<string, number>();
+  private clock = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(asker: string, resolve: () => void): void {
+    const turns = this.byAsker.get(asker);
+    if (turns) turns.push(resolve);
+    else this.byAsker.set(asker, [resolve]);
+    this.count++;
+  }
+
+  /** A turn of `asker` was handed out. */
+  private served(asker: string): void {
+    this.servedAt.delete(asker);
+    this.servedAt.set(asker, ++this.clock);
+    if (this.servedAt.size > REMEMBERED_ASKERS) {
+      // Forget the longest-served askers that wait for nothing (Map order: oldest service first).
+      for (const old of this.servedAt.keys()) {
+        if (this.servedAt.size <= REMEMBERED_ASKERS / 2) break;
+        if (!this.byAsker.has(old)) this.servedAt.delete(old);
+      }
+    }
+  }
+
+  /** The first waiting turn of the asker served least recently. */
+  shift(): (() => void) | undefined {
+    let chosen: string | undefined;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const asker of this.byAsker.keys()) {
+      const at = this.servedAt.get(asker) ?? 0;
+      if (at < oldest) {
+        oldest = at;
+        chosen = asker;
+      }
+    }
+    if (chosen === undefined) return undefined;
+    const turns = this.byAsker.get(chosen)!;
+    const next = turns.shift()!;
+    if (turns.length === 0) this.byAsker.delete(chosen);
+    this.count--;
+    this.served(chosen);
+    return next;
   }
 }
 

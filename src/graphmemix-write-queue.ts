@@ -35,20 +35,21 @@ export class WriteQueue {
    * One turn of `contextId` without waiting for its holder: a piece of the piecewise write that holds it
    * (its import's batches). After the writes queued before it (of that context, or all of them: `exclusive`).
    */
-  turn<T>(contextId: string, work: () => Promise<T>): Promise<T> {
-    return this.lanes.run(contextId, work);
+  turn<T>(contextId: string, work: () => Promise<T>, asker?: string): Promise<T> {
+    return this.lanes.run(contextId, work, asker);
   }
 
   /**
    * A write to `contextId`: after a piecewise write holding that context has finished, then in the queue.
    * `own` names a hold the caller itself took (a compaction's hold on its user's writes): its turns do not wait
-   * for it.
+   * for it. `asker`: who writes (WriteOptions.lane): waiting writes of different askers take turns.
    */
   async forContext<T>(
     contextId: string,
     work: () => Promise<T>,
-    own?: (hold: Promise<unknown>) => boolean,
+    options: { own?: (hold: Promise<unknown>) => boolean; asker?: string | undefined } = {},
   ): Promise<T> {
+    const { own, asker } = options;
     // Checked again right before queueing (same synchronous turn): another holder may have come meanwhile.
     for (
       let hold = this.held.get(contextId);
@@ -57,7 +58,7 @@ export class WriteQueue {
     ) {
       await hold.catch(() => undefined);
     }
-    return this.turn(contextId, work);
+    return this.turn(contextId, work, asker);
   }
 
   /**

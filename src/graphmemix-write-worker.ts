@@ -1,5 +1,5 @@
 import type { IngestRejection, IngestReport } from './digest/ingest-report.ts';
-import type { MemoryRecordInput } from './graphmemix-api.ts';
+import type { MemoryRecordInput, WriteOptions } from './graphmemix-api.ts';
 import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
 import { mediaAccessPolicy } from './providers/to-image-url.ts';
 import { checkRecordShape, resolveRecordLimits } from './schemas/record-limits.ts';
@@ -38,6 +38,7 @@ export async function addThroughWorker(
   writer: WriteWorkerClient,
   contextId: string,
   records: readonly MemoryRecordInput[],
+  options?: WriteOptions,
 ): Promise<IngestReport> {
   const limits = resolveRecordLimits();
   const sent: MemoryRecordInput[] = [];
@@ -60,7 +61,10 @@ export async function addThroughWorker(
       message: problem.message,
     });
   });
-  const report = await writer.call<IngestReport>('addMemories', [contextId, sent]);
+  const report = await writer.call<IngestReport>(
+    'addMemories',
+    options === undefined ? [contextId, sent] : [contextId, sent, options],
+  );
   if (screened.length === 0) return report;
   for (const rejection of report.rejected) {
     if (rejection.file === 'addMemories' && rejection.line !== undefined) {

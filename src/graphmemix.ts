@@ -20,6 +20,7 @@ import type {
   ForgetReport,
   Graphmemix,
   MemoryRecordInput,
+  WriteOptions,
 } from './graphmemix-api.ts';
 import { BackgroundCompactions } from './graphmemix-compactions.ts';
 import { assertNotForgetting, forgetInSteps, ResumedForgets } from './graphmemix-forget.ts';
@@ -186,8 +187,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     return forgetInSteps(store, media, queued, contextId, resumed === undefined ? onStarted : undefined);
   }
 
-  async function deleteMemory(contextId: string, id: string): Promise<boolean> {
-    if (writer) return writer.call('deleteMemory', [contextId, id]);
+  async function deleteMemory(contextId: string, id: string, options?: WriteOptions): Promise<boolean> {
+    if (writer) return writer.call('deleteMemory', [contextId, id, ...withOptions(options)]);
     // Its journal entry and relation update would land in a user the forget's steps are deleting.
     await assertNotForgetting(store, contextId);
     const record = await store.getMemory(contextId, id);
@@ -264,21 +265,28 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       if (contextId === undefined) return writes.forAny(() => run());
       return writes.holding(contextId, () => run((work) => writes.turn(contextId, work)));
     },
-    async addMemories(contextId: string, records: readonly MemoryRecordInput[]): Promise<IngestReport> {
-      if (writer) return addThroughWorker(writer, contextId, records);
+    async addMemories(
+      contextId: string,
+      records: readonly MemoryRecordInput[],
+      options?: WriteOptions,
+    ): Promise<IngestReport> {
+      if (writer) return addThroughWorker(writer, contextId, records, options);
       const context = contextId || DEFAULT_CONTEXT_ID;
       const items: ImportItem[] = records.map((record, index) => ({
         type: 'record',
         record: record as unknown as MemoryRecord,
         source: { file: 'addMemories', line: index + 1, recordId: record.id },
       }));
-      return writes.forContext(context, () =>
-        ingestItems(store, items, {
-          contextId: context,
-          ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-          media: ingestMedia,
-          ...inBackground,
-        }),
+      return writes.forContext(
+        context,
+        () =>
+          ingestItems(store, items, {
+            contextId: context,
+            ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+            media: ingestMedia,
+            ...inBackground,
+          }),
+        { asker: options?.lane },
       );
     },
     async waitForCompactions(): Promise<void> {
@@ -298,9 +306,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await assertNotForgetting(store, contextId);
       return listMemoryPage(store, contextId, listOptions);
     },
-    async updateMemory(contextId, id, patch) {
-      if (writer) return writer.call('updateMemory', [contextId, id, patch]);
-      return updateStoredMemory(store, (ctx, records) => api.addMemories(ctx, records), contextId, id, patch);
+    async updateMemory(contextId, id, patch, options) {
+      if (writer) return writer.call('updateMemory', [contextId, id, patch, ...withOptions(options)]);
+      const add = (ctx: string, records: readonly MemoryRecordInput[]) =>
+        api.addMemories(ctx, records, options);
+      return updateStoredMemory(store, add, contextId, id, patch);
     },
     async memoryHistory(contextId, id) {
       await assertNotForgetting(store, contextId);
@@ -310,8 +320,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       await assertNotForgetting(store, contextId);
       return historyPageOf(store, contextId, id, pageOptions);
     },
-    addMessages(contextId, messages, scope) {
-      return addConversation((ctx, records) => api.addMemories(ctx, records), contextId, messages, scope);
+    addMessages(contextId, messages, scope, options) {
+      const add = (ctx: string, records: readonly MemoryRecordInput[]) =>
+        api.addMemories(ctx, records, options);
+      return addConversation(add, contextId, messages, scope);
     },
     listUsers: (listOptions) => listUserPage(store, listOptions),
     async userStats(userId) {
@@ -320,8 +332,10 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     // Through the write worker straight away: its own queue orders them (a turn of this thread's queue would
     // last the worker's whole call, holding every later delete and compaction of any user behind it).
-    deleteMemory: (contextId: string, id: string) =>
-      writer ? deleteMemory(contextId, id) : writes.forContext(contextId, () => deleteMemory(contextId, id)),
+    deleteMemory: (contextId: string, id: string, options?: WriteOptions) =>
+      writer
+        ? deleteMemory(contextId, id, options)
+        : writes.forContext(contextId, () => deleteMemory(contextId, id), { asker: options?.lane }),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
     forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
       forgetContext(contextId, forgetOptions?.onStarted),
@@ -387,4 +401,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   };
   // Every write call counted at this one door (HTTP, MCP and library alike): a backlog past the bound is BUSY.
   return new WriteAdmission(options.maxPendingWrites).wrap(api);
+}
+
+/** A write call's options as a trailing argument for the write worker (none when absent: the same call as before). */
+function withOptions(options: WriteOptions | undefined): [WriteOptions] | [] {
+  return options === undefined ? [] : [options];
 }

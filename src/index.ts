@@ -28,6 +28,7 @@ export type {
   UserPage,
   UserStats,
   UserSummary,
+  WriteOptions,
 } from './graphmemix-api.ts';
 export { DEFAULT_MAX_PENDING_WRITES } from './graphmemix-write-admission.ts';
 export { isImportFormat } from './importers/importer-registry.ts';

@@ -35,7 +35,10 @@ export interface McpServerOptions {
    * release; throws BUSY when the share is taken (MCP over HTTP: QuestionShare, src/shell-kit/question-share.ts).
    */
   questionSlot?: () => () => void;
-  /** The caller's lane in the read workers' queue (RetrieveOptions.lane; MCP over HTTP: the key). */
+  /**
+   * The caller's lane (MCP over HTTP: the key) in the read workers' queue and the writer's
+   * (RetrieveOptions.lane, WriteOptions.lane).
+   */
   lane?: string;
 }
 
@@ -82,12 +85,12 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
       runTool(async () => {
         allow(input.user_id);
         if (input.messages !== undefined) {
-          const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input));
+          const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input), asker);
           return { ...toApiIngestReport(input.user_id, report), memory_ids: report.memoryIds };
         }
         const records = toRecordInputs(input);
         await confineRecordMedia(records, { userId: input.user_id, mediaDir: options.mediaDir });
-        const report = await graphmemix.addMemories(input.user_id, records);
+        const report = await graphmemix.addMemories(input.user_id, records, asker);
         return toApiIngestReport(input.user_id, report);
       }),
   );
@@ -183,7 +186,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     (input) =>
       runTool(async () => {
         allow(input.user_id, `memory ${input.memory_id} not found for this user`);
-        const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
+        const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id, asker);
         if (!deleted)
           throw new GraphmemixError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
         return { user_id: input.user_id, memory_id: input.memory_id, deleted: true };

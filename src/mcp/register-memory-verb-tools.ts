@@ -32,7 +32,7 @@ export function registerMemoryVerbTools(
   scope: UserScope = ALL_USERS,
   /** Runs list_memories, whose pages use the read workers as questions do (the caller's question share). */
   runRead: typeof runTool = runTool,
-  /** The caller's lane in the read workers' queue (list_memories pages). */
+  /** The caller's lane in the read workers' queue (list_memories pages) and the writer's (update_memory). */
   asker: { lane?: string } = {},
 ): void {
   const notFound = (id: string) => `memory ${id} not found for this user`;
@@ -117,7 +117,7 @@ export function registerMemoryVerbTools(
       runTool(async () => {
         allow(input.user_id, notFound(input.memory_id));
         const { user_id, memory_id, ...patch } = input;
-        return toApiUpdate(user_id, await graphmemix.updateMemory(user_id, memory_id, patch));
+        return toApiUpdate(user_id, await graphmemix.updateMemory(user_id, memory_id, patch, asker));
       }),
   );
 

@@ -9,7 +9,7 @@ import type { ImportFormat } from '../importers/importer-spec.ts';
 import { allRejected, toApiIngestReport } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { httpError } from '../shell-kit/error-response.ts';
-import { requireUser } from '../shell-kit/user-scope.ts';
+import { laneOf, requireUser } from '../shell-kit/user-scope.ts';
 import { queryObject } from './query-params.ts';
 import { filesOf, isMultipart, readJson, readMultipart, textField } from './read-body.ts';
 import { safeFileName, saveUpload } from './save-upload.ts';
@@ -33,7 +33,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       requireUser(c, input.user_id);
       if (input.messages !== undefined) {
         // A conversation: message records with ids, rounds and timestamps assigned (no model).
-        const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input));
+        const report = await graphmemix.addMessages(input.user_id, input.messages, toScope(input), laneOf(c));
         return c.json(
           { ...toApiIngestReport(input.user_id, report), memory_ids: report.memoryIds },
           allRejected(report) ? 400 : 200,
@@ -41,7 +41,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       }
       const records = toRecordInputs(input);
       await confineRecordMedia(records, { userId: input.user_id, mediaDir: deps.mediaDir });
-      const report = await graphmemix.addMemories(input.user_id, records);
+      const report = await graphmemix.addMemories(input.user_id, records, laneOf(c));
       return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
     }
     // Multipart: `user_id`, `memories` (JSON array) and files named `asset:<memory id>`.
@@ -75,7 +75,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
         record.assets = [...(record.assets ?? []), asset];
         if (record.kind === undefined && !record.text && asset.kind === 'image') record.kind = 'photo';
       }
-      report = await graphmemix.addMemories(input.user_id, records);
+      report = await graphmemix.addMemories(input.user_id, records, laneOf(c));
     } finally {
       // Files of records that were not stored (rejected, or the request failed) do not stay on disk;
       // releaseMedia keeps any that a stored memory references (uploads are content-addressed).
@@ -140,7 +140,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
   app.delete('/v1/memories/:id', async (c) => {
     const input = parseInput(memoryRefSchema, queryObject(c, { memory_id: c.req.param('id') }));
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
-    const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id);
+    const deleted = await graphmemix.deleteMemory(input.user_id, input.memory_id, laneOf(c));
     if (!deleted) throw httpError('NOT_FOUND', `memory ${input.memory_id} not found for this user`);
     return c.json({ user_id: input.user_id, memory_id: input.memory_id, deleted: true });
   });

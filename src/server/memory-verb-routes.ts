@@ -46,7 +46,7 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
     const input = parseInput(updateMemorySchema, { ...fields, memory_id: c.req.param('id') });
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const { user_id, memory_id, ...patch } = input;
-    const report = await graphmemix.updateMemory(user_id, memory_id, patch);
+    const report = await graphmemix.updateMemory(user_id, memory_id, patch, laneOf(c));
     return c.json(toApiUpdate(user_id, report));
   });
 

@@ -37,8 +37,8 @@ export function assertScope(scope: UserScope | undefined, userId: string, notFou
 }
 
 /**
- * The request's caller as a question's lane (RetrieveOptions.lane): in the read workers, the questions of
- * different keys waiting for a worker take turns.
+ * The request's caller as a lane (RetrieveOptions.lane, WriteOptions.lane): the questions of different keys
+ * waiting for a read worker take turns, and so do their writes waiting for the writer.
  */
 export function laneOf(c: Context): { lane?: string } {
   const caller = c.get('caller');

@@ -37,4 +37,36 @@ describe('users take turns at the single writer (SQLite)', () => {
       }
     });
   }
+
+  for (const writeWorker of [false, true]) {
+    it(`a key's write waits for one of another key's, not for its adds to every user (${writeWorker ? 'write worker' : 'in-process'})`, async () => {
+      const gm = await openGraphmemix({ db: join(dir, `keys-${writeWorker}.db`), writeWorker });
+      try {
+        // One key bound to many users adds to six of them at once, then another key adds one line. Without
+        // lanes the second is the control: the same writes in call order.
+        const race = async (lanes: boolean, round: number) => {
+          const done: string[] = [];
+          const lane = (name: string) => (lanes ? { lane: name } : undefined);
+          const flood = Array.from({ length: 6 }, (_, n) =>
+            gm
+              .addMemories(`u${n}`, batch(`u${n}r${round}`, round, 200), lane('many'))
+              .then(() => done.push(`u${n}`)),
+          );
+          const zed = gm
+            .addMemories('zed', batch(`z${round}`, round, 1), lane('one'))
+            .then(() => done.push('zed'));
+          await Promise.all([...flood, zed]);
+          return done.indexOf('zed');
+        };
+        // Call order puts zed's add after all six (in the worker, the first may not have reached the queue).
+        expect(await race(false, 0)).toBeGreaterThanOrEqual(5);
+        // In its own lane it waits for the one running (two in the worker), not for the six.
+        expect(await race(true, 1)).toBeLessThanOrEqual(2);
+        for (let n = 0; n < 6; n++) expect(await gm.store.countMemories(`u${n}`)).toBe(400);
+        expect(await gm.store.countMemories('zed')).toBe(2);
+      } finally {
+        await gm.close();
+      }
+    });
+  }
 });

@@ -180,4 +180,48 @@ describe('WriteQueue, one lane per context (a store whose users write side by si
     expect(most).toBe(2);
     expect(started).toEqual(users);
   });
+
+  it("waiting writes of different askers take turns; each asker's in call order", async () => {
+    // One write at a time, one lane per user: a single-writer store (SQLite).
+    const queue = new WriteQueue({ perContext: true, parallel: 1 });
+    const started: string[] = [];
+    const write = (name: string) => async () => {
+      started.push(name);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    };
+    // A key bound to many users writes to six of them at once; two other keys write once each after it.
+    const flood = ['u0', 'u1', 'u2', 'u3', 'u4', 'u5'].map((user) =>
+      queue.forContext(user, write(`many:${user}`), { asker: 'many' }),
+    );
+    const others = [
+      queue.forContext('zed', write('one:zed'), { asker: 'one' }),
+      queue.forContext('yan', write('two:yan'), { asker: 'two' }),
+      queue.forContext('zed', write('one:zed again'), { asker: 'one' }),
+    ];
+    await Promise.all([...flood, ...others]);
+    expect(started).toEqual([
+      'many:u0',
+      'one:zed',
+      'two:yan',
+      'many:u1',
+      // zed's second write follows its first in zed's lane: it waits for it, then for its asker's turn.
+      'one:zed again',
+      'many:u2',
+      'many:u3',
+      'many:u4',
+      'many:u5',
+    ]);
+  });
+
+  it('writes without an asker keep call order (one shared asker)', async () => {
+    const queue = new WriteQueue({ perContext: true, parallel: 1 });
+    const started: string[] = [];
+    const write = (name: string) => async () => {
+      started.push(name);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    };
+    const users = ['a', 'b', 'c', 'd'];
+    await Promise.all(users.map((user) => queue.forContext(user, write(user))));
+    expect(started).toEqual(users);
+  });
 });
