@@ -7,24 +7,11 @@ import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { readPoolOf } from '../../src/read-workers/with-read-workers.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { expectOneLanePerKey, laneRecorder } from '../support/lane-recorder.ts';
 import { postToolCall } from '../support/mcp-tool-call.ts';
 
-type Asked = { method: string; lane: string | undefined };
-
-/** `inner` recording the lane each question and listing page is asked in. */
-function recordingFacade(inner: Graphmemix): { gm: Graphmemix; asked: Asked[] } {
-  const asked: Asked[] = [];
-  const gm: Graphmemix = { ...inner };
-  for (const method of ['retrieve', 'answer', 'searchMemories', 'listMemories'] as const) {
-    const original = inner[method] as (...args: unknown[]) => Promise<unknown>;
-    (gm as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method] = (...args) => {
-      const options = (method === 'listMemories' ? args[1] : args[2]) as { lane?: string } | undefined;
-      asked.push({ method, lane: options?.lane });
-      return original.apply(inner, args);
-    };
-  }
-  return { gm, asked };
-}
+/** Where each question method takes its options (RetrieveOptions and the like). */
+const OPTIONS_AT = { retrieve: 2, answer: 2, searchMemories: 2, listMemories: 1 } as const;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -41,7 +28,7 @@ async function twoUsers(): Promise<Graphmemix> {
 
 describe('question lanes: each key waits for the read workers in its own lane', () => {
   it('REST passes the calling key as the lane of every question route and listing page', async () => {
-    const { gm, asked } = recordingFacade(await twoUsers());
+    const { gm, calls: asked } = laneRecorder(await twoUsers(), OPTIONS_AT);
     const app = createServer({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann', 'key-of-bob-0001=bob'] });
     const ask = (key: string, path: string, body?: object) =>
       app.request(path, {
@@ -63,18 +50,11 @@ describe('question lanes: each key waits for the read workers in its own lane', 
       ...['searchMemories', 'retrieve', 'answer', 'retrieve', 'listMemories'],
       ...['searchMemories', 'retrieve', 'answer', 'retrieve', 'listMemories'],
     ]);
-    const ann = new Set(asked.slice(0, 5).map((a) => a.lane));
-    const bob = new Set(asked.slice(5).map((a) => a.lane));
-    expect(ann.size).toBe(1);
-    expect(bob.size).toBe(1);
-    expect([...ann][0]).toMatch(/^[0-9a-f]{16,}$/);
-    expect([...ann][0]).not.toBe([...bob][0]);
-    // The lane names the key by its digest, never by the key itself.
-    expect(JSON.stringify(asked)).not.toContain('key-of-');
+    expectOneLanePerKey(asked, 5, 'key-of-');
   });
 
   it('MCP over HTTP passes the key as the lane of its question tools and list_memories', async () => {
-    const { gm, asked } = recordingFacade(await twoUsers());
+    const { gm, calls: asked } = laneRecorder(await twoUsers(), OPTIONS_AT);
     const app = createMcpHttpApp({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann'] });
     const call = (name: string, args: Record<string, unknown>) =>
       postToolCall(app, 'key-of-ann-0001', name, args);

@@ -3,26 +3,11 @@ import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpHttpApp } from '../../src/mcp/serve-mcp.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { expectOneLanePerKey, laneRecorder } from '../support/lane-recorder.ts';
 import { postToolCall } from '../support/mcp-tool-call.ts';
-
-type Written = { method: string; lane: string | undefined };
 
 /** Where each write method takes its options (WriteOptions): the argument after its payload. */
 const OPTIONS_AT = { addMemories: 2, addMessages: 3, updateMemory: 3, deleteMemory: 2 } as const;
-
-/** `inner` recording the lane each write is made in. */
-function recordingFacade(inner: Graphmemix): { gm: Graphmemix; written: Written[] } {
-  const written: Written[] = [];
-  const gm: Graphmemix = { ...inner };
-  for (const [method, at] of Object.entries(OPTIONS_AT) as Array<[keyof typeof OPTIONS_AT, number]>) {
-    const original = inner[method] as (...args: unknown[]) => Promise<unknown>;
-    (gm as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method] = (...args) => {
-      written.push({ method, lane: (args[at] as { lane?: string } | undefined)?.lane });
-      return original.apply(inner, args);
-    };
-  }
-  return { gm, written };
-}
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -37,7 +22,7 @@ async function archive(): Promise<Graphmemix> {
 
 describe('write lanes: each key waits for the writer in its own lane', () => {
   it('REST passes the calling key as the lane of every write route', async () => {
-    const { gm, written } = recordingFacade(await archive());
+    const { gm, calls: written } = laneRecorder(await archive(), OPTIONS_AT);
     const app = createServer({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann', 'key-of-bob-0001=bob'] });
     const send = (key: string, method: string, path: string, body: object) =>
       app.request(path, {
@@ -65,18 +50,11 @@ describe('write lanes: each key waits for the writer in its own lane', () => {
       ...['addMemories', 'addMessages', 'updateMemory', 'deleteMemory'],
       ...['addMemories', 'addMessages', 'updateMemory', 'deleteMemory'],
     ]);
-    const ann = new Set(written.slice(0, 4).map((w) => w.lane));
-    const bob = new Set(written.slice(4).map((w) => w.lane));
-    expect(ann.size).toBe(1);
-    expect(bob.size).toBe(1);
-    expect([...ann][0]).toMatch(/^[0-9a-f]{16,}$/);
-    expect([...ann][0]).not.toBe([...bob][0]);
-    // The lane names the key by its digest, never by the key itself.
-    expect(JSON.stringify(written)).not.toContain('key-of-');
+    expectOneLanePerKey(written, 4, 'key-of-');
   });
 
   it('MCP over HTTP passes the key as the lane of its write tools', async () => {
-    const { gm, written } = recordingFacade(await archive());
+    const { gm, calls: written } = laneRecorder(await archive(), OPTIONS_AT);
     const app = createMcpHttpApp({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann'] });
     const call = (name: string, args: Record<string, unknown>) =>
       postToolCall(app, 'key-of-ann-0001', name, args);
