@@ -29,6 +29,8 @@ export interface Graphmemix {
       /** Dialogue datasets with rounds: keep them (default) or import turns only (ImportOptions.shape). */
       shape?: DialogueShape;
       onProgress?: (items: number) => void;
+      /** Who writes (WriteOptions.lane): an import into one user takes its turns in that lane. */
+      lane?: string;
     },
   ): Promise<IngestReport>;
   /**
@@ -172,6 +174,8 @@ export interface CloseOptions {
 export interface ForgetOptions {
   /** Called once the forget has begun: writes to the context are refused from then on. */
   onStarted?: () => void;
+  /** Who writes (WriteOptions.lane): the forget's steps take their turns in that lane. */
+  lane?: string;
 }
 
 export interface ForgetReport {

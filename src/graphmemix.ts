@@ -17,6 +17,7 @@ import { compactRelations, updateRelations } from './digest/update-relations.ts'
 import type {
   CloseOptions,
   CompactReport,
+  ForgetOptions,
   ForgetReport,
   Graphmemix,
   MemoryRecordInput,
@@ -172,8 +173,13 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       typeof question === 'string' ? { prompt: question } : question,
     ) as QuestionInput;
 
-  async function forgetContext(contextId: string, onStarted?: () => void): Promise<ForgetReport> {
-    if (writer) return writer.call('forgetContext', [contextId]);
+  async function forgetContext(contextId: string, forgetOptions: ForgetOptions = {}): Promise<ForgetReport> {
+    const { onStarted, lane } = forgetOptions;
+    if (writer) {
+      // The worker's progress reply says the forget has begun (once).
+      const sent = [contextId, ...withOptions(lane === undefined ? undefined : { lane })];
+      return writer.call('forgetContext', sent, onStarted && once(onStarted));
+    }
     // A forget of this user resumed after open: this one is the same erasure. Started already (the write
     // worker's queue goes on); one that failed is taken up below.
     const resumed = resumedForgets?.running(contextId);
@@ -183,7 +189,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       if (report !== undefined) return report;
     }
     // Its steps wait for an import into the same user to finish (and then refuse its later writes).
-    const queued = <T>(work: () => Promise<T>) => writes.forContext(contextId, work);
+    const queued = <T>(work: () => Promise<T>) => writes.forContext(contextId, work, { asker: lane });
     return forgetInSteps(store, media, queued, contextId, resumed === undefined ? onStarted : undefined);
   }
 
@@ -230,6 +236,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         contextId?: string;
         shape?: DialogueShape;
         onProgress?: (items: number) => void;
+        lane?: string;
       },
     ): Promise<IngestReport> {
       if (writer) {
@@ -263,7 +270,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       // Without a user the file may name any, so it is one turn, after any import that holds a user.
       const contextId = ingestOptions.contextId;
       if (contextId === undefined) return writes.forAny(() => run());
-      return writes.holding(contextId, () => run((work) => writes.turn(contextId, work)));
+      return writes.holding(contextId, () => run((work) => writes.turn(contextId, work, ingestOptions.lane)));
     },
     async addMemories(
       contextId: string,
@@ -337,8 +344,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         ? deleteMemory(contextId, id, options)
         : writes.forContext(contextId, () => deleteMemory(contextId, id), { asker: options?.lane }),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
-    forgetContext: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
-      forgetContext(contextId, forgetOptions?.onStarted),
+    forgetContext: (contextId: string, forgetOptions?: ForgetOptions) =>
+      forgetContext(contextId, forgetOptions),
     async compact(contextId: string, compactOptions: { k?: number } = {}): Promise<CompactReport> {
       if (writer) return compact(contextId, compactOptions);
       return writes.forContext(contextId, async () => {
@@ -346,8 +353,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
         return compact(contextId, compactOptions);
       });
     },
-    deleteUser: (contextId: string, forgetOptions?: { onStarted?: () => void }) =>
-      forgetContext(contextId, forgetOptions?.onStarted),
+    deleteUser: (contextId: string, forgetOptions?: ForgetOptions) => forgetContext(contextId, forgetOptions),
     async releaseMedia(contextId: string, uris: readonly string[]): Promise<number> {
       // Only the context's own upload folder: a caller cannot release another user's files.
       const folder = media.contextFolder(contextId);
@@ -406,4 +412,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
 /** A write call's options as a trailing argument for the write worker (none when absent: the same call as before). */
 function withOptions(options: WriteOptions | undefined): [WriteOptions] | [] {
   return options === undefined ? [] : [options];
+}
+
+/** `f` called at most once. */
+function once(f: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    f();
+  };
 }

@@ -231,7 +231,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
   registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion, asker);
 
   async function forgetUser(userId: string): Promise<Record<string, unknown>> {
-    const report = await graphmemix.deleteUser(userId);
+    const report = await graphmemix.deleteUser(userId, asker);
     if (!report.deleted) throw new GraphmemixError('NOT_FOUND', `user ${userId} has no archive`);
     return { user_id: userId, deleted: true, memories: report.memories, media_files: report.mediaFiles };
   }

@@ -115,6 +115,7 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       const report = await graphmemix.ingest(path, {
         format: input.format as ImportFormat,
         contextId: input.user_id,
+        ...laneOf(c),
       });
       return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
     } finally {

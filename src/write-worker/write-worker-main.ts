@@ -152,7 +152,15 @@ async function run(request: WriteRequest, onStarted?: () => void): Promise<void>
   const reply = (message: WriteReply) => port.postMessage(message);
   try {
     const args = [...request.args];
-    if (onStarted) args[1] = { onStarted };
+    // A forget's onStarted (functions do not clone) is this thread's, added to the options it was sent; the
+    // calling thread's is told by a progress reply.
+    if (onStarted) {
+      const told = () => {
+        onStarted();
+        reply({ id: request.id, type: 'progress', items: 0 });
+      };
+      args[1] = { ...(args[1] as object | undefined), onStarted: told };
+    }
     if (request.method === 'ingest') {
       const options = {
         ...(args[1] as object),

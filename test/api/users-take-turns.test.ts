@@ -64,6 +64,11 @@ describe('users take turns at the single writer (SQLite)', () => {
         expect(await race(true, 1)).toBeLessThanOrEqual(2);
         for (let n = 0; n < 6; n++) expect(await gm.store.countMemories(`u${n}`)).toBe(400);
         expect(await gm.store.countMemories('zed')).toBe(2);
+        // A forget in a lane (through the worker its options cross the thread, onStarted stays behind).
+        let started = false;
+        const forgot = await gm.deleteUser('zed', { lane: 'one', onStarted: () => (started = true) });
+        expect(forgot).toMatchObject({ deleted: true, memories: 2 });
+        expect(started).toBe(true);
       } finally {
         await gm.close();
       }

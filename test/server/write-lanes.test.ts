@@ -7,7 +7,14 @@ import { expectOneLanePerKey, laneRecorder } from '../support/lane-recorder.ts';
 import { postToolCall } from '../support/mcp-tool-call.ts';
 
 /** Where each write method takes its options (WriteOptions): the argument after its payload. */
-const OPTIONS_AT = { addMemories: 2, addMessages: 3, updateMemory: 3, deleteMemory: 2 } as const;
+const OPTIONS_AT = {
+  addMemories: 2,
+  addMessages: 3,
+  updateMemory: 3,
+  deleteMemory: 2,
+  ingest: 1,
+  deleteUser: 1,
+} as const;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -21,7 +28,7 @@ async function archive(): Promise<Graphmemix> {
 }
 
 describe('write lanes: each key waits for the writer in its own lane', () => {
-  it('REST passes the calling key as the lane of every write route', async () => {
+  it('REST passes the calling key as the lane of every write route (adds, update, delete, import, forget)', async () => {
     const { gm, calls: written } = laneRecorder(await archive(), OPTIONS_AT);
     const app = createServer({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann', 'key-of-bob-0001=bob'] });
     const send = (key: string, method: string, path: string, body: object) =>
@@ -45,15 +52,28 @@ describe('write lanes: each key waits for the writer in its own lane', () => {
         headers: { authorization: `Bearer ${key}` },
       });
       expect(gone.status).toBe(200);
+      const form = new FormData();
+      form.set('user_id', user);
+      form.set('format', 'unified');
+      form.set('file', new File([JSON.stringify({ id: 'f1', text: 'imported from a file' })], 'a.jsonl'));
+      const imported = await app.request('/v1/memories/import', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: form,
+      });
+      expect(imported.status).toBe(200);
+      const forgotten = await app.request(`/v1/users/${user}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(forgotten.status).toBe(200);
     }
-    expect(written.map((w) => w.method)).toEqual([
-      ...['addMemories', 'addMessages', 'updateMemory', 'deleteMemory'],
-      ...['addMemories', 'addMessages', 'updateMemory', 'deleteMemory'],
-    ]);
-    expectOneLanePerKey(written, 4, 'key-of-');
+    const perKey = ['addMemories', 'addMessages', 'updateMemory', 'deleteMemory', 'ingest', 'deleteUser'];
+    expect(written.map((w) => w.method)).toEqual([...perKey, ...perKey]);
+    expectOneLanePerKey(written, perKey.length, 'key-of-');
   });
 
-  it('MCP over HTTP passes the key as the lane of its write tools', async () => {
+  it('MCP over HTTP passes the key as the lane of its write tools (adds, update, delete, forget)', async () => {
     const { gm, calls: written } = laneRecorder(await archive(), OPTIONS_AT);
     const app = createMcpHttpApp({ graphmemix: gm, apiKeys: ['key-of-ann-0001=ann'] });
     const call = (name: string, args: Record<string, unknown>) =>
@@ -62,11 +82,13 @@ describe('write lanes: each key waits for the writer in its own lane', () => {
     await call('add_memory', { user_id: 'ann', messages: [{ role: 'user', content: 'I moved to Lisbon' }] });
     await call('update_memory', { user_id: 'ann', memory_id: 'm1', text: 'the party is on Saturday' });
     await call('delete_memory', { user_id: 'ann', memory_id: 'm1' });
+    await call('delete_user', { user_id: 'ann' });
     expect(written.map((w) => w.method)).toEqual([
       'addMemories',
       'addMessages',
       'updateMemory',
       'deleteMemory',
+      'deleteUser',
     ]);
     expect(new Set(written.map((w) => w.lane)).size).toBe(1);
     expect(written[0]!.lane).toMatch(/^[0-9a-f]{16,}$/);
