@@ -61,10 +61,7 @@ export async function addThroughWorker(
       message: problem.message,
     });
   });
-  const report = await writer.call<IngestReport>(
-    'addMemories',
-    options === undefined ? [contextId, sent] : [contextId, sent, options],
-  );
+  const report = await writer.call<IngestReport>('addMemories', [contextId, sent, ...withOptions(options)]);
   if (screened.length === 0) return report;
   for (const rejection of report.rejected) {
     if (rejection.file === 'addMemories' && rejection.line !== undefined) {
@@ -73,4 +70,12 @@ export async function addThroughWorker(
   }
   report.rejected = [...report.rejected, ...screened].sort((x, y) => (x.line ?? 0) - (y.line ?? 0));
   return report;
+}
+
+/**
+ * A write call's options as a trailing argument for the write worker: none when they name no lane (the same
+ * call as without options).
+ */
+export function withOptions(options: WriteOptions | undefined): [WriteOptions] | [] {
+  return options?.lane === undefined ? [] : [options];
 }

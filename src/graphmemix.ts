@@ -39,7 +39,7 @@ import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
 import { searchMemoryHits } from './graphmemix-search.ts';
 import { WriteAdmission } from './graphmemix-write-admission.ts';
 import { WriteQueue } from './graphmemix-write-queue.ts';
-import { addThroughWorker, startWriteWorker } from './graphmemix-write-worker.ts';
+import { addThroughWorker, startWriteWorker, withOptions } from './graphmemix-write-worker.ts';
 import { getImporter } from './importers/importer-registry.ts';
 import type { DialogueShape, ImportFormat, ImportItem } from './importers/importer-spec.ts';
 import { importRootOf } from './importers/media-files.ts';
@@ -407,11 +407,6 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   };
   // Every write call counted at this one door (HTTP, MCP and library alike): a backlog past the bound is BUSY.
   return new WriteAdmission(options.maxPendingWrites).wrap(api);
-}
-
-/** A write call's options as a trailing argument for the write worker (none when absent: the same call as before). */
-function withOptions(options: WriteOptions | undefined): [WriteOptions] | [] {
-  return options === undefined ? [] : [options];
 }
 
 /** `f` called at most once. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WriteLanes } from '../../src/graphmemix-write-lanes.ts';
+import { FairWaiting, type WriteLanes } from '../../src/graphmemix-write-lanes.ts';
 import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
 
 /** A piece of work that logs its start and end around one turn of the event loop. */
@@ -8,6 +8,12 @@ const piece = (log: string[], name: string) => async () => {
   await new Promise((resolve) => setImmediate(resolve));
   log.push(`${name}:end`);
   return name;
+};
+
+/** Writes that log their name when they start and take `ms`. */
+const logged = (started: string[], ms: number) => (name: string) => async () => {
+  started.push(name);
+  await new Promise((resolve) => setTimeout(resolve, ms));
 };
 
 describe('WriteQueue', () => {
@@ -185,10 +191,7 @@ describe('WriteQueue, one lane per context (a store whose users write side by si
     // One write at a time, one lane per user: a single-writer store (SQLite).
     const queue = new WriteQueue({ perContext: true, parallel: 1 });
     const started: string[] = [];
-    const write = (name: string) => async () => {
-      started.push(name);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    };
+    const write = logged(started, 2);
     // A key bound to many users writes to six of them at once; two other keys write once each after it.
     const flood = ['u0', 'u1', 'u2', 'u3', 'u4', 'u5'].map((user) =>
       queue.forContext(user, write(`many:${user}`), { asker: 'many' }),
@@ -216,12 +219,28 @@ describe('WriteQueue, one lane per context (a store whose users write side by si
   it('writes without an asker keep call order (one shared asker)', async () => {
     const queue = new WriteQueue({ perContext: true, parallel: 1 });
     const started: string[] = [];
-    const write = (name: string) => async () => {
-      started.push(name);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    };
+    const write = logged(started, 1);
     const users = ['a', 'b', 'c', 'd'];
     await Promise.all(users.map((user) => queue.forContext(user, write(user))));
     expect(started).toEqual(users);
+  });
+});
+
+describe('FairWaiting', () => {
+  it('remembers a bounded number of askers, whatever lanes a caller invents', () => {
+    const waiting = new FairWaiting();
+    for (let n = 0; n < 5000; n++) {
+      waiting.push(`lane-${n}`, () => {});
+      waiting.shift()!();
+    }
+    const remembered = (waiting as unknown as { servedAt: Map<string, number> }).servedAt.size;
+    expect(remembered).toBeLessThanOrEqual(1024);
+    // Still fair: an asker served long ago (forgotten) or never goes before one served just now.
+    const order: string[] = [];
+    waiting.push('lane-4999', () => order.push('recent'));
+    waiting.push('lane-0', () => order.push('forgotten'));
+    waiting.push('brand-new', () => order.push('new'));
+    while (waiting.size > 0) waiting.shift()!();
+    expect(order).toEqual(['forgotten', 'new', 'recent']);
   });
 });
