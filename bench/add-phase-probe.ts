@@ -7,6 +7,8 @@
  *
  *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--batch 1] [--seed 900] [--checkout dir] [--json out.json]
  *
+ * `--semantic-updates after-write` opens the archive so (OpenGraphmemixOptions.semanticUpdates): each add's wall is
+ * then the write without its kNN update, and `drain` the time after it until its update is in (waitForCompactions).
  * `--batch n` adds n records per call (an add-100: --batch 100); the run's statement time by SQL is printed.
  * `--checkout dir` runs another worktree's code (e.g. /work/main) with this probe.
  * `--questions n` asks n questions (bench:scale's warm-up generator) before the adds, as bench:scale's add phase
@@ -109,7 +111,10 @@ new PerformanceObserver((list) => {
 const { openGraphmemix } = (await import(
   `${checkout}/src/graphmemix.ts`
 )) as typeof import('../src/graphmemix.ts');
-const gm = await openGraphmemix({ db: file });
+const semanticUpdates = flag('semantic-updates', 'in-write');
+if (semanticUpdates !== 'in-write' && semanticUpdates !== 'after-write')
+  throw new Error('--semantic-updates: in-write or after-write');
+const gm = await openGraphmemix({ db: file, semanticUpdates });
 const size = await gm.store.countMemories('big');
 const records = Array.from({ length: adds }, (_, i) => [
   ...chatRecords({ contextId: 'big', count: batch, seed: seed + i, start: size + i * batch }),
@@ -134,6 +139,8 @@ interface Row {
   gcMs: number;
   majorGcs: number;
   steps: Record<string, number>;
+  /** After-write: ms from the add's return until its semantic update is in. */
+  drain: number;
   warnings: number;
   slowest: Array<{ sql: string; ms: number }>;
 }
@@ -147,6 +154,9 @@ for (let i = 0; i < adds; i++) {
   const report = await gm.addMemories('big', records[i]!);
   const wall = performance.now() - t;
   const used = process.cpuUsage(started);
+  const drainStarted = performance.now();
+  if (semanticUpdates === 'after-write') await gm.waitForCompactions();
+  const drain = performance.now() - drainStarted;
   // GC entries arrive asynchronously: let the observer run before reading them.
   await new Promise((resolve) => setImmediate(resolve));
   rows.push({
@@ -160,6 +170,7 @@ for (let i = 0; i < adds; i++) {
     gcMs: gcStats.ms - gcBefore.ms,
     majorGcs: gcStats.major - gcBefore.major,
     steps: Object.fromEntries(Object.entries(report.stepSeconds).map(([key, s]) => [key, s * 1000])),
+    drain,
     warnings: report.warnings.length,
     slowest: statementStats.slowest,
   });
@@ -174,6 +185,7 @@ const phases = (row: Row): Record<string, number> => ({
   statements: row.statements,
   statementMs: row.statementMs,
   commitMs: row.commitMs,
+  drain: row.drain,
   gcs: row.gcs,
   gcMs: row.gcMs,
   majorGcs: row.majorGcs,
@@ -191,6 +203,14 @@ console.log(
   `${size} memories, ${adds} add-${batch}, 1-min load ${loadBefore} -> ${load()}: wall p50 ${quantile(walls, 0.5).toFixed(1)}` +
     ` / p99 ${quantile(walls, 0.99).toFixed(1)} ms, CPU p50 ${quantile(cpus, 0.5).toFixed(1)} / p99 ${quantile(cpus, 0.99).toFixed(1)} ms`,
 );
+if (semanticUpdates === 'after-write') {
+  const drains = rows.map((row) => row.drain);
+  const lag = rows.map((row) => row.wall + row.drain);
+  console.log(
+    `after-write: drain p50 ${quantile(drains, 0.5).toFixed(1)} / p99 ${quantile(drains, 0.99).toFixed(1)} ms; ` +
+      `add + drain p50 ${quantile(lag, 0.5).toFixed(1)} / p99 ${quantile(lag, 0.99).toFixed(1)} ms`,
+  );
+}
 const commits = rows.map((row) => row.commitMs);
 console.log(
   `COMMIT per add: p50 ${quantile(commits, 0.5).toFixed(1)} / max ${Math.max(...commits).toFixed(1)} ms,` +

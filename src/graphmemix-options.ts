@@ -51,6 +51,14 @@ export interface OpenGraphmemixOptions {
    */
   compaction?: 'steps' | 'inline';
   /**
+   * When a write's mutual-kNN (semantic_knn) side is applied: 'in-write' (default: the write returns with its
+   * edges) or 'after-write' (the write returns once its records, lexical postings and schema edges are in; its
+   * semantic update runs as the next turn of its user, questions meanwhile flagged `semantic_pending`). At 1M
+   * memories an add-100 is mostly that update (docs/living-archive.md "Round 37"). Offline tfidf lists only: with
+   * an embedding model the dense lists stay in the write. `waitForCompactions()` also waits for these updates.
+   */
+  semanticUpdates?: 'in-write' | 'after-write';
+  /**
    * Aborting it stops the automatic compactions at their next step and lets go the writes they hold, as
    * close({ background: 'stop' }) does, without closing: a server's shutdown, whose accepted writes still run
    * (the write worker; a held user's queued writes would otherwise each wait for the replay, "Round 32").

@@ -21,6 +21,7 @@ export async function startWriteWorker(
     ...(options.ocr === undefined ? {} : { ocr: options.ocr }),
     ...(options.mediaDigest === undefined ? {} : { mediaDigest: options.mediaDigest }),
     ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
+    ...(options.semanticUpdates === undefined ? {} : { semanticUpdates: options.semanticUpdates }),
     ...(options.resumeForgets === undefined ? {} : { resumeForgets: options.resumeForgets }),
   });
   await client.started();

@@ -37,6 +37,7 @@ import {
 } from './graphmemix-memory-verbs.ts';
 import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
 import { searchMemoryHits } from './graphmemix-search.ts';
+import { SemanticDrains } from './graphmemix-semantic-drains.ts';
 import { WriteAdmission } from './graphmemix-write-admission.ts';
 import { WriteQueue } from './graphmemix-write-queue.ts';
 import { addThroughWorker, startWriteWorker, withOptions } from './graphmemix-write-worker.ts';
@@ -123,6 +124,20 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       : new BackgroundCompactions(store, writes, (contextId) => compactSemantic(store, contextId));
   options.stopCompactions?.addEventListener('abort', () => compactions?.stop(), { once: true });
   const inBackground = compactions === undefined ? {} : { compactInBackground: compactions.schedule };
+  // Every writer facade drains the semantic backlog rows a stopped process left; only 'after-write' leaves new ones.
+  const drains =
+    options.readonly || writer !== undefined
+      ? undefined
+      : new SemanticDrains(store, writes, () => ({ ...inBackground }));
+  drains?.recover();
+  const afterWrite = options.semanticUpdates === 'after-write' ? drains : undefined;
+  /** The relation options of a write asked in `lane`. */
+  const relationOptions = (lane?: string) => ({
+    ...inBackground,
+    ...(afterWrite === undefined
+      ? {}
+      : { semanticAfterWrite: (contextId: string) => afterWrite.schedule(contextId, lane) }),
+  });
   const resumedForgets =
     options.resumeForgets && !options.readonly && writer === undefined && store.forgettingContexts
       ? new ResumedForgets(store, media, (contextId) => (work) => writes.forContext(contextId, work))
@@ -154,7 +169,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
               {
                 contextId: record.contextId,
                 ...(models.embedding ? { embedding: models.embedding } : {}),
-                ...inBackground,
+                ...relationOptions(),
               },
             );
           }),
@@ -204,7 +219,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     if (deleted) {
       await updateRelations(store, contextId, {
         ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-        ...inBackground,
+        ...relationOptions(options?.lane),
       });
     }
     if (deleted && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
@@ -262,7 +277,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
           media: ingestMedia,
           ...(schedule === undefined ? {} : { schedule }),
-          ...inBackground,
+          ...relationOptions(ingestOptions.lane),
         });
       };
       // An import into one user queues its batches and relation update one by one, holding that user: other
@@ -291,14 +306,19 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
             contextId: context,
             ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
             media: ingestMedia,
-            ...inBackground,
+            ...relationOptions(options?.lane),
           }),
         { asker: options?.lane },
       );
     },
     async waitForCompactions(): Promise<void> {
       if (writer) return writer.call('waitForCompactions', []);
-      await compactions?.idle();
+      // A drain may start a compaction, whose end may leave nothing to drain: until both are idle.
+      for (;;) {
+        await drains?.idle();
+        await compactions?.idle();
+        if (drains === undefined || drains.settled()) return;
+      }
     },
     async waitForMedia(): Promise<void> {
       if (writer) return writer.call('waitForMedia', []);
@@ -342,7 +362,9 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     deleteMemory: (contextId: string, id: string, options?: WriteOptions) =>
       writer
         ? deleteMemory(contextId, id, options)
-        : writes.forContext(contextId, () => deleteMemory(contextId, id), { asker: options?.lane }),
+        : writes.forContext(contextId, () => deleteMemory(contextId, id, options), {
+            asker: options?.lane,
+          }),
     // Not in the write queue as a whole: forgetInSteps queues each step (other writes go between them).
     forgetContext: (contextId: string, forgetOptions?: ForgetOptions) =>
       forgetContext(contextId, forgetOptions),
@@ -398,6 +420,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       const mode = closeOptions?.background ?? 'finish';
       // The media queue's write-backs are writes that may start a compaction: it closes first.
       await queue?.close();
+      // Before the compactions: a drain may start one.
+      await drains?.close(mode);
       await compactions?.close(mode);
       await resumedForgets?.close(mode);
       await writer?.close(mode);

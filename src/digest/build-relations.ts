@@ -44,6 +44,14 @@ export interface BuildRelationsOptions {
    */
   compactInBackground?: CompactionScheduler;
   /**
+   * Given (a facade opened with `semanticUpdates: 'after-write'`), an incremental update's tfidf kNN side is
+   * not applied inside the write: the changed ids go to the context's semantic backlog and this is called with
+   * the context, whose drain (drainSemanticBacklog) applies them in a turn of their own right after the write.
+   * The write's records, lexical postings and schema edges are in when it returns; its semantic_knn edges
+   * follow. Ignored with an embedding model (the dense lists stay in the write).
+   */
+  semanticAfterWrite?: (contextId: string) => void;
+  /**
    * Runs each write of a full rebuild as one turn of the caller's write queue, its reads and compute outside
    * them with this thread's queued writes let in between slices (a user's bulk import through the facade,
    * which holds that user meanwhile: other users' writes wait for one piece of the rebuild, not all of it).

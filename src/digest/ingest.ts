@@ -63,6 +63,8 @@ export interface IngestOptions {
   schedule?: <T>(work: () => Promise<T>) => Promise<T>;
   /** Automatic compactions of the relation update run in steps through it (BuildRelationsOptions). */
   compactInBackground?: CompactionScheduler;
+  /** The semantic side of incremental updates after the write (BuildRelationsOptions.semanticAfterWrite). */
+  semanticAfterWrite?: (contextId: string) => void;
 }
 
 /**
@@ -395,6 +397,7 @@ async function relationsStage(
       ...(options.compactInBackground === undefined
         ? {}
         : { compactInBackground: options.compactInBackground }),
+      ...(options.semanticAfterWrite === undefined ? {} : { semanticAfterWrite: options.semanticAfterWrite }),
     });
     trace.addStep('relations', since);
     for (const warning of built.warnings) trace.warn(`context ${contextId}: ${warning}`);

@@ -161,7 +161,13 @@ export type PipelineFlag =
    */
   | 'calibration_unfitted'
   /** The question deadline passed: model calls were cut short and their stages degraded. */
-  | 'deadline_exceeded';
+  | 'deadline_exceeded'
+  /**
+   * Some of the context's recent writes have no semantic_knn edges yet: they wait in its semantic backlog (an
+   * archive opened with `semanticUpdates: 'after-write'` between a write and its drain, or a compaction in
+   * steps under way). Lexical views and schema edges already hold them; mutual-kNN expansion does not.
+   */
+  | 'semantic_pending';
 
 export type CalibrationSource = 'store' | 'default' | 'paper';
 

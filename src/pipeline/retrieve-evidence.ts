@@ -1,3 +1,4 @@
+import { backlogKeys } from '../digest/incremental/semantic-compaction-mark.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import { type ArchiveStore, inUnitOfWork } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
@@ -78,6 +79,7 @@ export async function retrieveEvidence(
     async () => {
       // Only a model call reads the signal: an offline question never makes the deadline's timer.
       const signal = remote ? deadline.signal : undefined;
+      trace.flag('semantic_pending', (await backlogKeys(deps.store, contextId)).length > 0);
       const verified = await verifiedPool(deps, contextId, question, options, signal, trace);
       const stage = { contextId, question, options, deadline, trace, verified };
       return inUnitOfWork(deps.store, contextId, () => packetStages(deps, stage), { read: true });

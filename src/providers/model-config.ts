@@ -92,6 +92,11 @@ export const modelConfigSchema = z.strictObject({
   mediaDir: z.string().min(1).optional(),
   /** Bounds of `serve` and `mcp` (their flags beat these). */
   limits: serverLimitsSchema.optional(),
+  /**
+   * When the long-running shells (`serve`, `mcp`, `view`) apply a write's mutual-kNN update:
+   * OpenGraphmemixOptions.semanticUpdates (default 'in-write').
+   */
+  semanticUpdates: z.enum(['in-write', 'after-write']).optional(),
 });
 
 export type ModelConfig = z.infer<typeof modelConfigSchema>;
@@ -126,6 +131,7 @@ export interface ResolvedModelConfig {
   db?: string;
   mediaDir?: string;
   limits?: ServerLimitsConfig;
+  semanticUpdates?: 'in-write' | 'after-write';
 }
 
 export type Env = Record<string, string | undefined>;
@@ -144,6 +150,7 @@ export const ENV_FIELDS: Record<string, string> = {
   GRAPHMEMIX_CACHE_DIR: 'cacheDir',
   GRAPHMEMIX_DB: 'db',
   GRAPHMEMIX_MEDIA_DIR: 'mediaDir',
+  GRAPHMEMIX_SEMANTIC_UPDATES: 'semanticUpdates',
 };
 
 export const DEFAULT_CONFIG_FILE = 'graphmemix.config.json';
@@ -218,6 +225,7 @@ export function resolveModelConfig(config: ModelConfig, env: Env = process.env):
   if (config.db !== undefined) out.db = config.db;
   if (config.mediaDir !== undefined) out.mediaDir = config.mediaDir;
   if (config.limits !== undefined) out.limits = { ...config.limits };
+  if (config.semanticUpdates !== undefined) out.semanticUpdates = config.semanticUpdates;
   return out;
 }
 
@@ -309,6 +317,7 @@ function mergeConfigs(under: ModelConfig, over: ModelConfig): ModelConfig {
   if (over.db !== undefined) out.db = over.db;
   if (over.mediaDir !== undefined) out.mediaDir = over.mediaDir;
   if (over.limits !== undefined) out.limits = { ...under.limits, ...over.limits };
+  if (over.semanticUpdates !== undefined) out.semanticUpdates = over.semanticUpdates;
   return out;
 }
 

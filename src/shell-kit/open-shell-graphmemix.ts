@@ -70,6 +70,7 @@ export async function openShellGraphmemix(options: {
       ? {}
       : { maxPendingWrites: options.limits.maxPendingWrites }),
     ...(config.questionDeadlineMs === undefined ? {} : { questionDeadlineMs: config.questionDeadlineMs }),
+    ...(config.semanticUpdates === undefined ? {} : { semanticUpdates: config.semanticUpdates }),
     readWorkers:
       readWorkers === 0
         ? false

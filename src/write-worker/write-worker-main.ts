@@ -33,6 +33,7 @@ const gm = await openGraphmemix({
   ...(data.mediaDir === undefined ? {} : { mediaDir: data.mediaDir }),
   ...(data.mediaDigest === undefined ? {} : { mediaDigest: data.mediaDigest }),
   ...(data.compaction === undefined ? {} : { compaction: data.compaction }),
+  ...(data.semanticUpdates === undefined ? {} : { semanticUpdates: data.semanticUpdates }),
   ...(data.resumeForgets === undefined ? {} : { resumeForgets: data.resumeForgets }),
   // The calling thread's facade bounds the writes it sends here.
   maxPendingWrites: Number.POSITIVE_INFINITY,

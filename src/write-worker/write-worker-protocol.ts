@@ -13,6 +13,8 @@ export interface WriteWorkerData {
   mediaDigest?: 'inline' | 'background';
   /** Where automatic compactions run (OpenGraphmemixOptions.compaction). */
   compaction?: 'steps' | 'inline';
+  /** When a write's semantic side is applied (OpenGraphmemixOptions.semanticUpdates). */
+  semanticUpdates?: 'in-write' | 'after-write';
   /** Resume the forgets a stopped process left (OpenGraphmemixOptions.resumeForgets). */
   resumeForgets?: boolean;
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */

@@ -41,6 +41,16 @@ describe('loadModelConfig', () => {
     expect(thrown(() => loadModelConfig({ cwd: folderWith({ db: '' }), env: {} })).location.field).toBe('db');
   });
 
+  it('reads when the shells apply semantic updates (file, env wins) and names a bad value', () => {
+    const cwd = folderWith({ semanticUpdates: 'after-write' });
+    expect(loadModelConfig({ cwd, env: {} }).semanticUpdates).toBe('after-write');
+    expect(loadModelConfig({ cwd, env: { GRAPHMEMIX_SEMANTIC_UPDATES: 'in-write' } }).semanticUpdates).toBe(
+      'in-write',
+    );
+    const bad = thrown(() => loadModelConfig({ cwd: folderWith({ semanticUpdates: 'later' }), env: {} }));
+    expect([bad.code, bad.location.field]).toEqual(['CONFIG', 'semanticUpdates']);
+  });
+
   it('reads API keys bound to users from the file (entries as in GRAPHMEMIX_API_KEYS) and rejects a bad list', () => {
     const cwd = folderWith({ apiKeys: ['ka=alice', 'kb=bob|carol'] });
     expect(loadModelConfig({ cwd, env: {} }).apiKeys).toEqual(['ka=alice', 'kb=bob|carol']);

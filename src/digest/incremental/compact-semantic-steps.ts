@@ -1,12 +1,13 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import { StepSizer } from '../../store/step-sizer.ts';
-import type { MemoryRecord } from '../../types/memory-record.ts';
 import { type CompactionTurn, type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
 import {
   backlogKeys,
   clearCompactionState,
+  currentState,
   readCompactionMark,
   type SemanticCompactionMark,
+  takeBacklog,
   whileRunning,
   writeCompactionMark,
 } from './semantic-compaction-mark.ts';
@@ -227,39 +228,16 @@ async function replayBacklog(
   contextId: string,
   perStep: number,
 ): Promise<{ applied: number; done: boolean }> {
-  const keys = await backlogKeys(store, contextId);
-  const ids = new Set<string>();
-  const taken: string[] = [];
-  let rest: { key: string; ids: string[] } | undefined;
-  for (const key of keys) {
-    const room = Math.max(1, perStep) - ids.size;
-    if (room <= 0) break;
-    const row = (await store.getMeta<string[]>(key)) ?? [];
-    if (row.length > room) {
-      for (const id of row.slice(0, room)) ids.add(id);
-      rest = { key, ids: row.slice(room) };
-      break;
-    }
-    for (const id of row) ids.add(id);
-    taken.push(key);
+  const { ids, settle } = await takeBacklog(store, contextId, perStep);
+  if (ids.length > 0) {
+    // The backlog is this compaction's own remainder: never a second compaction from it.
+    await updateSemanticKnn(store, contextId, await currentState(store, contextId, ids), {
+      compactBulk: false,
+    });
   }
-  if (ids.size > 0) {
-    const current = await store.getMemories(contextId, [...ids]);
-    const found = new Set(current.map((record) => record.id));
-    const removed = [...ids].filter((id) => !found.has(id)).map((id) => ({ id, contextId }) as MemoryRecord);
-    await updateSemanticKnn(
-      store,
-      contextId,
-      { upserted: current.map((after) => ({ after })), removed },
-      // The backlog is this compaction's own remainder: never a second compaction from it.
-      { compactBulk: false },
-    );
-  }
-  for (const key of taken) await store.setMeta(key, undefined);
-  if (rest !== undefined) await store.setMeta(rest.key, rest.ids);
-  const done = rest === undefined && taken.length === keys.length;
+  const done = await settle();
   if (done) await writeCompactionMark(store, contextId, undefined);
-  return { applied: ids.size, done };
+  return { applied: ids.length, done };
 }
 
 /** The ids in the backlog so far, read again before each step (new rows only). */

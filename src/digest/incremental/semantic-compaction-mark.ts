@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
+import type { MemoryRecord } from '../../types/memory-record.ts';
 
 /**
  * A compaction written in steps (compact-semantic-steps.ts) marks its context in meta
@@ -99,6 +100,72 @@ export async function appendBacklog(
   backlogCounter = (backlogCounter + 1) % 1_000_000;
   const key = `${backlogKeyPrefix(contextId)}${Date.now().toString().padStart(15, '0')}-${process.pid}-${backlogCounter}`;
   await store.setMeta(key, [...new Set(ids)]);
+}
+
+/**
+ * Up to `perStep` backlog ids (at least one), oldest rows first; `settle` drops what was taken (a row taken in
+ * part is written back with the ids left) and says whether no row is left. The caller applies the ids' current
+ * state between the two (order within and across rows does not matter), in the same unit of work as `settle`.
+ */
+export async function takeBacklog(
+  store: ArchiveStore,
+  contextId: string,
+  perStep: number,
+): Promise<{ ids: string[]; settle: () => Promise<boolean> }> {
+  const keys = await backlogKeys(store, contextId);
+  const ids = new Set<string>();
+  const taken: string[] = [];
+  let rest: { key: string; ids: string[] } | undefined;
+  for (const key of keys) {
+    const room = Math.max(1, perStep) - ids.size;
+    if (room <= 0) break;
+    const row = (await store.getMeta<string[]>(key)) ?? [];
+    if (row.length > room) {
+      for (const id of row.slice(0, room)) ids.add(id);
+      rest = { key, ids: row.slice(room) };
+      break;
+    }
+    for (const id of row) ids.add(id);
+    taken.push(key);
+  }
+  const settle = async () => {
+    for (const key of taken) await store.setMeta(key, undefined);
+    if (rest !== undefined) await store.setMeta(rest.key, rest.ids);
+    return rest === undefined && taken.length === keys.length;
+  };
+  return { ids: [...ids], settle };
+}
+
+/** Backlog ids as a delta of their current state: stored ones upserted, the others removed. */
+export async function currentState(
+  store: ArchiveStore,
+  contextId: string,
+  ids: readonly string[],
+): Promise<{ upserted: Array<{ after: MemoryRecord }>; removed: MemoryRecord[] }> {
+  const current = await store.getMemories(contextId, ids);
+  const found = new Set(current.map((record) => record.id));
+  const removed = ids.filter((id) => !found.has(id)).map((id) => ({ id, contextId }) as MemoryRecord);
+  return { upserted: current.map((after) => ({ after })), removed };
+}
+
+/**
+ * The contexts with backlog rows (one list of the rows' keys: proportional to the rows, not to the archive).
+ * Needs `listMetaKeys`.
+ */
+export async function contextsWithBacklog(store: ArchiveStore): Promise<string[]> {
+  const contexts = new Set<string>();
+  for (const key of (await store.listMetaKeys?.(BACKLOG_META_PREFIX)) ?? []) {
+    const rest = key.slice(BACKLOG_META_PREFIX.length);
+    // The context is JSON (backlogKeyPrefix), then '/' and the row's own part.
+    const end = rest.lastIndexOf('"/');
+    if (end < 0) continue;
+    try {
+      contexts.add(JSON.parse(rest.slice(0, end + 1)) as string);
+    } catch {
+      // Not a row this code wrote: left alone.
+    }
+  }
+  return [...contexts];
 }
 
 /** The backlog's keys, oldest first. Needs `listMetaKeys` (callers check `canCompactInSteps`). */

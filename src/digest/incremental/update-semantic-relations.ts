@@ -37,8 +37,11 @@ export const BULK_RATIO_WITH_STEPS = 0.25;
 export interface SemanticRelationsReport {
   /** 'tfidf' or the embedding space the lists live in. */
   space: string;
-  /** 'deferred': a compaction in steps is running; the ids went to its backlog. */
-  mode: 'incremental' | 'compacted' | 'deferred';
+  /**
+   * 'deferred': a compaction in steps is running; the ids went to its backlog. 'after-write': they went to the
+   * backlog for the drain after the write (`semanticAfterWrite`).
+   */
+  mode: 'incremental' | 'compacted' | 'deferred' | 'after-write';
   warnings: string[];
 }
 
@@ -107,6 +110,12 @@ export async function updateSemanticRelations(
     });
     warnings.push('finished an interrupted semantic compaction in one turn');
     return { space: 'tfidf', mode: 'compacted', warnings };
+  }
+  if (options.semanticAfterWrite && canCompactInSteps(store)) {
+    const ids = [...delta.upserted.map((u) => u.after.id), ...delta.removed.map((record) => record.id)];
+    await appendBacklog(store, contextId, ids);
+    options.semanticAfterWrite(contextId);
+    return { space: 'tfidf', mode: 'after-write', warnings };
   }
   const inSteps = options.compactInBackground !== undefined && canCompactInSteps(store);
   const result = await updateSemanticKnn(store, contextId, delta, {

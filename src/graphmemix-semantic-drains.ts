@@ -1,0 +1,95 @@
+import type { BuildRelationsOptions } from './digest/build-relations.ts';
+import { DRAIN_IDS_PER_TURN, drainSemanticBacklog } from './digest/incremental/drain-semantic-backlog.ts';
+import { contextsWithBacklog, readCompactionMark } from './digest/incremental/semantic-compaction-mark.ts';
+import type { WriteQueue } from './graphmemix-write-queue.ts';
+import type { ArchiveStore } from './store/archive-store-spec.ts';
+
+/**
+ * The facade's after-write semantic updates (`semanticUpdates: 'after-write'`): a write leaves its changed ids
+ * in the context's semantic backlog and asks here for a drain, which runs as a turn of the context through the
+ * facade's write queue right after it (in the asker's lane: a key's drains take turns like its writes). At
+ * most one drain per context waits in the queue: writes landing before it runs are applied by it. A drain
+ * takes at most DRAIN_IDS_PER_TURN ids; while rows are left it queues the next turn. A drain that fails leaves
+ * its rows (its unit rolled back): questions stay flagged `semantic_pending` and the context's next write
+ * asks again. Rows a stopped or killed process left are found at open (`recover`: one list of the backlog's
+ * keys, proportional to the rows, not to the archive).
+ */
+export class SemanticDrains {
+  /** Contexts whose drain is queued and not yet started. */
+  private readonly queued = new Set<string>();
+  /** Every drain queued or running (idle / close wait for them). */
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopped = false;
+  /** The last failure per context (kept until its next drain succeeds). */
+  readonly failures = new Map<string, unknown>();
+
+  constructor(
+    private readonly store: ArchiveStore,
+    private readonly queue: Pick<WriteQueue, 'forContext'>,
+    /** The relation options a drain's update gets (the facade's compaction scheduler). */
+    private readonly options: () => BuildRelationsOptions,
+    /** Ids a drain turn applies at most. */
+    private readonly perTurn = DRAIN_IDS_PER_TURN,
+  ) {}
+
+  /** Queues a drain of `contextId` unless one is queued already. */
+  schedule(contextId: string, lane?: string): void {
+    if (this.stopped || this.queued.has(contextId)) return;
+    this.queued.add(contextId);
+    const drain = this.queue.forContext(
+      contextId,
+      async () => {
+        // Started: a write after this turn appends rows this drain does not take, and must queue its own.
+        this.queued.delete(contextId);
+        if (this.stopped) return false;
+        const report = await drainSemanticBacklog(this.store, contextId, this.options(), this.perTurn);
+        this.failures.delete(contextId);
+        return report.left;
+      },
+      { asker: lane },
+    );
+    const settled = drain.then(
+      (left) => {
+        if (left) this.schedule(contextId, lane);
+      },
+      (error: unknown) => {
+        this.queued.delete(contextId);
+        this.failures.set(contextId, error);
+      },
+    );
+    this.inFlight.add(settled);
+    void settled.finally(() => this.inFlight.delete(settled));
+  }
+
+  /**
+   * Queues a drain for every context with backlog rows and no compaction run's mark (rows a stopped process
+   * left), in the background; idle and close wait for it. A failure leaves the rows for the next open.
+   */
+  recover(): void {
+    const found = (async () => {
+      for (const contextId of await contextsWithBacklog(this.store)) {
+        if (this.stopped) return;
+        if ((await readCompactionMark(this.store, contextId)) === undefined) this.schedule(contextId);
+      }
+    })().catch(() => undefined);
+    this.inFlight.add(found);
+    void found.finally(() => this.inFlight.delete(found));
+  }
+
+  /** Resolves once no drain is queued or running (the ones queued meanwhile included). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** True when no drain is queued or running. */
+  settled(): boolean {
+    return this.inFlight.size === 0;
+  }
+
+  /** 'finish' waits for the drains; 'stop' lets the queued ones pass without work (their rows stay for the next open). */
+  async close(mode: 'finish' | 'stop'): Promise<void> {
+    if (mode === 'stop') this.stopped = true;
+    await this.idle();
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { drainSemanticBacklog } from '../../src/digest/incremental/drain-semantic-backlog.ts';
+import {
+  appendBacklog,
+  backlogKeys,
+  contextsWithBacklog,
+  newCompactionMark,
+  writeCompactionMark,
+} from '../../src/digest/incremental/semantic-compaction-mark.ts';
+import { ingestItems } from '../../src/digest/ingest.ts';
+import { SemanticDrains } from '../../src/graphmemix-semantic-drains.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { dropTestDatabases } from '../store/postgres-test-db.ts';
+import { storeBackends } from '../store/store-backends.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'gm-drains-'));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropTestDatabases();
+});
+
+/** A context of `n` memories with its relations built (semantic snapshot and lists), no backlog. */
+async function storeWith(
+  n: number,
+  open: () => Promise<ArchiveStore> = () => openStore(':memory:'),
+  contextId = 'ann',
+): Promise<ArchiveStore> {
+  const store = await open();
+  await ingestItems(
+    store,
+    Array.from({ length: n }, (_, i) => ({
+      type: 'record' as const,
+      record: {
+        id: `m${i}`,
+        contextId,
+        text: `note ${i} on the garden ${i % 7} and the train ${i % 5}`,
+      } as never,
+      source: { file: 'test', line: i + 1 },
+    })),
+    { contextId },
+  );
+  return store;
+}
+
+/** The ids waiting in the context's backlog rows. */
+async function backlogIds(store: ArchiveStore, contextId = 'ann'): Promise<string[]> {
+  const ids: string[] = [];
+  for (const key of await backlogKeys(store, contextId))
+    ids.push(...((await store.getMeta<string[]>(key)) ?? []));
+  return ids;
+}
+
+/** A write queue that records each turn's context and asker and runs it when released. */
+class HeldQueue {
+  readonly turns: Array<{ contextId: string; asker: string | undefined; run: () => void }> = [];
+  forContext<T>(contextId: string, work: () => Promise<T>, options?: { asker?: string }): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.turns.push({ contextId, asker: options?.asker, run: () => void work().then(resolve, reject) });
+    });
+  }
+  /** Runs the oldest waiting turn. */
+  next(): void {
+    this.turns.shift()?.run();
+  }
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe.each(storeBackends(dir, 'drain'))('drainSemanticBacklog (%s)', (_, open) => {
+  it('applies at most one turn of ids, oldest rows first, and says whether rows are left', async () => {
+    const store = await storeWith(40, open);
+    await appendBacklog(store, 'ann', ['m1', 'm2', 'm3']);
+    await appendBacklog(store, 'ann', ['m4', 'm5']);
+    const first = await drainSemanticBacklog(store, 'ann', {}, 4);
+    expect(first).toMatchObject({ applied: 4, left: true });
+    expect(await backlogIds(store)).toEqual(['m5']);
+    const second = await drainSemanticBacklog(store, 'ann', {}, 4);
+    expect(second).toMatchObject({ applied: 1, left: false });
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+  });
+
+  it("takes nothing while a compaction run's mark is on the context (the backlog is the run's)", async () => {
+    const store = await storeWith(40, open);
+    await appendBacklog(store, 'ann', ['m1']);
+    await writeCompactionMark(store, 'ann', newCompactionMark());
+    expect(await drainSemanticBacklog(store, 'ann')).toMatchObject({ applied: 0, left: false });
+    expect(await backlogIds(store)).toEqual(['m1']);
+  });
+
+  it('applies an id no longer stored as a removal', async () => {
+    const store = await storeWith(40, open);
+    expect(await store.semantic.getDocs('ann', ['m7'])).toHaveLength(1);
+    await store.deleteMemory('ann', 'm7');
+    await store.clearRelationWork('ann', { through: Number.MAX_SAFE_INTEGER });
+    await appendBacklog(store, 'ann', ['m7']);
+    await drainSemanticBacklog(store, 'ann');
+    expect(await store.semantic.getDocs('ann', ['m7'])).toEqual([]);
+  });
+
+  it('lists the contexts with rows from the rows alone', async () => {
+    const store = await open();
+    await appendBacklog(store, 'ann', ['a']);
+    await appendBacklog(store, 'b"/x', ['b']);
+    await appendBacklog(store, 'ann', ['c']);
+    expect((await contextsWithBacklog(store)).sort()).toEqual(['ann', 'b"/x']);
+  });
+});
+
+describe('SemanticDrains', () => {
+  it('queues one drain per context in the asker lane; a write after it started queues the next', async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    const drains = new SemanticDrains(store, queue, () => ({}));
+    await appendBacklog(store, 'ann', ['m1']);
+    drains.schedule('ann', 'key-a');
+    drains.schedule('ann', 'key-b');
+    expect(queue.turns.map((turn) => [turn.contextId, turn.asker])).toEqual([['ann', 'key-a']]);
+    queue.next();
+    // Started: the next write's request queues another drain.
+    drains.schedule('ann', 'key-b');
+    expect(queue.turns.map((turn) => turn.asker)).toEqual(['key-b']);
+    await tick();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    queue.next();
+    await drains.idle();
+    expect(drains.settled()).toBe(true);
+  });
+
+  it('queues the next turn while rows are left', async () => {
+    const store = await storeWith(300);
+    const queue = new HeldQueue();
+    const drains = new SemanticDrains(store, queue, () => ({}), 4);
+    await appendBacklog(
+      store,
+      'ann',
+      Array.from({ length: 6 }, (_, i) => `m${i}`),
+    );
+    drains.schedule('ann', 'key-a');
+    queue.next();
+    for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
+    // 4 ids a turn: 2 left for a second turn in the same lane.
+    expect(await backlogIds(store)).toEqual(['m4', 'm5']);
+    expect(queue.turns.map((turn) => turn.asker)).toEqual(['key-a']);
+    queue.next();
+    await drains.idle();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+  });
+
+  it('keeps a failed drain rows and its error, and does not retry on its own', async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    const failing = Object.create(store) as ArchiveStore;
+    failing.getMemories = () => Promise.reject(new Error('disk gone'));
+    const drains = new SemanticDrains(failing, queue, () => ({}));
+    await appendBacklog(store, 'ann', ['m1']);
+    drains.schedule('ann');
+    queue.next();
+    await drains.idle();
+    expect((drains.failures.get('ann') as Error).message).toBe('disk gone');
+    expect(await backlogIds(store)).toEqual(['m1']);
+    expect(queue.turns).toEqual([]);
+  });
+
+  it("closed with 'stop', lets its queued drains pass without work; recover finds their rows", async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    const drains = new SemanticDrains(store, queue, () => ({}));
+    await appendBacklog(store, 'ann', ['m1']);
+    drains.schedule('ann');
+    const closing = drains.close('stop');
+    queue.next();
+    await closing;
+    expect(await backlogIds(store)).toEqual(['m1']);
+
+    const next = new SemanticDrains(store, queue, () => ({}));
+    next.recover();
+    for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
+    expect(queue.turns.map((turn) => turn.contextId)).toEqual(['ann']);
+    queue.next();
+    await next.idle();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+  });
+});
