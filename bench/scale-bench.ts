@@ -33,6 +33,9 @@
  * lexical postings, keys), schema relations and that rebuild.
  * `knnApproximate` names the big context's approximate-kNN mark (a bulk import of APPROXIMATE_KNN_FROM or more
  * memories takes the bounded kNN pass; docs/semantic-knn.md), `peakRssByPhase` the peak RSS of each phase.
+ * `--semantic-updates after-write` opens the archive so (OpenGraphmemixOptions.semanticUpdates): the add columns
+ * are then the writes without their kNN update, and `semanticLag` the time after each timed add until its update
+ * is in (its drain turn, waited out untimed like a compaction: docs/living-archive.md "Round 37").
  * Targets (issue #10): add-1 at 1M p50 <= 10 ms, p99 <= 50 ms; add-100 <= 200 ms; first retrieve at 1M
  * <= 1 s; warm retrieve at 1M p50 <= 50 ms, p95 <= 150 ms; at 10k p50 <= 2 ms; ingest >= 10k mem/s; peak
  * RSS at 1M <= 1.5 GB.
@@ -69,6 +72,9 @@ interface ScenarioResult {
    */
   add1Steady: { p50: number; p99: number; n: number; cpuMs: number; after: number } | null;
   add100: { p50: number; n: number; cpuMs: number };
+  semanticUpdates: 'in-write' | 'after-write';
+  /** After-write: p50 ms from an add's return until its semantic update is in (add-1 and add-100). */
+  semanticLag: { add1P50: number; add100P50: number } | null;
   firstRetrieveMs: number;
   /** warmup: questions asked before the timed ones (other questions: see the header). */
   warmRetrieve: { p50: number; p95: number; p99: number; n: number; cpuMs: number; warmup: number };
@@ -120,6 +126,7 @@ if (args[0] === '--child') {
     Number(flag('--warmup') ?? WARMUP_QUESTIONS),
     Number(flag('--add-warmup') ?? WARMUP_ADDS),
     steadyAdds(flag('--add-steady')),
+    semanticUpdatesFlag(flag('--semantic-updates')),
   );
   process.stdout.write(`\nRESULT ${JSON.stringify(result)}\n`);
 } else if (args[0] === '--first-retrieve') {
@@ -175,7 +182,15 @@ async function main(): Promise<void> {
 
 function forwarded(): string[] {
   const out: string[] = [];
-  for (const name of ['--adds', '--queries', '--recompact', '--warmup', '--add-warmup', '--add-steady']) {
+  for (const name of [
+    '--adds',
+    '--queries',
+    '--recompact',
+    '--warmup',
+    '--add-warmup',
+    '--add-steady',
+    '--semantic-updates',
+  ]) {
     const value = flag(name);
     if (value !== undefined) out.push(name, value);
   }
@@ -191,6 +206,7 @@ async function runScenario(
   warmup: number,
   addWarmup: number,
   addSteady: number | null,
+  semanticUpdates: 'in-write' | 'after-write',
 ): Promise<ScenarioResult> {
   const loadStart = loadavg()[0]!;
   const [shape, spec] = scenario.split(':') as [string, string];
@@ -200,7 +216,7 @@ async function runScenario(
   const archive = (contextId: string, c: number) => ({ contextId, count: perContext, seed: 11 + c });
 
   const sampler = rssSampler(['ingest', 'compaction', 'retrieve', 'add']);
-  const gm = await openGraphmemix({ db: file });
+  const gm = await openGraphmemix({ db: file, semanticUpdates });
   const ingestStarted = performance.now();
   const ingestCpu = process.cpuUsage();
   const split = { records: 0, schema: 0, semantic: 0 };
@@ -243,7 +259,15 @@ async function runScenario(
   // semantic side to its backlog and cost a fraction of an ordinary add. Timing those would flatter the add
   // figures (round 22: add-100 at 10k 0.4 s -> 43 ms), so each run is waited out, untimed, and reported.
   const autoCompactions: number[] = [];
-  const settle = async (contextId: string): Promise<void> => {
+  /** After-write: ms from each timed add's return until its semantic update is in, by kind of add. */
+  const lag = { add1: [] as number[], add100: [] as number[] };
+  const settle = async (contextId: string, lagOf?: number[]): Promise<void> => {
+    if (semanticUpdates === 'after-write') {
+      const started = performance.now();
+      await gm.waitForCompactions();
+      lagOf?.push(performance.now() - started);
+      return;
+    }
     if (!(await readCompactionMark(gm.store, contextId))) return;
     const started = performance.now();
     await gm.waitForCompactions();
@@ -262,7 +286,7 @@ async function runScenario(
         times.wall.push(performance.now() - started);
         times.cpu += cpuMs(process.cpuUsage(cpu));
       }
-      await settle(contextId);
+      await settle(contextId, times === add1 ? lag.add1 : undefined);
     }
   };
   await addOnes(addWarmup, 5900);
@@ -279,7 +303,7 @@ async function runScenario(
     await gm.addMemories(contextId, records);
     add100.push(performance.now() - started);
     add100Cpu += cpuMs(process.cpuUsage(cpu));
-    await settle(contextId);
+    await settle(contextId, lag.add100);
   }
   // Last, so the add-100s above run where they always did (after the first add-1s): the same process after
   // `addSteady` more adds, what a long-running server's writes cost once V8, SQLite's page cache and the kept
@@ -320,6 +344,11 @@ async function runScenario(
       n: add100.length,
       cpuMs: round(add100Cpu / Math.max(1, add100.length)),
     },
+    semanticUpdates,
+    semanticLag:
+      semanticUpdates === 'after-write'
+        ? { add1P50: round(quantile(lag.add1, 0.5)), add100P50: round(quantile(lag.add100, 0.5)) }
+        : null,
     firstRetrieveMs: round(firstRetrieveMs),
     warmRetrieve: {
       p50: round(quantile(retrieveTimes, 0.5)),
@@ -382,7 +411,9 @@ function printTable(results: readonly ScenarioResult[]): void {
     r.add1Steady
       ? `${r.add1Steady.p50} / ${r.add1Steady.p99} (${r.add1Steady.cpuMs}; ${r.add1Steady.after})`
       : 'n/a',
-    `${r.add100.p50} (${r.add100.cpuMs})`,
+    `${r.add100.p50} (${r.add100.cpuMs})${
+      r.semanticLag ? `; after-write, kNN in after ${r.semanticLag.add1P50} / ${r.semanticLag.add100P50}` : ''
+    }`,
     String(r.firstRetrieveMs),
     `${r.warmRetrieve.p50} / ${r.warmRetrieve.p95} / ${r.warmRetrieve.p99} (${r.warmRetrieve.cpuMs}; ${r.warmRetrieve.warmup})`,
     (r.compactionSeconds === null
@@ -451,4 +482,10 @@ function steadyAdds(value: string | undefined): number | null {
   if (!Number.isInteger(count) || count < 0)
     throw new Error(`--add-steady: "${value}" is not 'no' or a count`);
   return count;
+}
+
+/** `--semantic-updates`: in-write (default) or after-write. */
+function semanticUpdatesFlag(value: string | undefined): 'in-write' | 'after-write' {
+  if (value === undefined || value === 'in-write' || value === 'after-write') return value ?? 'in-write';
+  throw new Error(`--semantic-updates: in-write or after-write, not ${value}`);
 }
