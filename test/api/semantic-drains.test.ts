@@ -16,6 +16,7 @@ import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { dropTestDatabases } from '../store/postgres-test-db.ts';
 import { storeBackends } from '../store/store-backends.ts';
+import { stoppedForget } from '../support/stopped-forget.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-drains-'));
 afterAll(async () => {
@@ -87,6 +88,17 @@ describe.each(storeBackends(dir, 'drain'))('drainSemanticBacklog (%s)', (_, open
     const store = await storeWith(40, open);
     await appendBacklog(store, 'ann', ['m1']);
     await writeCompactionMark(store, 'ann', newCompactionMark());
+    expect(await drainSemanticBacklog(store, 'ann')).toMatchObject({ applied: 0, left: false });
+    expect(await backlogIds(store)).toEqual(['m1']);
+  });
+
+  it('takes nothing from a user being forgotten', async () => {
+    const store = await storeWith(40, open);
+    if (store.isForgetting === undefined) return;
+    await appendBacklog(store, 'ann', ['m1']);
+    // A forget a stopped process left after its first step (the mark); the rows are still there.
+    await stoppedForget(store, 'ann', 1);
+    expect(await store.isForgetting('ann')).toBe(true);
     expect(await drainSemanticBacklog(store, 'ann')).toMatchObject({ applied: 0, left: false });
     expect(await backlogIds(store)).toEqual(['m1']);
   });

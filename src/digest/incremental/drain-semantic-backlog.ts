@@ -25,7 +25,8 @@ export interface DrainReport {
  * as an update inside a write (updateSemanticRelations: the 5% compaction rule, the approximate mark of large
  * contexts), and dropped from the backlog in the same unit of work, so a process killed during a drain leaves
  * the rows for the next one. While a compaction run's mark is on the context the backlog is the run's (its
- * replay applies it; a stale mark is restarted by the context's next write): nothing is taken.
+ * replay applies it; a stale mark is restarted by the context's next write), or while the context is being
+ * forgotten: nothing is taken.
  */
 export async function drainSemanticBacklog(
   store: ArchiveStore,
@@ -34,8 +35,11 @@ export async function drainSemanticBacklog(
   perTurn = DRAIN_IDS_PER_TURN,
 ): Promise<DrainReport> {
   return inUnitOfWork(store, contextId, async () => {
-    if ((await readCompactionMark(store, contextId)) !== undefined)
-      return { applied: 0, left: false, warnings: [] };
+    const none = { applied: 0, left: false, warnings: [] };
+    // A user being forgotten (a forget a stopped process left, resumed after open): its rows go with it, and an
+    // update now would write semantic state the forget's later steps may not delete.
+    if (await store.isForgetting?.(contextId)) return none;
+    if ((await readCompactionMark(store, contextId)) !== undefined) return none;
     const { ids, settle } = await takeBacklog(store, contextId, perTurn);
     if (ids.length === 0) return { applied: 0, left: !(await settle()), warnings: [] };
     const { semanticAfterWrite: _deferred, embedding: _dense, ...inWrite } = options;
