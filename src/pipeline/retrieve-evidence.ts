@@ -1,4 +1,4 @@
-import { backlogKeys } from '../digest/incremental/semantic-compaction-mark.ts';
+import { semanticPending } from '../digest/incremental/semantic-compaction-mark.ts';
 import type { ModelSet } from '../providers/model-spec.ts';
 import { type ArchiveStore, inUnitOfWork } from '../store/archive-store-spec.ts';
 import type { EdgeVerifierResult } from '../verify/edge-verifier-spec.ts';
@@ -79,7 +79,6 @@ export async function retrieveEvidence(
     async () => {
       // Only a model call reads the signal: an offline question never makes the deadline's timer.
       const signal = remote ? deadline.signal : undefined;
-      trace.flag('semantic_pending', (await backlogKeys(deps.store, contextId)).length > 0);
       const verified = await verifiedPool(deps, contextId, question, options, signal, trace);
       const stage = { contextId, question, options, deadline, trace, verified };
       return inUnitOfWork(deps.store, contextId, () => packetStages(deps, stage), { read: true });
@@ -107,6 +106,7 @@ async function packetStages(
   const components = calibrationParts(deps.models.embedding, verifiers);
   const key = calibrationKey(components);
   const calibration = await resolveCalibration(deps.store, key);
+  trace.flag('semantic_pending', await semanticPending(deps.store, contextId));
   // The shipped offline ranker replaces the SHIPPED (a, b, c) only where it was fitted: the offline node
   // verifier's configuration. A calibration fitted on this archive (`graphmemix calibrate`, source 'store')
   // is the user's own fit on their own dev questions and wins, as it wins over the shipped defaults.

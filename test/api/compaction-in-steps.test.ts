@@ -16,6 +16,7 @@ import { BackgroundCompactions } from '../../src/graphmemix-compactions.ts';
 import { WriteQueue } from '../../src/graphmemix-write-queue.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { annNotes } from '../support/ann-notes.ts';
 
 /**
  * The automatic (5%-rule) compaction that a write triggers runs after it, in steps through the write queue
@@ -26,14 +27,7 @@ import { openStore } from '../../src/store/open-store.ts';
 const dir = mkdtempSync(join(tmpdir(), 'gm-compaction-steps-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const text = (i: number) =>
-  `ann noted item ${i} about the pottery class ${i % 37}, the night train ${i % 11} and garden ${i % 23}`;
-const notes = (from: number, count: number) =>
-  Array.from({ length: count }, (_, n) => ({
-    id: `a${from + n}`,
-    text: text(from + n),
-    sessionId: `s${Math.floor((from + n) / 20)}`,
-  }));
+const notes = annNotes;
 
 /**
  * 600 memories of ann in one add (a rebuild: snapshot of 600), then 30 single adds: the rule is 30 changes (5%

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backlogKeys } from '../../src/digest/incremental/semantic-compaction-mark.ts';
+import { backlogKeys, semanticPending } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { annNotes, annText } from '../support/ann-notes.ts';
 
 /**
  * `semanticUpdates: 'after-write'`: a write returns with its records, postings and schema edges in and its
@@ -15,14 +16,8 @@ import type { Graphmemix } from '../../src/graphmemix-api.ts';
 const dir = mkdtempSync(join(tmpdir(), 'gm-after-write-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const text = (i: number) =>
-  `ann noted item ${i} about the pottery class ${i % 37}, the night train ${i % 11} and garden ${i % 23}`;
-const notes = (from: number, count: number) =>
-  Array.from({ length: count }, (_, n) => ({
-    id: `a${from + n}`,
-    text: text(from + n),
-    sessionId: `s${Math.floor((from + n) / 20)}`,
-  }));
+const text = annText;
+const notes = annNotes;
 
 /** Every semantic_knn edge of ann's memories a0..a(n-1), as sorted "a|b" pairs. */
 async function semanticEdges(gm: Graphmemix, n: number): Promise<string[]> {
@@ -92,6 +87,9 @@ describe('an after-write update', () => {
       await inWrite.waitForCompactions();
       await after.waitForCompactions();
       expect(await backlogKeys(after.store, 'ann')).toEqual([]);
+      // The runs' replays and the drains emptied the backlog: questions are no longer flagged.
+      expect(await semanticPending(after.store, 'ann')).toBe(false);
+      expect(await semanticPending(inWrite.store, 'ann')).toBe(false);
       const ids = notes(0, 340).map((note) => note.id);
       expect(await after.store.semantic.getDocs('ann', ids)).toHaveLength(340);
       const expected = new Set(await semanticEdges(inWrite, 340));
@@ -116,10 +114,12 @@ describe('an after-write update', () => {
       expect(report.imported).toBe(5);
       expect((await gm.store.getMemories('ann', ['a100', 'a104'])).length).toBe(2);
       expect(await backlogKeys(gm.store, 'ann')).toHaveLength(1);
+      expect(await semanticPending(gm.store, 'ann')).toBe(true);
       expect(await gm.store.semantic.getDocs('ann', ['a100'])).toEqual([]);
       await gm.waitForCompactions();
       expect(await backlogKeys(gm.store, 'ann')).toEqual([]);
       expect(await gm.store.semantic.getDocs('ann', ['a100', 'a104'])).toHaveLength(2);
+      expect(await semanticPending(gm.store, 'ann')).toBe(false);
     } finally {
       await gm.close();
     }

@@ -12,6 +12,17 @@ import type { MemoryRecord } from '../../types/memory-record.ts';
  */
 export const COMPACTION_META_PREFIX = 'semantic-compaction:';
 const BACKLOG_META_PREFIX = 'semantic-backlog:';
+/**
+ * Set (`true`) while the context's backlog may hold rows: one point read tells a question (`semanticPending`)
+ * what a list of the rows would, on every backend (PostgreSQL reads it ahead with the question's BEGIN).
+ */
+const PENDING_META_PREFIX = 'semantic-pending:';
+const pendingKey = (contextId: string) => `${PENDING_META_PREFIX}${contextId}`;
+
+/** Whether the context's backlog holds ids whose semantic update is not in yet (a question's flag). */
+export async function semanticPending(store: ArchiveStore, contextId: string): Promise<boolean> {
+  return (await store.getMeta<boolean>(pendingKey(contextId))) === true;
+}
 
 /** Beyond this age a mark whose owner is not known to be running is taken for a dead run (another host). */
 export const COMPACTION_LEASE_MS = 10 * 60_000;
@@ -100,6 +111,7 @@ export async function appendBacklog(
   backlogCounter = (backlogCounter + 1) % 1_000_000;
   const key = `${backlogKeyPrefix(contextId)}${Date.now().toString().padStart(15, '0')}-${process.pid}-${backlogCounter}`;
   await store.setMeta(key, [...new Set(ids)]);
+  await store.setMeta(pendingKey(contextId), true);
 }
 
 /**
@@ -131,7 +143,9 @@ export async function takeBacklog(
   const settle = async () => {
     for (const key of taken) await store.setMeta(key, undefined);
     if (rest !== undefined) await store.setMeta(rest.key, rest.ids);
-    return rest === undefined && taken.length === keys.length;
+    const done = rest === undefined && taken.length === keys.length;
+    if (done) await store.setMeta(pendingKey(contextId), undefined);
+    return done;
   };
   return { ids: [...ids], settle };
 }
@@ -175,6 +189,8 @@ export async function backlogKeys(store: ArchiveStore, contextId: string): Promi
 
 /** Drops the mark and every backlog row: a full compaction read every record, so it applied them all. */
 export async function clearCompactionState(store: ArchiveStore, contextId: string): Promise<void> {
+  if ((await store.getMeta(pendingKey(contextId))) !== undefined)
+    await store.setMeta(pendingKey(contextId), undefined);
   if (store.listMetaKeys === undefined) return;
   for (const key of await backlogKeys(store, contextId)) await store.setMeta(key, undefined);
   if ((await readCompactionMark(store, contextId)) !== undefined) {
