@@ -7,8 +7,9 @@
  *
  *   npx tsx bench/add-phase-probe.ts <file.db> [--adds 200] [--batch 1] [--seed 900] [--checkout dir] [--json out.json]
  *
- * `--semantic-updates after-write` opens the archive so (OpenGraphmemixOptions.semanticUpdates): each add's wall is
- * then the write without its kNN update, and `drain` the time after it until its update is in (waitForCompactions).
+ * `--semantic-updates after-write` (the default, as the library's; `in-write` for the other mode) opens the archive
+ * so (OpenGraphmemixOptions.semanticUpdates): each add's wall is then the write without its kNN update, and `drain`
+ * the time after it until its update is in (waitForCompactions).
  * `--batch n` adds n records per call (an add-100: --batch 100); the run's statement time by SQL is printed.
  * `--checkout dir` runs another worktree's code (e.g. /work/main) with this probe.
  * `--questions n` asks n questions (bench:scale's warm-up generator) before the adds, as bench:scale's add phase
@@ -111,7 +112,7 @@ new PerformanceObserver((list) => {
 const { openGraphmemix } = (await import(
   `${checkout}/src/graphmemix.ts`
 )) as typeof import('../src/graphmemix.ts');
-const semanticUpdates = flag('semantic-updates', 'in-write');
+const semanticUpdates = flag('semantic-updates', 'after-write');
 if (semanticUpdates !== 'in-write' && semanticUpdates !== 'after-write')
   throw new Error('--semantic-updates: in-write or after-write');
 const gm = await openGraphmemix({ db: file, semanticUpdates });

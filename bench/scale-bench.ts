@@ -33,9 +33,10 @@
  * lexical postings, keys), schema relations and that rebuild.
  * `knnApproximate` names the big context's approximate-kNN mark (a bulk import of APPROXIMATE_KNN_FROM or more
  * memories takes the bounded kNN pass; docs/semantic-knn.md), `peakRssByPhase` the peak RSS of each phase.
- * `--semantic-updates after-write` opens the archive so (OpenGraphmemixOptions.semanticUpdates): the add columns
- * are then the writes without their kNN update, and `semanticLag` the time after each timed add until its update
- * is in (its drain turn, waited out untimed like a compaction: docs/living-archive.md "Round 37").
+ * `--semantic-updates after-write` (the default since round 38, as the library's; `in-write` for the old mode)
+ * opens the archive so (OpenGraphmemixOptions.semanticUpdates): the add columns are then the writes without their
+ * kNN update, and `semanticLag` the time after each timed add until its update is in (its drain turn, waited out
+ * untimed like a compaction: docs/living-archive.md "Round 37").
  * Targets (issue #10): add-1 at 1M p50 <= 10 ms, p99 <= 50 ms; add-100 <= 200 ms; first retrieve at 1M
  * <= 1 s; warm retrieve at 1M p50 <= 50 ms, p95 <= 150 ms; at 10k p50 <= 2 ms; ingest >= 10k mem/s; peak
  * RSS at 1M <= 1.5 GB.
@@ -484,8 +485,8 @@ function steadyAdds(value: string | undefined): number | null {
   return count;
 }
 
-/** `--semantic-updates`: in-write (default) or after-write. */
+/** `--semantic-updates`: after-write (default, as the library's) or in-write. */
 function semanticUpdatesFlag(value: string | undefined): 'in-write' | 'after-write' {
-  if (value === undefined || value === 'in-write' || value === 'after-write') return value ?? 'in-write';
+  if (value === undefined || value === 'in-write' || value === 'after-write') return value ?? 'after-write';
   throw new Error(`--semantic-updates: in-write or after-write, not ${value}`);
 }

@@ -51,11 +51,13 @@ export interface OpenGraphmemixOptions {
    */
   compaction?: 'steps' | 'inline';
   /**
-   * When a write's mutual-kNN (semantic_knn) side is applied: 'in-write' (default: the write returns with its
-   * edges) or 'after-write' (the write returns once its records, lexical postings and schema edges are in; its
-   * semantic update runs as the next turn of its user, questions meanwhile flagged `semantic_pending`). At 1M
-   * memories an add-100 is mostly that update (docs/living-archive.md "Round 37"). Offline tfidf lists only: with
-   * an embedding model the dense lists stay in the write. `waitForCompactions()` also waits for these updates.
+   * When an add's, update's or delete's mutual-kNN (semantic_knn) side is applied: 'after-write' (default since
+   * round 38: the write returns once its records, lexical postings and schema edges are in; its semantic update
+   * runs as the next turn of its user, questions meanwhile flagged `semantic_pending`) or 'in-write' (the write
+   * returns with its edges; a question right after it sees them). At 1M memories an add-100 is mostly that update
+   * (docs/living-archive.md "Round 37", "Round 38"). Imports (`ingest`) apply it in the write in either mode.
+   * Offline tfidf lists only: with an embedding model the dense lists stay in the write. `waitForCompactions()`
+   * also waits for these updates.
    */
   semanticUpdates?: 'in-write' | 'after-write';
   /**

@@ -5,7 +5,8 @@ import type { WriteQueue } from './graphmemix-write-queue.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 
 /**
- * The facade's after-write semantic updates (`semanticUpdates: 'after-write'`): a write leaves its changed ids
+ * The facade's after-write semantic updates (`semanticUpdates: 'after-write'`, the default for adds, updates and
+ * deletes since round 38; imports keep theirs in the write): a write leaves its changed ids
  * in the context's semantic backlog and asks here for a drain, which runs as a turn of the context through the
  * facade's write queue right after it (in the asker's lane: a key's drains take turns like its writes). At
  * most one drain per context waits in the queue: writes landing before it runs are applied by it. A drain

@@ -130,11 +130,15 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       ? undefined
       : new SemanticDrains(store, writes, () => ({ ...inBackground }));
   drains?.recover();
-  const afterWrite = options.semanticUpdates === 'after-write' ? drains : undefined;
-  /** The relation options of a write asked in `lane`. */
-  const relationOptions = (lane?: string) => ({
+  // 'after-write' is the default since round 38: an add returns once its records, postings and schema edges are in.
+  const afterWrite = options.semanticUpdates === 'in-write' ? undefined : drains;
+  /**
+   * The relation options of a write asked in `lane`. An import (`inWrite`) applies its semantic side in the write
+   * in either mode: its report counts the edges it made, and a bulk import's rebuild is one pass anyway.
+   */
+  const relationOptions = (lane?: string, inWrite = false) => ({
     ...inBackground,
-    ...(afterWrite === undefined
+    ...(afterWrite === undefined || inWrite
       ? {}
       : { semanticAfterWrite: (contextId: string) => afterWrite.schedule(contextId, lane) }),
   });
@@ -277,7 +281,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
           ...(ingestOptions.onProgress === undefined ? {} : { onProgress: ingestOptions.onProgress }),
           media: ingestMedia,
           ...(schedule === undefined ? {} : { schedule }),
-          ...relationOptions(ingestOptions.lane),
+          ...relationOptions(ingestOptions.lane, true),
         });
       };
       // An import into one user queues its batches and relation update one by one, holding that user: other

@@ -24,7 +24,10 @@ export interface IngestReport {
   warnings: string[];
   questions: number;
   assets: number;
-  /** Edge counts per relation type over the touched contexts, after the relation rebuild. */
+  /**
+   * Edge counts per relation type over the touched contexts, after the relation update. An add, update or delete
+   * whose semantic side runs after the write (`semanticUpdates`, the default) counts semantic_knn before it.
+   */
   edges: Record<RelationType, number>;
   seconds: number;
   /** Seconds spent in each digest step (parse+views, media, write, relations, embeddings). */

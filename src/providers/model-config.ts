@@ -94,7 +94,7 @@ export const modelConfigSchema = z.strictObject({
   limits: serverLimitsSchema.optional(),
   /**
    * When the long-running shells (`serve`, `mcp`, `view`) apply a write's mutual-kNN update:
-   * OpenGraphmemixOptions.semanticUpdates (default 'in-write').
+   * OpenGraphmemixOptions.semanticUpdates (default 'after-write').
    */
   semanticUpdates: z.enum(['in-write', 'after-write']).optional(),
 });

@@ -60,6 +60,7 @@ describe.each([
 ])('a compaction triggered by a write (%s)', (_, writeWorker) => {
   it('runs after the write; writes meanwhile finish before it ends and are applied by it', async () => {
     const gm = await openGraphmemix({
+      semanticUpdates: 'in-write',
       db: join(dir, `steps-${writeWorker}.db`),
       writeWorker,
       readWorkers: false,
@@ -87,6 +88,7 @@ describe.each([
 
   it("a user writing faster than its run is held: the backlog stays within the rule's limit", async () => {
     const gm = await openGraphmemix({
+      semanticUpdates: 'in-write',
       db: join(dir, `held-${writeWorker}.db`),
       writeWorker,
       readWorkers: false,
@@ -119,7 +121,7 @@ describe.each([
 
   it("close({ background: 'stop' }) lets go the writes a run holds: they append to the backlog", async () => {
     const db = join(dir, `held-stop-${writeWorker}.db`);
-    const gm = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    const gm = await openGraphmemix({ semanticUpdates: 'in-write', db, writeWorker, readWorkers: false });
     let closed = false;
     try {
       await reachRule(gm);
@@ -146,12 +148,12 @@ describe.each([
 
   it("close({ background: 'stop' }) does not wait for the run; the user's next write starts it again", async () => {
     const db = join(dir, `stop-${writeWorker}.db`);
-    const first = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    const first = await openGraphmemix({ semanticUpdates: 'in-write', db, writeWorker, readWorkers: false });
     await reachRule(first);
     const mark = await readCompactionMark(first.store, 'ann');
     expect(mark).toBeDefined();
     await first.close({ background: 'stop' });
-    const second = await openGraphmemix({ db, writeWorker, readWorkers: false });
+    const second = await openGraphmemix({ semanticUpdates: 'in-write', db, writeWorker, readWorkers: false });
     try {
       const left = await readCompactionMark(second.store, 'ann');
       // In the process the run is stopped at its first step (close came before it). The worker's run goes on
@@ -176,7 +178,12 @@ describe.each([
 });
 
 it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {
-  const gm = await openGraphmemix({ db: join(dir, 'inline.db'), compaction: 'inline', readWorkers: false });
+  const gm = await openGraphmemix({
+    semanticUpdates: 'in-write',
+    db: join(dir, 'inline.db'),
+    compaction: 'inline',
+    readWorkers: false,
+  });
   try {
     await reachRule(gm);
     expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
@@ -188,11 +195,11 @@ it("with compaction: 'inline', the write that reaches the rule compacts in its o
 
 it('close lets a run finish (a one-shot writer); a mark left by a dead run is restarted by the next write', async () => {
   const db = join(dir, 'stopped.db');
-  const first = await openGraphmemix({ db, readWorkers: false });
+  const first = await openGraphmemix({ semanticUpdates: 'in-write', db, readWorkers: false });
   await reachRule(first);
   expect(await readCompactionMark(first.store, 'ann')).toBeDefined();
   await first.close();
-  const second = await openGraphmemix({ db, readWorkers: false });
+  const second = await openGraphmemix({ semanticUpdates: 'in-write', db, readWorkers: false });
   try {
     // Finished before close returned: a CLI add that reaches the rule leaves a compacted context.
     expect(await readCompactionMark(second.store, 'ann')).toBeUndefined();
@@ -211,7 +218,11 @@ it('close lets a run finish (a one-shot writer); a mark left by a dead run is re
 });
 
 it('forgetting the user stops its run; nothing of the user is left, and it can be written again', async () => {
-  const gm = await openGraphmemix({ db: join(dir, 'forget.db'), readWorkers: false });
+  const gm = await openGraphmemix({
+    semanticUpdates: 'in-write',
+    db: join(dir, 'forget.db'),
+    readWorkers: false,
+  });
   try {
     await reachRule(gm);
     expect(await readCompactionMark(gm.store, 'ann')).toBeDefined();
@@ -232,7 +243,12 @@ it('forgetting the user stops its run; nothing of the user is left, and it can b
 });
 
 it('a user may start its next run once as long as its last run took has passed', async () => {
-  const gm = await openGraphmemix({ db: join(dir, 'cooldown.db'), compaction: 'inline', readWorkers: false });
+  const gm = await openGraphmemix({
+    semanticUpdates: 'in-write',
+    db: join(dir, 'cooldown.db'),
+    compaction: 'inline',
+    readWorkers: false,
+  });
   try {
     await gm.addMemories('ann', notes(0, 600));
     let clock = 1_000;
@@ -287,7 +303,12 @@ describe('a run that fails', () => {
     for (const recoveryFails of [false, true]) {
       let failing = false;
       const store = await failingStore(join(dir, `failing-${recoveryFails}.db`), () => failing);
-      const gm = await openGraphmemix({ db: 'failing', store, readWorkers: false });
+      const gm = await openGraphmemix({
+        semanticUpdates: 'in-write',
+        db: 'failing',
+        store,
+        readWorkers: false,
+      });
       try {
         await gm.addMemories('ann', notes(0, 600));
         failing = recoveryFails;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,7 +50,11 @@ describe.each([
     // Compactions inside a turn (the write's, or the drain's): the same sequence of updates on both sides. In
     // steps their timing decides which ids a run replays, on either side (the next test).
     const common = { writeWorker, readWorkers: false, compaction: 'inline' } as const;
-    const inWrite = await openGraphmemix({ db: join(dir, `in-${writeWorker}.db`), ...common });
+    const inWrite = await openGraphmemix({
+      db: join(dir, `in-${writeWorker}.db`),
+      ...common,
+      semanticUpdates: 'in-write',
+    });
     const after = await openGraphmemix({
       db: join(dir, `after-${writeWorker}.db`),
       ...common,
@@ -79,7 +83,7 @@ describe.each([
 
 describe('an after-write update', () => {
   it('with compactions in steps, converges: every memory documented, no backlog, edges as in-write', async () => {
-    const inWrite = await openGraphmemix({ db: join(dir, 'steps-in.db') });
+    const inWrite = await openGraphmemix({ db: join(dir, 'steps-in.db'), semanticUpdates: 'in-write' });
     const after = await openGraphmemix({ db: join(dir, 'steps-after.db'), semanticUpdates: 'after-write' });
     try {
       await writeAll(inWrite, 40);
@@ -122,6 +126,47 @@ describe('an after-write update', () => {
       expect(await semanticPending(gm.store, 'ann')).toBe(false);
     } finally {
       await gm.close();
+    }
+  });
+
+  it('is the default for adds; an import and an in-write archive apply it before they return', async () => {
+    const gm = await openGraphmemix({ db: join(dir, 'default.db') });
+    const inWrite = await openGraphmemix({ db: join(dir, 'default-in.db'), semanticUpdates: 'in-write' });
+    try {
+      for (const facade of [inWrite, gm]) {
+        await facade.addMemories('ann', notes(0, 100));
+        await facade.waitForCompactions();
+        await facade.addMemories('ann', notes(100, 5));
+      }
+      // The default leaves the add's ids for the drain, and its questions are flagged until then.
+      expect(await backlogKeys(gm.store, 'ann')).toHaveLength(1);
+      const pending = await gm.retrieve('ann', 'the night train to the pottery class');
+      expect(pending.trace.flags).toContain('semantic_pending');
+      await gm.waitForCompactions();
+      const settled = await gm.retrieve('ann', 'the night train to the pottery class');
+      expect(settled.trace.flags).not.toContain('semantic_pending');
+      expect(await gm.store.semantic.getDocs('ann', ['a100', 'a104'])).toHaveLength(2);
+      // 'in-write' returns with them in.
+      expect(await backlogKeys(inWrite.store, 'ann')).toEqual([]);
+      expect(await inWrite.store.semantic.getDocs('ann', ['a100', 'a104'])).toHaveLength(2);
+
+      // An import applies its semantic side in the write in either mode: its report counts the edges it made.
+      const file = join(dir, 'import.jsonl');
+      writeFileSync(
+        file,
+        `${notes(200, 40)
+          .map((note) => JSON.stringify(note))
+          .join('\n')}\n`,
+      );
+      const report = await gm.ingest(file, { format: 'unified', contextId: 'bea' });
+      expect(report.imported).toBe(40);
+      expect(await backlogKeys(gm.store, 'bea')).toEqual([]);
+      expect(await semanticPending(gm.store, 'bea')).toBe(false);
+      expect(report.edges.semantic_knn).toBeGreaterThan(0);
+      expect(report.edges.semantic_knn).toBe((await gm.store.countEdges('bea')).semantic_knn);
+    } finally {
+      await gm.close();
+      await inWrite.close();
     }
   });
 

@@ -87,6 +87,8 @@ describe.each(BACKENDS)('supersession end to end (%s)', (kind) => {
     try {
       await gm.addMemories('bob', NOTES.slice(0, 3));
       expect(await supersedesEdges(gm, 'bob')).toEqual([]);
+      // The first add's semantic side (a rebuild of the new user) runs after it: settled before the spy.
+      await gm.waitForCompactions();
       // No write below walks the context (a full rebuild reads it through listMemories).
       const walks = vi.spyOn(gm.store, 'listMemories');
       await gm.addMemories('bob', [NOTES[3]!]);

@@ -84,6 +84,8 @@ describe('pool records and inner relations', () => {
         timestamp: new Date(Date.UTC(2024, 4, 1) + i * 3_600_000).toISOString(),
       })),
     );
+    // Its kNN edges (after-write) are in before the question: expansion follows them.
+    await gm.waitForCompactions();
     const events: string[] = [];
     const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
     const watched = Object.assign(Object.create(store) as ArchiveStore, {
