@@ -7,12 +7,16 @@
  * unchanged), to compare with an archive built in one import (issue #10: same Recall@10 within 0.3).
  * `--steps`: the facade's way, each session one turn of a write queue and the automatic compactions in steps
  * between them (BackgroundCompactions, docs/living-archive.md "Round 22"); default: each compaction inside
- * the session import that reaches the rule.
+ * the session import that reaches the rule. `--facade`: each session one `addMemories` call of a facade opened
+ * with its defaults (after-write semantic updates and compactions in steps since round 38), awaited in turn as a
+ * client adding a session per call would; the facade's close waits for its drains and runs.
  */
 import { parseArgs } from 'node:util';
 import { compactSemantic } from '../src/digest/incremental/compact-semantic.ts';
 import { ingestItems } from '../src/digest/ingest.ts';
 import { DEFAULT_CONTEXT_ID } from '../src/digest/ingest-stages.ts';
+import { openGraphmemix } from '../src/graphmemix.ts';
+import type { MemoryRecordInput } from '../src/graphmemix-api.ts';
 import { BackgroundCompactions } from '../src/graphmemix-compactions.ts';
 import { WriteQueue } from '../src/graphmemix-write-queue.ts';
 import { getImporter } from '../src/importers/importer-registry.ts';
@@ -25,6 +29,7 @@ const { values } = parseArgs({
     data: { type: 'string' },
     db: { type: 'string' },
     steps: { type: 'boolean' },
+    facade: { type: 'boolean' },
   },
 });
 if (!values.format || !values.data || !values.db) {
@@ -32,7 +37,8 @@ if (!values.format || !values.data || !values.db) {
   process.exit(2);
 }
 const importer = await getImporter(values.format as ImportFormat);
-const store = await openStore(values.db);
+const gm = values.facade ? await openGraphmemix({ db: values.db }) : undefined;
+const store = gm?.store ?? (await openStore(values.db));
 const sessions = new Map<string, ImportItem[]>();
 const tail: ImportItem[] = [];
 for await (const item of importer.read(values.data, {})) {
@@ -56,12 +62,21 @@ const options = compactions === undefined ? {} : { compactInBackground: compacti
 for (const [key, items] of sessions) {
   // As the facade queues an add of that user (its compaction may hold the user's writes, "Round 32").
   const contextId = key.slice(0, key.indexOf('\u0000')) || DEFAULT_CONTEXT_ID;
-  await writes.forContext(contextId, () => ingestItems(store, items, options));
+  if (gm) {
+    const records = items.map((item) => (item as { record: MemoryRecordInput }).record);
+    await gm.addMemories(contextId, records);
+  } else await writes.forContext(contextId, () => ingestItems(store, items, options));
   calls++;
 }
-await writes.exclusive(() => ingestItems(store, tail, options));
-await compactions?.close();
-await store.close();
+if (gm) {
+  await gm.waitForCompactions();
+  await ingestItems(store, tail, {});
+  await gm.close();
+} else {
+  await writes.exclusive(() => ingestItems(store, tail, options));
+  await compactions?.close();
+  await store.close();
+}
 process.stdout.write(
   `${calls} session imports + questions into ${values.db} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
 );
