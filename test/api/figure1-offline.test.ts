@@ -11,6 +11,8 @@ describe('Figure 1 archive, offline verifiers', () => {
     gm = await openGraphmemix({ db: ':memory:' });
     const report = await gm.addMemories('alice', figure1Records());
     expect(report.rejected).toEqual([]);
+    // The archive as the figure has it: the adds' kNN edges (after the write) in.
+    await gm.waitForCompactions();
     const key = calibrationKey({
       retriever: retrieverName(undefined),
       nodeVerifier: 'lexical-context-support',
@@ -54,6 +56,7 @@ describe('Figure 1 archive, offline verifiers', () => {
     const plain = await openGraphmemix({ db: ':memory:' });
     try {
       await plain.addMemories('alice', figure1Records());
+      await plain.waitForCompactions();
       const result = await plain.retrieve('alice', FIGURE1_QUESTION);
       expect(result.trace.components.prizes).toMatch(/offline-ranker/);
       const ids = result.evidence.map((e) => e.memoryId);

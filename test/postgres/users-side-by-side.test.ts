@@ -69,9 +69,15 @@ describe.skipIf(PG_SKIP !== undefined)('PostgreSQL: different users write side b
     const spans: Array<[string, number, number]> = [];
     const together = await openPostgresStore({ url: await createTestDatabase(), maxConnections: 2 });
     expect(together.independentContextWrites).toBe(true);
-    // Compactions inline: each user's state is then a function of that user's writes alone (a background
-    // compaction's steps would interleave with the user's later writes by timing).
-    const options = { db: 'postgres', readWorkers: false, compaction: 'inline' } as const;
+    // Compactions inline and semantic updates in the write: each user's state is then a function of that user's
+    // writes alone (a background compaction's steps, or a drain taking the ids of several writes at once, would
+    // interleave with the user's later writes by timing).
+    const options = {
+      db: 'postgres',
+      readWorkers: false,
+      compaction: 'inline',
+      semanticUpdates: 'in-write',
+    } as const;
     const gmTogether = await openGraphmemix({ ...options, store: timed(together, spans) });
     const alone = await openPostgresStore({ url: await createTestDatabase() });
     const gmAlone = await openGraphmemix({ ...options, store: alone });
