@@ -109,4 +109,18 @@ describe('contentHash', () => {
       }),
     );
   });
+
+  it('canonicalJson writes the same text by recursion and, past 64 levels, by its iterative writer', () => {
+    const nest = (value: unknown, levels: number): unknown => (levels === 0 ? value : { a: nest(value, levels - 1) });
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const deep = canonicalJson(nest(value, 70));
+        expect(deep).toBe(`${'{"a":'.repeat(70)}${canonicalJson(value)}${'}'.repeat(70)}`);
+      }),
+    );
+    // undefined members, functions and toJSON on both paths
+    const odd = { z: undefined, y: () => 1, x: [undefined, () => 2, new Date(0)], w: { v: 1, u: undefined } };
+    expect(canonicalJson(nest(odd, 70))).toBe(`${'{"a":'.repeat(70)}${canonicalJson(odd)}${'}'.repeat(70)}`);
+    expect(canonicalJson(odd)).toBe('{"w":{"v":1},"x":[null,null,"1970-01-01T00:00:00.000Z"]}');
+  });
 });
