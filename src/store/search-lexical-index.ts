@@ -5,6 +5,8 @@ import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { LexicalSearchOptions } from './archive-store-spec.ts';
 import { CandidateOrder, LexicalAccumulators } from './lexical-accumulators.ts';
 import { dictionaryKey } from './lexical-dictionary-key.ts';
+import { forwardWords, readTermFrequencies } from './lexical-forward-lists.ts';
+import { BOUND_MARGIN, bitOf, ceiling, fewCandidates, kthLargest } from './lexical-score-bounds.ts';
 import { type CachedDocument, DocumentCache, PostingsCache } from './lexical-search-cache.ts';
 import { lexicalWorkBounds } from './lexical-work-bounds.ts';
 import { QueryTermSlots } from './query-term-slots.ts';
@@ -30,8 +32,6 @@ const FIRST_PAGE = 64;
 const MAX_PAGE = 16384;
 /** A pass over the accumulators is due once the rows consumed since the last reach 1 / SCAN_SHARE of them. */
 const SCAN_SHARE = 4;
-/** Relative safety margin of every bound test against rounding (scores are sums of a few doubles). */
-const MARGIN = 1e-9;
 
 export interface FieldRow {
   id: number;
@@ -303,7 +303,7 @@ function searchField(
     // when scoring them directly (one random access each, ~16 sequential rows' cost) is cheaper than reading.
     // 16, not 8: at 300k memories a cold candidate cost ~4 us against ~0.25 us a postings row, and >> 4
     // cut the probe's p99 from ~40 to ~27 ms (docs/living-archive.md "A question").
-    if (threshold > sum * (1 + MARGIN)) {
+    if (threshold > sum * (1 + BOUND_MARGIN)) {
       if (scan && fewCandidates(accumulators, cursors, threshold, limit * 4 + 512 + (readSinceSafe >> 4)))
         break;
     } else {
@@ -321,7 +321,7 @@ function searchField(
     const others = sum - next.bound;
     const low = next.idf * next.rowsBucket * lower;
     const high = next.idf * (next.rowsBucket + 1) * upper;
-    const hopeless = threshold > (high + others) * (1 + MARGIN);
+    const hopeless = threshold > (high + others) * (1 + BOUND_MARGIN);
     for (const doc of next.rows) {
       const slot = accumulators.slot(doc);
       if (slot > 0) {
@@ -353,70 +353,8 @@ function searchField(
   let unread = 0;
   for (const cursor of cursors) unread += cursor.bound;
   const worst = scored.hits.length < limit ? undefined : scored.hits[scored.hits.length - 1]!.rawScore;
-  const unreadMayRank = unread > 0 && (worst === undefined || unread * (1 + MARGIN) >= worst);
+  const unreadMayRank = unread > 0 && (worst === undefined || unread * (1 + BOUND_MARGIN) >= worst);
   return { hits: scored.hits, bounded: scored.bounded || (rowsRead >= bounds.rows && unreadMayRank) };
-}
-
-/** A list's bit in LexicalAccumulators.mask; lists past 30 get none, so their frontier always counts in a ceiling. */
-function bitOf(index: number): number {
-  return index < 30 ? 1 << index : 0;
-}
-
-/** Upper bound of a document's final score: what it got, plus the frontier of every list it was not read from. */
-function ceiling(accumulators: LexicalAccumulators, at: number, cursors: readonly Cursor[]): number {
-  let high = accumulators.high[at]!;
-  const mask = accumulators.mask[at]!;
-  for (let i = 0; i < cursors.length; i++) if ((mask & bitOf(i)) === 0) high += cursors[i]!.bound;
-  return high;
-}
-
-/** Whether at most `cap` documents could still rank (stops counting past the cap). */
-function fewCandidates(
-  accumulators: LexicalAccumulators,
-  cursors: readonly Cursor[],
-  threshold: number,
-  cap: number,
-): boolean {
-  let count = 0;
-  for (let at = 0; at < accumulators.size; at++) {
-    if (ceiling(accumulators, at, cursors) * (1 + MARGIN) >= threshold && ++count > cap) return false;
-  }
-  return true;
-}
-
-/** The k-th largest lower bound (-Infinity with fewer than k accumulators): the final k-th score is above it. */
-function kthLargest(accumulators: LexicalAccumulators, k: number): number {
-  if (accumulators.size < k) return Number.NEGATIVE_INFINITY;
-  const values = accumulators.low.slice(0, accumulators.size);
-  return quickselect(values, values.length - k);
-}
-
-/** The value of rank `rank` (0-based, ascending) of `values`, reordering it in place. */
-function quickselect(values: Float64Array, rank: number): number {
-  let lo = 0;
-  let hi = values.length - 1;
-  while (lo < hi) {
-    const pivot = values[(lo + hi) >> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (values[i]! < pivot) i++;
-      while (values[j]! > pivot) j--;
-      if (i <= j) {
-        const t = values[i]!;
-        values[i] = values[j]!;
-        values[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (rank <= j) hi = j;
-    else if (rank >= i) lo = i;
-    else break;
-  }
-  // One exit: a second `return values[rank]` that the optimised code had never run made V8 deoptimise
-  // this function again and again (--trace-deopt: "insufficient type feedback", ~20 times in 300 questions).
-  return values[rank]!;
 }
 
 /**
@@ -439,7 +377,7 @@ function scoreCandidates(
 ): FieldHits {
   const order = CandidateOrder.fresh();
   for (let at = 0; at < accumulators.size; at++) {
-    const high = ceiling(accumulators, at, cursors) * (1 + MARGIN);
+    const high = ceiling(accumulators, at, cursors) * (1 + BOUND_MARGIN);
     if (high >= threshold) order.add(accumulators.docs[at]!, high);
   }
   lexicalSearchWork.candidates += order.size;
@@ -554,32 +492,4 @@ function prepareSearchStatements(db: Database.Database) {
       )
       .raw(),
   };
-}
-
-/**
- * Decodes a document's forward list (words: [doc id, length, term id, tf, ...]) into `tfs` at the positions
- * of the query's terms; returns the document length.
- */
-function readTermFrequencies(words: Uint32Array, slots: QueryTermSlots, tfs: Float64Array): number {
-  tfs.fill(0);
-  for (let i = 2; i + 2 <= words.length; i += 2) {
-    const at = slots.positionOf(words[i]!);
-    if (at >= 0) tfs[at] = words[i + 1]!;
-  }
-  return words[1]!;
-}
-
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-
-/**
- * A lex_docs.terms blob (little-endian u32) as words: a view of the driver's buffer when it is aligned (each
- * blob comes in its own buffer, at offset 0) on a little-endian host, else a decoded copy. Scoring a
- * candidate reads every word of its list: one load a word instead of four byte loads and shifts.
- */
-export function forwardWords(blob: Buffer): Uint32Array {
-  if (LITTLE_ENDIAN && blob.byteOffset % 4 === 0 && blob.byteLength % 4 === 0)
-    return new Uint32Array(blob.buffer, blob.byteOffset, blob.byteLength >> 2);
-  const words = new Uint32Array(blob.byteLength >> 2);
-  for (let i = 0; i < words.length; i++) words[i] = blob.readUInt32LE(4 * i);
-  return words;
 }

@@ -5,8 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/digest/semantic/seeded-random.ts';
 import { Bm25Index } from '../../src/retrieval/bm25-index.ts';
 import { CandidateOrder } from '../../src/store/lexical-accumulators.ts';
+import { forwardWords } from '../../src/store/lexical-forward-lists.ts';
 import { type CachedDocument, DocumentCache } from '../../src/store/lexical-search-cache.ts';
-import { forwardWords, lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
+import { lexicalSearchWork } from '../../src/store/search-lexical-index.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { write } from './store-conformance.ts';
 
