@@ -56,18 +56,7 @@ export function boundedKnnIndex(space: KnnSpace, k: number, tuning: BoundedKnnTu
   const vocabularySize = space.df.length;
   const { docStart, docTerm, docWeight, df } = space;
 
-  const keep = new Uint8Array(docTerm.length).fill(1);
-  const long = new Map<number, number[]>();
-  for (let t = 0; t < vocabularySize; t++) if (df[t]! > maxPostings) long.set(t, []);
-  if (long.size > 0) {
-    for (let e = 0; e < docTerm.length; e++) long.get(docTerm[e]!)?.push(e);
-    for (const entries of long.values()) {
-      // Entries are in document order, so the stable sort keeps ties by document.
-      entries.sort((x, y) => docWeight[y]! - docWeight[x]!);
-      for (let r = maxPostings; r < entries.length; r++) keep[entries[r]!] = 0;
-    }
-    long.clear();
-  }
+  const keep = cutLongTerms(space, maxPostings);
   const start = sharedArray(Uint32Array, vocabularySize + 1);
   for (let e = 0; e < docTerm.length; e++) if (keep[e]) start[docTerm[e]! + 1]!++;
   for (let t = 0; t < vocabularySize; t++) start[t + 1] = start[t]! + start[t + 1]!;
@@ -83,6 +72,43 @@ export function boundedKnnIndex(space: KnnSpace, k: number, tuning: BoundedKnnTu
     }
   }
   return { kind: 'bounded', space, rescore, start, postDoc, postWeight };
+}
+
+/**
+ * Which entries of docTerm the index keeps: all of a term's when it is in at most `maxPostings` documents, else
+ * its `maxPostings` heaviest (ties by document, i.e. by entry). The long terms' entries are gathered in ONE
+ * typed array, term by term (a JS array per term held ~8 bytes an entry plus growth: the largest transient of
+ * a 1M import's semantic pass), then each term's run is ordered in place.
+ */
+function cutLongTerms(space: KnnSpace, maxPostings: number): Uint8Array {
+  const { docTerm, docWeight, df } = space;
+  const keep = new Uint8Array(docTerm.length).fill(1);
+  const vocabularySize = df.length;
+  // runStart[t] .. runStart[t + 1] - 1: long term t's entries (empty for a short term). Sized by the entries
+  // themselves, not by df (the same in a TfidfSpace; a hand-made space need not keep them equal).
+  const runStart = new Uint32Array(vocabularySize + 1);
+  for (let e = 0; e < docTerm.length; e++) {
+    const t = docTerm[e]!;
+    if (df[t]! > maxPostings) runStart[t + 1]!++;
+  }
+  for (let t = 0; t < vocabularySize; t++) runStart[t + 1] = runStart[t]! + runStart[t + 1]!;
+  const total = runStart[vocabularySize]!;
+  if (total === 0) return keep;
+  const entries = new Uint32Array(total);
+  const fill = runStart.slice(0, vocabularySize);
+  for (let e = 0; e < docTerm.length; e++) {
+    const t = docTerm[e]!;
+    if (df[t]! > maxPostings) entries[fill[t]!++] = e;
+  }
+  const byWeight = (x: number, y: number): number => docWeight[y]! - docWeight[x]! || x - y;
+  for (let t = 0; t < vocabularySize; t++) {
+    const from = runStart[t]!;
+    const to = runStart[t + 1]!;
+    if (to === from) continue;
+    const run = entries.subarray(from, to).sort(byWeight);
+    for (let r = maxPostings; r < run.length; r++) keep[run[r]!] = 0;
+  }
+  return keep;
 }
 
 /**

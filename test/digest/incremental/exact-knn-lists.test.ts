@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { boundedKnnLists } from '../../../src/digest/incremental/bounded-knn-lists.ts';
+import { boundedKnnIndex, boundedKnnLists } from '../../../src/digest/incremental/bounded-knn-lists.ts';
 import { exactKnnLists } from '../../../src/digest/incremental/exact-knn-lists.ts';
 import { sparseMutualKnn } from '../../../src/digest/semantic/sparse-mutual-knn.ts';
 import { sparseDot, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
@@ -87,5 +87,36 @@ describe('boundedKnnLists (bulk imports of large contexts)', () => {
     }
     expect(entries).toBeGreaterThan(0);
     expect(neighbours(bounded, space.size)).not.toEqual(neighbours(exact, space.size));
+  });
+
+  it("indexes each term's maxPostingsPerTerm heaviest documents (ties by document), in document order", () => {
+    fc.assert(
+      fc.property(
+        fc.array(textArb, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 6 }),
+        (texts, maxPostingsPerTerm) => {
+          const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+          const index = boundedKnnIndex(space, 4, { maxPostingsPerTerm });
+          for (let t = 0; t < space.df.length; t++) {
+            // Reference: every (document, weight) of the term, heaviest first, ties by document; cut; by document.
+            const all: Array<{ doc: number; weight: number }> = [];
+            for (let d = 0; d < space.size; d++) {
+              for (let e = space.docStart[d]!; e < space.docStart[d + 1]!; e++) {
+                if (space.docTerm[e] === t) all.push({ doc: d, weight: space.docWeight[e]! });
+              }
+            }
+            const kept = all
+              .sort((x, y) => y.weight - x.weight || x.doc - y.doc)
+              .slice(0, maxPostingsPerTerm)
+              .sort((x, y) => x.doc - y.doc);
+            const from = index.start[t]!;
+            const to = index.start[t + 1]!;
+            expect(Array.from(index.postDoc.subarray(from, to))).toEqual(kept.map((x) => x.doc));
+            expect(Array.from(index.postWeight.subarray(from, to))).toEqual(kept.map((x) => x.weight));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
