@@ -111,7 +111,8 @@ describe('contentHash', () => {
   });
 
   it('canonicalJson writes the same text by recursion and, past 64 levels, by its iterative writer', () => {
-    const nest = (value: unknown, levels: number): unknown => (levels === 0 ? value : { a: nest(value, levels - 1) });
+    const nest = (value: unknown, levels: number): unknown =>
+      levels === 0 ? value : { a: nest(value, levels - 1) };
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const deep = canonicalJson(nest(value, 70));

@@ -54,7 +54,7 @@ export function boundedKnnIndex(space: KnnSpace, k: number, tuning: BoundedKnnTu
   const n = space.size;
   const rescore = Math.max(1, Math.min(tuning.rescore ?? BOUNDED_KNN_DEFAULTS.rescoreFactor * k, n));
   const vocabularySize = space.df.length;
-  const { docStart, docTerm, docWeight, df } = space;
+  const { docStart, docTerm, docWeight } = space;
 
   const keep = cutLongTerms(space, maxPostings);
   const start = sharedArray(Uint32Array, vocabularySize + 1);
