@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTfidfSpace, sparseDot, TfidfSpace } from '../../../src/digest/semantic/tfidf-space.ts';
+import { tokenize } from '../../../src/retrieval/tokenize.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
 
 const doc = (id: string, text: string) => ({ id, text });
@@ -59,5 +60,58 @@ describe('TfidfSpace', () => {
     const built = buildTfidfSpace([record]);
     expect([...built.vocabulary.keys()].sort()).toEqual(['ferry', 'lighthous', 'timetable']);
     expect(built.name).toBe('tfidf');
+  });
+});
+
+describe('TfidfSpace past its first array (grown entries)', () => {
+  // ~150k entries: the builder's arrays (65,536 entries at first) grow twice. Weights are checked against a
+  // per-document computation that shares nothing with the builder.
+  let seed = 7;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed;
+  };
+  const words = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}x`);
+  const documents = Array.from({ length: 6000 }, (_, d) => ({
+    id: `m${String(d).padStart(5, '0')}`,
+    text: Array.from(
+      { length: 12 + (next() % 30) },
+      () => words[Math.floor(((next() % 1000) / 1000) ** 2 * 3000)],
+    ).join(' '),
+  }));
+  const space = new TfidfSpace(documents);
+
+  it('keeps every entry, with the weights a direct computation gives', () => {
+    expect(space.docTerm.length).toBeGreaterThan(1 << 17);
+    const df = new Map<string, number>();
+    const counts = documents.map((document) => {
+      const tf = new Map<string, number>();
+      for (const token of tokenize(document.text)) tf.set(token, (tf.get(token) ?? 0) + 1);
+      for (const token of tf.keys()) df.set(token, (df.get(token) ?? 0) + 1);
+      return tf;
+    });
+    const n = documents.length;
+    const wrong: string[] = [];
+    for (let d = 0; d < n; d++) {
+      const raw = [...counts[d]!].map(
+        ([token, tf]) =>
+          [token, (1 + Math.log(tf)) * (Math.log((1 + n) / (1 + df.get(token)!)) + 1)] as const,
+      );
+      const norm = Math.hypot(...raw.map(([, weight]) => weight));
+      const vector = space.vector(d);
+      if (vector.terms.length !== raw.length) wrong.push(`${documents[d]!.id}: ${vector.terms.length} terms`);
+      for (const [token, weight] of raw) {
+        const at = vector.terms.indexOf(space.vocabulary.get(token)!);
+        // One expect per document would take seconds over ~150k entries: mismatches are collected instead.
+        if (at < 0 || Math.abs(vector.weights[at]! - weight / norm) > 1e-6)
+          wrong.push(`${documents[d]!.id}: ${token}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('keeps its entries on shared buffers (a kNN thread reads them, not copies)', () => {
+    expect(space.docTerm.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(space.docWeight.buffer).toBeInstanceOf(SharedArrayBuffer);
   });
 });
