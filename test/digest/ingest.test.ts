@@ -141,6 +141,23 @@ describe('ingestItems', () => {
     expect((await store.listMemories('ctx')).map((r) => r.id)).toEqual(['ok1', 'ok2']);
   });
 
+  it('tells repeats apart per context: one id in two contexts is two records', async () => {
+    const store = await openStore('memory:');
+    const items: ImportItem[] = [
+      recordItem({ id: 'x', contextId: 'a', sequence: 0, text: 'one', assets: [] }, 1),
+      recordItem({ id: 'x', contextId: 'b', sequence: 0, text: 'two', assets: [] }, 2),
+      recordItem({ id: 'x', contextId: 'b', sequence: 0, text: 'two', assets: [] }, 3),
+      recordItem({ id: 'x', contextId: 'a', sequence: 0, text: 'three', assets: [] }, 4),
+      recordItem({ id: 'y', contextId: 'a', sequence: 1, text: 'one', assets: [] }, 5),
+    ];
+    const report = await ingestItems(store, items, offline);
+    expect(report.imported).toBe(3);
+    expect(report.skipped).toBe(1);
+    expect(report.rejected.map((r) => [r.code, r.line, r.recordId])).toEqual([['DUPLICATE_ID', 4, 'x']]);
+    expect((await store.getMemory('a', 'x'))?.text).toBe('one');
+    expect((await store.getMemory('b', 'x'))?.text).toBe('two');
+  });
+
   it('puts everything into the contextId option, and defaults missing sequences idempotently', async () => {
     const store = await openStore('memory:');
     const plain = (id: string, text: string): ImportItem => ({
