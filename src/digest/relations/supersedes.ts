@@ -194,14 +194,20 @@ export function detectedTarget(
  */
 export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] {
   const out = new PairSet();
-  const ids = new Set(records.map((record) => record.id));
+  // The context's ids, for explicit links only: built on the first record that has one (most archives have
+  // none; at 1M memories the set was ~40 MB of the rebuild's peak).
+  let ids: Set<string> | undefined;
   // Threads are walked one at a time, so only one thread's last `window` facts are alive: keeping them for
   // every thread at once was ~200 MB at 1M memories (42k sessions x 8 facts). Explicit pairs come first in
   // (sequence, id) order, then each thread's detections in order of its first memory: the same pairs in the
   // same order as a single pass keeping every thread's recent facts.
   const threads = new Map<string, MemoryRecord[]>();
-  for (const record of [...records].sort(compareBySequence)) {
-    for (const id of explicitSupersedes(record)) if (ids.has(id)) out.add(record.id, id);
+  // A rebuild loads records in (sequence, id) order already: a sorted copy only when they are not.
+  for (const record of inSequenceOrder(records)) {
+    if (record.supersedes !== undefined && record.supersedes.length > 0) {
+      ids ??= new Set(records.map((each) => each.id));
+      for (const id of explicitSupersedes(record)) if (ids.has(id)) out.add(record.id, id);
+    }
     const thread = supersessionThread(record);
     if (thread === undefined) continue;
     const members = threads.get(thread);
@@ -221,6 +227,13 @@ export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] 
     }
   }
   return out.pairs;
+}
+
+function inSequenceOrder(records: readonly MemoryRecord[]): readonly MemoryRecord[] {
+  for (let at = 1; at < records.length; at++) {
+    if (compareBySequence(records[at - 1]!, records[at]!) > 0) return [...records].sort(compareBySequence);
+  }
+  return records;
 }
 
 /** Slot values stated in a text, normalised ("June 3" and "3rd of June" -> "3 jun", "Tues" -> "tue"). */

@@ -154,6 +154,8 @@ describe('supersedes: detection rule', () => {
         ),
       );
       expect(supersedesPairs(records).map(key)).toEqual(singlePass(records));
+      // Already in (sequence, id) order, as a rebuild loads them: read in place, the same pairs.
+      expect(supersedesPairs([...records].sort(compareBySequence)).map(key)).toEqual(singlePass(records));
     }
   });
 
