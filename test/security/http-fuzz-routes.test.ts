@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import { ALICE, BOB, FUZZ_KEYS, isCodedRefusal, seedBothUsers, seededPicker } from './fuzz-support.ts';
 
 /**
  * Seeded hostile requests on the routes http-fuzz.test.ts leaves out: GET pages, history, users, media and the
@@ -18,17 +19,6 @@ const SECRET_TEXT = 'FUZZ-SECRET-5b1e';
 const root = mkdtempSync(join(tmpdir(), 'graphmemix-fuzz-routes-'));
 const secret = join(root, 'secret.txt');
 const dir = join(root, 'archive');
-const ALICE = { authorization: 'Bearer ka' };
-const BOB = { authorization: 'Bearer kb' };
-
-function generator(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
-  return { next, pick: <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]! };
-}
 
 const QUERY_VALUES = [
   '',
@@ -103,30 +93,10 @@ describe('HTTP routes under seeded hostile queries, deletes and imports', () => 
     graphmemix = await openGraphmemix({ db: join(dir, 'a.db'), mediaDir: join(dir, 'media') });
     app = createServer({
       graphmemix,
-      apiKeys: [
-        { key: 'ka', users: ['alice'] },
-        { key: 'kb', users: ['bob'] },
-      ],
+      apiKeys: FUZZ_KEYS,
       mediaDir: join(dir, 'media'),
     });
-    for (const [headers, user] of [
-      [ALICE, 'alice'],
-      [BOB, 'bob'],
-    ] as const) {
-      const memories = Array.from({ length: 30 }, (_, i) => ({
-        id: `m${i}`,
-        text: `${user} memory ${i} about the harbour walk on monday`,
-        timestamp: `2024-06-${10 + (i % 9)}T10:00:00Z`,
-        metadata: { k: 'v', n: i },
-      }));
-      const seeded = await request(
-        'POST',
-        '/v1/memories',
-        { ...headers, 'content-type': 'application/json' },
-        JSON.stringify({ user_id: user, memories }),
-      );
-      expect(seeded.status).toBe(200);
-    }
+    await seedBothUsers(app, 30, (i) => ({ metadata: { k: 'v', n: i } }));
   });
   afterAll(async () => {
     await graphmemix?.close();
@@ -134,7 +104,7 @@ describe('HTTP routes under seeded hostile queries, deletes and imports', () => 
   });
 
   it('answers a 2xx or a coded 4xx, leaks nothing, and changes nothing it may not', async () => {
-    const { next, pick } = generator(20261205);
+    const { next, pick } = seededPicker(20261205);
     const alice = await archiveOf('alice', ALICE);
     const problems: string[] = [];
     /** Per kind of request (GET, DELETE, import): the outcomes reached. */
@@ -196,15 +166,8 @@ describe('HTTP routes under seeded hostile queries, deletes and imports', () => 
       if (text.includes(SECRET_TEXT)) problems.push(`the secret file's content in the response: ${label}`);
       // The viewer answers its errors as an HTML page; every JSON route carries a code.
       if (response.status >= 400 && !path.startsWith('/view')) {
-        let coded = false;
-        try {
-          const json = JSON.parse(text) as { error?: { code?: string }; rejected?: { code?: string }[] };
-          const rejected = json.rejected ?? [];
-          coded =
-            typeof json.error?.code === 'string' ||
-            (rejected.length > 0 && rejected.every((entry) => typeof entry.code === 'string'));
-        } catch {}
-        if (!coded) problems.push(`uncoded ${response.status}: ${label} -> ${text.slice(0, 200)}`);
+        if (!isCodedRefusal(text))
+          problems.push(`uncoded ${response.status}: ${label} -> ${text.slice(0, 200)}`);
         if (writes && (await archiveOf('bob', BOB)) !== before)
           problems.push(`a refused write changed bob: ${label}`);
       }

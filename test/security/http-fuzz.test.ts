@@ -6,6 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createServer } from '../../src/server/create-server.ts';
+import {
+  ALICE as ALICE_KEY,
+  BOB as BOB_KEY,
+  FUZZ_KEYS,
+  isCodedRefusal,
+  seedBothUsers,
+  seededPicker,
+} from './fuzz-support.ts';
 
 /**
  * Seeded mutation fuzzing of the HTTP API over a real archive: valid requests of every JSON route, their
@@ -15,17 +23,8 @@ import { createServer } from '../../src/server/create-server.ts';
  * the other key's user must stay byte-identical, and nothing may leak onto Object.prototype.
  */
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-http-fuzz-'));
-const ALICE = { authorization: 'Bearer ka', 'content-type': 'application/json' };
-const BOB = { authorization: 'Bearer kb', 'content-type': 'application/json' };
-
-function generator(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
-  return { next, pick: <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]! };
-}
+const ALICE = { ...ALICE_KEY, 'content-type': 'application/json' };
+const BOB = { ...BOB_KEY, 'content-type': 'application/json' };
 
 const deepObject = (depth: number): unknown => {
   let value: unknown = 1;
@@ -132,28 +131,9 @@ describe('HTTP API under seeded hostile requests', () => {
     graphmemix = await openGraphmemix({ db: join(dir, 'a.db'), mediaDir: join(dir, 'media') });
     app = createServer({
       graphmemix,
-      apiKeys: [
-        { key: 'ka', users: ['alice'] },
-        { key: 'kb', users: ['bob'] },
-      ],
+      apiKeys: FUZZ_KEYS,
     });
-    for (const [headers, user] of [
-      [ALICE, 'alice'],
-      [BOB, 'bob'],
-    ] as const) {
-      const memories = Array.from({ length: 20 }, (_, i) => ({
-        id: `m${i}`,
-        text: `${user} memory ${i} about the harbour walk on monday`,
-        timestamp: `2024-06-${10 + (i % 9)}T10:00:00Z`,
-      }));
-      const seeded = await request(
-        'POST',
-        '/v1/memories',
-        headers,
-        JSON.stringify({ user_id: user, memories }),
-      );
-      expect(seeded.status).toBe(200);
-    }
+    await seedBothUsers(app, 20);
   });
   afterAll(async () => {
     await graphmemix.close();
@@ -161,7 +141,7 @@ describe('HTTP API under seeded hostile requests', () => {
   });
 
   it('answers every mutated request with a 2xx or a coded 4xx; failed writes and the other user unchanged', async () => {
-    const { next, pick } = generator(20261201);
+    const { next, pick } = seededPicker(20261201);
     const mutate = (value: unknown): unknown => {
       if (next() < 0.15) return pick(HOSTILE);
       if (Array.isArray(value)) return next() < 0.1 ? [] : value.map(mutate);
@@ -208,17 +188,8 @@ describe('HTTP API under seeded hostile requests', () => {
       const label = `${method} ${path.slice(0, 60)} ${payload.slice(0, 120)}`;
       if (response.status >= 500) problems.push(`${response.status}: ${label} -> ${text.slice(0, 200)}`);
       if (response.status >= 400) {
-        let coded = false;
-        try {
-          // An add answers per record: `rejected` lists each refused record with its code.
-          const json = JSON.parse(text) as { error?: { code?: string }; rejected?: { code?: string }[] };
-          coded =
-            typeof json.error?.code === 'string' ||
-            (json.rejected !== undefined &&
-              json.rejected.length > 0 &&
-              json.rejected.every((entry) => typeof entry.code === 'string'));
-        } catch {}
-        if (!coded) problems.push(`uncoded ${response.status}: ${label} -> ${text.slice(0, 200)}`);
+        if (!isCodedRefusal(text))
+          problems.push(`uncoded ${response.status}: ${label} -> ${text.slice(0, 200)}`);
         if (writes && (await listing('bob')) !== before)
           problems.push(`a failed write changed bob: ${label}`);
       }
