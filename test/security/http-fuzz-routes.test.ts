@@ -12,8 +12,9 @@ import { ALICE, BOB, FUZZ_KEYS, isCodedRefusal, seedBothUsers, seededPicker } fr
  * Seeded hostile requests on the routes http-fuzz.test.ts leaves out: GET pages, history, users, media and the
  * viewer with mutated query strings; DELETE of memories and users, including the other key's; multipart imports
  * in every format whose file names and record URIs point at a secret file outside the media folder. Each
- * response is a 2xx or a coded 4xx, the secret's content never appears in a response, a refused write changes
- * nothing, no request of bob's key changes alice's archive, and no file appears outside the archive's folder.
+ * response is a 2xx or a coded 4xx, the secret's content never appears in a response (nor behind any media link
+ * the viewer then gives for bob's memories), a refused write changes nothing, no request of bob's key changes
+ * alice's archive, and no upload lands outside its folder.
  */
 const SECRET_TEXT = 'FUZZ-SECRET-5b1e';
 const root = mkdtempSync(join(tmpdir(), 'graphmemix-fuzz-routes-'));
