@@ -10,6 +10,67 @@ export function seededPicker(seed: number) {
   return { next, pick: <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]! };
 }
 
+/** `{ a: { a: ... 1 } }`, `depth` levels deep. */
+export function deepObject(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
+/**
+ * Values no field should trust, for any request shape: wrong types, extremes, a 70k string, NUL and a lone
+ * surrogate, prototype keys and objects, deep nesting, an operator object, other users' names.
+ */
+export const HOSTILE_VALUES: readonly unknown[] = [
+  null,
+  true,
+  -1,
+  0,
+  1e308,
+  'NaN',
+  '',
+  'x'.repeat(70_000),
+  '\u0000',
+  '\ud800',
+  '__proto__',
+  JSON.parse('{"__proto__": {"polluted": 1}}'),
+  { constructor: { prototype: { polluted: 1 } } },
+  [],
+  deepObject(60),
+  { $gt: '' },
+  'alice',
+  '*',
+  'bob/../alice',
+];
+
+/** Keys a mutated object may gain (prototype keys and the names of fields that carry paths or users). */
+export const HOSTILE_KEYS = ['__proto__', 'constructor', 'extra', 'uri', 'path', 'url', 'user_id', 'assets'];
+
+/**
+ * A seeded mutator of JSON values: a value becomes one of `hostile` with probability 0.15, an array is emptied
+ * with 0.1, an object loses each field with 0.05 and gains one of `keys` (set as an own property, so
+ * `__proto__` is a real key) holding a hostile value with 0.1.
+ */
+export function jsonMutator(
+  picker: ReturnType<typeof seededPicker>,
+  hostile: readonly unknown[],
+  keys: readonly string[] = HOSTILE_KEYS,
+): (value: unknown) => unknown {
+  const { next, pick } = picker;
+  const mutate = (value: unknown): unknown => {
+    if (next() < 0.15) return pick(hostile);
+    if (Array.isArray(value)) return next() < 0.1 ? [] : value.map(mutate);
+    if (value && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(value)) if (next() > 0.05) out[key] = mutate(field);
+      if (next() < 0.1) Object.defineProperty(out, pick(keys), { value: pick(hostile), enumerable: true });
+      return out;
+    }
+    return value;
+  };
+  return mutate;
+}
+
 /** The fuzzed archives' two users and their keys (each key bound to its own user only). */
 export const ALICE = { authorization: 'Bearer ka' };
 export const BOB = { authorization: 'Bearer kb' };
