@@ -187,7 +187,8 @@ function firstInImport(
   trace: IngestReportBuilder,
 ): boolean {
   const earlier = seen.get(record.contextId, record.id);
-  if (earlier === seen.fingerprint(hash)) {
+  // The fingerprint only for an id seen before (most are not; `set` makes the one it keeps).
+  if (earlier !== undefined && earlier === seen.fingerprint(hash)) {
     trace.report.skipped++;
     return false;
   }
