@@ -1,9 +1,10 @@
 /**
- * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--json] [--adds 200] [--add-warmup 0] [--add-steady 1000] [--queries 200] [--warmup 1000]`
+ * `npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000] [--shape rounds|two-person] [--json] [--adds 200] [--add-warmup 0] [--add-steady 1000] [--queries 200] [--warmup 1000]`
  *
  * How the living archive scales: one context of 10k, 100k and 1M memories, and many contexts of 1k each
  * (default 1,000 x 1,000). Realistic generated chat (bench/support/realistic-chat.ts: Zipfian vocabulary of
- * 40k words, sessions, rounds, timestamps, some photos). Offline (no model), SQLite file store, the public
+ * 40k words, sessions, rounds, timestamps, some photos; `--shape two-person`: two named people without rounds, every
+ * turn at its session's date, as LoCoMo). Offline (no model), SQLite file store, the public
  * library API (`openGraphmemix`, `addMemories`, `retrieve`, `compact`).
  *
  * Every scenario runs in its own child process, so its peak RSS is its own; "first retrieve" runs in yet
@@ -51,11 +52,19 @@ import { readCompactionMark } from '../src/digest/incremental/semantic-compactio
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
-import { chatArchive, chatQuestions, chatRecords } from './support/realistic-chat.ts';
+import {
+  CHAT_SHAPES,
+  type ChatShape,
+  chatArchive,
+  chatQuestions,
+  chatRecords,
+} from './support/realistic-chat.ts';
 import { rssSampler } from './support/rss-sampler.ts';
 
 interface ScenarioResult {
   scenario: string;
+  /** The generated chat's shape (`--shape`). */
+  shape: ChatShape;
   contexts: number;
   memories: number;
   ingestSeconds: number;
@@ -116,6 +125,7 @@ const flag = (name: string): string | undefined => {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : undefined;
 };
+const shape = chatShape(flag('--shape'));
 
 if (args[0] === '--child') {
   const result = await runScenario(
@@ -191,6 +201,7 @@ function forwarded(): string[] {
     '--add-warmup',
     '--add-steady',
     '--semantic-updates',
+    '--shape',
   ]) {
     const value = flag(name);
     if (value !== undefined) out.push(name, value);
@@ -210,11 +221,11 @@ async function runScenario(
   semanticUpdates: 'in-write' | 'after-write',
 ): Promise<ScenarioResult> {
   const loadStart = loadavg()[0]!;
-  const [shape, spec] = scenario.split(':') as [string, string];
+  const [layout, spec] = scenario.split(':') as [string, string];
   const [contextCount, perContext] =
-    shape === 'single' ? [1, parseSize(spec)] : (spec.split('x').map(parseSize) as [number, number]);
+    layout === 'single' ? [1, parseSize(spec)] : (spec.split('x').map(parseSize) as [number, number]);
   const contextIds = Array.from({ length: contextCount }, (_, c) => (contextCount === 1 ? 'big' : `u${c}`));
-  const archive = (contextId: string, c: number) => ({ contextId, count: perContext, seed: 11 + c });
+  const archive = (contextId: string, c: number) => ({ contextId, count: perContext, seed: 11 + c, shape });
 
   const sampler = rssSampler(['ingest', 'compaction', 'retrieve', 'add']);
   const gm = await openGraphmemix({ db: file, semanticUpdates });
@@ -279,7 +290,7 @@ async function runScenario(
   const addOnes = async (count: number, seed: number, times?: { wall: number[]; cpu: number }) => {
     for (let i = 0; i < count; i++) {
       const contextId = contextFor(i);
-      const [record] = [...chatRecords({ contextId, count: 1, seed: seed + i, start: next++ })];
+      const [record] = [...chatRecords({ contextId, count: 1, seed: seed + i, start: next++, shape })];
       const started = performance.now();
       const cpu = process.cpuUsage();
       await gm.addMemories(contextId, [record!]);
@@ -297,7 +308,7 @@ async function runScenario(
   let add100Cpu = 0;
   for (let i = 0; i < 10; i++) {
     const contextId = contextFor(i);
-    const records = [...chatRecords({ contextId, count: 100, seed: 1900 + i, start: next })];
+    const records = [...chatRecords({ contextId, count: 100, seed: 1900 + i, start: next, shape })];
     next += 100;
     const started = performance.now();
     const cpu = process.cpuUsage();
@@ -331,6 +342,7 @@ async function runScenario(
 
   return {
     scenario,
+    shape,
     contexts: contextCount,
     memories,
     ingestSeconds: round(ingestSeconds),
@@ -403,7 +415,7 @@ function printTable(results: readonly ScenarioResult[]): void {
     'load 1m start-end',
   ];
   const rows = results.map((r) => [
-    r.scenario,
+    r.shape === 'rounds' ? r.scenario : `${r.scenario} ${r.shape}`,
     String(r.memories),
     `${r.ingestPerSecond} (${r.ingestSplit.records}, ${r.ingestSplit.schema}, ${r.ingestSplit.semantic}; cpu ${r.ingestCpuSeconds})`,
     String(r.dbMiBPer1k),
@@ -474,6 +486,13 @@ function addFigures(times: { wall: readonly number[]; cpu: number }) {
     n: times.wall.length,
     cpuMs: round(times.cpu / Math.max(1, times.wall.length)),
   };
+}
+
+/** `--shape`: the generated chat's shape (default rounds). */
+function chatShape(value: string | undefined): ChatShape {
+  if (value === undefined) return 'rounds';
+  if ((CHAT_SHAPES as readonly string[]).includes(value)) return value as ChatShape;
+  throw new Error(`--shape: ${CHAT_SHAPES.join(' or ')}, not ${value}`);
 }
 
 /** `--add-steady`: 'no' (no steady column) or a count of untimed adds. */

@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/build-by-session.ts --format mem-gallery --data <path> --db <file> [--steps]`
+ * `npx tsx scripts/build-by-session.ts --format mem-gallery --data <path> --db <file> [--steps] [--facade] [--shape turns]`
  *
  * Builds an archive the way a living memory grows: the dataset's records are ingested ONE SESSION AT A TIME
  * (one ingest call per session, in source order; relations updated incrementally after each), questions at
@@ -10,6 +10,9 @@
  * the session import that reaches the rule. `--facade`: each session one `addMemories` call of a facade opened
  * with its defaults (after-write semantic updates and compactions in steps since round 38), awaited in turn as a
  * client adding a session per call would; the facade's close waits for its drains and runs.
+ * `--shape turns`: the dialogue datasets without their round ids (the importers' option, as `graphmemix eval
+ * --shape turns`), the two-person chat shape whose turns are related by `consecutive_turn` alone; evaluate with
+ * the same `--shape`.
  */
 import { parseArgs } from 'node:util';
 import { compactSemantic } from '../src/digest/incremental/compact-semantic.ts';
@@ -30,8 +33,13 @@ const { values } = parseArgs({
     db: { type: 'string' },
     steps: { type: 'boolean' },
     facade: { type: 'boolean' },
+    shape: { type: 'string' },
   },
 });
+if (values.shape !== undefined && values.shape !== 'rounds' && values.shape !== 'turns') {
+  process.stderr.write(`--shape: rounds or turns, not ${values.shape}\n`);
+  process.exit(2);
+}
 if (!values.format || !values.data || !values.db) {
   process.stderr.write('usage: build-by-session.ts --format <format> --data <path> --db <file>\n');
   process.exit(2);
@@ -41,7 +49,10 @@ const gm = values.facade ? await openGraphmemix({ db: values.db }) : undefined;
 const store = gm?.store ?? (await openStore(values.db));
 const sessions = new Map<string, ImportItem[]>();
 const tail: ImportItem[] = [];
-for await (const item of importer.read(values.data, {})) {
+for await (const item of importer.read(
+  values.data,
+  values.shape === undefined ? {} : { shape: values.shape },
+)) {
   if (item.type !== 'record') {
     tail.push(item);
     continue;

@@ -4,6 +4,12 @@
  * assistant rounds a day apart, timestamps minutes apart, occasional photos with captions and places.
  * Seeded (mulberry32): the same arguments give the same archive. Used by bench:scale and bench:digest.
  *
+ * Two shapes (`shape`): 'rounds' (default), user and assistant rows paired by round ids, as Mem-Gallery and an
+ * assistant's own log; 'two-person', two named people without round ids, runs of one speaker (a turn changes
+ * speaker with probability 0.6) and every turn of a session at the session's date, as LoCoMo's release writes
+ * it: the chat shape the held-out sets and users' messenger exports have, whose relations come from
+ * `consecutive_turn` and the shared date instead of `same_round`.
+ *
  * Why not 150 fixed words: with a tiny vocabulary every memory shares terms with every other, BM25 posting
  * lists are the whole archive and TF-IDF similarity is flat, so costs and graph density say nothing about
  * real text (issue #10 measured "0 similarity edges at 10k" that way).
@@ -22,6 +28,28 @@ export interface ChatArchiveOptions {
   start?: number;
   /** Words in the vocabulary (default 40,000). */
   vocabulary?: number;
+  /** 'rounds' (default) or 'two-person' (see the header). */
+  shape?: ChatShape;
+}
+
+export type ChatShape = 'rounds' | 'two-person';
+
+/** The shapes, for the benchmarks' `--shape` flag. */
+export const CHAT_SHAPES: readonly ChatShape[] = ['rounds', 'two-person'];
+
+/** The two people of the 'two-person' shape. */
+const PEOPLE = ['Maya', 'Theo'] as const;
+
+/**
+ * Who speaks turn i of a 'two-person' chat: the previous speaker, or the other one with probability 0.6.
+ * Stateless (a hash of the seed and the turns since the session began), so an archive extended with `start`
+ * continues the same sessions as one generated whole.
+ */
+function twoPersonSpeaker(seed: number, session: number, turn: number): number {
+  let speaker = 0;
+  for (let t = 1; t <= turn; t++)
+    if (mulberry32(seed * 7_919 + session * 104_729 + t)() < 0.6) speaker = 1 - speaker;
+  return speaker;
 }
 
 /** Turns per session and the Zipf exponent of word frequencies (natural text is close to 1). */
@@ -106,6 +134,12 @@ export function* chatRecords(options: ChatArchiveOptions): Generator<MemoryRecor
       else if (roll < 0.55) words.push(topicOf(topic, Math.floor(next() * TOPIC_WORDS)));
       else words.push(vocabulary[word()]!);
     }
+    if (options.shape === 'two-person') {
+      yield twoPersonRecord(options, i, session, turn, words, next, () =>
+        topicOf(topic, Math.floor(next() * TOPIC_WORDS)),
+      );
+      continue;
+    }
     const day = new Date(Date.UTC(2021, 0, 1) + session * 86_400_000 + turn * 90_000);
     const user = turn % 2 === 0;
     const record: MemoryRecord = {
@@ -128,6 +162,37 @@ export function* chatRecords(options: ChatArchiveOptions): Generator<MemoryRecor
     }
     yield record;
   }
+}
+
+/** A 'two-person' turn: the speaker's name as role and speaker, no round, the session's date, some photos. */
+function twoPersonRecord(
+  options: ChatArchiveOptions,
+  i: number,
+  session: number,
+  turn: number,
+  words: readonly string[],
+  next: () => number,
+  topicWord: () => string,
+): MemoryRecord {
+  const speaker = PEOPLE[twoPersonSpeaker(options.seed, session, turn)]!;
+  const day = new Date(Date.UTC(2021, 0, 1) + session * 86_400_000 + 18 * 3_600_000);
+  const record: MemoryRecord = {
+    id: `m${i}`,
+    contextId: options.contextId,
+    kind: 'message',
+    sequence: i,
+    sessionId: `s${session}`,
+    role: speaker,
+    speaker,
+    timestamp: day.toISOString().replace('.000Z', 'Z'),
+    text: words.join(' '),
+    assets: [],
+  };
+  if (next() < 0.03) {
+    const caption = Array.from({ length: 8 }, topicWord);
+    record.assets = [{ id: 'image-0', kind: 'image', derived: { captions: [caption.join(' ')] } }];
+  }
+  return record;
 }
 
 /** A question drawn from the same distribution: 2-8 words of one generated memory's topic and text. */
