@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/ingest-probe.ts --size 10k --db /tmp/x.db [--checkout /work/main] [--digest out.txt]`
+ * `npx tsx bench/ingest-probe.ts --size 10k --db /tmp/x.db [--checkout /work/main] [--digest out.txt] [--shape two-person]`
  *
  * One bulk import into a fresh archive (removed first), for profiling (`node --cpu-prof --import tsx ...`)
  * and for comparing checkouts: the same one-context realistic chat as `bench:scale` (seed 11), through
@@ -25,11 +25,18 @@ const flag = probeFlags(args);
 const sizeText = flag('size', '10k');
 const size = parseCount(sizeText);
 const file = flag('db', `/tmp/graphmemix-ingest-${sizeText}.db`);
+/** bench:scale's `--shape` (realistic-chat.ts); a checkout from before round 42 knows only the default. */
+const shape = args.includes('--shape') ? flag('shape', 'rounds') : undefined;
 const checkout = resolve(flag('checkout', resolve(import.meta.dirname, '..')));
 const digestFile = args.includes('--digest') ? flag('digest', '') : undefined;
 
 const { chatArchive } = (await import(`${checkout}/bench/support/realistic-chat.ts`)) as {
-  chatArchive(options: { contextId: string; count: number; seed: number }): Iterable<ImportItem>;
+  chatArchive(options: {
+    contextId: string;
+    count: number;
+    seed: number;
+    shape?: string;
+  }): Iterable<ImportItem>;
 };
 const { openGraphmemix } = (await import(`${checkout}/src/graphmemix.ts`)) as {
   openGraphmemix(options: { db: string }): Promise<Graphmemix & { store: ArchiveStore }>;
@@ -70,7 +77,12 @@ timeCpu(gm.store, 'replaceEdges', 'replaceEdges');
 timeCpu(gm.store, 'changeEdges', 'changeEdges');
 const usage = process.cpuUsage();
 const started = performance.now();
-const report = await ingestItems(gm.store, stamped(chatArchive({ contextId: 'big', count: size, seed: 11 })));
+const report = await ingestItems(
+  gm.store,
+  stamped(
+    chatArchive({ contextId: 'big', count: size, seed: 11, ...(shape === undefined ? {} : { shape }) }),
+  ),
+);
 const wall = (performance.now() - started) / 1000;
 const spent = process.cpuUsage(usage);
 await gm.close();
