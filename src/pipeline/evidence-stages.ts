@@ -109,6 +109,7 @@ export async function retrieveViews(
     },
     {
       limit: Math.max(sizes.poolSize, sizes.seeds * 2),
+      skipCommonOnlyKinds: true,
       ...(ctx.models.embedding ? { embedding: ctx.models.embedding } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.filter ? { filter: ctx.filter } : {}),

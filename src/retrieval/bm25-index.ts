@@ -25,6 +25,35 @@ export function bm25TermScore(idf: number, tf: number, length: number, averageLe
 }
 
 /**
+ * Share of a kind's documents above which a query term is common: its idf is below ln 4 (bm25Idf at df = N / 4).
+ * Set by hand, not tuned: each participant of a two-person chat is named in about half of its memories' metadata,
+ * a quarter leaves room for uneven chats and three-person groups; month names (1/12) and weekdays (1/7) stay
+ * below it. See commonOnlyKinds.
+ */
+export const COMMON_TERM_SHARE = 0.25;
+
+/**
+ * The view kinds a question's search leaves out (LexicalSearchOptions.skipCommonOnlyKinds): those in which
+ * every query term the kind holds is in more than COMMON_TERM_SHARE of its documents, provided some other kind
+ * holds a query term that is not (a question of common words alone keeps every kind, so it still finds what
+ * those words match). `kinds`: per kind, its document count and the df (> 0) of each query term it holds.
+ * Why: such a kind's exact top k is a tie among a large share of it (equal tf in views of equal length score
+ * alike) broken by write order, which says nothing about the question, and at scale it is the costliest search
+ * there is: a two-person chat's metadata view names the speaker in every memory, so each question naming a
+ * participant was one in that kind (docs/store-lexical-index.md "Common-only kinds").
+ */
+export function commonOnlyKinds<K>(kinds: ReadonlyMap<K, { docs: number; dfs: readonly number[] }>): Set<K> {
+  const common = new Set<K>();
+  let informative = false;
+  for (const [kind, { docs, dfs }] of kinds) {
+    if (dfs.length === 0) continue;
+    if (dfs.every((df) => df > docs * COMMON_TERM_SHARE)) common.add(kind);
+    else informative = true;
+  }
+  return informative ? common : new Set();
+}
+
+/**
  * Most distinct terms one lexical search uses. Why: a search's cost grows with its terms' posting lists and
  * pruning fails once hundreds of common words are asked at once; a 4,000-character question of 515 distinct
  * common words took 13 s of CPU at 1M memories, 4.2 s with the cut (bench/worst-question-probe.ts). The
@@ -122,7 +151,12 @@ export class Bm25Index {
    */
   search(
     query: string,
-    options: { limit: number; kinds?: readonly ViewKind[]; memoryIds?: readonly string[] },
+    options: {
+      limit: number;
+      kinds?: readonly ViewKind[];
+      memoryIds?: readonly string[];
+      skipCommonOnlyKinds?: boolean;
+    },
   ): ViewHit[] {
     const terms = queryTerms(query);
     if (terms.length === 0 || options.limit <= 0) return [];
@@ -139,13 +173,24 @@ export class Bm25Index {
         }
       }
     }
+    const skipped = options.skipCommonOnlyKinds ? this.commonOnly(kinds, terms) : new Set<ViewKind>();
     for (const kind of new Set(kinds)) {
       const kindIndex = this.byKind.get(kind);
-      if (!kindIndex) continue;
+      if (!kindIndex || skipped.has(kind)) continue;
       if (subset) hits.push(...kindIndex.searchDocs(kind, terms, options.limit, subset.get(kind) ?? []));
       else hits.push(...kindIndex.search(kind, terms, options.limit, this.nextDoc));
     }
     return hits.sort(compareHits);
+  }
+
+  /** The kinds commonOnlyKinds leaves out of this search. */
+  private commonOnly(kinds: readonly ViewKind[], terms: readonly string[]): Set<ViewKind> {
+    const stats = new Map<ViewKind, { docs: number; dfs: number[] }>();
+    for (const kind of kinds) {
+      const kindIndex = this.byKind.get(kind);
+      if (kindIndex) stats.set(kind, { docs: kindIndex.documents.size, dfs: kindIndex.dfs(terms) });
+    }
+    return commonOnlyKinds(stats);
   }
 }
 
@@ -172,6 +217,14 @@ class KindIndex {
       }
       posting.set(doc, tf);
     }
+  }
+
+  /** Document frequencies of the terms this kind holds. */
+  dfs(terms: readonly string[]): number[] {
+    return terms.flatMap((term) => {
+      const posting = this.postings.get(term);
+      return posting ? [posting.size] : [];
+    });
   }
 
   remove(doc: number): void {

@@ -22,6 +22,13 @@ export interface MultiViewSearchOptions {
   signal?: AbortSignal;
   /** Only memories passing this filter are searched (restricted before ranking: filtered-candidates.ts). */
   filter?: MemoryFilter;
+  /**
+   * Leave out of every lexical search a view kind where the query's terms are all common (in more than half of
+   * its documents: LexicalSearchOptions.skipCommonOnlyKinds). The question pipeline sets it: such a kind's hits
+   * are a write-order tie (a two-person chat's metadata view for a question naming a participant); the flat
+   * search does not, so a search for a name alone still finds the memories that hold it.
+   */
+  skipCommonOnlyKinds?: boolean;
   /** Weighted extra lexical queries (temporal terms, synonyms, names): src/retrieval/query-expansion.ts. */
   expansions?: readonly QueryExpansion[];
   /** Pseudo-relevance feedback inside the context: a second query from the top memories' text views. */
@@ -108,7 +115,12 @@ export async function multiViewSearch(
   };
   const lexical = (text: string, kinds?: readonly ViewKind[]) =>
     restrictedSearch(store, contextId, restriction, options.limit, (search) =>
-      store.searchLexical(contextId, text, { ...search, ...(kinds ? { kinds } : {}), onBounded }),
+      store.searchLexical(contextId, text, {
+        ...search,
+        ...(kinds ? { kinds } : {}),
+        ...(options.skipCommonOnlyKinds ? { skipCommonOnlyKinds: true } : {}),
+        onBounded,
+      }),
     );
   const expansions = (options.expansions ?? []).filter((e) => e.terms.length > 0 && e.weight > 0);
   if (query.text.trim() !== '') {

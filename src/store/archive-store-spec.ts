@@ -457,6 +457,13 @@ export interface LexicalSearchOptions {
    * (the in-memory store's) never calls it.
    */
   onBounded?: (kind: ViewKind) => void;
+  /**
+   * Leave out a kind in which every query term it holds is in more than half of its documents
+   * (commonTermsOnly, src/retrieval/bm25-index.ts): its exact top `limit` would be a tie among most of the kind
+   * broken by write order. The question pipeline sets it; a flat search keeps every kind. Every backend applies
+   * the same rule to the same statistics.
+   */
+  skipCommonOnlyKinds?: boolean;
 }
 
 export interface VectorSearchOptions {

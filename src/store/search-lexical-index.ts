@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { BM25_K1, bm25Idf, bm25TermScore, queryTerms } from '../retrieval/bm25-index.ts';
+import { BM25_K1, bm25Idf, bm25TermScore, commonOnlyKinds, queryTerms } from '../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../types/view.ts';
 import type { LexicalSearchOptions } from './archive-store-spec.ts';
@@ -118,9 +118,20 @@ export function searchLexicalIndex(
       const ids = resolveTermIds(statements, termIds, terms, learn, statements.cache.absentTerms());
       if (ids.length === 0) return [];
       const bounds = lexicalWorkBounds(options.work);
+      const searched = fields.filter((field) => !wanted || wanted.has(field.kind));
+      const skipped = options.skipCommonOnlyKinds
+        ? commonOnlyKinds(
+            new Map(
+              searched.map((field) => [
+                field.kind,
+                { docs: field.docs, dfs: [...termBuckets(statements, field, ids).values()].map(sumDocs) },
+              ]),
+            ),
+          )
+        : new Set<ViewKind>();
       const hits: ViewHit[] = [];
-      for (const field of fields) {
-        if (wanted && !wanted.has(field.kind)) continue;
+      for (const field of searched) {
+        if (skipped.has(field.kind)) continue;
         const found = searchField(statements, field, ids, options.limit, bounds);
         if (found.bounded) {
           lexicalSearchWork.bounded++;
@@ -146,7 +157,7 @@ function searchSubset(
   contextId: string,
   terms: readonly string[],
   memoryIds: readonly string[],
-  options: { limit: number; kinds?: readonly ViewKind[] },
+  options: { limit: number; kinds?: readonly ViewKind[]; skipCommonOnlyKinds?: boolean },
   learn: ((term: string, id: number) => void) | undefined,
 ): ViewHit[] {
   if (memoryIds.length === 0) return [];
@@ -156,14 +167,30 @@ function searchSubset(
   if (ids.length === 0) return [];
   const position = new Map(ids.map((term, i) => [term, i]));
   const hits: ViewHit[] = [];
-  for (const field of fields) {
-    if (wanted && !wanted.has(field.kind)) continue;
+  // Each field's df of every query term (0: not held), before any scoring: the common-only rule compares kinds.
+  const searched = fields
+    .filter((field) => !wanted || wanted.has(field.kind))
+    .map((field) => {
+      const df = new Float64Array(ids.length);
+      for (const row of s.stats.all(field.id, JSON.stringify(ids)) as { term: number; docs: number }[]) {
+        df[position.get(row.term)!]! += row.docs;
+      }
+      return { field, df };
+    });
+  const skipped = options.skipCommonOnlyKinds
+    ? commonOnlyKinds(
+        new Map(
+          searched.map(({ field, df }) => [
+            field.kind,
+            { docs: field.docs, dfs: [...df].filter((d) => d > 0) },
+          ]),
+        ),
+      )
+    : new Set<ViewKind>();
+  for (const { field, df } of searched) {
+    if (skipped.has(field.kind)) continue;
     const averageLength = field.total_length / field.docs;
-    const idf = new Float64Array(ids.length);
-    for (const row of s.stats.all(field.id, JSON.stringify(ids)) as { term: number; docs: number }[]) {
-      idf[position.get(row.term)!]! += row.docs;
-    }
-    for (let i = 0; i < idf.length; i++) idf[i] = idf[i]! > 0 ? bm25Idf(field.docs, idf[i]!) : 0;
+    const idf = df.map((d) => (d > 0 ? bm25Idf(field.docs, d) : 0));
     const top = new TopHits(options.limit);
     const tfs = new Float64Array(ids.length);
     const slots = QueryTermSlots.of(ids);
@@ -222,16 +249,13 @@ interface FieldHits {
   bounded: boolean;
 }
 
-function searchField(
+/** The non-empty buckets of the query terms a field holds, best first, through the connection's cache. */
+function termBuckets(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
   termIds: readonly number[],
-  limit: number,
-  bounds: { rows: number; scored: number },
-): FieldHits {
-  const n = field.docs;
-  const averageLength = field.total_length / n;
-  const buckets = s.cache.termStats(field.id, termIds, (missing) => {
+): ReadonlyMap<number, readonly { bucket: number; docs: number }[]> {
+  return s.cache.termStats(field.id, termIds, (missing) => {
     const read = new Map<number, { bucket: number; docs: number }[]>();
     for (const row of s.stats.all(field.id, JSON.stringify(missing)) as {
       term: number;
@@ -246,6 +270,23 @@ function searchField(
     for (const list of read.values()) list.sort((x, y) => y.bucket - x.bucket);
     return read;
   });
+}
+
+/** A term's df: the documents of its buckets. */
+function sumDocs(buckets: readonly { docs: number }[]): number {
+  return buckets.reduce((sum, b) => sum + b.docs, 0);
+}
+
+function searchField(
+  s: ReturnType<typeof prepareSearchStatements>,
+  field: FieldRow,
+  termIds: readonly number[],
+  limit: number,
+  bounds: { rows: number; scored: number },
+): FieldHits {
+  const n = field.docs;
+  const averageLength = field.total_length / n;
+  const buckets = termBuckets(s, field, termIds);
   // Query order is kept (it is the summation order of every score).
   const cursors: Cursor[] = termIds
     .filter((term) => buckets.has(term))

@@ -6,7 +6,7 @@ import type { ArchiveStore, MemoryWrite } from '../../src/store/archive-store-sp
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { EvalQuestion } from '../../src/types/question.ts';
 import type { MemoryEdge, RelationType } from '../../src/types/relation.ts';
-import type { MemoryView } from '../../src/types/view.ts';
+import type { MemoryView, ViewHit } from '../../src/types/view.ts';
 import { pendingMediaConformance } from './pending-media-conformance.ts';
 import { scopeHistoryConformance } from './scope-history-conformance.ts';
 import { semanticIndexConformance } from './semantic-index-conformance.ts';
@@ -454,6 +454,59 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       }
       // A backend that bounds its search must say so where 300 tied memories meet 8 candidates scored.
       if (store.backend !== 'memory') expect(reported).toBeGreaterThan(0);
+    });
+
+    it('searchLexical skipCommonOnlyKinds leaves out a kind of common query terms only, and only beside an informative one', async () => {
+      // A two-person chat: each speaker named in half of the metadata and text views, a weekday in a seventh of
+      // the metadata, "zebra" in a twentieth of the texts.
+      const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+      const writes = Array.from({ length: 140 }, (_, i) => {
+        const id = `m${String(i).padStart(3, '0')}`;
+        const speaker = i % 2 === 0 ? 'maya' : 'theo';
+        const text = `${speaker} said ${i % 20 === 3 ? 'zebra' : 'hello'}${' well'.repeat(i % 3)}`;
+        const memoryWrite = write('ctx', id, text, i);
+        return {
+          ...memoryWrite,
+          views: [
+            memoryWrite.views[0]!,
+            {
+              memoryId: id,
+              kind: 'metadata' as const,
+              key: 'main',
+              text: `message ${speaker} ${weekdays[i % 7]}`,
+            },
+          ],
+        };
+      });
+      await store.writeMemories('ctx', writes);
+      const reference = Bm25Index.build(writes.flatMap((w) => w.views));
+      const kindsOf = (hits: readonly ViewHit[]) => [...new Set(hits.map((h) => h.kind))].sort();
+      const ids = writes.filter((_, i) => i % 4 < 2).map((w) => w.record.id);
+      for (const memoryIds of [undefined, ids]) {
+        const search = (query: string, skip: boolean) =>
+          store.searchLexical('ctx', query, {
+            limit: 8,
+            ...(memoryIds ? { memoryIds } : {}),
+            ...(skip ? { skipCommonOnlyKinds: true } : {}),
+          });
+        const label = memoryIds ? 'subset' : 'all';
+        // "maya" is in half of the metadata: beside "zebra" in the texts that kind is left out, the text hits stay.
+        expect(kindsOf(await search('maya zebra', false)), label).toEqual(['metadata', 'text']);
+        const skipped = await search('maya zebra', true);
+        expect(kindsOf(skipped), label).toEqual(['text']);
+        expect(skipped, label).toEqual((await search('maya zebra', false)).filter((h) => h.kind === 'text'));
+        expect(skipped, label).toEqual(
+          reference.search('maya zebra', {
+            limit: 8,
+            skipCommonOnlyKinds: true,
+            ...(memoryIds ? { memoryIds } : {}),
+          }),
+        );
+        // Every kind common only: nothing is left out, so the question still finds what its words match.
+        expect(await search('maya theo said', true), label).toEqual(await search('maya theo said', false));
+        // A weekday is in a seventh of the metadata: that kind has an informative term and stays.
+        expect(kindsOf(await search('maya friday zebra', true)), label).toEqual(['metadata', 'text']);
+      }
     });
 
     it('stores vectors and searches them exactly by cosine with a kind filter', async () => {

@@ -1,4 +1,4 @@
-import { bm25Idf, bm25TermScore, queryTerms } from '../../retrieval/bm25-index.ts';
+import { bm25Idf, bm25TermScore, commonOnlyKinds, queryTerms } from '../../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
 import { VIEW_KINDS, type ViewHit, type ViewKind } from '../../types/view.ts';
 import type { LexicalSearchOptions } from '../archive-store-spec.ts';
@@ -128,7 +128,7 @@ async function planSearch(
   sql: Sql,
   contextId: string,
   keys: readonly string[],
-  options: { limit: number; kinds?: readonly ViewKind[] },
+  options: { limit: number; kinds?: readonly ViewKind[]; skipCommonOnlyKinds?: boolean },
   batches: SearchBatches | undefined,
 ): Promise<Plan[]> {
   const first = Math.max(FIRST_BATCH, 2 * options.limit);
@@ -187,6 +187,14 @@ async function planSearch(
   for (const row of result.rows) {
     if (row.term !== null && row.df !== null) fields.get(row.kind)?.df.set(row.term, row.df);
   }
+  // A left-out kind is planned as if it held no query term; its first batches, which came with the plan, are
+  // not read.
+  if (options.skipCommonOnlyKinds) {
+    const stats = new Map(
+      [...fields].map(([kind, field]) => [kind, { docs: field.docs, dfs: [...field.df.values()] }]),
+    );
+    for (const kind of commonOnlyKinds(stats)) fields.delete(kind);
+  }
   const plans: Plan[] = [];
   const cursors = new Map<string, Cursor>();
   let list = 0;
@@ -229,9 +237,10 @@ async function planSearch(
   const lists = [...cursors.values()];
   const read = new Map<Cursor, readonly PostingTuple[]>();
   for (const row of result.rows) {
-    if (row.postings !== null && row.term !== null) {
-      read.set(cursors.get(`${row.kind}\u0000${row.term}`)!, parsePostings(row.postings));
-    }
+    if (row.postings === null || row.term === null) continue;
+    // A left-out kind's lists have no cursor.
+    const cursor = cursors.get(`${row.kind}\u0000${row.term}`);
+    if (cursor) read.set(cursor, parsePostings(row.postings));
   }
   const batchesRead = new Map(read);
   const skipped = lists.filter((cursor) => kept.has(`${cursor.plan.kind} ${cursor.term}`));

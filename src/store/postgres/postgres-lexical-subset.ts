@@ -1,4 +1,4 @@
-import { bm25Idf, bm25TermScore } from '../../retrieval/bm25-index.ts';
+import { bm25Idf, bm25TermScore, commonOnlyKinds } from '../../retrieval/bm25-index.ts';
 import { compareHits, TopHits } from '../../retrieval/top-hits.ts';
 import type { ViewHit, ViewKind } from '../../types/view.ts';
 import type { Sql } from './postgres-session.ts';
@@ -12,7 +12,7 @@ export async function searchSubset(
   sql: Sql,
   contextId: string,
   keys: readonly string[],
-  options: { limit: number; kinds?: readonly ViewKind[] },
+  options: { limit: number; kinds?: readonly ViewKind[]; skipCommonOnlyKinds?: boolean },
   memoryIds: readonly string[],
 ): Promise<ViewHit[]> {
   const result = await sql.query<{
@@ -43,27 +43,34 @@ export async function searchSubset(
      WHERE x.context_id = $1 AND x.memory_id = ANY($4::text[]) AND x.terms && $2::text[]`,
     values: [contextId, keys, options.kinds ?? null, memoryIds],
   });
-  const fields = new Map<ViewKind, { average: number; idfs: (number | undefined)[]; docs: number }>();
+  const fields = new Map<
+    ViewKind,
+    { average: number; idfs: (number | undefined)[]; docs: number; dfs: number[] }
+  >();
   for (const row of result.rows) {
     if (row.docs !== null && row.term === null) {
       fields.set(row.kind, {
         docs: row.docs,
         average: row.total_length! / row.docs,
         idfs: keys.map(() => undefined),
+        dfs: [],
       });
     }
   }
   for (const row of result.rows) {
     if (row.term === null || row.df === null) continue;
     const field = fields.get(row.kind)!;
+    field.dfs.push(row.df);
     keys.forEach((key, at) => {
       if (key === row.term) field.idfs[at] = bm25Idf(field.docs, row.df!);
     });
   }
+  if (options.skipCommonOnlyKinds) for (const kind of commonOnlyKinds(fields)) fields.delete(kind);
   const tops = new Map<ViewKind, TopHits>();
   for (const row of result.rows) {
     if (row.tfs === null || row.memory_id === null) continue;
-    const field = fields.get(row.kind)!;
+    const field = fields.get(row.kind);
+    if (!field) continue;
     let rawScore = 0;
     row.tfs.forEach((tf, at) => {
       const idf = field.idfs[at];
