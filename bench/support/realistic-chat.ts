@@ -143,11 +143,17 @@ export function* chatRecords(options: ChatArchiveOptions): Generator<MemoryRecor
     const day = new Date(Date.UTC(2021, 0, 1) + session * 86_400_000 + turn * 90_000);
     const user = turn % 2 === 0;
     const record: MemoryRecord = {
-      ...messageHead(options, i, session),
+      id: `m${i}`,
+      contextId: options.contextId,
+      kind: 'message',
+      sequence: i,
+      sessionId: `s${session}`,
       roundId: `s${session}:${Math.floor(turn / 2)}`,
       role: user ? 'user' : 'assistant',
       speaker: user ? 'Sam' : 'assistant',
-      ...messageTail(day, words),
+      timestamp: day.toISOString().replace('.000Z', 'Z'),
+      text: words.join(' '),
+      assets: [],
     };
     if (user && next() < 0.04) {
       const caption = Array.from({ length: 8 }, () => topicOf(topic, Math.floor(next() * TOPIC_WORDS)));
@@ -156,26 +162,6 @@ export function* chatRecords(options: ChatArchiveOptions): Generator<MemoryRecor
     }
     yield record;
   }
-}
-
-/** The fields of a generated message before its round and speaker (in the order the rounds archive writes them). */
-function messageHead(options: ChatArchiveOptions, i: number, session: number) {
-  return {
-    id: `m${i}`,
-    contextId: options.contextId,
-    kind: 'message' as const,
-    sequence: i,
-    sessionId: `s${session}`,
-  };
-}
-
-/** The fields after the speaker: time, text and no assets yet. */
-function messageTail(day: Date, words: readonly string[]) {
-  return {
-    timestamp: day.toISOString().replace('.000Z', 'Z'),
-    text: words.join(' '),
-    assets: [] as MemoryRecord['assets'],
-  };
 }
 
 /** A 'two-person' turn: the speaker's name as role and speaker, no round, the session's date, some photos. */
@@ -191,10 +177,16 @@ function twoPersonRecord(
   const speaker = PEOPLE[twoPersonSpeaker(options.seed, session, turn)]!;
   const day = new Date(Date.UTC(2021, 0, 1) + session * 86_400_000 + 18 * 3_600_000);
   const record: MemoryRecord = {
-    ...messageHead(options, i, session),
+    id: `m${i}`,
+    contextId: options.contextId,
+    kind: 'message',
+    sequence: i,
+    sessionId: `s${session}`,
     role: speaker,
     speaker,
-    ...messageTail(day, words),
+    timestamp: day.toISOString().replace('.000Z', 'Z'),
+    text: words.join(' '),
+    assets: [],
   };
   if (next() < 0.03) {
     const caption = Array.from({ length: 8 }, topicWord);
