@@ -176,6 +176,8 @@ function twoPersonRecord(
 ): MemoryRecord {
   const speaker = PEOPLE[twoPersonSpeaker(options.seed, session, turn)]!;
   const day = new Date(Date.UTC(2021, 0, 1) + session * 86_400_000 + 18 * 3_600_000);
+  // A literal like the rounds shape's, not a shared builder: spreading shared fields made generation 3x slower,
+  // and bench:scale times the generator inside its ingest.
   const record: MemoryRecord = {
     id: `m${i}`,
     contextId: options.contextId,
