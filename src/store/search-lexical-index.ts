@@ -118,21 +118,24 @@ export function searchLexicalIndex(
       const ids = resolveTermIds(statements, termIds, terms, learn, statements.cache.absentTerms());
       if (ids.length === 0) return [];
       const bounds = lexicalWorkBounds(options.work);
-      const searched = fields.filter((field) => !wanted || wanted.has(field.kind));
+      // Each field's statistics read once (the buckets' cache is bypassed inside a caller's transaction).
+      const searched = fields
+        .filter((field) => !wanted || wanted.has(field.kind))
+        .map((field) => ({ field, buckets: termBuckets(statements, field, ids) }));
       const skipped = options.skipCommonOnlyKinds
         ? commonOnlyKinds(
             new Map(
-              searched.map((field) => [
+              searched.map(({ field, buckets }) => [
                 field.kind,
-                { docs: field.docs, dfs: [...termBuckets(statements, field, ids).values()].map(sumDocs) },
+                { docs: field.docs, dfs: [...buckets.values()].map(sumDocs) },
               ]),
             ),
           )
         : new Set<ViewKind>();
       const hits: ViewHit[] = [];
-      for (const field of searched) {
+      for (const { field, buckets } of searched) {
         if (skipped.has(field.kind)) continue;
-        const found = searchField(statements, field, ids, options.limit, bounds);
+        const found = searchField(statements, field, buckets, ids, options.limit, bounds);
         if (found.bounded) {
           lexicalSearchWork.bounded++;
           options.onBounded?.(field.kind);
@@ -280,13 +283,13 @@ function sumDocs(buckets: readonly { docs: number }[]): number {
 function searchField(
   s: ReturnType<typeof prepareSearchStatements>,
   field: FieldRow,
+  buckets: ReadonlyMap<number, readonly { bucket: number; docs: number }[]>,
   termIds: readonly number[],
   limit: number,
   bounds: { rows: number; scored: number },
 ): FieldHits {
   const n = field.docs;
   const averageLength = field.total_length / n;
-  const buckets = termBuckets(s, field, termIds);
   // Query order is kept (it is the summation order of every score).
   const cursors: Cursor[] = termIds
     .filter((term) => buckets.has(term))
