@@ -98,6 +98,8 @@ process.stdout.write(
 );
 
 const WALL_CLOCK_COLUMNS = new Set(['contexts.last_write', 'semantic_snapshots.created_at']);
+/** The approximate-kNN mark's `since` (meta, a snapshot's creation time): masked like the columns above. */
+const WALL_CLOCK_FIELD = /"since":"[^"]*"/g;
 
 if (digestFile !== undefined) {
   if (!existsSync(file)) throw new Error(`no archive at ${file}`);
@@ -121,7 +123,15 @@ if (digestFile !== undefined) {
       .prepare(`SELECT ${columns.join(', ')} FROM "${table}" ORDER BY ${columns.join(', ')}`)
       .raw()
       .iterate()) {
-      hash.update(JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('base64') : v)));
+      hash.update(
+        JSON.stringify(row, (_k, v) =>
+          Buffer.isBuffer(v)
+            ? v.toString('base64')
+            : table === 'meta' && typeof v === 'string'
+              ? v.replace(WALL_CLOCK_FIELD, '"since":"-"')
+              : v,
+        ),
+      );
       hash.update('\n');
       rows++;
     }

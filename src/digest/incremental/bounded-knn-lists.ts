@@ -138,30 +138,34 @@ export function boundedKnnSearcher(
         const t = docTerm[e]!;
         const w = docWeight[e]!;
         query[t] = w;
-        for (let p = start[t]!; p < start[t + 1]!; p++) {
+        const first = start[t]!;
+        const last = start[t + 1]!;
+        // Room for every posting of the term up front: no capacity test inside the hot loop.
+        if (seen + last - first > touched.length) {
+          const grown = new Uint32Array(Math.max(touched.length * 2, seen + last - first));
+          grown.set(touched);
+          touched = grown;
+        }
+        for (let p = first; p < last; p++) {
           const j = postDoc[p]!;
-          if (j === i) continue;
-          if (partial[j] === 0) {
-            if (seen === touched.length) {
-              const grown = new Uint32Array(touched.length * 2);
-              grown.set(touched);
-              touched = grown;
-            }
+          const sum = partial[j]!;
+          // partial[i] is never written, so i itself is only ever met here.
+          if (sum === 0) {
+            if (j === i) continue;
             touched[seen++] = j;
           }
-          partial[j] = partial[j]! + w * postWeight[p]!;
+          partial[j] = sum + w * postWeight[p]!;
         }
       }
       let size = 0;
+      // The last kept candidate once `rescore` are kept (cached: the test below rejects most candidates).
+      let floorScore = 0;
+      let floorDoc = 0;
       for (let r = 0; r < seen; r++) {
         const j = touched[r]!;
         const value = partial[j]!;
         partial[j] = 0;
-        if (
-          size === rescore &&
-          (value < bestScore[size - 1]! || (value === bestScore[size - 1]! && j > bestDoc[size - 1]!))
-        )
-          continue;
+        if (size === rescore && (value < floorScore || (value === floorScore && j > floorDoc))) continue;
         let at = size < rescore ? size++ : size - 1;
         while (
           at > 0 &&
@@ -173,15 +177,21 @@ export function boundedKnnSearcher(
         }
         bestScore[at] = value;
         bestDoc[at] = j;
+        if (size === rescore) {
+          floorScore = bestScore[size - 1]!;
+          floorDoc = bestDoc[size - 1]!;
+        }
       }
       for (let r = 0; r < size; r++) {
         const j = bestDoc[r]!;
         let sum = 0;
         for (let e = docStart[j]!; e < docStart[j + 1]!; e++) sum += query[docTerm[e]!]! * docWeight[e]!;
         const value = rankableScore(sum);
-        // A pair is scored from both sides (j's search may have listed i already): a list holds it once.
-        if (lists.scoreOf(i, j) === undefined) lists.offer(i, j, value);
-        if (lists.scoreOf(j, i) === undefined) lists.offer(j, i, value);
+        // A pair is scored from both sides (j's search may have listed i already): a list holds it once. A
+        // score under a full list's entry score is refused by offer anyway: testing it first spares most
+        // offers the scan of a list that is rarely in cache (j's).
+        if (value >= lists.threshold(i) && lists.scoreOf(i, j) === undefined) lists.offer(i, j, value);
+        if (value >= lists.threshold(j) && lists.scoreOf(j, i) === undefined) lists.offer(j, i, value);
       }
       for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
     }
