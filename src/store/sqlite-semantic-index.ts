@@ -270,10 +270,15 @@ export function createSqliteSemanticIndex(
     },
 
     async replaceAll(contextId: string, snapshot: SemanticSnapshotInput, docs: Iterable<SemanticDoc>) {
+      // Without the foreign-key checks (a parent lookup per row, ~20 a memory): the written documents' ids
+      // are checked once each after the rows, before the commit (a refused id takes everything back).
       run(() =>
-        replaceState(contextId, snapshot, () => {
-          for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
-        }),
+        withoutForeignKeyChecks(db, () =>
+          replaceState(contextId, snapshot, () => {
+            for (const doc of docs) insertDoc(contextId, doc, snapshot.k);
+            assertKnownDocs(statements(), contextId);
+          }),
+        ),
       );
       cache?.clearContext(contextId);
     },
@@ -520,6 +525,24 @@ function bulkIndexes(
   if (documents < BULK_INDEX_REBUILD_FROM) return [];
   const others = s.otherDocuments.get(contextId) as number;
   return others > documents ? [] : (s.bulkIndexes.all() as { name: string; sql: string }[]);
+}
+
+/**
+ * Refuses a context's semantic state naming what the archive does not hold: an unknown context, or a document
+ * of an unknown memory (the postings and list rows of a document carry its id, so its doc row stands for
+ * them). Run inside the writing transaction when the foreign-key checks are off.
+ */
+function assertKnownDocs(s: ReturnType<typeof prepareSemanticStatements>, contextId: string): void {
+  if (s.contextKnown.get(contextId) === undefined) {
+    throw new GraphmemixError('INVALID_INPUT', `semantic state of unknown context "${contextId}"`);
+  }
+  const unknown = s.unknownDocMemory.get(contextId) as string | undefined;
+  if (unknown !== undefined) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `semantic document of unknown memory "${unknown}" in "${contextId}"`,
+    );
+  }
 }
 
 /**

@@ -20,6 +20,8 @@ type StatementName =
   | 'insertDf'
   | 'clearDf'
   | 'clearDocs'
+  | 'contextKnown'
+  | 'unknownDocMemory'
   | 'clearPostings'
   | 'clearNeighbours'
   | 'getDoc'
@@ -74,6 +76,9 @@ export function prepareSemanticStatements(db: Database.Database): SemanticStatem
     insertDf: p('INSERT INTO semantic_df (context_id, term, df) VALUES (?, ?, ?)'),
     clearDf: p('DELETE FROM semantic_df WHERE context_id = ?'),
     clearDocs: p('DELETE FROM semantic_docs WHERE context_id = ?'),
+    contextKnown: p('SELECT 1 FROM contexts WHERE id = ?').pluck(),
+    unknownDocMemory: p(`SELECT d.memory_id FROM semantic_docs d WHERE d.context_id = ? AND NOT EXISTS
+      (SELECT 1 FROM memories m WHERE m.context_id = d.context_id AND m.id = d.memory_id) LIMIT 1`).pluck(),
     clearPostings: p('DELETE FROM semantic_postings WHERE context_id = ?'),
     clearNeighbours: p('DELETE FROM semantic_neighbours WHERE context_id = ?'),
     getDoc: p('SELECT threshold FROM semantic_docs WHERE context_id = ? AND memory_id = ?'),

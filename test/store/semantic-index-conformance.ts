@@ -232,6 +232,23 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect((await store.integrityCheck()).ok).toBe(true);
   });
 
+  it('semantic: replaceAll naming an unknown memory is refused and changes nothing', async () => {
+    const store = await setUp();
+    const ids = ['a', 'b', 'c', 'd'];
+    const terms = ['apple', 'pear', 'kiwi'];
+    const before = await semanticState(store, 'ctx', ids, terms);
+    // The unknown memory comes last: the rows of the documents before it are written first, then taken back.
+    await expect(
+      store.semantic.replaceAll('ctx', { ...SNAPSHOT, documents: 2 }, [
+        doc('d', { kiwi: 1 }, []),
+        doc('nope', { kiwi: 1 }, [['d', 0.5]]),
+      ]),
+    ).rejects.toThrow();
+    expect(await semanticState(store, 'ctx', ids, terms)).toEqual(before);
+    expect(await store.semantic.getDocs('ctx', ['nope'])).toEqual([]);
+    expect((await store.integrityCheck()).ok).toBe(true);
+  });
+
   it('semantic: a staged replace that fails or is aborted changes nothing', async (test) => {
     const store = await setUp();
     if (!store.semantic.stagedReplace) test.skip();
