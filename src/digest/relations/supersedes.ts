@@ -92,18 +92,19 @@ export function supersessionFacts(record: MemoryRecord): SupersessionFacts {
     ...(timeMs === undefined ? {} : { timeMs }),
     explicit: explicitSupersedes(record),
     ...(thread === undefined ? {} : { thread }),
-    cue: NEGATION_CUE.test(text)
-      ? 'negation'
-      : STRONG_CUE.test(text)
-        ? 'strong'
-        : WEAK_CUE.test(text)
-          ? 'weak'
-          : undefined,
+    cue: revisionCue(text),
     values: slotValues(text),
     topic,
     negated: negatedTokens(text),
     question: /\?\s*$/.test(text.trim()),
   };
+}
+
+/** The revision cue of a text (SupersessionFacts.cue): three tests, without the rest of the facts. */
+function revisionCue(text: string): SupersessionFacts['cue'] {
+  if (NEGATION_CUE.test(text)) return 'negation';
+  if (STRONG_CUE.test(text)) return 'strong';
+  return WEAK_CUE.test(text) ? 'weak' : undefined;
 }
 
 /**
@@ -214,19 +215,36 @@ export function supersedesPairs(records: readonly MemoryRecord[]): RecordPair[] 
     if (members) members.push(record);
     else threads.set(thread, [record]);
   }
+  // A memory's facts (tokens, slot values) are made only when a later memory with a revision cue compares
+  // with it, or when it has one itself: most memories have no cue, and the facts were ~9 us a memory of a
+  // bulk rebuild. A memory without a cue detects nothing (`revises` needs one), so the pairs are the same.
   for (const members of threads.values()) {
-    const recent: SupersessionFacts[] = [];
+    const recent: LazyFacts[] = [];
     for (const record of members) {
-      const facts = supersessionFacts(record);
-      if (recent.length > 0) {
-        const target = detectedTarget(facts, [...recent].reverse());
+      const entry: LazyFacts = { record };
+      if (recent.length > 0 && revisionCue(record.text) !== undefined) {
+        const before: SupersessionFacts[] = [];
+        for (let at = recent.length - 1; at >= 0; at--) before.push(factsOf(recent[at]!));
+        const facts = factsOf(entry);
+        const target = detectedTarget(facts, before);
         if (target !== undefined) out.add(facts.id, target);
       }
-      recent.push(facts);
+      recent.push(entry);
       if (recent.length > SUPERSEDES_RULE.window) recent.shift();
     }
   }
   return out.pairs;
+}
+
+/** A memory of a thread's window and its facts once made. */
+interface LazyFacts {
+  record: MemoryRecord;
+  facts?: SupersessionFacts;
+}
+
+function factsOf(entry: LazyFacts): SupersessionFacts {
+  entry.facts ??= supersessionFacts(entry.record);
+  return entry.facts;
 }
 
 function inSequenceOrder(records: readonly MemoryRecord[]): readonly MemoryRecord[] {
