@@ -30,6 +30,7 @@ import {
   SEMANTIC_TOP_SIZE,
   WHOLE_ROW_MIN,
 } from './sqlite-semantic-top.ts';
+import { withSorterThreads } from './sqlite-sorter-threads.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
@@ -179,8 +180,11 @@ export function createSqliteSemanticIndex(
       }
       writeSnapshot(contextId, snapshot);
       writeRows();
-      // The same statements that made them (so the schema reads the same), now one sort each.
-      for (const { sql } of rebuilt) db.exec(sql);
+      // The same statements that made them (so the schema reads the same), now one sort each, the sorter on
+      // a helper thread too (the kNN pass that preceded this write is over: the other core is idle).
+      withSorterThreads(db, () => {
+        for (const { sql } of rebuilt) db.exec(sql);
+      });
       // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
       // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
       // the terms it reads whole.

@@ -1,0 +1,25 @@
+import { availableParallelism } from 'node:os';
+import type Database from 'better-sqlite3';
+
+/**
+ * Helper threads SQLite's sorter may use for a bulk CREATE INDEX: the cores beside this one, at most 2. The
+ * index rebuild of a bulk semantic rewrite runs after the kNN pass, when the other cores are idle; its sort
+ * on one helper thread took ~8-10% off a 300k context's `replaceAll` wall time (docs/semantic-knn.md).
+ */
+export const SORTER_THREADS = Math.max(0, Math.min(2, availableParallelism() - 1));
+
+/**
+ * `work` with SQLite's sorter allowed `threads` helper threads (PRAGMA threads), the connection's previous
+ * value restored after it, thrown or not: the setting is per connection, and other statements' sorts (a
+ * question's ORDER BY) keep running on one thread. The sorted output, hence the index, is the same.
+ */
+export function withSorterThreads<T>(db: Database.Database, work: () => T, threads = SORTER_THREADS): T {
+  const before = db.pragma('threads', { simple: true }) as number;
+  if (threads === before) return work();
+  db.pragma(`threads = ${Math.trunc(threads)}`);
+  try {
+    return work();
+  } finally {
+    db.pragma(`threads = ${before}`);
+  }
+}
