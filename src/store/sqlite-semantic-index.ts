@@ -18,19 +18,19 @@ import {
   stagingWithOtherK,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
+import { withoutForeignKeyChecks, withSorterThreads } from './sqlite-bulk-write-pragmas.ts';
 import {
   createSqliteSemanticStaging,
   type SqliteSemanticStaging,
   writeDocRows,
 } from './sqlite-semantic-staging.ts';
-import { OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
+import { assertKnownDocs, OPEN_RATIO, prepareSemanticStatements } from './sqlite-semantic-statements.ts';
 import {
   createSemanticTopLists,
   type EnteredPosting,
   SEMANTIC_TOP_SIZE,
   WHOLE_ROW_MIN,
 } from './sqlite-semantic-top.ts';
-import { withSorterThreads } from './sqlite-sorter-threads.ts';
 import { compareStrings } from './store-rules.ts';
 
 /** An exclusive upper limit above every stored value (SQLite REAL holds Infinity). */
@@ -529,40 +529,6 @@ function bulkIndexes(
   if (documents < BULK_INDEX_REBUILD_FROM) return [];
   const others = s.otherDocuments.get(contextId) as number;
   return others > documents ? [] : (s.bulkIndexes.all() as { name: string; sql: string }[]);
-}
-
-/**
- * Refuses a context's semantic state naming what the archive does not hold: an unknown context, or a document
- * of an unknown memory (the postings and list rows of a document carry its id, so its doc row stands for
- * them). Run inside the writing transaction when the foreign-key checks are off.
- */
-function assertKnownDocs(s: ReturnType<typeof prepareSemanticStatements>, contextId: string): void {
-  if (s.contextKnown.get(contextId) === undefined) {
-    throw new GraphmemixError('INVALID_INPUT', `semantic state of unknown context "${contextId}"`);
-  }
-  const unknown = s.unknownDocMemory.get(contextId) as string | undefined;
-  if (unknown !== undefined) {
-    throw new GraphmemixError(
-      'INVALID_INPUT',
-      `semantic document of unknown memory "${unknown}" in "${contextId}"`,
-    );
-  }
-}
-
-/**
- * `work` with SQLite's foreign-key checks off, for a staged commit whose copy checks its ids itself
- * (SqliteSemanticStaging.copyInto): one check per staged document instead of one parent lookup per copied row
- * (~20 per memory; ~0.6 s of the copy's 2.1 s at 100k memories). The pragma is set outside the transaction
- * (inside one SQLite ignores it, and the rows are then checked one by one as before) and restored after it.
- */
-function withoutForeignKeyChecks<T>(db: Database.Database, work: () => T): T {
-  if (db.inTransaction) return work();
-  db.pragma('foreign_keys = OFF');
-  try {
-    return work();
-  } finally {
-    db.pragma('foreign_keys = ON');
-  }
 }
 
 /**

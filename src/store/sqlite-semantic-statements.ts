@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { multiRowInsert } from './multi-row-insert.ts';
 
 /** The ratio stored for an open list (threshold 0): SQLite REAL, read back as Infinity. */
@@ -129,4 +130,22 @@ export function prepareSemanticStatements(db: Database.Database): SemanticStatem
       FROM semantic_postings p JOIN semantic_docs d ON d.context_id = p.context_id AND d.memory_id = p.memory_id
       WHERE p.context_id = ? AND p.term = ?) WHERE ratio >= ? AND ratio < ?`).raw(),
   };
+}
+
+/**
+ * Refuses a context's semantic state naming what the archive does not hold: an unknown context, or a document
+ * of an unknown memory (the postings and list rows of a document carry its id, so its doc row stands for
+ * them). Run inside the writing transaction when the foreign-key checks are off.
+ */
+export function assertKnownDocs(s: SemanticStatements, contextId: string): void {
+  if (s.contextKnown.get(contextId) === undefined) {
+    throw new GraphmemixError('INVALID_INPUT', `semantic state of unknown context "${contextId}"`);
+  }
+  const unknown = s.unknownDocMemory.get(contextId) as string | undefined;
+  if (unknown !== undefined) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `semantic document of unknown memory "${unknown}" in "${contextId}"`,
+    );
+  }
 }

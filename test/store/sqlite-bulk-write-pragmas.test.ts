@@ -1,8 +1,12 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { SORTER_THREADS, withSorterThreads } from '../../src/store/sqlite-sorter-threads.ts';
+import {
+  SORTER_THREADS,
+  withoutForeignKeyChecks,
+  withSorterThreads,
+} from '../../src/store/sqlite-bulk-write-pragmas.ts';
 
-describe('withSorterThreads', () => {
+describe('SQLite pragmas of bulk writes', () => {
   it('lets the work sort on helper threads and restores the connection setting, thrown or not', () => {
     const db = new Database(':memory:');
     db.exec(`CREATE TABLE t (k TEXT);
@@ -41,5 +45,28 @@ describe('withSorterThreads', () => {
   it('uses the cores beside this one, at most two', () => {
     expect(SORTER_THREADS).toBeGreaterThanOrEqual(0);
     expect(SORTER_THREADS).toBeLessThanOrEqual(2);
+  });
+
+  it('withoutForeignKeyChecks: off for the work and on again after it, thrown or not; inside a transaction left on', () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    db.exec('CREATE TABLE p (id TEXT PRIMARY KEY); CREATE TABLE c (p TEXT REFERENCES p (id))');
+    const on = () => db.pragma('foreign_keys', { simple: true });
+    withoutForeignKeyChecks(db, () => db.prepare('INSERT INTO c VALUES (?)').run('orphan'));
+    expect(on()).toBe(1);
+    expect(() =>
+      withoutForeignKeyChecks(db, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    expect(on()).toBe(1);
+    // Inside a transaction the pragma would be ignored: the rows stay checked.
+    expect(() =>
+      db.transaction(() =>
+        withoutForeignKeyChecks(db, () => db.prepare('INSERT INTO c VALUES (?)').run('another')),
+      )(),
+    ).toThrow(/FOREIGN KEY/);
+    expect(db.prepare('SELECT count(*) FROM c').pluck().get()).toBe(1);
+    db.close();
   });
 });
