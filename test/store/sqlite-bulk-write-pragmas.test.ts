@@ -67,6 +67,10 @@ describe('SQLite pragmas of bulk writes', () => {
       )(),
     ).toThrow(/FOREIGN KEY/);
     expect(db.prepare('SELECT count(*) FROM c').pluck().get()).toBe(1);
+    // A connection that had them off keeps them off.
+    db.pragma('foreign_keys = OFF');
+    withoutForeignKeyChecks(db, () => expect(on()).toBe(0));
+    expect(on()).toBe(0);
     db.close();
   });
 });
