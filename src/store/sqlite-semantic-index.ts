@@ -310,7 +310,11 @@ export function createSqliteSemanticIndex(
             if (snapshot.k !== k) throw stagingWithOtherK(contextId, k, snapshot.k);
             run(() =>
               withoutForeignKeyChecks(db, () =>
-                replaceState(contextId, snapshot, () => area.copyInto(contextId)),
+                replaceState(contextId, snapshot, () => {
+                  // Every copied row's memory id is a staged document's (stage writes no other).
+                  area.copyInto(contextId);
+                  assertKnownDocs(statements(), contextId);
+                }),
               ),
             );
           } finally {

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import { multiRowInsert } from './multi-row-insert.ts';
 import { listThreshold, type SemanticDoc } from './semantic-index-spec.ts';
 
@@ -19,9 +18,8 @@ export interface SqliteSemanticStaging {
   /** Appends documents (their thresholds for lists of length k), in one transaction of the temp file only. */
   stage(docs: Iterable<SemanticDoc>): void;
   /**
-   * Copies every staged row into the context's semantic tables, inside the caller's transaction; checks first
-   * what the foreign keys would (the context, each document's memory: INVALID_INPUT), so the caller may copy
-   * with them off.
+   * Copies every staged row into the context's semantic tables, inside the caller's transaction. It checks no
+   * ids: a caller copying with the foreign keys off checks the written documents after it (assertKnownDocs).
    */
   copyInto(contextId: string): void;
   /** Drops the three tables (outside any transaction of the caller's). */
@@ -105,28 +103,11 @@ export function createSqliteSemanticStaging(db: Database.Database, k: number): S
   const stageAll = db.transaction((given: Iterable<SemanticDoc>) => {
     for (const doc of given) writeDocRows(doc, k, [], writers);
   });
-  // The ids the foreign keys would check (the commit copies with them off): every copied row's memory_id is a
-  // staged document's (stage writes no other), the snapshot's and df's context is the one copied into.
-  const contextKnown = db.prepare('SELECT 1 FROM main.contexts WHERE id = ?').pluck();
-  const unknownMemory = db
-    .prepare(`SELECT d.memory_id FROM temp.${docs} d WHERE NOT EXISTS
-      (SELECT 1 FROM main.memories m WHERE m.context_id = ? AND m.id = d.memory_id) LIMIT 1`)
-    .pluck();
   return {
     stage(given) {
       stageAll.deferred(given);
     },
     copyInto(contextId) {
-      if (contextKnown.get(contextId) === undefined) {
-        throw new GraphmemixError('INVALID_INPUT', `semantic state of unknown context "${contextId}"`);
-      }
-      const unknown = unknownMemory.get(contextId) as string | undefined;
-      if (unknown !== undefined) {
-        throw new GraphmemixError(
-          'INVALID_INPUT',
-          `semantic document of unknown memory "${unknown}" in "${contextId}"`,
-        );
-      }
       for (const copy of copies) copy.run(contextId);
     },
     drop() {
