@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ingestItems } from '../../src/digest/ingest.ts';
+import { INGEST_BATCH_SIZE, ingestItems, UNSCHEDULED_INGEST_BATCH_SIZE } from '../../src/digest/ingest.ts';
 import { GraphmemixError } from '../../src/errors/graphmemix-error.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
@@ -204,6 +204,37 @@ describe('ingestItems', () => {
     const resumed = await ingestItems(store, messages(23), { ...offline, batchSize: 5 });
     expect(resumed).toMatchObject({ imported: 13, unchanged: 10 });
     expect(await snapshot(store, 'ctx')).toEqual(await snapshot(clean, 'ctx'));
+  });
+
+  it('writes batches of INGEST_BATCH_SIZE as turns of a write queue, UNSCHEDULED_INGEST_BATCH_SIZE without one', async () => {
+    const count = UNSCHEDULED_INGEST_BATCH_SIZE + INGEST_BATCH_SIZE + 1;
+    const batches = async (schedule?: <T>(work: () => Promise<T>) => Promise<T>) => {
+      const store = await openStore(':memory:');
+      const sizes: number[] = [];
+      const counting: ArchiveStore = Object.create(store, {
+        writeMemories: {
+          value: async (...args: Parameters<ArchiveStore['writeMemories']>) => {
+            sizes.push(args[1].length);
+            return store.writeMemories(...args);
+          },
+        },
+      });
+      const report = await ingestItems(counting, messages(count), {
+        ...offline,
+        ...(schedule ? { schedule } : {}),
+      });
+      expect(report.imported).toBe(count);
+      return sizes;
+    };
+    let turns = 0;
+    const queued = await batches((work) => {
+      turns++;
+      return work();
+    });
+    expect(queued.every((size) => size <= INGEST_BATCH_SIZE)).toBe(true);
+    expect(queued.length).toBe(Math.ceil(count / INGEST_BATCH_SIZE));
+    expect(turns).toBeGreaterThanOrEqual(queued.length);
+    expect(await batches()).toEqual([UNSCHEDULED_INGEST_BATCH_SIZE, INGEST_BATCH_SIZE + 1]);
   });
 
   it('rebuilds relations of every touched context and reports the edge counts', async () => {

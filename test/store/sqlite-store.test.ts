@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { BULK_MEMORY_WRITE_UNCHECKED_FROM } from '../../src/store/sqlite-bulk-write-pragmas.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { describeStoreConformance, write } from './store-conformance.ts';
 
@@ -25,6 +26,35 @@ describeStoreConformance('sqlite stored IVF', async () =>
 );
 
 describe('sqlite store specifics', () => {
+  it('a bulk writeMemories (new, then updated memories) leaves no orphan row and the foreign-key checks on', async () => {
+    const file = join(dir, 'bulk-unchecked.db');
+    const store = await openStore(file);
+    const n = BULK_MEMORY_WRITE_UNCHECKED_FROM + 6;
+    const batch = (version: string) =>
+      Array.from({ length: n }, (_, i) => {
+        const base = write('ctx', `m${i}`, `note ${i} about the harbour ${version}`, i);
+        const record = { ...base.record, agentId: 'agent-1', metadata: { topic: `t${i % 3}` } };
+        return { ...base, record, keys: [`turn:s${i % 4}`, `round:s${i % 4}:${i}`] };
+      });
+    // New memories (the fresh-rows path), then every one of them updated (the history, tags and views path).
+    expect((await store.writeMemories('ctx', batch('v1'))).inserted).toHaveLength(n);
+    expect((await store.writeMemories('ctx', batch('v2'))).updated).toHaveLength(n);
+    const connection = (store as unknown as { db: Database.Database }).db;
+    expect(connection.pragma('foreign_keys', { simple: true })).toBe(1);
+    await store.close();
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma('foreign_key_check')).toEqual([]);
+    const count = (table: string) => raw.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    expect([count('memories'), count('views'), count('memory_keys'), count('memory_versions')]).toEqual([
+      n,
+      2 * n,
+      2 * n,
+      n,
+    ]);
+    expect(count('memory_tags')).toBe(2 * n);
+    raw.close();
+  });
+
   it('persists across reopen, in WAL mode', async () => {
     const file = join(dir, 'persist.db');
     const store = await openStore(file);
