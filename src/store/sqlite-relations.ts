@@ -9,8 +9,18 @@ import {
   pairKey,
   streamEdgeReplacement,
 } from './edge-merge.ts';
+import { withSorterThreads } from './sqlite-bulk-write-pragmas.ts';
 import { type EdgeRow, type SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
+
+/**
+ * Edges from which a whole-type replacement may rebuild the edge indexes by one sort (bulkEdgeIndexes). The
+ * sort pays off only once random inserts into `edges_by_b` miss SQLite's page cache often: a 1M-memory
+ * import's edge writes 27.3 -> 20.6 s of CPU with it, a 300k one's 4.6 -> 6.4 s when rebuilt from 200k
+ * edges (bench/ingest-probe.ts, rounds shape; docs/living-archive.md "Round 44"). Set between the two, not
+ * tuned further.
+ */
+export const BULK_EDGE_INDEX_FROM = 500_000;
 
 /**
  * The SQLite store's relations: the relation journal (writes waiting to become edges) and the edges, which
@@ -22,6 +32,7 @@ export class SqliteRelations {
     private readonly statements: SqliteStoreStatements,
     private readonly run: <T>(work: () => T) => T,
     private readonly withReadCache: <T>(read: (cache: SqliteReadCache | undefined) => T) => T,
+    private readonly bulkEdgeIndexFrom = BULK_EDGE_INDEX_FROM,
   ) {}
 
   async pendingRelationWork(contextId: string, limit: number): Promise<RelationWork[]> {
@@ -59,30 +70,60 @@ export class SqliteRelations {
     types: readonly RelationType[],
     edges: readonly MemoryEdge[],
   ): Promise<void> {
-    const s = this.statements;
     this.run(() =>
       this.db
         .transaction(() => {
-          // No stored edge has a replaced type (the kept per-type counts say so): a bulk import's rebuild
-          // streams its edges, each merged with its pair's stored edge (none in a context without edges).
-          const counts = s.countEdgeTypes.all(contextId) as { type: string; n: number }[];
-          if (!counts.some((row) => row.n > 0 && (types as readonly string[]).includes(row.type))) {
-            const empty = s.anyEdge.get(contextId) === undefined;
-            const upserts = streamEdgeReplacement(contextId, types, edges, (a, b) => {
-              if (empty) return undefined;
-              const row = s.getEdge.get(contextId, a, b) as EdgeRow | undefined;
-              return row ? toEdge(contextId, row) : undefined;
-            });
-            if (upserts !== undefined) {
-              this.writeEdgeDiff(contextId, { upserts, deletes: [] });
-              return;
-            }
-          }
-          const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
-          this.writeEdgeDiff(contextId, diffEdgeReplacement(contextId, existing, types, edges));
+          const rebuilt = this.bulkEdgeIndexes(contextId, edges.length);
+          for (const { name } of rebuilt) this.db.exec(`DROP INDEX "${name}"`);
+          this.replaceEdgeRows(contextId, types, edges);
+          // The same statements that made them, one sort each (on a helper thread where a core is idle).
+          withSorterThreads(this.db, () => {
+            for (const { sql } of rebuilt) this.db.exec(sql);
+          });
         })
         .immediate(),
     );
+  }
+
+  /**
+   * The explicit indexes of `edges` that a replacement of `count` edges drops and builds again after its rows,
+   * or none. Why: the rows arrive in (a, b) order but `edges_by_b` takes them in random order, one random
+   * insert each into a large index; CREATE INDEX sorts once (a 1M-memory import's schema edges, 958k rows:
+   * 11.9 -> 6.8 s). Only for a replacement of at least BULK_EDGE_INDEX_FROM edges that is also at least as
+   * large as every other context's edges together: the build reads the whole table (as
+   * sqlite-semantic-index.ts's bulkIndexes). The indexes hold the same rows either way, and a failed
+   * replacement takes the drop back with everything else.
+   */
+  private bulkEdgeIndexes(contextId: string, count: number): { name: string; sql: string }[] {
+    if (count < this.bulkEdgeIndexFrom) return [];
+    const others = (this.statements.otherEdges.get(contextId, count + 1) as { n: number }).n;
+    return others > count ? [] : (this.statements.edgeIndexes.all() as { name: string; sql: string }[]);
+  }
+
+  /** Inside replaceEdges' transaction: the given types' edges of the context replaced by `edges`. */
+  private replaceEdgeRows(
+    contextId: string,
+    types: readonly RelationType[],
+    edges: readonly MemoryEdge[],
+  ): void {
+    const s = this.statements;
+    // No stored edge has a replaced type (the kept per-type counts say so): a bulk import's rebuild
+    // streams its edges, each merged with its pair's stored edge (none in a context without edges).
+    const counts = s.countEdgeTypes.all(contextId) as { type: string; n: number }[];
+    if (!counts.some((row) => row.n > 0 && (types as readonly string[]).includes(row.type))) {
+      const empty = s.anyEdge.get(contextId) === undefined;
+      const upserts = streamEdgeReplacement(contextId, types, edges, (a, b) => {
+        if (empty) return undefined;
+        const row = s.getEdge.get(contextId, a, b) as EdgeRow | undefined;
+        return row ? toEdge(contextId, row) : undefined;
+      });
+      if (upserts !== undefined) {
+        this.writeEdgeDiff(contextId, { upserts, deletes: [] });
+        return;
+      }
+    }
+    const existing = (s.listEdges.all(contextId) as EdgeRow[]).map((row) => toEdge(contextId, row));
+    this.writeEdgeDiff(contextId, diffEdgeReplacement(contextId, existing, types, edges));
   }
 
   async changeEdges(contextId: string, changes: readonly EdgeChange[]): Promise<void> {

@@ -42,6 +42,8 @@ type StatementName =
   | 'edgesOf'
   | 'edgesAmong'
   | 'countEdgeTypes'
+  | 'otherEdges'
+  | 'edgeIndexes'
   | 'begin'
   | 'commit'
   | 'rollback'
@@ -157,6 +159,13 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     edgesAmong: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))`),
     countEdgeTypes: p('SELECT type, n FROM edge_counts WHERE context_id = ?'),
+    // Other contexts' edges (per-type counts: an edge of two types counts twice), read through at most `?`
+    // nonzero rows: each counts at least 1, so the sum answers "more than the write?" without a whole scan.
+    otherEdges: p(`SELECT COALESCE(SUM(n), 0) AS n FROM
+      (SELECT n FROM edge_counts WHERE context_id != ? AND n > 0 LIMIT ?)`),
+    // Explicit indexes only (sql NULL: the primary key's own index, never dropped).
+    edgeIndexes: p(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+      AND tbl_name = 'edges' ORDER BY name`),
     begin: p('BEGIN IMMEDIATE'),
     commit: p('COMMIT'),
     rollback: p('ROLLBACK'),

@@ -74,6 +74,8 @@ export function createSqliteStore(
     ivf?: { threshold?: number; keptFloats?: number };
     /** Rows per step of forgetting a context, fixed (tests: few); default sized to FORGET_STEP_MS. */
     forgetStepRows?: number;
+    /** Edges from which a whole-type replacement rebuilds the edge indexes (BULK_EDGE_INDEX_FROM; tests: few). */
+    bulkEdgeIndexFrom?: number;
     /**
      * The background WAL checkpointer (sqlite-checkpointer.ts) of a writable file from `fromBytes`
      * (default BACKGROUND_CHECKPOINT_FROM_BYTES); false: none (the writer checkpoints in its commits).
@@ -134,7 +136,13 @@ class SqliteStore implements ArchiveStore {
       this.ann,
       new SqliteStoredIvf(db, options.ivf),
     );
-    this.relations = new SqliteRelations(db, this.statements, run, (read) => this.withReadCache(read));
+    this.relations = new SqliteRelations(
+      db,
+      this.statements,
+      run,
+      (read) => this.withReadCache(read),
+      options.bulkEdgeIndexFrom,
+    );
     this.writes = new SqliteMemoryWrites(
       db,
       this.statements,
