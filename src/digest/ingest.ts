@@ -33,8 +33,8 @@ export const INGEST_BATCH_SIZE = 500;
  * an import naming no user, the library's direct call), where a batch's length delays no other writer. Larger
  * batches share each commit's fixed costs (the lexical statistics flush, the FTS5 segment, the statements
  * re-prepared after the foreign-key switch of sqlite-bulk-write-pragmas.ts) over more records: a 100k
- * import's memory writes 9.3-9.9 s of CPU at 500 -> 8.0 s at 2,000; a crash loses at most one batch, which
- * re-running the import writes again.
+ * import's memory writes 9.3-9.9 s of CPU at 500 -> 8.8 s at 2,000 (8.0 s with the switch); a crash loses at
+ * most one batch, which re-running the import writes again.
  */
 export const UNSCHEDULED_INGEST_BATCH_SIZE = 2000;
 
