@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import type Database from 'better-sqlite3';
 
-// Connection settings a bulk write changes for its own duration and restores (sqlite-semantic-index.ts,
-// sqlite-memory-writes.ts).
+// What a bulk write changes for its own duration and restores: connection settings, and secondary indexes
+// dropped while its rows go in (sqlite-semantic-index.ts, sqlite-memory-writes.ts, sqlite-relations.ts).
 
 /**
  * Helper threads SQLite's sorter may use for a bulk CREATE INDEX: the cores beside this one, at most 2. The
@@ -54,4 +54,36 @@ export function withoutForeignKeyChecks<T>(db: Database.Database, work: () => T)
   } finally {
     db.pragma('foreign_keys = ON');
   }
+}
+
+/** A secondary index as the schema holds it: dropped by name, made again by its own CREATE statement. */
+export interface IndexDefinition {
+  name: string;
+  sql: string;
+}
+
+/** The explicit indexes of `tables`, by name (sql NULL: a primary key's own index, never dropped). */
+export function explicitIndexes(db: Database.Database, tables: readonly string[]): IndexDefinition[] {
+  return db
+    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+      AND tbl_name IN (SELECT value FROM json_each(?)) ORDER BY name`)
+    .all(JSON.stringify(tables)) as IndexDefinition[];
+}
+
+/**
+ * `work` with `indexes` dropped before it and made again after it by the same statements (so the schema reads
+ * the same), one sort each, the sorter on helper threads: for a bulk write whose rows reach an index in random
+ * order. Call it inside the write's transaction, so a failure takes the drop back with everything else.
+ */
+export function withIndexesRebuilt<T>(
+  db: Database.Database,
+  indexes: readonly IndexDefinition[],
+  work: () => T,
+): T {
+  for (const { name } of indexes) db.exec(`DROP INDEX "${name}"`);
+  const result = work();
+  withSorterThreads(db, () => {
+    for (const { sql } of indexes) db.exec(sql);
+  });
+  return result;
 }

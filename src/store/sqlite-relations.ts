@@ -9,7 +9,7 @@ import {
   pairKey,
   streamEdgeReplacement,
 } from './edge-merge.ts';
-import { withSorterThreads } from './sqlite-bulk-write-pragmas.ts';
+import { explicitIndexes, type IndexDefinition, withIndexesRebuilt } from './sqlite-bulk-write-pragmas.ts';
 import { type EdgeRow, type SqliteReadCache, sqliteReadWork } from './sqlite-read-cache.ts';
 import type { SqliteStoreStatements } from './sqlite-store-statements.ts';
 
@@ -73,13 +73,9 @@ export class SqliteRelations {
     this.run(() =>
       this.db
         .transaction(() => {
-          const rebuilt = this.bulkEdgeIndexes(contextId, edges.length);
-          for (const { name } of rebuilt) this.db.exec(`DROP INDEX "${name}"`);
-          this.replaceEdgeRows(contextId, types, edges);
-          // The same statements that made them, one sort each (on a helper thread where a core is idle).
-          withSorterThreads(this.db, () => {
-            for (const { sql } of rebuilt) this.db.exec(sql);
-          });
+          withIndexesRebuilt(this.db, this.bulkEdgeIndexes(contextId, edges.length), () =>
+            this.replaceEdgeRows(contextId, types, edges),
+          );
         })
         .immediate(),
     );
@@ -94,10 +90,10 @@ export class SqliteRelations {
    * sqlite-semantic-index.ts's bulkIndexes). The indexes hold the same rows either way, and a failed
    * replacement takes the drop back with everything else.
    */
-  private bulkEdgeIndexes(contextId: string, count: number): { name: string; sql: string }[] {
+  private bulkEdgeIndexes(contextId: string, count: number): IndexDefinition[] {
     if (count < this.bulkEdgeIndexFrom) return [];
     const others = (this.statements.otherEdges.get(contextId, count + 1) as { n: number }).n;
-    return others > count ? [] : (this.statements.edgeIndexes.all() as { name: string; sql: string }[]);
+    return others > count ? [] : explicitIndexes(this.db, ['edges']);
   }
 
   /** Inside replaceEdges' transaction: the given types' edges of the context replaced by `edges`. */

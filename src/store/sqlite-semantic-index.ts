@@ -18,7 +18,12 @@ import {
   stagingWithOtherK,
 } from './semantic-index-spec.ts';
 import { CACHED_TOP_MIN, type SemanticPostingsCache } from './semantic-postings-cache.ts';
-import { withoutForeignKeyChecks, withSorterThreads } from './sqlite-bulk-write-pragmas.ts';
+import {
+  explicitIndexes,
+  type IndexDefinition,
+  withIndexesRebuilt,
+  withoutForeignKeyChecks,
+} from './sqlite-bulk-write-pragmas.ts';
 import {
   createSqliteSemanticStaging,
   type SqliteSemanticStaging,
@@ -172,18 +177,14 @@ export function createSqliteSemanticIndex(
   const replaceState = (contextId: string, snapshot: SemanticSnapshotInput, writeRows: () => void): void => {
     db.transaction(() => {
       const s = statements();
-      const rebuilt = bulkIndexes(s, contextId, snapshot.documents);
-      for (const { name } of rebuilt) db.exec(`DROP INDEX "${name}"`);
-      top?.clearContext(contextId);
-      for (const statement of [s.clearDocs, s.clearPostings, s.clearNeighbours]) {
-        statement.run(contextId);
-      }
-      writeSnapshot(contextId, snapshot);
-      writeRows();
-      // The same statements that made them (so the schema reads the same), now one sort each, the sorter on
-      // a helper thread too (the kNN pass that preceded this write is over: the other core is idle).
-      withSorterThreads(db, () => {
-        for (const { sql } of rebuilt) db.exec(sql);
+      // The indexes' sorts may take a helper thread: the kNN pass that preceded this write is over.
+      withIndexesRebuilt(db, bulkIndexes(db, s, contextId, snapshot.documents), () => {
+        top?.clearContext(contextId);
+        for (const statement of [s.clearDocs, s.clearPostings, s.clearNeighbours]) {
+          statement.run(contextId);
+        }
+        writeSnapshot(contextId, snapshot);
+        writeRows();
       });
       // The kept rows (cleared above, before the postings, so that the delete trigger finds nothing to
       // drop): the heaviest postings of the terms the forward search truncates, the whole lists of
@@ -526,13 +527,14 @@ export const BULK_INDEX_REBUILD_FROM = 2000;
  * tables and indexes hold the same rows.
  */
 function bulkIndexes(
+  db: Database.Database,
   s: ReturnType<typeof prepareSemanticStatements>,
   contextId: string,
   documents: number,
-): { name: string; sql: string }[] {
+): IndexDefinition[] {
   if (documents < BULK_INDEX_REBUILD_FROM) return [];
   const others = s.otherDocuments.get(contextId) as number;
-  return others > documents ? [] : (s.bulkIndexes.all() as { name: string; sql: string }[]);
+  return others > documents ? [] : explicitIndexes(db, ['semantic_postings', 'semantic_neighbours']);
 }
 
 /**

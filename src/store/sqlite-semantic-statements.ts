@@ -15,7 +15,6 @@ type StatementName =
   | 'upsertSnapshot'
   | 'thresholds'
   | 'otherDocuments'
-  | 'bulkIndexes'
   | 'addChanges'
   | 'dfIn'
   | 'insertDf'
@@ -67,9 +66,6 @@ export function prepareSemanticStatements(db: Database.Database): SemanticStatem
     otherDocuments: p(
       'SELECT COALESCE(SUM(documents), 0) FROM semantic_snapshots WHERE context_id != ?',
     ).pluck(),
-    // Explicit indexes only (sql NULL: a primary key's own index, never dropped).
-    bulkIndexes: p(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
-      AND tbl_name IN ('semantic_postings', 'semantic_neighbours') ORDER BY name`),
     addChanges: p('UPDATE semantic_snapshots SET changes = changes + ? WHERE context_id = ?'),
     dfIn: p(
       'SELECT term, df FROM semantic_df WHERE context_id = ? AND term IN (SELECT value FROM json_each(?))',

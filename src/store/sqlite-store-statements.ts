@@ -43,7 +43,6 @@ type StatementName =
   | 'edgesAmong'
   | 'countEdgeTypes'
   | 'otherEdges'
-  | 'edgeIndexes'
   | 'begin'
   | 'commit'
   | 'rollback'
@@ -163,9 +162,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     // nonzero rows: each counts at least 1, so the sum answers "more than the write?" without a whole scan.
     otherEdges: p(`SELECT COALESCE(SUM(n), 0) AS n FROM
       (SELECT n FROM edge_counts WHERE context_id != ? AND n > 0 LIMIT ?)`),
-    // Explicit indexes only (sql NULL: the primary key's own index, never dropped).
-    edgeIndexes: p(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
-      AND tbl_name = 'edges' ORDER BY name`),
     begin: p('BEGIN IMMEDIATE'),
     commit: p('COMMIT'),
     rollback: p('ROLLBACK'),
