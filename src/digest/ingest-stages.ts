@@ -108,9 +108,19 @@ export async function validateItem(
       : { type: 'question', question };
   }
   const raw = item.record as unknown as Record<string, unknown>;
-  const contextId = options.contextId ?? nonEmptyString(raw?.contextId) ?? DEFAULT_CONTEXT_ID;
-  const explicitSequence = typeof raw?.sequence === 'number' ? raw.sequence : undefined;
-  const sequence = explicitSequence ?? (await options.sequenceFor(contextId, nonEmptyString(raw?.id)));
+  const contextId = recordContextId(raw, options.contextId);
+  const sequence = explicitSequence(raw) ?? (await options.sequenceFor(contextId, nonEmptyString(raw?.id)));
+  return checkRecordItem(item, options, sequence);
+}
+
+/** The record part of the validate stage once the record's sequence is known (pure: prepare-records.ts). */
+export function checkRecordItem(
+  item: { record: unknown; source: SourcePosition },
+  options: { contextId: string | undefined; maxTextBytes: number | undefined },
+  sequence: number,
+): Extract<ValidatedItem, { type: 'record' | 'rejected' }> {
+  const raw = item.record as Record<string, unknown> | null | undefined;
+  const contextId = recordContextId(raw, options.contextId);
   // Limits (depth, size, counts) are checked here, before the record can reach any builder or the store.
   const limits = options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes };
   const checked = toMemoryRecord(item.record, { contextId, sequence }, limits);
@@ -122,6 +132,19 @@ export async function validateItem(
     };
   }
   return { type: 'record', record: checked.record, place };
+}
+
+/** The context a record goes to: the import's override, else its own, else the default. */
+export function recordContextId(
+  raw: Record<string, unknown> | null | undefined,
+  override: string | undefined,
+): string {
+  return override ?? nonEmptyString(raw?.contextId) ?? DEFAULT_CONTEXT_ID;
+}
+
+/** The record's own sequence when it gives one (else ingest assigns it from the store). */
+export function explicitSequence(raw: Record<string, unknown> | null | undefined): number | undefined {
+  return typeof raw?.sequence === 'number' ? raw.sequence : undefined;
 }
 
 function checkQuestion(

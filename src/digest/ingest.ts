@@ -5,10 +5,8 @@ import { type ArchiveStore, inUnitOfWork, type MemoryWrite } from '../store/arch
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
 import type { RelationType } from '../types/relation.ts';
-import { buildViews } from './build-views.ts';
 import { contentHash } from './content-hash.ts';
 import { ImportSeen } from './import-seen.ts';
-import { relationKeys } from './incremental/relation-keys.ts';
 import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
 import type { IngestReport } from './ingest-report.ts';
 import {
@@ -19,6 +17,8 @@ import {
   validateItem,
 } from './ingest-stages.ts';
 import { hasLocalMedia, type MediaDigestOutcome } from './media/digest-record-media.ts';
+import { stampAndHash, writeOf } from './prepare-records.ts';
+import { preparedItems } from './prepared-items.ts';
 import { updateRelations } from './update-relations.ts';
 
 export { DEFAULT_CONTEXT_ID };
@@ -78,13 +78,20 @@ export interface IngestOptions {
   compactInBackground?: CompactionScheduler;
   /** The semantic side of incremental updates after the write (BuildRelationsOptions.semanticAfterWrite). */
   semanticAfterWrite?: (contextId: string) => void;
+  /**
+   * Records after which a helper thread validates and builds views ahead of the writes (prepared-items.ts;
+   * default PREPARE_HELPER_FROM; Infinity: never). The archive is the same either way.
+   */
+  prepareHelperFrom?: number;
 }
 
 /**
  * The one ingest path: every importer, `addMemories`, the HTTP import route, the CLI and the media queue go
  * through it. Stages per record: validate (toMemoryRecord: schema and limits) -> deduplicate within the
  * import -> media digest -> views (+ content hash, relation keys) -> write (batched transactions); then
- * relations per touched context (the relation journal written with each memory). Invalid records are
+ * relations per touched context (the relation journal written with each memory). From PREPARE_HELPER_FROM
+ * records on, a helper thread validates, hashes and builds the views of the next records while this one
+ * writes (prepared-items.ts: the same archive, the second core busy). Invalid records are
  * rejected with file/line/field and the rest continue. The same id twice in one import with different
  * content is DUPLICATE_ID (the first stays); an identical repeat is skipped. Nothing committed is lost when
  * a later batch fails, and re-running an interrupted import reaches the same state (writes are idempotent by
@@ -112,13 +119,19 @@ export async function ingestItems(
   let flushed = false;
 
   let parseStarted = trace.now();
-  for await (const item of items) {
+  const prepareOptions = { contextId: options.contextId, maxTextBytes: options.maxTextBytes };
+  const stream = preparedItems(items, {
+    ...prepareOptions,
+    ...(options.prepareHelperFrom === undefined ? {} : { helperFrom: options.prepareHelperFrom }),
+  });
+  for await (const { item, prepared } of stream) {
     itemsRead++;
-    const validated = await validateItem(item, {
-      contextId: options.contextId,
-      maxTextBytes: options.maxTextBytes,
-      sequenceFor: (contextId, id) => sequences.forMissing(contextId, id),
-    });
+    const validated =
+      prepared?.validated ??
+      (await validateItem(item, {
+        ...prepareOptions,
+        sequenceFor: (contextId, id) => sequences.forMissing(contextId, id),
+      }));
     if (validated.type === 'warning') trace.warn(validated.message);
     else if (validated.type === 'rejected') trace.reject(validated.rejection);
     else if (validated.type === 'question') {
@@ -126,9 +139,7 @@ export async function ingestItems(
       allContexts.add(validated.question.contextId);
     } else {
       const { record, place } = validated;
-      // The second clock: when this version entered the archive (a restored backup keeps its own).
-      record.recordedAt ??= recordedNow();
-      const hash = contentHash(record);
+      const hash = prepared?.write?.contentHash ?? stampAndHash(record);
       if (!firstInImport(seen, record, hash, place, trace)) continue;
       sequences.saw(record.contextId, record.sequence);
       recordContexts.add(record.contextId);
@@ -137,7 +148,11 @@ export async function ingestItems(
       trace.addStep('parse', parseStarted);
       const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
       parseStarted = trace.now();
-      for (const part of digested) batch.records.push(viewsStage(part.record, part.hash));
+      for (const part of digested) {
+        // The helper's views when the media stage left the record as it was.
+        const write = prepared?.write;
+        batch.records.push(write?.record === part.record ? write : writeOf(part.record, part.hash));
+      }
       if (item.type === 'record' && item.legacyIds !== undefined) {
         for (const legacyId of item.legacyIds) {
           if (legacyId !== record.id) batch.legacy.push({ legacyId, record });
@@ -300,11 +315,6 @@ export function settleDigest(
   };
 }
 
-/** Views stage: views, content hash and relation keys of a record ready to write. */
-function viewsStage(record: MemoryRecord, hash: string): MemoryWrite {
-  return { record, views: buildViews(record), contentHash: hash, keys: relationKeys(record) };
-}
-
 /** Write stage: records and questions collected into one transaction per context and batch. */
 class WriteBatch {
   records: MemoryWrite[] = [];
@@ -420,11 +430,6 @@ async function relationsStage(
       trace.report.stepSeconds[key] = (trace.report.stepSeconds[key] ?? 0) + seconds;
     }
   }
-}
-
-/** ISO write time; one per record so versions written in one request still order by their clock. */
-function recordedNow(): string {
-  return new Date().toISOString();
 }
 
 /**

@@ -1,0 +1,191 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { ImportItem } from '../importers/importer-spec.ts';
+import { explicitSequence } from './ingest-stages.ts';
+import { isPlainRecordInput, type PreparedRecord, type PrepareOptions } from './prepare-records.ts';
+import type { PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
+
+/** An import item, with its record already validated, hashed and given views when the helper did it. */
+export interface PreparedItem {
+  item: ImportItem;
+  prepared?: PreparedRecord;
+}
+
+export interface PreparedItemsOptions extends PrepareOptions {
+  /** Records an import passes through before a helper thread prepares the rest (default PREPARE_HELPER_FROM). */
+  helperFrom?: number;
+  /** The helper's entry module (tests: one that fails). */
+  helperEntry?: URL;
+}
+
+/**
+ * Records of an import before the helper starts: it costs ~60 ms to start from the built package (~250 ms
+ * from the TypeScript sources), several times what preparing a batch of adds costs, so small writes never
+ * start one; from here on the import is a bulk one and the helper's start is ~1% of it.
+ */
+export const PREPARE_HELPER_FROM = 4096;
+/** Items per chunk sent to the helper (~6 ms of its work on chat records). */
+const CHUNK = 256;
+/** Chunks read ahead of the one being consumed: the helper works on these while the caller writes. */
+const AHEAD = 4;
+
+interface Chunk {
+  items: ImportItem[];
+  /** Index in `items` of each record sent to the helper, in order. */
+  sent: number[];
+  reply?: Promise<PrepareReply | undefined>;
+}
+
+/**
+ * The items of an import in order, with the record-only part of their way in (validation, write time, content
+ * hash, views, relation keys: prepare-records.ts) done ahead on a helper thread once the import is large: the
+ * caller's thread then spends its time on the writes, which only it can do, while the second core prepares the
+ * next records. What comes out is what the caller would have made itself: the same function runs in both
+ * threads, and only records that are plain data with their own sequence go across (a record without one gets
+ * its sequence from the store, in order, in the caller's thread). A chunk the helper cannot take (a copy
+ * fails, the helper fails or exits) comes back unprepared and the caller prepares it as always.
+ */
+export async function* preparedItems(
+  items: AsyncIterable<ImportItem> | Iterable<ImportItem>,
+  options: PreparedItemsOptions,
+): AsyncGenerator<PreparedItem> {
+  const source = iteratorOf(items);
+  const from = options.helperFrom ?? PREPARE_HELPER_FROM;
+  const prepareOptions: PrepareOptions = { contextId: options.contextId, maxTextBytes: options.maxTextBytes };
+  let helper: PrepareHelper | undefined;
+  let sourceDone = false;
+  let sourceError: { error: unknown } | undefined;
+  const pull = async (): Promise<ImportItem | undefined> => {
+    if (sourceDone) return undefined;
+    try {
+      const next = await source.next();
+      if (next.done) sourceDone = true;
+      return next.done ? undefined : next.value;
+    } catch (error) {
+      // Thrown after the items read before it have been handed on, where a plain loop would have met it.
+      sourceDone = true;
+      sourceError = { error };
+      return undefined;
+    }
+  };
+  try {
+    let eligibleSeen = 0;
+    const worthIt = from < Number.POSITIVE_INFINITY && availableParallelism() > 1;
+    while (helper === undefined) {
+      const item = await pull();
+      if (item === undefined) break;
+      yield { item };
+      if (worthIt && eligible(item) && ++eligibleSeen >= from) {
+        helper = new PrepareHelper(options.helperEntry);
+      }
+    }
+    const ahead: Chunk[] = [];
+    let nextId = 0;
+    for (;;) {
+      while (ahead.length < AHEAD && !sourceDone) {
+        const chunk: Chunk = { items: [], sent: [] };
+        while (chunk.items.length < CHUNK) {
+          const item = await pull();
+          if (item === undefined) break;
+          if (eligible(item)) chunk.sent.push(chunk.items.length);
+          chunk.items.push(item);
+        }
+        if (chunk.items.length === 0) break;
+        if (chunk.sent.length > 0 && helper !== undefined) {
+          chunk.reply = helper.prepare(nextId++, prepareOptions, chunk);
+        }
+        ahead.push(chunk);
+      }
+      const head = ahead.shift();
+      if (head === undefined) break;
+      const reply = await head.reply;
+      const prepared = reply?.type === 'prepared' ? reply.prepared : undefined;
+      let sent = 0;
+      for (let i = 0; i < head.items.length; i++) {
+        const mine = sent < head.sent.length && head.sent[sent] === i;
+        if (mine) sent++;
+        yield mine && prepared !== undefined
+          ? { item: head.items[i]!, prepared: prepared[sent - 1]! }
+          : { item: head.items[i]! };
+      }
+    }
+    if (sourceError !== undefined) throw sourceError.error;
+  } finally {
+    helper?.stop();
+    // A consumer that stops early (a failed write) ends the source too, as its own loop would have.
+    if (!sourceDone) await source.return?.();
+  }
+}
+
+/** A record item the helper may prepare: its own sequence, plain data. */
+function eligible(item: ImportItem): item is Extract<ImportItem, { type: 'record' }> {
+  if (item.type !== 'record') return false;
+  const raw = item.record as unknown as Record<string, unknown> | null;
+  return explicitSequence(raw) !== undefined && isPlainRecordInput(raw);
+}
+
+function iteratorOf<T>(items: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in items
+    ? (items as AsyncIterable<T>)[Symbol.asyncIterator]()
+    : (items as Iterable<T>)[Symbol.iterator]();
+}
+
+/** One helper thread answering chunks in the order they were sent; undefined answers once it has failed. */
+class PrepareHelper {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, (reply: PrepareReply | undefined) => void>();
+  #failed = false;
+
+  constructor(entry: URL | undefined) {
+    // From TypeScript sources the helper needs tsx's loader in its own thread (the .mjs entry registers it);
+    // no inherited flags: tsx's loader registered twice in one thread hangs module loading.
+    const url =
+      entry ??
+      new URL(
+        import.meta.url.endsWith('.ts') ? './prepare-worker-tsx-entry.mjs' : './prepare-worker-main.js',
+        import.meta.url,
+      );
+    this.#worker = new Worker(url, { execArgv: [] });
+    // It keeps the process alive only while a chunk is out (an abandoned import leaves it idle, not running).
+    this.#worker.unref();
+    this.#worker.on('message', (reply: PrepareReply) => {
+      const resolve = this.#waiting.get(reply.id);
+      this.#waiting.delete(reply.id);
+      if (this.#waiting.size === 0) this.#worker.unref();
+      resolve?.(reply);
+    });
+    const fail = () => {
+      this.#failed = true;
+      for (const resolve of this.#waiting.values()) resolve(undefined);
+      this.#waiting.clear();
+    };
+    this.#worker.once('error', fail);
+    this.#worker.once('exit', fail);
+  }
+
+  prepare(id: number, options: PrepareOptions, chunk: Chunk): Promise<PrepareReply | undefined> {
+    if (this.#failed) return Promise.resolve(undefined);
+    const request: PrepareRequest = {
+      id,
+      options,
+      items: chunk.sent.map((i) => {
+        const item = chunk.items[i] as Extract<ImportItem, { type: 'record' }>;
+        const raw = item.record as unknown as Record<string, unknown>;
+        return { record: raw, source: item.source, sequence: explicitSequence(raw)! };
+      }),
+    };
+    try {
+      this.#worker.postMessage(request);
+    } catch {
+      // Something in the chunk cannot be copied: the caller prepares it.
+      return Promise.resolve(undefined);
+    }
+    if (this.#waiting.size === 0) this.#worker.ref();
+    return new Promise<PrepareReply | undefined>((resolve) => this.#waiting.set(id, resolve));
+  }
+
+  stop(): void {
+    this.#failed = true;
+    void this.#worker.terminate();
+  }
+}
