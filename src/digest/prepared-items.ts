@@ -26,8 +26,12 @@ export interface PreparedItemsOptions extends PrepareOptions {
 export const PREPARE_HELPER_FROM = 4096;
 /** Items per chunk sent to the helper (~6 ms of its work on chat records). */
 const CHUNK = 256;
-/** Chunks read ahead of the one being consumed: the helper works on these while the caller writes. */
-const AHEAD = 4;
+/**
+ * Chunks read ahead of the one being consumed: the helper works on these while the caller writes. Two write
+ * batches' worth (UNSCHEDULED_INGEST_BATCH_SIZE = 2,000): the caller consumes a batch in a burst between its
+ * writes, so with less ahead it waited for the helper each batch (~1 s of 10 at 100k with 1,024 ahead).
+ */
+const AHEAD = 16;
 
 interface Chunk {
   items: ImportItem[];
@@ -98,6 +102,9 @@ export async function* preparedItems(
       }
       const head = ahead.shift();
       if (head === undefined) break;
+      // Awaited, not raced: the caller's writes are synchronous, so a helper's message is only ever received
+      // while the caller waits for one (preparing a chunk itself whenever the answer was not yet in, it never
+      // took one: the whole import prepared here, plus the copies).
       const reply = await head.reply;
       const prepared = reply?.type === 'prepared' ? reply.prepared : undefined;
       let sent = 0;
