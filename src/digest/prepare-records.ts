@@ -51,34 +51,39 @@ const PLAIN_VALUES = 4096;
 const PLAIN_DEPTH = 32;
 
 /**
- * Whether a record input is plain data (what JSON.parse makes: plain objects, arrays, strings, finite numbers,
- * booleans, null) small enough to copy to the helper cheaply. A copy of anything else could differ from what
- * the validation would read here (a class instance loses its prototype's getters, a function cannot be
- * copied), so such records, and very large ones, are prepared in the calling thread as always.
+ * The approximate size in bytes (string lengths, 8 a value) of a record input that is plain data (what
+ * JSON.parse makes: plain objects, arrays, strings, finite numbers, booleans, null) small enough to copy to
+ * the helper cheaply; undefined for anything else. A copy of anything else could differ from what the
+ * validation would read here (a class instance loses its prototype's getters, a function cannot be copied),
+ * so such records, and very large ones, are prepared in the calling thread as always.
  */
-export function isPlainRecordInput(input: unknown): boolean {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
+export function plainRecordSize(input: unknown): number | undefined {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
   const stack: unknown[] = [input];
   const depths: number[] = [0];
   let values = 0;
+  let bytes = 0;
   while (stack.length > 0) {
     const value = stack.pop();
     const depth = depths.pop()!;
-    if (++values > PLAIN_VALUES) return false;
+    if (++values > PLAIN_VALUES) return undefined;
+    bytes += 8;
     if (value === null) continue;
     switch (typeof value) {
       case 'string':
+        bytes += value.length;
+        continue;
       case 'boolean':
       case 'number':
         continue;
       case 'object':
         break;
       default:
-        return false;
+        return undefined;
     }
-    if (depth >= PLAIN_DEPTH) return false;
+    if (depth >= PLAIN_DEPTH) return undefined;
     if (Array.isArray(value)) {
-      if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+      if (Object.getPrototypeOf(value) !== Array.prototype) return undefined;
       for (let i = 0; i < value.length; i++) {
         stack.push(value[i]);
         depths.push(depth + 1);
@@ -86,14 +91,15 @@ export function isPlainRecordInput(input: unknown): boolean {
       continue;
     }
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return false;
+    if (proto !== Object.prototype && proto !== null) return undefined;
     // A non-enumerable own field would be read by the validation but not copied.
     const keys = Object.keys(value);
-    if (Object.getOwnPropertyNames(value).length !== keys.length) return false;
+    if (Object.getOwnPropertyNames(value).length !== keys.length) return undefined;
     for (const key of keys) {
+      bytes += key.length;
       stack.push((value as Record<string, unknown>)[key]);
       depths.push(depth + 1);
     }
   }
-  return true;
+  return bytes;
 }

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ImportItem } from '../importers/importer-spec.ts';
 import { explicitSequence } from './ingest-stages.ts';
-import { isPlainRecordInput, type PreparedRecord, type PrepareOptions } from './prepare-records.ts';
+import { type PreparedRecord, type PrepareOptions, plainRecordSize } from './prepare-records.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
 
 /** An import item, with its record already validated, hashed and given views when the helper did it. */
@@ -26,6 +26,11 @@ export interface PreparedItemsOptions extends PrepareOptions {
 export const PREPARE_HELPER_FROM = 4096;
 /** Items per chunk sent to the helper (~6 ms of its work on chat records). */
 const CHUNK = 256;
+/**
+ * Bytes of records per chunk (plainRecordSize): with AHEAD chunks, what the read-ahead holds stays ~32 MiB
+ * (and as much again in the helper's copies) even when records are large documents, not 4,096 of them.
+ */
+const CHUNK_BYTES = 2 * 1024 * 1024;
 /**
  * Chunks read ahead of the one being consumed: the helper works on these while the caller writes. Two write
  * batches' worth (UNSCHEDULED_INGEST_BATCH_SIZE = 2,000): the caller consumes a batch in a burst between its
@@ -79,7 +84,7 @@ export async function* preparedItems(
       const item = await pull();
       if (item === undefined) break;
       yield { item };
-      if (worthIt && eligible(item) && ++eligibleSeen >= from) {
+      if (worthIt && eligibleSize(item) !== undefined && ++eligibleSeen >= from) {
         helper = new PrepareHelper(options.helperEntry);
       }
     }
@@ -88,10 +93,13 @@ export async function* preparedItems(
     for (;;) {
       while (ahead.length < AHEAD && !sourceDone) {
         const chunk: Chunk = { items: [], sent: [] };
-        while (chunk.items.length < CHUNK) {
+        let bytes = 0;
+        while (chunk.items.length < CHUNK && bytes < CHUNK_BYTES) {
           const item = await pull();
           if (item === undefined) break;
-          if (eligible(item)) chunk.sent.push(chunk.items.length);
+          const size = eligibleSize(item);
+          if (size !== undefined) chunk.sent.push(chunk.items.length);
+          bytes += size ?? 0;
           chunk.items.push(item);
         }
         if (chunk.items.length === 0) break;
@@ -124,11 +132,11 @@ export async function* preparedItems(
   }
 }
 
-/** A record item the helper may prepare: its own sequence, plain data. */
-function eligible(item: ImportItem): item is Extract<ImportItem, { type: 'record' }> {
-  if (item.type !== 'record') return false;
+/** The size of a record item the helper may prepare (its own sequence, plain data); undefined for others. */
+function eligibleSize(item: ImportItem): number | undefined {
+  if (item.type !== 'record') return undefined;
   const raw = item.record as unknown as Record<string, unknown> | null;
-  return explicitSequence(raw) !== undefined && isPlainRecordInput(raw);
+  return explicitSequence(raw) === undefined ? undefined : plainRecordSize(raw);
 }
 
 function iteratorOf<T>(items: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {

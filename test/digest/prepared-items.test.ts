@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
-import { isPlainRecordInput, prepareRecord } from '../../src/digest/prepare-records.ts';
+import { plainRecordSize, prepareRecord } from '../../src/digest/prepare-records.ts';
 import { type PreparedItem, preparedItems } from '../../src/digest/prepared-items.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
@@ -189,12 +189,13 @@ describe('preparedItems: records prepared on a helper thread ahead of the writes
   }, 30_000);
 });
 
-describe('isPlainRecordInput: only data a copy keeps as it is goes to the helper', () => {
+describe('plainRecordSize: only data a copy keeps as it is goes to the helper', () => {
   it('takes what JSON.parse makes', () => {
+    // 10 values of 8 bytes, keys id/text/n/ok/m/a (11), strings a/x/b (3).
     expect(
-      isPlainRecordInput(JSON.parse('{"id":"a","text":"x","n":1.5,"ok":true,"m":{"a":[1,null,"b"]}}')),
-    ).toBe(true);
-    expect(isPlainRecordInput(Object.assign(Object.create(null), { id: 'a' }))).toBe(true);
+      plainRecordSize(JSON.parse('{"id":"a","text":"x","n":1.5,"ok":true,"m":{"a":[1,null,"b"]}}')),
+    ).toBe(10 * 8 + 11 + 3);
+    expect(plainRecordSize(Object.assign(Object.create(null), { id: 'a' }))).toBe(2 * 8 + 2 + 1);
   });
 
   it('refuses anything a copy could change or that is not an object record', () => {
@@ -222,7 +223,7 @@ describe('isPlainRecordInput: only data a copy keeps as it is goes to the helper
       'a',
       null,
     ]) {
-      expect(isPlainRecordInput(input)).toBe(false);
+      expect(plainRecordSize(input)).toBeUndefined();
     }
   });
 });
