@@ -124,47 +124,49 @@ export async function ingestItems(
     ...prepareOptions,
     ...(options.prepareHelperFrom === undefined ? {} : { helperFrom: options.prepareHelperFrom }),
   });
-  for await (const { item, prepared } of stream) {
-    itemsRead++;
-    const validated =
-      prepared?.validated ??
-      (await validateItem(item, {
-        ...prepareOptions,
-        sequenceFor: (contextId, id) => sequences.forMissing(contextId, id),
-      }));
-    if (validated.type === 'warning') trace.warn(validated.message);
-    else if (validated.type === 'rejected') trace.reject(validated.rejection);
-    else if (validated.type === 'question') {
-      batch.questions.push(validated.question);
-      allContexts.add(validated.question.contextId);
-    } else {
-      const { record, place } = validated;
-      const hash = prepared?.write?.contentHash ?? stampAndHash(record);
-      if (!firstInImport(seen, record, hash, place, trace)) continue;
-      sequences.saw(record.contextId, record.sequence);
-      recordContexts.add(record.contextId);
-      allContexts.add(record.contextId);
-      report.assets += record.assets.length;
-      trace.addStep('parse', parseStarted);
-      const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
-      parseStarted = trace.now();
-      for (const part of digested) {
-        // The helper's views when the media stage left the record as it was.
-        const write = prepared?.write;
-        batch.records.push(write?.record === part.record ? write : writeOf(part.record, part.hash));
-      }
-      if (item.type === 'record' && item.legacyIds !== undefined) {
-        for (const legacyId of item.legacyIds) {
-          if (legacyId !== record.id) batch.legacy.push({ legacyId, record });
+  for await (const chunk of stream) {
+    for (const { item, prepared } of chunk) {
+      itemsRead++;
+      const validated =
+        prepared?.validated ??
+        (await validateItem(item, {
+          ...prepareOptions,
+          sequenceFor: (contextId, id) => sequences.forMissing(contextId, id),
+        }));
+      if (validated.type === 'warning') trace.warn(validated.message);
+      else if (validated.type === 'rejected') trace.reject(validated.rejection);
+      else if (validated.type === 'question') {
+        batch.questions.push(validated.question);
+        allContexts.add(validated.question.contextId);
+      } else {
+        const { record, place } = validated;
+        const hash = prepared?.write?.contentHash ?? stampAndHash(record);
+        if (!firstInImport(seen, record, hash, place, trace)) continue;
+        sequences.saw(record.contextId, record.sequence);
+        recordContexts.add(record.contextId);
+        allContexts.add(record.contextId);
+        report.assets += record.assets.length;
+        trace.addStep('parse', parseStarted);
+        const digested = await trace.timed('media', () => mediaStage(store, record, hash, options, trace));
+        parseStarted = trace.now();
+        for (const part of digested) {
+          // The helper's views when the media stage left the record as it was.
+          const write = prepared?.write;
+          batch.records.push(write?.record === part.record ? write : writeOf(part.record, part.hash));
+        }
+        if (item.type === 'record' && item.legacyIds !== undefined) {
+          for (const legacyId of item.legacyIds) {
+            if (legacyId !== record.id) batch.legacy.push({ legacyId, record });
+          }
         }
       }
-    }
-    if (batch.full(batchSize)) {
-      trace.addStep('parse', parseStarted);
-      flushed = true;
-      await schedule(() => batch.flush());
-      options.onProgress?.(itemsRead);
-      parseStarted = trace.now();
+      if (batch.full(batchSize)) {
+        trace.addStep('parse', parseStarted);
+        flushed = true;
+        await schedule(() => batch.flush());
+        options.onProgress?.(itemsRead);
+        parseStarted = trace.now();
+      }
     }
   }
   trace.addStep('parse', parseStarted);

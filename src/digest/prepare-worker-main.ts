@@ -18,3 +18,5 @@ port.on('message', (request: PrepareRequest) => {
   }
   port.postMessage(reply);
 });
+// Chunks are sent from this message on: until then the calling thread prepares them itself.
+port.postMessage({ type: 'loaded' });

@@ -8,7 +8,8 @@ export interface PrepareRequest {
   items: { record: unknown; source: SourcePosition; sequence: number }[];
 }
 
-/** The helper's answer to a chunk: every item prepared (in order), or why the chunk failed. */
+/** The helper's answer to a chunk: every item prepared (in order), or why the chunk failed. (Its first message,
+ * `{ type: 'loaded' }`, says it takes chunks.) */
 export type PrepareReply =
   | { id: number; type: 'prepared'; prepared: PreparedRecord[] }
   | { id: number; type: 'failed'; error: string };

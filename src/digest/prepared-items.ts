@@ -5,7 +5,7 @@ import { explicitSequence } from './ingest-stages.ts';
 import { type PreparedRecord, type PrepareOptions, plainRecordSize } from './prepare-records.ts';
 import type { PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
 
-/** An import item, with its record already validated, hashed and given views when the helper did it. */
+/** An import item, with its record already validated, hashed and given views when the helper did it (items come in chunks). */
 export interface PreparedItem {
   item: ImportItem;
   prepared?: PreparedRecord;
@@ -19,11 +19,12 @@ export interface PreparedItemsOptions extends PrepareOptions {
 }
 
 /**
- * Records of an import before the helper starts: it costs ~60 ms to start from the built package (~250 ms
- * from the TypeScript sources), several times what preparing a batch of adds costs, so small writes never
- * start one; from here on the import is a bulk one and the helper's start is ~1% of it.
+ * Records of an import before the helper starts. Its start (~60 ms built, ~300 ms from the TypeScript sources,
+ * on the other core) slowed a 10k import from the sources by ~8% at 4,096 (the caller's parse and writes
+ * 0.1-0.2 s slower while it loaded; `npx tsx bench/ingest-probe.ts --size 10k`, alternating), where it saves
+ * ~17 us a record: so it pays from a few tens of thousands of records, and small imports never start one.
  */
-export const PREPARE_HELPER_FROM = 4096;
+export const PREPARE_HELPER_FROM = 16_384;
 /** Items per chunk sent to the helper (~6 ms of its work on chat records). */
 const CHUNK = 256;
 /**
@@ -57,72 +58,83 @@ interface Chunk {
 export async function* preparedItems(
   items: AsyncIterable<ImportItem> | Iterable<ImportItem>,
   options: PreparedItemsOptions,
-): AsyncGenerator<PreparedItem> {
+): AsyncGenerator<PreparedItem[]> {
+  const asynchronous = Symbol.asyncIterator in items;
   const source = iteratorOf(items);
   const from = options.helperFrom ?? PREPARE_HELPER_FROM;
+  const worthIt = from < Number.POSITIVE_INFINITY && availableParallelism() > 1;
   const prepareOptions: PrepareOptions = { contextId: options.contextId, maxTextBytes: options.maxTextBytes };
   let helper: PrepareHelper | undefined;
+  let sequenced = 0;
   let sourceDone = false;
   let sourceError: { error: unknown } | undefined;
-  const pull = async (): Promise<ImportItem | undefined> => {
-    if (sourceDone) return undefined;
+  /** The next chunk of the source (a sync source without a microtask a item), or undefined at its end. */
+  const read = async (withSizes: boolean): Promise<Chunk | undefined> => {
+    const chunk: Chunk = { items: [], sent: [] };
+    let bytes = 0;
     try {
-      const next = await source.next();
-      if (next.done) sourceDone = true;
-      return next.done ? undefined : next.value;
+      while (!sourceDone && chunk.items.length < CHUNK && bytes < CHUNK_BYTES) {
+        const next = asynchronous
+          ? await (source as AsyncIterator<ImportItem>).next()
+          : (source as Iterator<ImportItem>).next();
+        if (next.done) {
+          sourceDone = true;
+          break;
+        }
+        const item = next.value;
+        if (withSizes) {
+          const size = eligibleSize(item);
+          if (size !== undefined) chunk.sent.push(chunk.items.length);
+          bytes += size ?? 0;
+        } else if (
+          worthIt &&
+          item.type === 'record' &&
+          explicitSequence(item.record as never) !== undefined
+        ) {
+          sequenced++;
+        }
+        chunk.items.push(item);
+      }
     } catch (error) {
       // Thrown after the items read before it have been handed on, where a plain loop would have met it.
       sourceDone = true;
       sourceError = { error };
-      return undefined;
     }
+    return chunk.items.length === 0 ? undefined : chunk;
   };
   try {
-    let eligibleSeen = 0;
-    const worthIt = from < Number.POSITIVE_INFINITY && availableParallelism() > 1;
+    // Before the helper: chunks handed on as they are read (a chunk, not an item, per step of this generator).
     while (helper === undefined) {
-      const item = await pull();
-      if (item === undefined) break;
-      yield { item };
-      if (worthIt && eligibleSize(item) !== undefined && ++eligibleSeen >= from) {
-        helper = new PrepareHelper(options.helperEntry);
-      }
+      const chunk = await read(false);
+      if (chunk === undefined) break;
+      yield chunk.items.map((item) => ({ item }));
+      if (sequenced >= from) helper = new PrepareHelper(options.helperEntry);
     }
     const ahead: Chunk[] = [];
     let nextId = 0;
     for (;;) {
-      while (ahead.length < AHEAD && !sourceDone) {
-        const chunk: Chunk = { items: [], sent: [] };
-        let bytes = 0;
-        while (chunk.items.length < CHUNK && bytes < CHUNK_BYTES) {
-          const item = await pull();
-          if (item === undefined) break;
-          const size = eligibleSize(item);
-          if (size !== undefined) chunk.sent.push(chunk.items.length);
-          bytes += size ?? 0;
-          chunk.items.push(item);
-        }
-        if (chunk.items.length === 0) break;
-        if (chunk.sent.length > 0 && helper !== undefined) {
-          chunk.reply = helper.prepare(nextId++, prepareOptions, chunk);
-        }
+      while (ahead.length < AHEAD && !sourceDone && helper !== undefined) {
+        // Until the helper has loaded (~60 ms built, ~300 ms from the sources) the caller prepares one chunk
+        // at a time itself instead of waiting; chunks are read ahead and sent only once it is ready.
+        const ready = await helper.ready();
+        if (!ready && ahead.length > 0) break;
+        const chunk = await read(ready);
+        if (chunk === undefined) break;
+        if (ready && chunk.sent.length > 0) chunk.reply = helper.prepare(nextId++, prepareOptions, chunk);
         ahead.push(chunk);
       }
       const head = ahead.shift();
       if (head === undefined) break;
       // Awaited, not raced: the caller's writes are synchronous, so a helper's message is only ever received
       // while the caller waits for one (preparing a chunk itself whenever the answer was not yet in, it never
-      // took one: the whole import prepared here, plus the copies).
+      // took one: the whole import prepared here, plus the copies). The helper is ahead by then.
       const reply = await head.reply;
       const prepared = reply?.type === 'prepared' ? reply.prepared : undefined;
-      let sent = 0;
-      for (let i = 0; i < head.items.length; i++) {
-        const mine = sent < head.sent.length && head.sent[sent] === i;
-        if (mine) sent++;
-        yield mine && prepared !== undefined
-          ? { item: head.items[i]!, prepared: prepared[sent - 1]! }
-          : { item: head.items[i]! };
+      const out: PreparedItem[] = head.items.map((item) => ({ item }));
+      if (prepared !== undefined) {
+        for (let k = 0; k < head.sent.length; k++) out[head.sent[k]!]!.prepared = prepared[k]!;
       }
+      yield out;
     }
     if (sourceError !== undefined) throw sourceError.error;
   } finally {
@@ -150,6 +162,7 @@ class PrepareHelper {
   readonly #worker: Worker;
   readonly #waiting = new Map<number, (reply: PrepareReply | undefined) => void>();
   #failed = false;
+  #loaded = false;
 
   constructor(entry: URL | undefined) {
     // From TypeScript sources the helper needs tsx's loader in its own thread (the .mjs entry registers it);
@@ -163,7 +176,11 @@ class PrepareHelper {
     this.#worker = new Worker(url, { execArgv: [] });
     // It keeps the process alive only while a chunk is out (an abandoned import leaves it idle, not running).
     this.#worker.unref();
-    this.#worker.on('message', (reply: PrepareReply) => {
+    this.#worker.on('message', (reply: PrepareReply | { type: 'loaded' }) => {
+      if (reply.type === 'loaded') {
+        this.#loaded = true;
+        return;
+      }
       const resolve = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
       if (this.#waiting.size === 0) this.#worker.unref();
@@ -176,6 +193,17 @@ class PrepareHelper {
     };
     this.#worker.once('error', fail);
     this.#worker.once('exit', fail);
+  }
+
+  /**
+   * Whether it has loaded and can take chunks. A message is only received in a turn of the event loop, which
+   * an import of synchronous writes otherwise never gives while it reads: one turn (setImmediate, tens of us)
+   * a chunk until then.
+   */
+  async ready(): Promise<boolean> {
+    if (this.#failed) return false;
+    if (!this.#loaded) await new Promise<void>((resolve) => setImmediate(resolve));
+    return this.#loaded && !this.#failed;
   }
 
   prepare(id: number, options: PrepareOptions, chunk: Chunk): Promise<PrepareReply | undefined> {

@@ -54,6 +54,18 @@ function mixedImport(count: number): ImportItem[] {
   return items;
 }
 
+/**
+ * The items, with a pause after the first `at` (past the first chunk, after which the helper starts): it loads
+ * in its own thread (~0.3 s from the sources) and its readiness is only received while the caller waits on
+ * something, as an import waits on its source.
+ */
+async function* pausing(items: ImportItem[], at = 300, ms = 2500): AsyncGenerator<ImportItem> {
+  for (let i = 0; i < items.length; i++) {
+    if (i === at) await new Promise((resolve) => setTimeout(resolve, ms));
+    yield items[i]!;
+  }
+}
+
 async function stored(store: ArchiveStore) {
   const out: Record<string, unknown> = {};
   for (const contextId of ['ctx', 'other', 'default']) {
@@ -72,14 +84,14 @@ async function stored(store: ArchiveStore) {
 
 async function importWith(items: ImportItem[], prepareHelperFrom: number) {
   const store = await openStore('memory:');
-  const report = await ingestItems(store, items, { prepareHelperFrom });
+  const report = await ingestItems(store, pausing(items), { prepareHelperFrom });
   const { seconds: _s, stepSeconds: _t, ...counts } = report;
   return { counts, stored: await stored(store) };
 }
 
-async function collect(stream: AsyncIterable<PreparedItem>): Promise<PreparedItem[]> {
+async function collect(stream: AsyncIterable<PreparedItem[]>): Promise<PreparedItem[]> {
   const out: PreparedItem[] = [];
-  for await (const item of stream) out.push(item);
+  for await (const chunk of stream) out.push(...chunk);
   return out;
 }
 
@@ -101,12 +113,13 @@ describe('preparedItems: records prepared on a helper thread ahead of the writes
   it('hands on every item in order, the helper preparing what prepareRecord makes', async () => {
     const items = mixedImport(1200);
     const out = await collect(
-      preparedItems(items, { contextId: undefined, maxTextBytes: undefined, helperFrom: 8 }),
+      preparedItems(pausing(items), { contextId: undefined, maxTextBytes: undefined, helperFrom: 8 }),
     );
     expect(out.map((o) => o.item)).toEqual(items);
     const helped = out.filter((o) => o.prepared !== undefined);
-    // Everything after the first eight records with a sequence, but the items without one.
-    expect(helped.length).toBeGreaterThan(1000);
+    // Everything from the third chunk on (the first is read before the start, the second while it loads),
+    // but the items without a sequence.
+    expect(helped.length).toBeGreaterThan(600);
     for (const { item, prepared } of helped) {
       const record = item as Extract<ImportItem, { type: 'record' }>;
       const raw = record.record as unknown as { sequence: number };
@@ -121,10 +134,10 @@ describe('preparedItems: records prepared on a helper thread ahead of the writes
     }
     // The import's options reach the helper: a context override and a text limit.
     const small = await collect(
-      preparedItems(mixedImport(300), { contextId: 'forced', maxTextBytes: 20, helperFrom: 1 }),
+      preparedItems(pausing(mixedImport(1000)), { contextId: 'forced', maxTextBytes: 20, helperFrom: 1 }),
     );
     const prepared = small.filter((o) => o.prepared !== undefined).map((o) => o.prepared!.validated);
-    expect(prepared.length).toBeGreaterThan(200);
+    expect(prepared.length).toBeGreaterThan(400);
     expect(prepared.filter((v) => v.type === 'record').every((v) => v.record.contextId === 'forced')).toBe(
       true,
     );
@@ -151,39 +164,40 @@ describe('preparedItems: records prepared on a helper thread ahead of the writes
 
   it('a source that fails mid-way hands on what it read first, then its error', async () => {
     async function* failing(): AsyncGenerator<ImportItem> {
-      yield* mixedImport(700).slice(0, 700);
+      yield* pausing(mixedImport(1700).slice(0, 1700));
       throw new Error('disk gone');
     }
     const seen: ImportItem[] = [];
     await expect(
       (async () => {
-        for await (const { item } of preparedItems(failing(), {
+        for await (const chunk of preparedItems(failing(), {
           contextId: undefined,
           maxTextBytes: undefined,
           helperFrom: 4,
         }))
-          seen.push(item);
+          seen.push(...chunk.map((c) => c.item));
       })(),
     ).rejects.toThrow('disk gone');
-    expect(seen).toEqual(mixedImport(700).slice(0, 700));
+    expect(seen).toEqual(mixedImport(1700).slice(0, 1700));
   }, 30_000);
 
   it('a consumer that stops early ends the source', async () => {
     let ended = false;
-    function* source(): Generator<ImportItem> {
+    async function* source(): AsyncGenerator<ImportItem> {
       try {
-        yield* mixedImport(2000);
+        yield* pausing(mixedImport(3000));
       } finally {
         ended = true;
       }
     }
     let n = 0;
-    for await (const _ of preparedItems(source(), {
+    for await (const chunk of preparedItems(source(), {
       contextId: undefined,
       maxTextBytes: undefined,
       helperFrom: 4,
     })) {
-      if (++n === 500) break;
+      n += chunk.length;
+      if (n >= 1500) break;
     }
     expect(ended).toBe(true);
   }, 30_000);
