@@ -47,7 +47,8 @@ interface Chunk {
 }
 
 /**
- * The items of an import in order, with the record-only part of their way in (validation, write time, content
+ * The items of an import in order, in chunks of up to 256 (a step of this generator a chunk: no microtask hop
+ * per item), with the record-only part of their way in (validation, write time, content
  * hash, views, relation keys: prepare-records.ts) done ahead on a helper thread once the import is large: the
  * caller's thread then spends its time on the writes, which only it can do, while the second core prepares the
  * next records. What comes out is what the caller would have made itself: the same function runs in both
@@ -61,14 +62,16 @@ export async function* preparedItems(
 ): AsyncGenerator<PreparedItem[]> {
   const asynchronous = Symbol.asyncIterator in items;
   const source = iteratorOf(items);
-  const from = options.helperFrom ?? PREPARE_HELPER_FROM;
+  const from =
+    options.helperFrom ??
+    (process.env.GRAPHMEMIX_PREPARE_HELPER === '0' ? Number.POSITIVE_INFINITY : PREPARE_HELPER_FROM);
   const worthIt = from < Number.POSITIVE_INFINITY && availableParallelism() > 1;
   const prepareOptions: PrepareOptions = { contextId: options.contextId, maxTextBytes: options.maxTextBytes };
   let helper: PrepareHelper | undefined;
   let sequenced = 0;
   let sourceDone = false;
   let sourceError: { error: unknown } | undefined;
-  /** The next chunk of the source (a sync source without a microtask a item), or undefined at its end. */
+  /** The next chunk of the source (a sync source read without a microtask per item), or undefined at its end. */
   const read = async (withSizes: boolean): Promise<Chunk | undefined> => {
     const chunk: Chunk = { items: [], sent: [] };
     let bytes = 0;
@@ -89,7 +92,7 @@ export async function* preparedItems(
         } else if (
           worthIt &&
           item.type === 'record' &&
-          explicitSequence(item.record as never) !== undefined
+          explicitSequence(item.record as unknown as Record<string, unknown>) !== undefined
         ) {
           sequenced++;
         }

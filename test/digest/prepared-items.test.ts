@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { plainRecordSize, prepareRecord } from '../../src/digest/prepare-records.ts';
-import { type PreparedItem, preparedItems } from '../../src/digest/prepared-items.ts';
+import { PREPARE_HELPER_FROM, type PreparedItem, preparedItems } from '../../src/digest/prepared-items.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
@@ -160,6 +160,24 @@ describe('preparedItems: records prepared on a helper thread ahead of the writes
     );
     expect(failed).toHaveLength(mixedImport(600).length);
     expect(failed.every((o) => o.prepared === undefined)).toBe(true);
+  }, 30_000);
+
+  it('starts the helper at PREPARE_HELPER_FROM records, and never with GRAPHMEMIX_PREPARE_HELPER=0', async () => {
+    const items = mixedImport(PREPARE_HELPER_FROM + 4000);
+    const options = { contextId: undefined, maxTextBytes: undefined };
+    // Paused past the chunk where the records with a sequence reach the threshold (items also hold others).
+    const run = async () => collect(preparedItems(pausing(items, PREPARE_HELPER_FROM + 1000), options));
+    const helped = (await run()).flatMap((o, at) => (o.prepared === undefined ? [] : [at]));
+    expect(helped.length).toBeGreaterThan(1000);
+    expect(Math.min(...helped)).toBeGreaterThan(PREPARE_HELPER_FROM);
+    const saved = process.env.GRAPHMEMIX_PREPARE_HELPER;
+    process.env.GRAPHMEMIX_PREPARE_HELPER = '0';
+    try {
+      expect((await run()).every((o) => o.prepared === undefined)).toBe(true);
+    } finally {
+      if (saved === undefined) delete process.env.GRAPHMEMIX_PREPARE_HELPER;
+      else process.env.GRAPHMEMIX_PREPARE_HELPER = saved;
+    }
   }, 30_000);
 
   it('a source that fails mid-way hands on what it read first, then its error', async () => {
