@@ -1,18 +1,13 @@
 import { sep } from 'node:path';
 import { compactSemantic } from './digest/incremental/compact-semantic.ts';
 import { defaultKnnThreads } from './digest/incremental/parallel-knn-lists.ts';
-import {
-  DEFAULT_CONTEXT_ID,
-  type IngestMedia,
-  ingestItems,
-  settleDigest,
-  settleParts,
-} from './digest/ingest.ts';
+import { DEFAULT_CONTEXT_ID, type IngestMedia, ingestItems } from './digest/ingest.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { type BoundedOcr, createBoundedOcr } from './digest/media/bounded-ocr.ts';
 import { digestRecordMedia, type MediaDigestDeps } from './digest/media/digest-record-media.ts';
 import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
 import { MediaQueue } from './digest/media/media-queue.ts';
+import { settleDigest, settleParts } from './digest/media/settle-digest.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
 import type {
   CloseOptions,

@@ -1,6 +1,5 @@
 import type { ImportItem } from '../importers/importer-spec.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
-import { toMemoryRecord } from '../schemas/record-schema.ts';
 import { type ArchiveStore, inUnitOfWork, type MemoryWrite } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion } from '../types/question.ts';
@@ -17,8 +16,10 @@ import {
   validateItem,
 } from './ingest-stages.ts';
 import { hasLocalMedia, type MediaDigestOutcome } from './media/digest-record-media.ts';
+import { settleDigest, settleParts } from './media/settle-digest.ts';
 import { stampAndHash, writeOf } from './prepare-records.ts';
 import { preparedItems } from './prepared-items.ts';
+import { SequenceAssigner } from './sequence-assigner.ts';
 import { updateRelations } from './update-relations.ts';
 
 export { DEFAULT_CONTEXT_ID };
@@ -274,49 +275,6 @@ async function mediaStage(
   return out;
 }
 
-/**
- * The part memories a digest made (PDF pages), ready to write next to the settled record: checked by the
- * one record path, stamped with the record's write time, and with `media.status: done` when they hold
- * local media (a page image: already OCR'd, never digested again). None when the record's digest failed.
- */
-export function settleParts(
-  settled: MemoryRecord,
-  outcome: MediaDigestOutcome,
-  warn: (message: string) => void,
-): MemoryRecord[] {
-  if (settled.media?.status !== 'done') return [];
-  const parts: MemoryRecord[] = [];
-  for (const part of outcome.parts ?? []) {
-    const candidate: MemoryRecord = { ...part, contextId: settled.contextId };
-    if (settled.recordedAt !== undefined) candidate.recordedAt = settled.recordedAt;
-    if (hasLocalMedia(candidate)) candidate.media = { status: 'done', sourceHash: settled.media.sourceHash };
-    const checked = toMemoryRecord(candidate, { contextId: settled.contextId, sequence: settled.sequence });
-    if (checked.ok) parts.push(checked.record);
-    else warn(`record ${settled.id}: part ${part.id} dropped: ${checked.message}`);
-  }
-  return parts;
-}
-
-/**
- * The record a digest outcome leaves: the digested record when it still passes the record limits, else the
- * input with status failed. Shared by the inline stage and the background queue.
- */
-export function settleDigest(
-  input: MemoryRecord,
-  outcome: MediaDigestOutcome,
-  sourceHash: string,
-): MemoryRecord {
-  const status = outcome.error === undefined ? 'done' : 'failed';
-  const media = { status, sourceHash, ...(outcome.error ? { error: outcome.error } : {}) } as const;
-  const candidate = { ...outcome.record, media };
-  const checked = toMemoryRecord(candidate, { contextId: input.contextId, sequence: input.sequence });
-  if (checked.ok) return checked.record;
-  return {
-    ...input,
-    media: { status: 'failed', sourceHash, error: `digest result rejected: ${checked.message}` },
-  };
-}
-
 /** Write stage: records and questions collected into one transaction per context and batch. */
 class WriteBatch {
   records: MemoryWrite[] = [];
@@ -431,44 +389,5 @@ async function relationsStage(
       const key = `relations.${step}`;
       trace.report.stepSeconds[key] = (trace.report.stepSeconds[key] ?? 0) + seconds;
     }
-  }
-}
-
-/**
- * Sequence numbers for records that arrive without one: the stored sequence of a known id (so re-adding is
- * unchanged), else one past the highest sequence of the context (stored or seen in this import).
- */
-class SequenceAssigner {
-  private readonly next = new Map<string, number>();
-  /** One past the highest explicit sequence seen per context before its stored maximum was read. */
-  private readonly seen = new Map<string, number>();
-
-  constructor(private readonly store: ArchiveStore) {}
-
-  async forMissing(contextId: string, id: string | undefined): Promise<number> {
-    if (id !== undefined) {
-      const stored = await this.store.getMemory(contextId, id);
-      if (stored) return stored.sequence;
-    }
-    const value = await this.nextFor(contextId);
-    this.next.set(contextId, value + 1);
-    return value;
-  }
-
-  saw(contextId: string, sequence: number): void {
-    this.seen.set(contextId, Math.max(this.seen.get(contextId) ?? 0, sequence + 1));
-    const next = this.next.get(contextId);
-    if (next !== undefined) this.next.set(contextId, Math.max(next, sequence + 1));
-  }
-
-  /** One index probe per context the first time it is seen (never a walk over every context). */
-  private async nextFor(contextId: string): Promise<number> {
-    let value = this.next.get(contextId);
-    if (value === undefined) {
-      const max = await this.store.maxSequence(contextId);
-      value = Math.max(max === undefined ? 0 : max + 1, this.seen.get(contextId) ?? 0);
-      this.next.set(contextId, value);
-    }
-    return value;
   }
 }
