@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { prepareRecord } from './prepare-records.ts';
-import type { PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
+import type { PrepareMessage, PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
 
 const port = parentPort!;
 port.on('message', (request: PrepareRequest) => {
@@ -19,4 +19,4 @@ port.on('message', (request: PrepareRequest) => {
   port.postMessage(reply);
 });
 // Chunks are sent from this message on: until then the calling thread prepares them itself.
-port.postMessage({ type: 'loaded' });
+port.postMessage({ type: 'loaded' } satisfies PrepareMessage);

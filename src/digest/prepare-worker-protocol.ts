@@ -8,8 +8,10 @@ export interface PrepareRequest {
   items: { record: unknown; source: SourcePosition; sequence: number }[];
 }
 
-/** The helper's answer to a chunk: every item prepared (in order), or why the chunk failed. (Its first message,
- * `{ type: 'loaded' }`, says it takes chunks.) */
+/** The helper's answer to a chunk: every item prepared (in order), or why the chunk failed. */
 export type PrepareReply =
   | { id: number; type: 'prepared'; prepared: PreparedRecord[] }
   | { id: number; type: 'failed'; error: string };
+
+/** Everything the helper posts: first `loaded` (it takes chunks from then on), then one reply per chunk. */
+export type PrepareMessage = { type: 'loaded' } | PrepareReply;

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { ImportItem } from '../importers/importer-spec.ts';
 import { explicitSequence } from './ingest-stages.ts';
 import { type PreparedRecord, type PrepareOptions, plainRecordSize } from './prepare-records.ts';
-import type { PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
+import type { PrepareMessage, PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
 
 /** An import item, with its record already validated, hashed and given views when the helper did it (items come in chunks). */
 export interface PreparedItem {
@@ -19,7 +19,7 @@ export interface PreparedItemsOptions extends PrepareOptions {
 }
 
 /**
- * Records of an import before the helper starts. Its start (~60 ms built, ~300 ms from the TypeScript sources,
+ * Records of an import before the helper starts. Its start (80-90 ms built, 220-270 ms from the TypeScript sources,
  * on the other core) slowed a 10k import from the sources by ~8% at 4,096 (the caller's parse and writes
  * 0.1-0.2 s slower while it loaded; `npx tsx bench/ingest-probe.ts --size 10k`, alternating), where it saves
  * ~17 us a record: so it pays from a few tens of thousands of records, and small imports never start one.
@@ -117,7 +117,7 @@ export async function* preparedItems(
     let nextId = 0;
     for (;;) {
       while (ahead.length < AHEAD && !sourceDone && helper !== undefined) {
-        // Until the helper has loaded (~60 ms built, ~300 ms from the sources) the caller prepares one chunk
+        // Until the helper has loaded (80-90 ms built, 220-270 ms from the sources) the caller prepares one chunk
         // at a time itself instead of waiting; chunks are read ahead and sent only once it is ready.
         const ready = await helper.ready();
         if (!ready && ahead.length > 0) break;
@@ -179,7 +179,7 @@ class PrepareHelper {
     this.#worker = new Worker(url, { execArgv: [] });
     // It keeps the process alive only while a chunk is out (an abandoned import leaves it idle, not running).
     this.#worker.unref();
-    this.#worker.on('message', (reply: PrepareReply | { type: 'loaded' }) => {
+    this.#worker.on('message', (reply: PrepareMessage) => {
       if (reply.type === 'loaded') {
         this.#loaded = true;
         return;
@@ -200,7 +200,7 @@ class PrepareHelper {
 
   /**
    * Whether it has loaded and can take chunks. A message is only received in a turn of the event loop, which
-   * an import of synchronous writes otherwise never gives while it reads: one turn (setImmediate, tens of us)
+   * an import of synchronous writes otherwise never gives while it reads: one turn (setImmediate, ~8 us idle)
    * a chunk until then.
    */
   async ready(): Promise<boolean> {
