@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/exact-knn-bench.ts [--sizes 10k,30k,100k] [--common-df 1024] [--tau 0.5]
- *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--rescore 32]`
+ *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--rescore 32] [--sample 2000] [--shape two-person]`
  *
  * The all-pairs exact kNN of compaction (exactKnnLists) alone, in memory, on bench:scale's realistic chat
  * text (bench/support/realistic-chat.ts, seed 11): seconds (wall and CPU), mutual pairs per memory, and a hash
@@ -9,13 +9,17 @@
  * `--bounded` also runs boundedKnnLists (the approximate pass of bulk imports into large contexts) and, up to
  * `--exact-max` memories (the exact pass is superlinear), its agreement with the exact lists: Jaccard of the
  * mutual pairs and list recall (share of exact list entries present in the bounded list).
+ * `--sample S` (with `--bounded`) also checks the bounded lists against the exact lists of S sampled documents
+ * (brute force over every posting of their terms, bench/support/sampled-knn-lists.ts) at any size: the
+ * agreement figure where the exact all-pairs pass is out of reach (1M). `--shape` picks the chat shape.
  */
 import { loadavg } from 'node:os';
 import { boundedKnnLists } from '../src/digest/incremental/bounded-knn-lists.ts';
 import { exactKnnLists } from '../src/digest/incremental/exact-knn-lists.ts';
 import { buildTfidfSpace } from '../src/digest/semantic/tfidf-space.ts';
 import type { TopKLists } from '../src/digest/semantic/top-k-lists.ts';
-import { chatRecords } from './support/realistic-chat.ts';
+import { CHAT_SHAPES, type ChatShape, chatRecords } from './support/realistic-chat.ts';
+import { sampleDocuments, sampledExactLists, sampledListRecall } from './support/sampled-knn-lists.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -31,6 +35,9 @@ const parseSize = (text: string): number => {
 const sizes = (flag('--sizes') ?? '10k,30k,100k').split(',').map(parseSize);
 const bounded = args.includes('--bounded');
 const exactMax = parseSize(flag('--exact-max') ?? '100k');
+const sample = Number(flag('--sample') ?? 0);
+const shape = (flag('--shape') ?? 'rounds') as ChatShape;
+if (!CHAT_SHAPES.includes(shape)) throw new Error(`--shape must be one of ${CHAT_SHAPES.join(', ')}`);
 const bounds = {
   ...(flag('--max-postings') === undefined ? {} : { maxPostingsPerTerm: Number(flag('--max-postings')) }),
   ...(flag('--rescore') === undefined ? {} : { rescore: Number(flag('--rescore')) }),
@@ -41,11 +48,20 @@ const tuning = {
 };
 
 for (const n of sizes) {
-  const space = buildTfidfSpace([...chatRecords({ contextId: 'big', count: n, seed: 11 })]);
+  const space = buildTfidfSpace([...chatRecords({ contextId: 'big', count: n, seed: 11, shape })]);
+  const sampled =
+    bounded && sample > 0 ? sampledExactLists(space, 8, sampleDocuments(space, sample, 7)) : undefined;
   const exact =
     !bounded || n <= exactMax ? timed('exact', n, () => exactKnnLists(space, 8, tuning)) : undefined;
   if (!bounded) continue;
   const approximate = timed('bounded', n, () => boundedKnnLists(space, 8, bounds));
+  if (sampled) {
+    const { recall, complete } = sampledListRecall(approximate, sampled);
+    process.stdout.write(
+      `${n} memories: bounded vs exact lists of ${sampled.size} sampled documents: list recall ${recall.toFixed(5)}, ` +
+        `lists complete ${complete.toFixed(4)}\n`,
+    );
+  }
   if (exact) {
     const pairsOf = (lists: TopKLists) => new Set(lists.mutualPairs().map((p) => `${p.a}:${p.b}`));
     const want = pairsOf(exact);
