@@ -36,6 +36,7 @@ const sizes = (flag('--sizes') ?? '10k,30k,100k').split(',').map(parseSize);
 const bounded = args.includes('--bounded');
 const exactMax = parseSize(flag('--exact-max') ?? '100k');
 const sample = Number(flag('--sample') ?? 0);
+if (!Number.isInteger(sample) || sample < 0) throw new Error('--sample must be a whole number of documents');
 const shape = (flag('--shape') ?? 'rounds') as ChatShape;
 if (!CHAT_SHAPES.includes(shape)) throw new Error(`--shape must be one of ${CHAT_SHAPES.join(', ')}`);
 const bounds = {

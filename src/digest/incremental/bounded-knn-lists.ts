@@ -124,7 +124,8 @@ export function boundedKnnSearcher(
   const { docStart, docTerm, docWeight } = space;
   // Partial sums only choose which `rescore` candidates are scored exactly (in doubles, below), so single
   // precision is enough, and half the bytes of a context-sized array read at random per posting: at 1M the
-  // pass took 207 -> 145 s on one thread, its lists equal (sha256) at 300k and 1M (docs/semantic-knn.md).
+  // pass took 207 -> 145 s on one thread, its lists equal (sha256) at 300k and 1M on bench:scale's text. A
+  // near-tie past single precision can change which 32 are rescored: only this approximate pass allows it.
   const partial = new Float32Array(space.size);
   let touched = new Uint32Array(1024);
   const query = new Float64Array(space.df.length);
