@@ -1,5 +1,6 @@
+import { boundedKnnIndex } from '../../src/digest/incremental/bounded-knn-lists.ts';
 import type { KnnSpace } from '../../src/digest/semantic/tfidf-space.ts';
-import { rankableScore, type TopKLists } from '../../src/digest/semantic/top-k-lists.ts';
+import { rankableScore, TopKLists } from '../../src/digest/semantic/top-k-lists.ts';
 
 /**
  * The exact top-k lists of a sample of documents, by brute force over every posting of their terms: how an
@@ -12,21 +13,11 @@ export function sampledExactLists(
   k: number,
   sample: readonly number[],
 ): Map<number, number[]> {
-  const { docStart, docTerm, docWeight, df } = space;
-  const vocabulary = df.length;
-  const start = new Uint32Array(vocabulary + 1);
-  for (let e = 0; e < docTerm.length; e++) start[docTerm[e]! + 1]!++;
-  for (let t = 0; t < vocabulary; t++) start[t + 1] = start[t]! + start[t + 1]!;
-  const fill = start.slice(0, vocabulary);
-  const postDoc = new Uint32Array(docTerm.length);
-  const postWeight = new Float32Array(docTerm.length);
-  for (let j = 0; j < space.size; j++) {
-    for (let e = docStart[j]!; e < docStart[j + 1]!; e++) {
-      const slot = fill[docTerm[e]!]!++;
-      postDoc[slot] = j;
-      postWeight[slot] = docWeight[e]!;
-    }
-  }
+  const { docStart, docTerm, docWeight } = space;
+  // With no cut, the bounded pass's index is every posting of every term, in document order.
+  const { start, postDoc, postWeight } = boundedKnnIndex(space, k, {
+    maxPostingsPerTerm: Number.POSITIVE_INFINITY,
+  });
   const partial = new Float64Array(space.size);
   const lists = new Map<number, number[]>();
   for (const i of sample) {
@@ -41,25 +32,15 @@ export function sampledExactLists(
         partial[j] = partial[j]! + w * postWeight[p]!;
       }
     }
-    const best: Array<{ j: number; score: number }> = [];
+    // One list, ranked by the exact pass's own rule (TopKLists.offer: score desc, index asc, > 0 only).
+    const best = new TopKLists(1, k);
     for (const j of touched) {
-      const score = rankableScore(partial[j]!);
+      best.offer(0, j, rankableScore(partial[j]!));
       partial[j] = 0;
-      if (!(score > 0)) continue;
-      const last = best[k - 1];
-      if (last !== undefined && (score < last.score || (score === last.score && j > last.j))) continue;
-      if (best.length === k) best.pop();
-      let at = best.length;
-      while (
-        at > 0 &&
-        (best[at - 1]!.score < score || (best[at - 1]!.score === score && best[at - 1]!.j > j))
-      )
-        at--;
-      best.splice(at, 0, { j, score });
     }
     lists.set(
       i,
-      best.map((entry) => entry.j),
+      best.neighbours(0).map((entry) => entry.index),
     );
   }
   return lists;
