@@ -271,7 +271,7 @@ export interface UserStats extends ContextStats {
    * compact` rebuilds it exactly and clears this.
    */
   knnApproximate?: {
-    reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed';
+    reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed' | 'exact-work-bound';
     since: string;
     documents: number;
     error?: string;

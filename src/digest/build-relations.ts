@@ -37,6 +37,8 @@ export interface BuildRelationsOptions {
   knn?: 'exact' | 'auto';
   /** Size from which automatic rebuilds are bounded and drift compaction is deferred (APPROXIMATE_KNN_FROM). */
   approximateFrom?: number;
+  /** Automatic rebuilds' exact-pass work bound per bounded read (CompactSemanticOptions.exactWorkRatio). */
+  exactWorkRatio?: number;
   /**
    * Where an incremental update's automatic (5%-rule) compaction runs: given (the facade), the update marks the
    * context and hands it over, and the compaction runs in steps after the write (compactSemanticInSteps);
@@ -192,6 +194,7 @@ export async function buildRelations(
           }),
       method: options.knn ?? 'exact',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+      ...(options.exactWorkRatio === undefined ? {} : { exactWorkRatio: options.exactWorkRatio }),
       ...(options.turn === undefined ? {} : { turn: options.turn, pause: yieldToEventLoop }),
     });
     if (compaction.knnHelperFailure !== undefined) {

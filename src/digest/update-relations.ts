@@ -143,6 +143,7 @@ async function applyIncremental(
       ...(options.k === undefined ? {} : { k: options.k }),
       method: 'auto',
       ...(options.approximateFrom === undefined ? {} : { approximateFrom: options.approximateFrom }),
+      ...(options.exactWorkRatio === undefined ? {} : { exactWorkRatio: options.exactWorkRatio }),
     });
     report.warnings.push(
       `recovered an interrupted relation update (semantic compaction of ${compacted.documents})`,

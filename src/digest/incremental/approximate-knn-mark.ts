@@ -18,9 +18,11 @@ export interface ApproximateKnnMark {
   /**
    * 'bulk-import': the lists came from the bounded pass; 'compaction-deferred': the snapshot drifted past
    * the compaction rule and automatic compaction was skipped (the context is that large); 'compaction-failed':
-   * an automatic compaction in steps failed and so did its one-turn recovery (`error` says why).
+   * an automatic compaction in steps failed and so did its one-turn recovery (`error` says why);
+   * 'exact-work-bound': an automatic rebuild's exact pass passed its work bound (text whose memories share
+   * mostly common words makes it quadratic) and the bounded pass made the lists.
    */
-  reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed';
+  reason: 'bulk-import' | 'compaction-deferred' | 'compaction-failed' | 'exact-work-bound';
   error?: string;
   /** createdAt of the IDF snapshot the approximation starts from. */
   since: string;
@@ -43,13 +45,27 @@ export async function writeApproximateMark(
   await store.setMeta(`${APPROXIMATE_META_PREFIX}${contextId}`, mark);
 }
 
+/** The mark of lists from the bounded pass: why (a size past the threshold, or the exact pass's work bound). */
+export function approximateMarkOf(
+  state: { space: { size: number }; exactWorkBoundPassed?: true },
+  since: string,
+): ApproximateKnnMark {
+  return {
+    reason: state.exactWorkBoundPassed ? 'exact-work-bound' : 'bulk-import',
+    since,
+    documents: state.space.size,
+  };
+}
+
 /** The line a report or stats shows for a mark. */
 export function describeApproximateMark(mark: ApproximateKnnMark): string {
   const what =
     mark.reason === 'bulk-import'
       ? `bounded bulk pass over ${mark.documents} memories`
-      : mark.reason === 'compaction-failed'
-        ? `automatic compaction failed: ${mark.error ?? 'unknown error'}`
-        : `automatic compaction deferred (snapshot of ${mark.documents} memories)`;
+      : mark.reason === 'exact-work-bound'
+        ? `bounded pass over ${mark.documents} memories: the exact pass passed its work bound`
+        : mark.reason === 'compaction-failed'
+          ? `automatic compaction failed: ${mark.error ?? 'unknown error'}`
+          : `automatic compaction deferred (snapshot of ${mark.documents} memories)`;
   return `semantic_knn approximate since ${mark.since} (${what}); \`graphmemix compact\` rebuilds it exactly`;
 }

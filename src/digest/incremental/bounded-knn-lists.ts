@@ -38,6 +38,19 @@ export function boundedKnnLists(space: KnnSpace, k: number, tuning: BoundedKnnTu
   return lists;
 }
 
+/**
+ * The postings boundedKnnLists reads over all documents: each document reads every term's cut list, so the
+ * sum over entries of min(df, maxPostingsPerTerm). Known before either pass runs (one walk of the entries):
+ * what an exact pass is weighed against (compact-semantic.ts).
+ */
+export function boundedKnnReads(space: KnnSpace, tuning: BoundedKnnTuning = {}): number {
+  const maxPostings = tuning.maxPostingsPerTerm ?? BOUNDED_KNN_DEFAULTS.maxPostingsPerTerm;
+  const { docTerm, df } = space;
+  let reads = 0;
+  for (let e = 0; e < docTerm.length; e++) reads += Math.min(df[docTerm[e]!]!, maxPostings);
+  return reads;
+}
+
 /** The cut posting lists boundedKnnLists searches (on SharedArrayBuffers, for parallelKnnLists). */
 export interface BoundedKnnIndex {
   kind: 'bounded';

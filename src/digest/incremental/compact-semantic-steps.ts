@@ -1,5 +1,6 @@
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import { StepSizer } from '../../store/step-sizer.ts';
+import { approximateMarkOf, writeApproximateMark } from './approximate-knn-mark.ts';
 import { type CompactionTurn, type ComputedCompaction, computeCompaction } from './compact-semantic.ts';
 import {
   backlogKeys,
@@ -82,6 +83,8 @@ export async function compactSemanticInSteps(
     stepMs?: number;
     /** Told the backlog ids each replay step applied. */
     onReplayed?: (ids: number) => void;
+    /** The exact pass's work bound per bounded read (CompactSemanticOptions.exactWorkRatio; tests). */
+    exactWorkRatio?: number;
   } = {},
 ): Promise<StepCompactionResult> {
   const budget = options.stepMs ?? COMPACTION_STEP_MS;
@@ -138,6 +141,9 @@ export async function compactSemanticInSteps(
     // The kNN pass yields to the event loop between its chunks: this thread's queued writes go between them.
     const state = await computeCompaction(store, contextId, {
       ...(options.k === undefined ? {} : { k: options.k }),
+      // Automatic: an exact pass that passes its work bound gives way to the bounded one (marked approximate).
+      method: 'auto',
+      ...(options.exactWorkRatio === undefined ? {} : { exactWorkRatio: options.exactWorkRatio }),
       pause: () =>
         new Promise((resolve, reject) =>
           setImmediate(() => {
@@ -205,11 +211,14 @@ async function writeSnapshot(
   contextId: string,
   state: ComputedCompaction,
 ): Promise<true> {
+  const createdAt = new Date().toISOString();
+  // As compactSemantic: lists of the bounded pass are marked with the snapshot they start from.
+  if (state.approximate) await writeApproximateMark(store, contextId, approximateMarkOf(state, createdAt));
   await store.semantic.replaceSnapshot!(contextId, {
     space: 'tfidf',
     documents: state.space.size,
     k: state.k,
-    createdAt: new Date().toISOString(),
+    createdAt,
     df: state.df,
   });
   return true;

@@ -12,7 +12,9 @@ import {
   TfidfSpace,
   TfidfSpaceBuilder,
 } from '../semantic/tfidf-space.ts';
-import { APPROXIMATE_KNN_FROM, writeApproximateMark } from './approximate-knn-mark.ts';
+import { APPROXIMATE_KNN_FROM, approximateMarkOf, writeApproximateMark } from './approximate-knn-mark.ts';
+import { boundedKnnReads } from './bounded-knn-lists.ts';
+import { EXACT_VISITS_PER_BOUNDED_READ } from './exact-work-bound.ts';
 import { parallelKnnLists } from './parallel-knn-lists.ts';
 import { clearCompactionState } from './semantic-compaction-mark.ts';
 
@@ -52,6 +54,11 @@ export interface CompactSemanticOptions {
   threads?: number;
   /** Size from which 'auto' takes the bounded pass (default APPROXIMATE_KNN_FROM; tests force it small). */
   approximateFrom?: number;
+  /**
+   * 'auto' below `approximateFrom`: the exact pass's work bound in candidate visits per bounded read
+   * (default EXACT_VISITS_PER_BOUNDED_READ; tests force it small).
+   */
+  exactWorkRatio?: number;
   /**
    * Awaited between slices of the compute on this thread (the space's documents, the kNN index and pass:
    * ParallelKnnOptions.pause), so this thread's queued writes go between them (a compaction in steps, a bulk
@@ -106,7 +113,7 @@ export async function compactSemantic(
   const createdAt = new Date().toISOString();
   // Marked before the bounded state is written and cleared after the exact one is: a crash in between can
   // leave an exact graph marked (conservative), never an approximate one unmarked.
-  const mark = { reason: 'bulk-import', since: createdAt, documents: space.size } as const;
+  const mark = approximateMarkOf(state, createdAt);
   const turn = options.turn ?? atOnce;
   const snapshot = { space: 'tfidf', documents: space.size, k, createdAt, df: state.df };
   // Through a write queue the documents' rows go into the store's staging area in turns of their own, so the
@@ -187,6 +194,8 @@ export interface ComputedCompaction {
   space: TfidfSpace;
   k: number;
   approximate: boolean;
+  /** Set when an automatic exact pass passed its work bound and the bounded pass made the lists instead. */
+  exactWorkBoundPassed?: true;
   /** Document frequency per term over every document. */
   df: Map<string, number>;
   threads: number;
@@ -229,17 +238,36 @@ export async function computeCompaction(
                 : (options.records ?? (await loadRecords(store, contextId))),
             ),
           );
-  const approximate =
-    options.method === 'auto' && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
-  const knn = await parallelKnnLists(
+  const auto = options.method === 'auto';
+  let approximate = auto && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
+  const passOptions = {
+    ...(options.threads === undefined ? {} : { threads: options.threads }),
+    ...(options.pause === undefined ? {} : { pause: options.pause }),
+  };
+  // An automatic exact pass may visit as many candidates as the bounded pass reads in all, no more: on text
+  // whose memories share only common words (templated or repeated lines) the exact pass is quadratic (50k
+  // such memories: 25 s against 1.7 s bounded); on chat text it visits 0.1-0.2 of that (docs/semantic-knn.md,
+  // "The exact pass's work bound").
+  let knn = await parallelKnnLists(
     space,
     k,
-    { kind: approximate ? 'bounded' : 'exact' },
-    {
-      ...(options.threads === undefined ? {} : { threads: options.threads }),
-      ...(options.pause === undefined ? {} : { pause: options.pause }),
-    },
+    approximate
+      ? { kind: 'bounded' }
+      : {
+          kind: 'exact',
+          ...(auto
+            ? {
+                maxVisits: boundedKnnReads(space) * (options.exactWorkRatio ?? EXACT_VISITS_PER_BOUNDED_READ),
+              }
+            : {}),
+        },
+    passOptions,
   );
+  const exactWorkBoundPassed = knn.workBoundPassed === true;
+  if (exactWorkBoundPassed) {
+    approximate = true;
+    knn = await parallelKnnLists(space, k, { kind: 'bounded' }, passOptions);
+  }
   const { lists } = knn;
   const names: string[] = new Array(space.df.length);
   for (const [term, id] of space.vocabulary) names[id] = term;
@@ -248,6 +276,7 @@ export async function computeCompaction(
     space,
     k,
     approximate,
+    ...(exactWorkBoundPassed ? { exactWorkBoundPassed } : {}),
     df,
     threads: knn.threads,
     ...(knn.helperFailure === undefined ? {} : { helperFailure: knn.helperFailure }),

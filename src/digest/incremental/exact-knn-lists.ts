@@ -1,6 +1,7 @@
 import { sharedArray, sharedCopy } from '../semantic/shared-array.ts';
 import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { rankableScore, TopKLists } from '../semantic/top-k-lists.ts';
+import { reportWork, WORK_UNIT, workBoundPassed } from './exact-work-bound.ts';
 
 /** Same slack as the incremental searches (exact-top-k-search.ts): cutoffs are lowered by it. */
 const SLACK = 1e-8;
@@ -136,7 +137,11 @@ export function* exactKnnIndexSlices(
  * found it). Lists that hold only some threads' offers stay exact once merged (parallel-knn-lists.ts): a list
  * missing earlier offers has a lower threshold, so its search only scores more candidates.
  */
-export function exactKnnSearcher(index: ExactKnnIndex, lists: TopKLists): (from: number, to: number) => void {
+export function exactKnnSearcher(
+  index: ExactKnnIndex,
+  lists: TopKLists,
+  work?: Int32Array,
+): (from: number, to: number) => void {
   const { space, commonDf, indexed, suffixNorm, start, postDoc, bySuffix } = index;
   const n = space.size;
   const { docStart, docTerm, docWeight, df } = space;
@@ -154,8 +159,24 @@ export function exactKnnSearcher(index: ExactKnnIndex, lists: TopKLists): (from:
     if (j > i) lists.offer(j, i, value);
   };
 
+  // Candidates visited (postings read, documents scanned) and documents searched since the last report to
+  // the shared work bound (exact-work-bound.ts).
+  let visits = 0;
+  let searched = 0;
   return (from: number, to: number): void => {
-    for (let i = from; i < to; i++) searchOne(i);
+    if (work === undefined) {
+      for (let i = from; i < to; i++) searchOne(i);
+      return;
+    }
+    for (let i = from; i < to; i++) {
+      // Passed (by this thread or another): the lists are not used, so the rest is not searched.
+      if (workBoundPassed(work)) return;
+      searchOne(i);
+      searched++;
+      if (visits < WORK_UNIT) continue;
+      visits = reportWork(work, visits, searched, n);
+      searched = 0;
+    }
   };
 
   function searchOne(i: number): void {
@@ -174,7 +195,9 @@ export function exactKnnSearcher(index: ExactKnnIndex, lists: TopKLists): (from:
       const end = start[t + 1]!;
       // A term indexed for i too: every document before i in its list (lists are in document order) found i
       // in its own search through this same term and offered the pair to both lists then; only later ones.
-      for (let p = indexed[e] ? firstAfter(postDoc, start[t]!, end, i) : start[t]!; p < end; p++) {
+      const first = indexed[e] ? firstAfter(postDoc, start[t]!, end, i) : start[t]!;
+      visits += end - first;
+      for (let p = first; p < end; p++) {
         const j = postDoc[p]!;
         if (stamp[j] === i) continue;
         stamp[j] = i;
@@ -182,13 +205,15 @@ export function exactKnnSearcher(index: ExactKnnIndex, lists: TopKLists): (from:
       }
     }
     const commonNorm = Math.sqrt(commonSquares) * NORM_MARGIN;
-    for (let r = 0; commonNorm > 0 && r < bySuffix.length; r++) {
+    let r = 0;
+    for (; commonNorm > 0 && r < bySuffix.length; r++) {
       const j = bySuffix[r]!;
       if (commonNorm * suffixNorm[j]! < lists.threshold(i) - SLACK) break;
       if (stamp[j] === i) continue;
       stamp[j] = i;
       offer(i, j);
     }
+    visits += r;
     for (let e = from; e < to; e++) query[docTerm[e]!] = 0;
   }
 }

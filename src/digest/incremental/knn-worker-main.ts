@@ -31,7 +31,7 @@ try {
     for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
       if (lists === undefined) {
         lists = new TopKLists(n, k);
-        search = knnSearcher(index, lists);
+        search = knnSearcher(index, lists, data.work);
       }
       search!(c * chunk, Math.min(n, (c + 1) * chunk));
     }

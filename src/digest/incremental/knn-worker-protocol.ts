@@ -6,8 +6,10 @@ import { type ExactKnnIndex, exactKnnSearcher } from './exact-knn-lists.ts';
 export function knnSearcher(
   index: ExactKnnIndex | BoundedKnnIndex,
   lists: TopKLists,
+  /** An exact pass's shared work bound (exactWorkBound), if any. */
+  work?: Int32Array,
 ): (from: number, to: number) => void {
-  return index.kind === 'exact' ? exactKnnSearcher(index, lists) : boundedKnnSearcher(index, lists);
+  return index.kind === 'exact' ? exactKnnSearcher(index, lists, work) : boundedKnnSearcher(index, lists);
 }
 
 /** Data a helper thread gets: the index (typed arrays on SharedArrayBuffers: shared, not copied). */
@@ -18,6 +20,8 @@ export interface KnnWorkerData {
   /** [0]: next chunk to claim; [1 + slot]: the helper's state (HELPER_*). */
   control: Int32Array;
   slot: number;
+  /** The exact pass's work bound, shared by every thread (exactWorkBound); absent: unbounded. */
+  work?: Int32Array;
 }
 
 /** A helper's messages: started (it will claim chunks), then its lists (null when it claimed none) or why it failed. */

@@ -11,6 +11,7 @@ import {
   exactKnnIndex,
   exactKnnIndexSlices,
 } from './exact-knn-lists.ts';
+import { exactWorkBound, workBoundPassed } from './exact-work-bound.ts';
 import {
   HELPER_CANCELLED,
   HELPER_WAITING,
@@ -49,7 +50,15 @@ export function helperBytes(n: number, k: number, vocabularySize: number): numbe
 
 /** Which all-pairs pass: exact (compaction) or bounded (bulk imports into large contexts). */
 export type KnnPass =
-  | { kind: 'exact'; tuning?: ExactKnnTuning }
+  | {
+      kind: 'exact';
+      tuning?: ExactKnnTuning;
+      /**
+       * Most candidates (postings read, documents scanned) the pass may visit over all threads; once passed the
+       * threads stop and the result says so (`workBoundPassed`, lists incomplete). Absent: unbounded.
+       */
+      maxVisits?: number;
+    }
   | { kind: 'bounded'; tuning?: BoundedKnnTuning };
 
 export interface ParallelKnnOptions {
@@ -81,6 +90,8 @@ export interface ParallelKnnResult {
    * thread (same lists, `threads` 1); one that failed before claiming any is only reported.
    */
   helperFailure?: string;
+  /** Set when an exact pass visited more than its `maxVisits`: it stopped, and `lists` are incomplete. */
+  workBoundPassed?: true;
 }
 
 /**
@@ -142,9 +153,21 @@ export async function parallelKnnLists(
       : pause === undefined
         ? exactKnnIndex(shared, pass.tuning)
         : await inSlices(exactKnnIndexSlices(shared, pass.tuning), pause);
+  const newBound = () =>
+    pass.kind === 'exact' && pass.maxVisits !== undefined ? exactWorkBound(pass.maxVisits) : undefined;
+  let work = newBound();
+  // The result of a pass: a bounded exact pass that stopped says so (its lists are incomplete).
+  const result = (lists: TopKLists, threads: number, helperFailure?: string): ParallelKnnResult => ({
+    lists,
+    threads,
+    ...(helperFailure === undefined ? {} : { helperFailure }),
+    ...(work !== undefined && workBoundPassed(work) ? { workBoundPassed: true as const } : {}),
+  });
   const alone = async (): Promise<TopKLists> => {
+    // A pass run again here (a helper failed) counts its visits afresh: the failed run's are not its own.
+    work = newBound();
     const lists = new TopKLists(n, k);
-    const search = knnSearcher(index, lists);
+    const search = knnSearcher(index, lists, work);
     if (pause === undefined) search(0, n);
     else {
       // Ascending chunks, as a thread of the parallel pass searches them: the same lists.
@@ -157,16 +180,19 @@ export async function parallelKnnLists(
   };
   // The index's last slice (a sort of the suffixed documents) and the first chunk are not one stall.
   if (pause !== undefined) await pause();
-  if (threads <= 1) return { lists: await alone(), threads: 1 };
+  if (threads <= 1) return result(await alone(), 1);
 
   const control = new Int32Array(new SharedArrayBuffer(4 * threads));
   const helpers = Array.from({ length: threads - 1 }, (_, w) =>
-    startHelper({ index, k, chunk, control, slot: w }, options.helperEntry),
+    startHelper(
+      { index, k, chunk, control, slot: w, ...(work === undefined ? {} : { work }) },
+      options.helperEntry,
+    ),
   );
   const lists = new TopKLists(n, k);
   try {
     if (options.waitForHelpers) await Promise.all(helpers.map((helper) => helper.started));
-    const search = knnSearcher(index, lists);
+    const search = knnSearcher(index, lists, work);
     for (let c = Atomics.add(control, 0, 1); c < chunks; c = Atomics.add(control, 0, 1)) {
       search(c * chunk, Math.min(n, (c + 1) * chunk));
       if (pause !== undefined) await pause();
@@ -193,12 +219,8 @@ export async function parallelKnnLists(
       searched++;
     }
   }
-  if (failure !== undefined) return { lists: await alone(), threads: 1, helperFailure: failure };
-  return {
-    lists,
-    threads: searched,
-    ...(failedToStart === undefined ? {} : { helperFailure: failedToStart }),
-  };
+  if (failure !== undefined) return result(await alone(), 1, failure);
+  return result(lists, searched, failedToStart);
 }
 
 interface Helper {
