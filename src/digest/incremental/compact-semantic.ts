@@ -244,10 +244,10 @@ export async function computeCompaction(
     ...(options.threads === undefined ? {} : { threads: options.threads }),
     ...(options.pause === undefined ? {} : { pause: options.pause }),
   };
-  // An automatic exact pass may visit as many candidates as the bounded pass reads in all, no more: on text
-  // whose memories share only common words (templated or repeated lines) the exact pass is quadratic (50k
-  // such memories: 25 s against 1.7 s bounded); on chat text it visits 0.1-0.2 of that (docs/semantic-knn.md,
-  // "The exact pass's work bound").
+  // An automatic exact pass may visit EXACT_VISITS_PER_BOUNDED_READ candidates per posting the bounded pass
+  // reads in all, no more: on text whose memories share only common words (templated or repeated lines) the
+  // exact pass is quadratic (50k such memories: 25 s against 1.7 s bounded); on chat text it visits 0.1-0.3 of
+  // one (docs/semantic-knn.md, "The exact pass's work bound").
   let knn = await parallelKnnLists(
     space,
     k,
