@@ -8,6 +8,7 @@
  * index of every context (the first lexical search). Targets (issue 3): 10k at >= 2,000 memories/s, 600 in
  * < 1 s, 100k completes. `--quick` runs only the 600 and 10k scenarios.
  */
+
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,7 +17,10 @@ import type { IngestReport } from '../src/digest/ingest-report.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
 import { chatArchive } from './support/realistic-chat.ts';
+
+checkBenchFlags('npm run bench:digest [-- <mem-gallery dir>] [--json] [--quick]', ['--json', '--quick']);
 
 interface Row {
   scenario: string;

@@ -32,7 +32,24 @@ import { createMemGalleryImporter } from '../src/importers/mem-gallery-importer.
 import type { ArchiveStore } from '../src/store/archive-store-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
 import { zipfSampler } from './support/realistic-chat.ts';
+
+checkBenchFlags(
+  'npm run bench:knn -- [--mem-gallery <dir>] [--sizes 10000,100000] [--million] [--adds 20] [--drift-max 10000] [--topics N] [--store memory|sqlite] [--rules 0.1/32,0.05/16] [--reverse neighbourhood|exact] [--json]',
+  [
+    '--mem-gallery',
+    '--sizes',
+    '--million',
+    '--adds',
+    '--drift-max',
+    '--topics',
+    '--store',
+    '--rules',
+    '--reverse',
+    '--json',
+  ],
+);
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {

@@ -12,6 +12,7 @@
  *   npm run bench:lexical -- [--sizes 10000,100000] [--million] [--queries 300] [--skip-old] [--keep dir [--reuse]]
  *     [--json]
  */
+
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,12 @@ import type { MemoryWrite } from '../src/store/archive-store-spec.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
 import type { ViewHit } from '../src/types/view.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
+
+checkBenchFlags(
+  'npm run bench:lexical -- [--sizes 10000,100000] [--million] [--queries 300] [--skip-old] [--keep dir [--reuse]] [--json]',
+  ['--sizes', '--million', '--queries', '--skip-old', '--keep', '--reuse', '--json'],
+);
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');

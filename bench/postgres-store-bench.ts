@@ -9,6 +9,7 @@
  * The URL names an admin database: a fresh database is created for the run and dropped after. Without a URL
  * (GRAPHMEMIX_PG_URL or GRAPHMEMIX_TEST_PG_URL) the bench prints why and exits 0.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,7 +23,12 @@ import { openStore } from '../src/store/open-store.ts';
 import { postgresLexicalCounters } from '../src/store/postgres/postgres-lexical-search.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import type { MemoryRecord } from '../src/types/memory-record.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
 import { chatQuestions, chatRecords } from './support/realistic-chat.ts';
+
+checkBenchFlags('GRAPHMEMIX_PG_URL=postgres://... npm run bench:pg-store -- [--memories 10000]', [
+  '--memories',
+]);
 
 const url = process.env.GRAPHMEMIX_PG_URL ?? process.env.GRAPHMEMIX_TEST_PG_URL;
 const at = process.argv.indexOf('--memories');

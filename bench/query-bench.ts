@@ -7,11 +7,18 @@
  *   npm run bench:query -- [mem-gallery dialog dir] [--questions 200] [--json]
  * Target (issue 4): 10k context p50 <= 15 ms, p95 <= 40 ms.
  */
+
 import { existsSync } from 'node:fs';
 import { percentile } from '../src/eval/percentile.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { Graphmemix, MemoryRecordInput } from '../src/graphmemix-api.ts';
 import type { StageName } from '../src/pipeline/retrieval-result.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
+
+checkBenchFlags('npm run bench:query -- [mem-gallery dialog dir] [--questions 200] [--json]', [
+  '--questions',
+  '--json',
+]);
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');

@@ -42,6 +42,7 @@
  * <= 1 s; warm retrieve at 1M p50 <= 50 ms, p95 <= 150 ms; at 10k p50 <= 2 ms; ingest >= 10k mem/s; peak
  * RSS at 1M <= 1.5 GB.
  */
+
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -52,6 +53,7 @@ import { readCompactionMark } from '../src/digest/incremental/semantic-compactio
 import { ingestItems } from '../src/digest/ingest.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
 import {
   CHAT_SHAPES,
   type ChatShape,
@@ -60,6 +62,25 @@ import {
   chatRecords,
 } from './support/realistic-chat.ts';
 import { rssSampler } from './support/rss-sampler.ts';
+
+checkBenchFlags(
+  'npm run bench:scale [-- --sizes 10k,100k,1m] [--contexts 1000x1000|none] [--shape rounds|two-person] [--json] [--adds 200] [--add-warmup 0] [--add-steady 1000|no] [--queries 200] [--warmup 1000] [--recompact no] [--semantic-updates after-write|in-write]',
+  [
+    '--sizes',
+    '--contexts',
+    '--shape',
+    '--json',
+    '--adds',
+    '--add-warmup',
+    '--add-steady',
+    '--queries',
+    '--warmup',
+    '--recompact',
+    '--semantic-updates',
+    '--child',
+    '--first-retrieve',
+  ],
+);
 
 interface ScenarioResult {
   scenario: string;

@@ -8,6 +8,7 @@
  * Each instance is solved 3 times and its fastest run kept, so the percentiles describe the solver rather
  * than scheduler noise on a shared machine.
  */
+
 import {
   type CandidateEdge,
   type CandidateGraph,
@@ -19,6 +20,9 @@ import {
   solveForest,
 } from '../src/core/index.ts';
 import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
+import { checkBenchFlags } from './support/probe-args.ts';
+
+checkBenchFlags('npm run bench:solver [-- --json]', ['--json']);
 
 interface BenchCase {
   kind: 'question' | 'stress' | 'dense';

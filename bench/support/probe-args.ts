@@ -26,3 +26,26 @@ export function rankPercentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
+
+/**
+ * A bench command's flags checked before it does anything: `--help` / `-h` prints `usage` and exits 0, and a
+ * `--flag` not in `known` is refused (exit 2, naming it). Why: these commands read only the flags they know, and an
+ * ignored flag runs the default, which for bench:scale is a 1M-memory scenario (hours on a loaded machine).
+ */
+export function checkBenchFlags(
+  usage: string,
+  known: readonly string[],
+  args: readonly string[] = process.argv.slice(2),
+): void {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const unknown = args.filter((arg) => arg.startsWith('--') && !known.includes(arg));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}\nusage: ${usage}\n`,
+    );
+    process.exit(2);
+  }
+}
