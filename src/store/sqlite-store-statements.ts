@@ -38,7 +38,6 @@ type StatementName =
   | 'anyEdge'
   | 'deleteEdge'
   | 'getEdge'
-  | 'upsertEdge'
   | 'edgesOf'
   | 'edgesAmong'
   | 'countEdgeTypes'
@@ -147,9 +146,6 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     getEdge: p(
       'SELECT a, b, types, strength, similarity FROM edges WHERE context_id = ? AND a = ? AND b = ?',
     ),
-    upsertEdge: p(`INSERT INTO edges (context_id, a, b, types, strength, similarity) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT (context_id, a, b) DO UPDATE SET types = excluded.types, strength = excluded.strength,
-      similarity = excluded.similarity`),
     edgesOf: raw(`SELECT a, b, types, strength, similarity FROM edges
       WHERE context_id = ? AND a IN (SELECT value FROM json_each(?))
       UNION ALL SELECT a, b, types, strength, similarity FROM edges
