@@ -142,7 +142,10 @@ export async function compactSemanticInSteps(
     const state = await computeCompaction(store, contextId, {
       ...(options.k === undefined ? {} : { k: options.k }),
       // Automatic: an exact pass that passes its work bound gives way to the bounded one (marked approximate).
+      // Exact whatever the size otherwise, as before the bound: the 5% rule itself defers contexts whose
+      // snapshot holds APPROXIMATE_KNN_FROM memories (update-semantic-relations.ts).
       method: 'auto',
+      approximateFrom: Number.POSITIVE_INFINITY,
       ...(options.exactWorkRatio === undefined ? {} : { exactWorkRatio: options.exactWorkRatio }),
       pause: () =>
         new Promise((resolve, reject) =>
