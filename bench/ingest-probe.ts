@@ -86,6 +86,12 @@ const report = await ingestItems(
 const wall = (performance.now() - started) / 1000;
 const spent = process.cpuUsage(usage);
 await gm.close();
+// Older checkouts have no collect-garbage module: their line says so.
+const collected = await import(`${checkout}/src/digest/collect-garbage.ts`).then(
+  (module: { garbageCollectionStats(): { collections: number; seconds: number } }) =>
+    module.garbageCollectionStats(),
+  () => undefined,
+);
 const cpu = (spent.user + spent.system) / 1e6;
 const steps = Object.entries(report.stepSeconds)
   .map(([step, seconds]) => `${step} ${seconds.toFixed(2)}`)
@@ -94,7 +100,12 @@ process.stdout.write(
   `${checkout}: ${size} memories in ${wall.toFixed(2)} s wall (${Math.round(size / wall)} mem/s), ` +
     `CPU ${cpu.toFixed(2)} s (${Math.round(size / cpu)} mem/CPU-s), load ${loadavg()[0]!.toFixed(2)}\n` +
     `  steps (s): ${steps}\n` +
-    `  store CPU (s): ${[...storeCpu].map(([label, seconds]) => `${label} ${seconds.toFixed(2)}`).join(', ')}\n`,
+    `  store CPU (s): ${[...storeCpu].map(([label, seconds]) => `${label} ${seconds.toFixed(2)}`).join(', ')}\n` +
+    `  peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB; forced collections ${
+      collected === undefined
+        ? 'none (no collect-garbage module)'
+        : `${collected.collections} (${collected.seconds.toFixed(2)} s)`
+    }\n`,
 );
 
 const WALL_CLOCK_COLUMNS = new Set(['contexts.last_write', 'semantic_snapshots.created_at']);

@@ -2,7 +2,13 @@ import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
-import { type RelationType, SCHEMA_RELATION_TYPES, type SchemaRelationType } from '../types/relation.ts';
+import {
+  type MemoryEdge,
+  type RelationType,
+  SCHEMA_RELATION_TYPES,
+  type SchemaRelationType,
+} from '../types/relation.ts';
+import { COLLECT_FROM, collectGarbage, collectGarbageIfGrown } from './collect-garbage.ts';
 import { embedViews } from './embed-views.ts';
 import { atOnce, type CompactionTurn, compactSemantic } from './incremental/compact-semantic.ts';
 import type { CompactionScheduler } from './incremental/semantic-compaction-mark.ts';
@@ -121,13 +127,20 @@ export async function buildRelations(
   const turn = options.turn ?? atOnce;
   const pause = options.turn === undefined ? undefined : yieldToEventLoop;
 
+  // A large rebuild collects garbage between its phases, so that one phase's garbage is not under the next
+  // one's peak (collect-garbage.ts); the first collection takes what the write before it left (a bulk import's
+  // records phase).
+  const large = (await store.countMemories(contextId)) >= COLLECT_FROM;
+  if (large) collectGarbage();
   let records: MemoryRecord[] | undefined = await loadRecords(store, contextId, pause);
   lap('load');
 
-  const merger = new RelationEdgeMerger();
+  let merger: RelationEdgeMerger | undefined = new RelationEdgeMerger();
   for (const [type, compute] of SCHEMA_RELATIONS) {
     // Each type's pair list is garbage once merged, before the next type is computed.
     merger.addSchema(type, compute(records));
+    // A type's pairs and scratch are garbage now (same_round alone grew a 1M heap by ~0.3 GB).
+    if (large) collectGarbageIfGrown();
     lap(type);
     await pause?.();
   }
@@ -143,9 +156,14 @@ export async function buildRelations(
     }
     records = undefined;
   }
-  const schemaEdges = merger.edges(contextId);
+  if (large && records === undefined) collectGarbage();
+  // Neither the merger nor its edges outlive the write (a local would keep them through the kNN pass: ~1M edge
+  // objects at 1M memories).
+  let schemaEdges: MemoryEdge[] | undefined = merger.edges(contextId);
+  merger = undefined;
   await pause?.();
-  await turn(() => store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, schemaEdges));
+  await turn(() => store.replaceEdges(contextId, SCHEMA_RELATION_TYPES, schemaEdges!));
+  schemaEdges = undefined;
   lap('write');
   await options.afterStep?.('write');
 

@@ -1,5 +1,6 @@
 import type { ArchiveStore } from '../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
+import { COLLECT_FROM, collectGarbageIfGrown } from './collect-garbage.ts';
 
 /** Records per listMemories page. */
 const PAGE = 5000;
@@ -17,6 +18,8 @@ export async function loadRecords(
   const records: MemoryRecord[] = [];
   for await (const page of recordPages(store, contextId, PAGE)) {
     records.push(...page);
+    // Each record's JSON text is garbage once parsed: a large load collects as it grows (collect-garbage.ts).
+    if (records.length >= COLLECT_FROM) collectGarbageIfGrown();
     await pause?.();
   }
   return records;

@@ -4,6 +4,7 @@ import type { SemanticDoc, SemanticNeighbour } from '../../store/semantic-index-
 import { compareStrings } from '../../store/store-rules.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { MemoryEdge } from '../../types/relation.ts';
+import { COLLECT_FROM, collectGarbage } from '../collect-garbage.ts';
 import { loadRecords, recordPages } from '../load-records.ts';
 import { semanticText } from '../semantic/semantic-text.ts';
 import {
@@ -103,6 +104,8 @@ export async function compactSemantic(
   const started = performance.now();
   const state = await computeCompaction(store, contextId, options);
   const { space, k, approximate } = state;
+  // The pass's index and the helper's lists are garbage (their shared memory is freed when they are collected).
+  if (space.size >= COLLECT_FROM) collectGarbage();
   // Documents are built while the store writes them (a re-iterable view over the space and the lists), so
   // no whole-context array of documents exists: at 1M memories it would be ~1 GB of small objects.
   const docs: Iterable<SemanticDoc> = {
@@ -238,6 +241,9 @@ export async function computeCompaction(
                 : (options.records ?? (await loadRecords(store, contextId))),
             ),
           );
+  // The documents (or records) the space was built from are garbage now, before the pass allocates its index
+  // and lists (collect-garbage.ts).
+  if (space.size >= COLLECT_FROM) collectGarbage();
   const auto = options.method === 'auto';
   let approximate = auto && space.size >= (options.approximateFrom ?? APPROXIMATE_KNN_FROM);
   const passOptions = {
