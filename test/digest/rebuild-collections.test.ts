@@ -6,6 +6,7 @@ import { buildRelations } from '../../src/digest/build-relations.ts';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { loadRecords } from '../../src/digest/load-records.ts';
 import type { ImportItem } from '../../src/importers/importer-spec.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 
@@ -55,46 +56,50 @@ function items(contextId: string, count: number): ImportItem[] {
   }));
 }
 
+/** A store holding `counts` memories per context (no relations built), counters reset, closed after `run`. */
+async function withImported(
+  file: string,
+  counts: Record<string, number>,
+  run: (store: ArchiveStore) => Promise<void>,
+): Promise<void> {
+  const store = await openStore(join(dir, file));
+  try {
+    for (const [contextId, count] of Object.entries(counts)) {
+      await ingestItems(store, items(contextId, count), { relations: false });
+    }
+    collections.now = 0;
+    collections.ifGrown = 0;
+    await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
 describe('collections of a full rebuild', () => {
   it('a large context: before the load, in it, after the records, the documents and the pass', async () => {
-    const store = await openStore(join(dir, 'large.db'));
-    try {
-      await ingestItems(store, items('big', 50), { relations: false });
-      collections.now = 0;
+    await withImported('large.db', { big: 50 }, async (store) => {
       const built = await buildRelations(store, 'big');
       expect(built.counts.semantic_knn).toBeGreaterThan(0);
       // Before the load, after the records, after the space, after the pass.
       expect(collections.now).toBe(4);
       // After the load's one page and each of the six schema types.
       expect(collections.ifGrown).toBe(7);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('a small context: none', async () => {
-    const store = await openStore(join(dir, 'small.db'));
-    try {
-      await ingestItems(store, items('few', 12), { relations: false });
-      collections.now = 0;
+    await withImported('small.db', { few: 12 }, async (store) => {
       await buildRelations(store, 'few');
       expect(collections).toEqual({ now: 0, ifGrown: 0 });
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('a load asks after each page once it holds COLLECT_FROM records', async () => {
-    const store = await openStore(join(dir, 'load.db'));
-    try {
-      await ingestItems(store, items('load', 45), { relations: false });
-      await ingestItems(store, items('few', 12), { relations: false });
+    await withImported('load.db', { load: 45, few: 12 }, async (store) => {
       expect(await loadRecords(store, 'few')).toHaveLength(12);
       expect(collections).toEqual({ now: 0, ifGrown: 0 });
       expect(await loadRecords(store, 'load')).toHaveLength(45);
       expect(collections).toEqual({ now: 0, ifGrown: 1 });
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
