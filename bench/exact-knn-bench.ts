@@ -1,6 +1,7 @@
 /**
  * `npx tsx bench/exact-knn-bench.ts [--sizes 10k,30k,100k] [--common-df 1024] [--tau 0.5]
- *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--rescore 32] [--sample 2000] [--shape two-person]`
+ *   [--bounded] [--exact-max 100k] [--max-postings 1024] [--rescore 32] [--prune 0.4] [--sample 2000]
+ *   [--shape two-person]`
  *
  * The all-pairs exact kNN of compaction (exactKnnLists) alone, in memory, on bench:scale's realistic chat
  * text (bench/support/realistic-chat.ts, seed 11): seconds (wall and CPU), mutual pairs per memory, and a hash
@@ -12,6 +13,7 @@
  * `--sample S` (with `--bounded`) also checks the bounded lists against the exact lists of S sampled documents
  * (brute force over every posting of their terms, bench/support/sampled-knn-lists.ts) at any size: the
  * agreement figure where the exact all-pairs pass is out of reach (1M). `--shape` picks the chat shape.
+ * `--prune R` sets the bounded pass's pruneRatio (0: every cut term read, as before round 50).
  */
 import { loadavg } from 'node:os';
 import { boundedKnnLists } from '../src/digest/incremental/bounded-knn-lists.ts';
@@ -42,6 +44,7 @@ if (!CHAT_SHAPES.includes(shape)) throw new Error(`--shape must be one of ${CHAT
 const bounds = {
   ...(flag('--max-postings') === undefined ? {} : { maxPostingsPerTerm: Number(flag('--max-postings')) }),
   ...(flag('--rescore') === undefined ? {} : { rescore: Number(flag('--rescore')) }),
+  ...(flag('--prune') === undefined ? {} : { pruneRatio: Number(flag('--prune')) }),
 };
 const tuning = {
   ...(flag('--common-df') === undefined ? {} : { commonDf: Number(flag('--common-df')) }),

@@ -89,6 +89,58 @@ describe('boundedKnnLists (bulk imports of large contexts)', () => {
     expect(neighbours(bounded, space.size)).not.toEqual(neighbours(exact, space.size));
   });
 
+  // Docs 0 and 1 share only "lake", a common word whose list is cut (in 10 documents, 2 kept): its weight in
+  // each is far under their rare word's, so with the default pruneRatio neither reads it and the pair is lost.
+  const weakShared = () =>
+    new TfidfSpace(
+      ['quartz lake', 'mango lake', ...Array.from({ length: 8 }, (_, i) => `lake w${i}a w${i}b w${i}c`)].map(
+        (text, i) => ({ id: `d${i}`, text }),
+      ),
+    );
+
+  it("skips a document's cut term whose contribution is under pruneRatio of its strongest term's", () => {
+    const space = weakShared();
+    const index = boundedKnnIndex(space, 4, { maxPostingsPerTerm: 2 });
+    const lake = space.df.indexOf(10);
+    expect(index.cut[lake]).toBe(1);
+    expect(index.pruneRatio).toBe(0.4);
+    const read = boundedKnnLists(space, 4, { maxPostingsPerTerm: 2, pruneRatio: 0 });
+    // Read: every document meets 0 and 1 (the kept postings), and lists them or is listed by them.
+    expect(read.neighbours(0).map((x) => x.index)).toEqual([1, 2, 3, 4]);
+    expect(read.neighbours(5).map((x) => x.index)).toEqual([0, 1]);
+    // Skipped by every document (each one's own words weigh far more): no candidate at all.
+    const pruned = boundedKnnLists(space, 4, { maxPostingsPerTerm: 2 });
+    expect(neighbours(pruned, space.size).every((list) => list.length === 0)).toBe(true);
+    // Uncut, the same term is always read: pruning never skips a term whose list is whole.
+    const whole = boundedKnnLists(space, 4, { maxPostingsPerTerm: 1024, rescore: space.size });
+    expect(neighbours(whole, space.size)).toEqual(neighbours(exactKnnLists(space, 4), space.size));
+    expect(() => boundedKnnIndex(space, 4, { pruneRatio: 1.5 })).toThrow(RangeError);
+  });
+
+  it('keeps per term its heaviest kept weight and whether its list was cut; with nothing cut, pruning changes nothing', () => {
+    fc.assert(
+      fc.property(
+        fc.array(textArb, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (texts, maxPostingsPerTerm, pruneRatio) => {
+          const space = new TfidfSpace(texts.map((text, i) => ({ id: `d${i}`, text })));
+          const index = boundedKnnIndex(space, 4, { maxPostingsPerTerm, pruneRatio });
+          for (let t = 0; t < space.df.length; t++) {
+            const kept = Array.from(index.postWeight.subarray(index.start[t]!, index.start[t + 1]!));
+            expect(index.heaviest[t]).toBe(kept.length === 0 ? 0 : Math.max(...kept));
+            expect(index.cut[t]).toBe(space.df[t]! > maxPostingsPerTerm ? 1 : 0);
+          }
+          const uncut = { maxPostingsPerTerm: 1024, rescore: 3 };
+          expect(neighbours(boundedKnnLists(space, 4, { ...uncut, pruneRatio }), space.size)).toEqual(
+            neighbours(boundedKnnLists(space, 4, { ...uncut, pruneRatio: 0 }), space.size),
+          );
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it("indexes each term's maxPostingsPerTerm heaviest documents (ties by document), in document order", () => {
     fc.assert(
       fc.property(
