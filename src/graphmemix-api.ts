@@ -1,3 +1,4 @@
+import type { DrainFailure } from './digest/incremental/drain-failure-mark.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import type { DialogueShape, ImportFormat } from './importers/importer-spec.ts';
 import type {
@@ -276,6 +277,12 @@ export interface UserStats extends ContextStats {
     documents: number;
     error?: string;
   };
+  /**
+   * Present while some of the user's writes wait for their semantic_knn update (the after-write drain;
+   * questions meanwhile are flagged `semantic_pending`). `drainFailure`: the last drain failed (its error, how
+   * many times in a row, when the next automatic attempt runs, if one is planned).
+   */
+  semanticPending?: { drainFailure?: DrainFailure };
 }
 
 export type SearchFlag = 'lexical_search_bounded' | 'dense_retrieval_failed';

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readApproximateMark } from './digest/incremental/approximate-knn-mark.ts';
+import { readDrainFailure } from './digest/incremental/drain-failure-mark.ts';
+import { semanticPending } from './digest/incremental/semantic-compaction-mark.ts';
 import type { IngestReport } from './digest/ingest-report.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type {
@@ -240,5 +242,14 @@ export async function statsOf(store: ArchiveStore, userId: string): Promise<User
   const edges: Record<string, number> = {};
   for (const [type, n] of Object.entries(await store.countEdges(userId))) if (n > 0) edges[type] = n;
   const approximate = await readApproximateMark(store, userId);
-  return { userId, ...stats, edges, ...(approximate === undefined ? {} : { knnApproximate: approximate }) };
+  // A failure mark counts only while rows wait: one left past them (another process's) is stale.
+  const pending = await semanticPending(store, userId);
+  const failure = pending ? await readDrainFailure(store, userId) : undefined;
+  return {
+    userId,
+    ...stats,
+    edges,
+    ...(approximate === undefined ? {} : { knnApproximate: approximate }),
+    ...(pending ? { semanticPending: failure === undefined ? {} : { drainFailure: failure } } : {}),
+  };
 }

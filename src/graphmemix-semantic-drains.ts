@@ -1,4 +1,10 @@
 import type { BuildRelationsOptions } from './digest/build-relations.ts';
+import {
+  type DrainFailure,
+  failureMessage,
+  readDrainFailure,
+  writeDrainFailure,
+} from './digest/incremental/drain-failure-mark.ts';
 import { DRAIN_IDS_PER_TURN, drainSemanticBacklog } from './digest/incremental/drain-semantic-backlog.ts';
 import { contextsWithBacklog, readCompactionMark } from './digest/incremental/semantic-compaction-mark.ts';
 import type { WriteQueue } from './graphmemix-write-queue.ts';
@@ -11,10 +17,20 @@ import type { ArchiveStore } from './store/archive-store-spec.ts';
  * facade's write queue right after it (in the asker's lane: a key's drains take turns like its writes). At
  * most one drain per context waits in the queue: writes landing before it runs are applied by it. A drain
  * takes at most DRAIN_IDS_PER_TURN ids; while rows are left it queues the next turn. A drain that fails leaves
- * its rows (its unit rolled back): questions stay flagged `semantic_pending` and the context's next write
- * asks again. Rows a stopped or killed process left are found at open (`recover`: one list of the backlog's
- * keys, proportional to the rows, not to the archive).
+ * its rows (its unit rolled back): questions stay flagged `semantic_pending`, the failure is written to the
+ * store (drain-failure-mark.ts: `userStats().semanticPending.drainFailure` in every process), and the drain is
+ * tried again after each of DRAIN_RETRY_DELAYS_MS in turn (a disk that filled up, a lock another process
+ * held); past the last one the context's next write, or the next open, asks again. Rows a stopped or killed
+ * process left are found at open (`recover`: one list of the backlog's keys, proportional to the rows, not to
+ * the archive).
  */
+/**
+ * Waits before each automatic retry of a context's failed drain (then none): a transient fault (SQLITE_BUSY
+ * past the busy timeout, a full disk being cleared) is retried within seconds, a lasting one costs four
+ * attempts over ~11 minutes and not a loop. Set by hand, not tuned.
+ */
+export const DRAIN_RETRY_DELAYS_MS: readonly number[] = [1_000, 10_000, 60_000, 600_000];
+
 export class SemanticDrains {
   /** Contexts whose drain is queued and not yet started. */
   private readonly queued = new Set<string>();
@@ -23,6 +39,12 @@ export class SemanticDrains {
   private stopped = false;
   /** The last failure per context (kept until its next drain succeeds). */
   readonly failures = new Map<string, unknown>();
+  /** Consecutive failed attempts and the first one's time, per context (until a drain succeeds). */
+  private readonly failing = new Map<string, { attempts: number; since: string }>();
+  /** Contexts whose failure mark another process may have left (recover): a success drops it. */
+  private readonly maybeMarked = new Set<string>();
+  /** Planned retries, per context. */
+  private readonly retries = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly store: ArchiveStore,
@@ -31,11 +53,18 @@ export class SemanticDrains {
     private readonly options: () => BuildRelationsOptions,
     /** Ids a drain turn applies at most. */
     private readonly perTurn = DRAIN_IDS_PER_TURN,
+    /** Waits before the automatic retries of a failed drain (tests shorten them). */
+    private readonly retryDelaysMs: readonly number[] = DRAIN_RETRY_DELAYS_MS,
   ) {}
 
-  /** Queues a drain of `contextId` unless one is queued already. */
+  /** Queues a drain of `contextId` unless one is queued already (a planned retry then runs now). */
   schedule(contextId: string, lane?: string): void {
     if (this.stopped || this.queued.has(contextId)) return;
+    const retry = this.retries.get(contextId);
+    if (retry !== undefined) {
+      clearTimeout(retry);
+      this.retries.delete(contextId);
+    }
     this.queued.add(contextId);
     const drain = this.queue.forContext(
       contextId,
@@ -43,9 +72,15 @@ export class SemanticDrains {
         // Started: a write after this turn appends rows this drain does not take, and must queue its own.
         this.queued.delete(contextId);
         if (this.stopped) return false;
-        const report = await drainSemanticBacklog(this.store, contextId, this.options(), this.perTurn);
-        this.failures.delete(contextId);
-        return report.left;
+        try {
+          const report = await drainSemanticBacklog(this.store, contextId, this.options(), this.perTurn);
+          await this.succeeded(contextId);
+          return report.left;
+        } catch (error) {
+          // Recorded in this turn (the writer is ours); a store that cannot take it either keeps the error here.
+          await this.failed(contextId, error, lane).catch(() => undefined);
+          throw error;
+        }
       },
       { asker: lane },
     );
@@ -62,15 +97,53 @@ export class SemanticDrains {
     void settled.finally(() => this.inFlight.delete(settled));
   }
 
+  /** After a drain turn that succeeded: the failure, if one was recorded, is gone. */
+  private async succeeded(contextId: string): Promise<void> {
+    this.failures.delete(contextId);
+    const failedHere = this.failing.delete(contextId);
+    const leftByAnother = this.maybeMarked.delete(contextId);
+    if ((failedHere || leftByAnother) && (await readDrainFailure(this.store, contextId)) !== undefined)
+      await writeDrainFailure(this.store, contextId, undefined);
+  }
+
+  /** After a drain turn that threw: the failure recorded, the next attempt planned while attempts are left. */
+  private async failed(contextId: string, error: unknown, lane: string | undefined): Promise<void> {
+    const now = new Date();
+    const before = this.failing.get(contextId);
+    const attempts = (before?.attempts ?? 0) + 1;
+    const since = before?.since ?? now.toISOString();
+    this.failing.set(contextId, { attempts, since });
+    const delay = this.stopped ? undefined : this.retryDelaysMs[attempts - 1];
+    if (delay !== undefined) {
+      const timer = setTimeout(() => {
+        this.retries.delete(contextId);
+        this.schedule(contextId, lane);
+      }, delay);
+      // A planned retry keeps no process alive: one that exits leaves the rows for the next open.
+      timer.unref();
+      this.retries.set(contextId, timer);
+    }
+    const failure: DrainFailure = {
+      error: failureMessage(error),
+      since,
+      at: now.toISOString(),
+      attempts,
+      ...(delay === undefined ? {} : { nextRetryAt: new Date(now.getTime() + delay).toISOString() }),
+    };
+    await writeDrainFailure(this.store, contextId, failure);
+  }
+
   /**
    * Queues a drain for every context with backlog rows and no compaction run's mark (rows a stopped process
-   * left), in the background; idle and close wait for it. A failure leaves the rows for the next open.
+   * left), in the background; idle and close wait for it. A failure is retried as a write's drain is.
    */
   recover(): void {
     const found = (async () => {
       for (const contextId of await contextsWithBacklog(this.store)) {
         if (this.stopped) return;
-        if ((await readCompactionMark(this.store, contextId)) === undefined) this.schedule(contextId);
+        if ((await readCompactionMark(this.store, contextId)) !== undefined) continue;
+        this.maybeMarked.add(contextId);
+        this.schedule(contextId);
       }
     })().catch(() => undefined);
     this.inFlight.add(found);
@@ -87,10 +160,20 @@ export class SemanticDrains {
     return this.inFlight.size === 0;
   }
 
-  /** 'finish' waits for the drains; 'stop' lets the queued ones pass without work (their rows stay for the next open). */
+  /** Planned retries (a failed drain's next attempt), not counting queued or running drains. */
+  retriesPlanned(): number {
+    return this.retries.size;
+  }
+
+  /**
+   * 'finish' waits for the drains; 'stop' lets the queued ones pass without work (their rows stay for the next
+   * open). Either way planned retries are dropped: their rows stay for the next open too.
+   */
   async close(mode: 'finish' | 'stop'): Promise<void> {
     if (mode === 'stop') this.stopped = true;
     await this.idle();
     this.stopped = true;
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
   }
 }

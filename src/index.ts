@@ -6,6 +6,7 @@
 // the library loads no hono, MCP SDK, image or OCR module (test/api/library-import-graph.test.ts).
 export * from './core/index.ts';
 export { compactSemantic } from './digest/incremental/compact-semantic.ts';
+export type { DrainFailure } from './digest/incremental/drain-failure-mark.ts';
 export { semanticNeedsCompaction } from './digest/incremental/semantic-needs-compaction.ts';
 export type { IngestReport } from './digest/ingest-report.ts';
 // Media digest bounds and the bounded thumbnail maker shells use to show media (HTTP, MCP); sharp loads on use.

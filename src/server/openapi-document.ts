@@ -187,7 +187,12 @@ export function buildOpenApiDocument(version: string): JsonObject {
         get: {
           summary: "A user's kept counts: memories, by kind, edges by type, last write",
           parameters: [{ name: 'user_id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { ...json('{"user_id","memories","by_kind","edges","last_write"}'), 404: errorRef },
+          responses: {
+            ...json(
+              '{"user_id","memories","by_kind","edges","last_write","knn_approximate","semantic_pending"}',
+            ),
+            404: errorRef,
+          },
         },
         delete: {
           summary:

@@ -1,3 +1,4 @@
+import type { DrainFailure } from '../digest/incremental/drain-failure-mark.ts';
 import type { IngestReport } from '../digest/ingest-report.ts';
 import type {
   MemoryHistoryPage,
@@ -146,5 +147,22 @@ export function toApiUserStats(stats: UserStats): Record<string, unknown> {
     by_kind: stats.byKind,
     edges: stats.edges,
     last_write: stats.lastWrite ?? null,
+    // Why the user's graph is not the exact rebuild's, and whose kNN update is still waiting (and why).
+    knn_approximate: stats.knnApproximate ?? null,
+    semantic_pending:
+      stats.semanticPending === undefined
+        ? null
+        : { drain_failure: apiDrainFailure(stats.semanticPending.drainFailure) },
+  };
+}
+
+function apiDrainFailure(failure: DrainFailure | undefined): Record<string, unknown> | null {
+  if (failure === undefined) return null;
+  return {
+    error: failure.error,
+    since: failure.since,
+    at: failure.at,
+    attempts: failure.attempts,
+    next_retry_at: failure.nextRetryAt ?? null,
   };
 }

@@ -2,15 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { drainSemanticBacklog } from '../../src/digest/incremental/drain-semantic-backlog.ts';
+import { readDrainFailure, writeDrainFailure } from '../../src/digest/incremental/drain-failure-mark.ts';
+import {
+  DRAIN_IDS_PER_TURN,
+  drainSemanticBacklog,
+} from '../../src/digest/incremental/drain-semantic-backlog.ts';
 import {
   appendBacklog,
   backlogKeys,
+  clearCompactionState,
   contextsWithBacklog,
   newCompactionMark,
   writeCompactionMark,
 } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { ingestItems } from '../../src/digest/ingest.ts';
+import { statsOf } from '../../src/graphmemix-memory-verbs.ts';
 import { SemanticDrains } from '../../src/graphmemix-semantic-drains.ts';
 import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
@@ -70,6 +76,15 @@ class HeldQueue {
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Waits (up to 2 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  const end = Date.now() + 2_000;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
 
 describe.each(storeBackends(dir, 'drain'))('drainSemanticBacklog (%s)', (_, open) => {
   it('applies at most one turn of ids, oldest rows first, and says whether rows are left', async () => {
@@ -162,19 +177,119 @@ describe('SemanticDrains', () => {
     expect(await backlogKeys(store, 'ann')).toEqual([]);
   });
 
-  it('keeps a failed drain rows and its error, and does not retry on its own', async () => {
+  it('a failed drain keeps its rows, writes its failure to the store and is tried again after the delay', async () => {
     const store = await storeWith(40);
     const queue = new HeldQueue();
-    const failing = Object.create(store) as ArchiveStore;
-    failing.getMemories = () => Promise.reject(new Error('disk gone'));
-    const drains = new SemanticDrains(failing, queue, () => ({}));
+    let broken = true;
+    const flaky = Object.create(store) as ArchiveStore;
+    flaky.getMemories = (contextId, ids) =>
+      broken ? Promise.reject(new Error('disk gone')) : store.getMemories(contextId, ids);
+    const drains = new SemanticDrains(flaky, queue, () => ({}), DRAIN_IDS_PER_TURN, [5, 5]);
     await appendBacklog(store, 'ann', ['m1']);
-    drains.schedule('ann');
+    drains.schedule('ann', 'key-a');
     queue.next();
     await drains.idle();
     expect((drains.failures.get('ann') as Error).message).toBe('disk gone');
     expect(await backlogIds(store)).toEqual(['m1']);
+    const mark = (await readDrainFailure(store, 'ann'))!;
+    expect(mark).toMatchObject({ error: 'disk gone', attempts: 1, since: mark.at });
+    expect(Date.parse(mark.nextRetryAt!) - Date.parse(mark.at)).toBe(5);
+    expect(drains.retriesPlanned()).toBe(1);
+    // After its delay the retry queues a turn in the failed drain's lane.
+    await until(() => queue.turns.length === 1);
+    expect(queue.turns.map((turn) => turn.asker)).toEqual(['key-a']);
+    broken = false;
+    queue.next();
+    await drains.idle();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    expect(await readDrainFailure(store, 'ann')).toBeUndefined();
+    expect(drains.failures.has('ann')).toBe(false);
+    expect(drains.retriesPlanned()).toBe(0);
+  });
+
+  it('a lasting failure is tried once per delay, then waits for the next write', async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    const failing = Object.create(store) as ArchiveStore;
+    failing.getMemories = () => Promise.reject(new Error('disk gone'));
+    const drains = new SemanticDrains(failing, queue, () => ({}), DRAIN_IDS_PER_TURN, [5, 5]);
+    await appendBacklog(store, 'ann', ['m1']);
+    drains.schedule('ann');
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await until(() => queue.turns.length === 1);
+      queue.next();
+      await drains.idle();
+      expect(await readDrainFailure(store, 'ann')).toMatchObject({ attempts: attempt });
+    }
+    const last = (await readDrainFailure(store, 'ann'))!;
+    expect(last.nextRetryAt).toBeUndefined();
+    expect(Date.parse(last.since)).toBeLessThan(Date.parse(last.at));
+    expect(drains.retriesPlanned()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 30));
     expect(queue.turns).toEqual([]);
+    // A write asks again: one more attempt, counted on.
+    drains.schedule('ann');
+    queue.next();
+    await drains.idle();
+    expect(await readDrainFailure(store, 'ann')).toMatchObject({ attempts: 4 });
+    expect(await backlogIds(store)).toEqual(['m1']);
+  });
+
+  it("a write's drain request runs a planned retry now; close drops the planned ones", async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    let broken = true;
+    const flaky = Object.create(store) as ArchiveStore;
+    flaky.getMemories = (contextId, ids) =>
+      broken ? Promise.reject(new Error('busy')) : store.getMemories(contextId, ids);
+    const drains = new SemanticDrains(flaky, queue, () => ({}), DRAIN_IDS_PER_TURN, [60_000, 30]);
+    await appendBacklog(store, 'ann', ['m1']);
+    drains.schedule('ann');
+    queue.next();
+    await drains.idle();
+    expect(drains.retriesPlanned()).toBe(1);
+    drains.schedule('ann', 'key-b');
+    expect(drains.retriesPlanned()).toBe(0);
+    expect(queue.turns.map((turn) => turn.asker)).toEqual(['key-b']);
+    queue.next();
+    await drains.idle();
+    // Second failure in a row: its retry is planned 30 ms on; closing drops it.
+    expect(await readDrainFailure(store, 'ann')).toMatchObject({ attempts: 2 });
+    expect(drains.retriesPlanned()).toBe(1);
+    await drains.close('finish');
+    expect(drains.retriesPlanned()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(queue.turns).toEqual([]);
+    // The next open finds the rows, drains them and drops the mark the failed process left.
+    broken = false;
+    const next = new SemanticDrains(store, queue, () => ({}));
+    next.recover();
+    await until(() => queue.turns.length === 1);
+    queue.next();
+    await next.idle();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    expect(await readDrainFailure(store, 'ann')).toBeUndefined();
+  });
+
+  it('stats show a failed drain while rows wait, not after; compaction and forget drop its mark', async () => {
+    const store = await storeWith(40);
+    const failure = {
+      error: 'disk gone',
+      since: '2026-01-01T00:00:00.000Z',
+      at: '2026-01-01T00:00:01.000Z',
+      attempts: 2,
+    };
+    expect((await statsOf(store, 'ann'))!.semanticPending).toBeUndefined();
+    await appendBacklog(store, 'ann', ['m1']);
+    expect((await statsOf(store, 'ann'))!.semanticPending).toEqual({});
+    await writeDrainFailure(store, 'ann', failure);
+    expect((await statsOf(store, 'ann'))!.semanticPending).toEqual({ drainFailure: failure });
+    // Drained by another process, which did not know of the mark: stale, not shown.
+    await drainSemanticBacklog(store, 'ann');
+    expect(await readDrainFailure(store, 'ann')).toEqual(failure);
+    expect((await statsOf(store, 'ann'))!.semanticPending).toBeUndefined();
+    await clearCompactionState(store, 'ann');
+    expect(await readDrainFailure(store, 'ann')).toBeUndefined();
   });
 
   it("closed with 'stop', lets its queued drains pass without work; recover finds their rows", async () => {

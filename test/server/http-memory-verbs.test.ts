@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeDrainFailure } from '../../src/digest/incremental/drain-failure-mark.ts';
+import { appendBacklog } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.ts';
@@ -121,6 +123,24 @@ describe('HTTP memory verbs over a real archive', () => {
     const stats = await call('GET', '/v1/users/zoe');
     expect(stats.body).toMatchObject({ user_id: 'zoe', memories: 4, by_kind: { note: 2, message: 2 } });
     expect(typeof stats.body.last_write).toBe('string');
+    await gm.waitForCompactions();
+    expect((await call('GET', '/v1/users/zoe')).body).toMatchObject({
+      knn_approximate: null,
+      semantic_pending: null,
+    });
+    // A failed after-write drain (the mark SemanticDrains writes) is shown while the user's rows wait.
+    await appendBacklog(gm.store, 'zoe', ['m1']);
+    const at = '2026-01-01T00:00:00.000Z';
+    await writeDrainFailure(gm.store, 'zoe', {
+      error: 'disk gone',
+      since: at,
+      at,
+      attempts: 2,
+      nextRetryAt: at,
+    });
+    expect((await call('GET', '/v1/users/zoe')).body.semantic_pending).toEqual({
+      drain_failure: { error: 'disk gone', since: at, at, attempts: 2, next_retry_at: at },
+    });
 
     const forgotten = await call('DELETE', '/v1/users/zoe');
     expect(forgotten.body).toMatchObject({ deleted: true, memories: 4 });

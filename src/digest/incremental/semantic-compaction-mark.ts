@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
+import { readDrainFailure, writeDrainFailure } from './drain-failure-mark.ts';
 
 /**
  * A compaction written in steps (compact-semantic-steps.ts) marks its context in meta
@@ -187,10 +188,15 @@ export async function backlogKeys(store: ArchiveStore, contextId: string): Promi
   return (await store.listMetaKeys?.(backlogKeyPrefix(contextId))) ?? [];
 }
 
-/** Drops the mark and every backlog row: a full compaction read every record, so it applied them all. */
+/**
+ * Drops the mark, every backlog row and a failed drain's mark: a full compaction read every record, so it
+ * applied them all (and a forget removes them with the user).
+ */
 export async function clearCompactionState(store: ArchiveStore, contextId: string): Promise<void> {
   if ((await store.getMeta(pendingKey(contextId))) !== undefined)
     await store.setMeta(pendingKey(contextId), undefined);
+  if ((await readDrainFailure(store, contextId)) !== undefined)
+    await writeDrainFailure(store, contextId, undefined);
   if (store.listMetaKeys === undefined) return;
   for (const key of await backlogKeys(store, contextId)) await store.setMeta(key, undefined);
   if ((await readCompactionMark(store, contextId)) !== undefined) {
