@@ -3,6 +3,7 @@ import { recordPages } from './digest/load-records.ts';
 import { KEYS_VERSION_META_PREFIX, RELATION_KEYS_VERSION } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type { ForgetReport } from './graphmemix-api.ts';
+import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './graphmemix-retry-timers.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { MEDIA_KEY, type MediaFolder } from './store/media-folder.ts';
 
@@ -46,44 +47,80 @@ export async function forgetInSteps(
  * through the write queue step by step like any forget; until it ends the user's reads and writes answer
  * CONFLICT, as during every forget. A client's forget of the same user waits for it and gets its report.
  * close('stop') (a shutdown) makes the next step fail, so the forget stops between two steps (each a
- * transaction) and the next open resumes it. A failure leaves the mark for the next open (or a client's
- * forget) to resume; nothing awaits these runs but `running` and close.
+ * transaction) and the next open resumes it. A failure is tried again after each of BACKGROUND_RETRY_DELAYS_MS
+ * (round 51; each retry first checks that the user is still marked: another process may have finished it, and
+ * the user may hold new memories since), then left for the next open or a client's forget; meanwhile the
+ * user's requests answer CONFLICT as before. Nothing awaits these runs but `running` and close.
  */
 export class ResumedForgets {
   private readonly runs = new Map<string, Promise<ForgetReport | undefined>>();
   private stopping = false;
+  private readonly retries: RetryTimers;
+  /** The last failure per context (until one of its runs succeeds). */
+  readonly failures = new Map<string, unknown>();
 
   constructor(
     private readonly store: ArchiveStore,
     private readonly media: MediaFolder,
     /** The write queue's turn for a context (WriteQueue.forContext). */
     private readonly queued: (contextId: string) => Exclusive,
-  ) {}
+    /** Waits before the automatic retries of a failed forget (tests shorten them). */
+    retryDelaysMs: readonly number[] = BACKGROUND_RETRY_DELAYS_MS,
+  ) {
+    this.retries = new RetryTimers(retryDelaysMs);
+  }
 
   /** Starts the forget of each context (those `forgettingContexts` lists), not awaited. */
   start(contextIds: readonly string[]): void {
-    for (const contextId of contextIds) {
-      if (this.runs.has(contextId)) continue;
-      const exclusive: Exclusive = (work) =>
-        this.stopping
-          ? Promise.reject(
-              new GraphmemixError(
-                'CONFLICT',
-                `the forget of ${contextId} was stopped; the next open resumes it`,
-              ),
-            )
-          : this.queued(contextId)(work);
-      const run = forgetInSteps(this.store, this.media, exclusive, contextId).catch(() => undefined);
-      this.runs.set(contextId, run);
-      void run.finally(() => {
-        if (this.runs.get(contextId) === run) this.runs.delete(contextId);
-      });
-    }
+    for (const contextId of contextIds) if (!this.runs.has(contextId)) this.launch(contextId, false);
   }
 
-  /** The resumed forget of the context under way, if any: its report, or undefined when it failed. */
+  private launch(contextId: string, retry: boolean): void {
+    const exclusive: Exclusive = (work) =>
+      this.stopping
+        ? Promise.reject(
+            new GraphmemixError(
+              'CONFLICT',
+              `the forget of ${contextId} was stopped; the next open resumes it`,
+            ),
+          )
+        : this.queued(contextId)(work);
+    const attempt = async (): Promise<ForgetReport | undefined> => {
+      // A retry forgets only a user still marked: another process may have finished the forget since, and
+      // the user may hold new memories that nobody asked to forget.
+      if (retry && !(await this.store.isForgetting?.(contextId))) return undefined;
+      return forgetInSteps(this.store, this.media, exclusive, contextId);
+    };
+    const run = attempt().then(
+      (report) => {
+        this.retries.succeeded(contextId);
+        this.failures.delete(contextId);
+        return report;
+      },
+      (error: unknown) => {
+        this.failures.set(contextId, error);
+        this.retries.failed(contextId, () => this.launch(contextId, true), !this.stopping);
+        return undefined;
+      },
+    );
+    this.runs.set(contextId, run);
+    void run.finally(() => {
+      if (this.runs.get(contextId) === run) this.runs.delete(contextId);
+    });
+  }
+
+  /**
+   * The resumed forget of the context under way, if any: its report, or undefined when it failed. A retry
+   * planned for it is dropped: the caller (a client's forget) runs the forget now.
+   */
   running(contextId: string): Promise<ForgetReport | undefined> | undefined {
+    this.retries.cancel(contextId);
     return this.runs.get(contextId);
+  }
+
+  /** Retries planned now (a failed forget's next attempt). */
+  retriesPlanned(): number {
+    return this.retries.planned();
   }
 
   /** Resolves once none is running. */
@@ -95,6 +132,9 @@ export class ResumedForgets {
   async close(mode: 'finish' | 'stop'): Promise<void> {
     if (mode === 'stop') this.stopping = true;
     await this.idle();
+    // A planned retry is left for the next open (the user stays marked).
+    this.stopping = true;
+    this.retries.clear();
   }
 }
 

@@ -7,6 +7,7 @@ import {
 } from './digest/incremental/drain-failure-mark.ts';
 import { DRAIN_IDS_PER_TURN, drainSemanticBacklog } from './digest/incremental/drain-semantic-backlog.ts';
 import { contextsWithBacklog, readCompactionMark } from './digest/incremental/semantic-compaction-mark.ts';
+import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './graphmemix-retry-timers.ts';
 import type { WriteQueue } from './graphmemix-write-queue.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 
@@ -19,18 +20,11 @@ import type { ArchiveStore } from './store/archive-store-spec.ts';
  * takes at most DRAIN_IDS_PER_TURN ids; while rows are left it queues the next turn. A drain that fails leaves
  * its rows (its unit rolled back): questions stay flagged `semantic_pending`, the failure is written to the
  * store (drain-failure-mark.ts: `userStats().semanticPending.drainFailure` in every process), and the drain is
- * tried again after each of DRAIN_RETRY_DELAYS_MS in turn (a disk that filled up, a lock another process
+ * tried again after each of BACKGROUND_RETRY_DELAYS_MS in turn (a disk that filled up, a lock another process
  * held); past the last one the context's next write, or the next open, asks again. Rows a stopped or killed
  * process left are found at open (`recover`: one list of the backlog's keys, proportional to the rows, not to
  * the archive).
  */
-/**
- * Waits before each automatic retry of a context's failed drain (then none): a transient fault (SQLITE_BUSY
- * past the busy timeout, a full disk being cleared) is retried within seconds, a lasting one costs four
- * attempts over ~11 minutes and not a loop. Set by hand, not tuned.
- */
-export const DRAIN_RETRY_DELAYS_MS: readonly number[] = [1_000, 10_000, 60_000, 600_000];
-
 export class SemanticDrains {
   /** Contexts whose drain is queued and not yet started. */
   private readonly queued = new Set<string>();
@@ -39,12 +33,10 @@ export class SemanticDrains {
   private stopped = false;
   /** The last failure per context (kept until its next drain succeeds). */
   readonly failures = new Map<string, unknown>();
-  /** Consecutive failed attempts and the first one's time, per context (until a drain succeeds). */
-  private readonly failing = new Map<string, { attempts: number; since: string }>();
   /** Contexts whose failure mark another process may have left (recover): a success drops it. */
   private readonly maybeMarked = new Set<string>();
-  /** Planned retries, per context. */
-  private readonly retries = new Map<string, NodeJS.Timeout>();
+  /** Failures counted and retries planned, per context. */
+  private readonly retries: RetryTimers;
 
   constructor(
     private readonly store: ArchiveStore,
@@ -54,17 +46,15 @@ export class SemanticDrains {
     /** Ids a drain turn applies at most. */
     private readonly perTurn = DRAIN_IDS_PER_TURN,
     /** Waits before the automatic retries of a failed drain (tests shorten them). */
-    private readonly retryDelaysMs: readonly number[] = DRAIN_RETRY_DELAYS_MS,
-  ) {}
+    retryDelaysMs: readonly number[] = BACKGROUND_RETRY_DELAYS_MS,
+  ) {
+    this.retries = new RetryTimers(retryDelaysMs);
+  }
 
   /** Queues a drain of `contextId` unless one is queued already (a planned retry then runs now). */
   schedule(contextId: string, lane?: string): void {
     if (this.stopped || this.queued.has(contextId)) return;
-    const retry = this.retries.get(contextId);
-    if (retry !== undefined) {
-      clearTimeout(retry);
-      this.retries.delete(contextId);
-    }
+    this.retries.cancel(contextId);
     this.queued.add(contextId);
     const drain = this.queue.forContext(
       contextId,
@@ -100,7 +90,7 @@ export class SemanticDrains {
   /** After a drain turn that succeeded: the failure, if one was recorded, is gone. */
   private async succeeded(contextId: string): Promise<void> {
     this.failures.delete(contextId);
-    const failedHere = this.failing.delete(contextId);
+    const failedHere = this.retries.succeeded(contextId);
     const leftByAnother = this.maybeMarked.delete(contextId);
     if ((failedHere || leftByAnother) && (await readDrainFailure(this.store, contextId)) !== undefined)
       await writeDrainFailure(this.store, contextId, undefined);
@@ -109,26 +99,15 @@ export class SemanticDrains {
   /** After a drain turn that threw: the failure recorded, the next attempt planned while attempts are left. */
   private async failed(contextId: string, error: unknown, lane: string | undefined): Promise<void> {
     const now = new Date();
-    const before = this.failing.get(contextId);
-    const attempts = (before?.attempts ?? 0) + 1;
-    const since = before?.since ?? now.toISOString();
-    this.failing.set(contextId, { attempts, since });
-    const delay = this.stopped ? undefined : this.retryDelaysMs[attempts - 1];
-    if (delay !== undefined) {
-      const timer = setTimeout(() => {
-        this.retries.delete(contextId);
-        this.schedule(contextId, lane);
-      }, delay);
-      // A planned retry keeps no process alive: one that exits leaves the rows for the next open.
-      timer.unref();
-      this.retries.set(contextId, timer);
-    }
+    const count = this.retries.failed(contextId, () => this.schedule(contextId, lane), !this.stopped, now);
     const failure: DrainFailure = {
       error: failureMessage(error),
-      since,
+      since: count.since,
       at: now.toISOString(),
-      attempts,
-      ...(delay === undefined ? {} : { nextRetryAt: new Date(now.getTime() + delay).toISOString() }),
+      attempts: count.attempts,
+      ...(count.delayMs === undefined
+        ? {}
+        : { nextRetryAt: new Date(now.getTime() + count.delayMs).toISOString() }),
     };
     await writeDrainFailure(this.store, contextId, failure);
   }
@@ -162,7 +141,7 @@ export class SemanticDrains {
 
   /** Planned retries (a failed drain's next attempt), not counting queued or running drains. */
   retriesPlanned(): number {
-    return this.retries.size;
+    return this.retries.planned();
   }
 
   /**
@@ -173,7 +152,6 @@ export class SemanticDrains {
     if (mode === 'stop') this.stopped = true;
     await this.idle();
     this.stopped = true;
-    for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
   }
 }

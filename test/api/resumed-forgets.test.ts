@@ -1,9 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { ingestItems } from '../../src/digest/ingest.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
+import { ResumedForgets } from '../../src/graphmemix-forget.ts';
+import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
+import { createMediaFolder } from '../../src/store/media-folder.ts';
 import { createSqliteStore } from '../../src/store/sqlite-store.ts';
 import { stoppedForget } from '../support/stopped-forget.ts';
 
@@ -131,3 +135,101 @@ it("close({ background: 'stop' }) stops a resumed forget between steps; the next
     await second.close();
   }
 }, 60_000);
+
+describe('a resumed forget that fails', () => {
+  /** ann half forgotten; a store whose next `failures` forgets fail before their first step. */
+  async function failing(name: string, failures: number) {
+    const file = join(dir, `${name}.db`);
+    await halfForgotten(file, 3);
+    const store = createSqliteStore(file, { forgetStepRows: 7 });
+    let left = failures;
+    const flaky = Object.create(store) as ArchiveStore;
+    flaky.deleteContext = (contextId, options) =>
+      left-- > 0 ? Promise.reject(new Error('disk full')) : store.deleteContext(contextId, options);
+    const forgets = new ResumedForgets(
+      flaky,
+      createMediaFolder(join(dir, `${name}-media`)),
+      () => (work) => work(),
+      [5, 5],
+    );
+    return { store, forgets };
+  }
+
+  async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+    for (let waited = 0; !(await done()); waited += 5) {
+      if (waited > 10_000) throw new Error('timed out waiting');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  it('is tried again after the delay and finishes the erasure', async () => {
+    const { store, forgets } = await failing('retry', 2);
+    forgets.start(['ann']);
+    await forgets.idle();
+    expect((forgets.failures.get('ann') as Error).message).toBe('disk full');
+    expect(forgets.retriesPlanned()).toBe(1);
+    expect(await store.isForgetting!('ann')).toBe(true);
+    await until(async () => !(await store.isForgetting!('ann')));
+    await forgets.idle();
+    expect(await store.countMemories('ann')).toBe(0);
+    expect(await store.countMemories('bob')).toBe(30);
+    expect(forgets.failures.has('ann')).toBe(false);
+    expect(forgets.retriesPlanned()).toBe(0);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
+  });
+
+  it('does not forget a user that another process finished and that wrote again', async () => {
+    const { store, forgets } = await failing('finished-elsewhere', 1);
+    // The retry's timer fires when this test says (after the other process's work), not by the clock.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      forgets.start(['ann']);
+      await forgets.idle();
+      expect(forgets.retriesPlanned()).toBe(1);
+      await store.deleteContext('ann');
+      await ingestItems(
+        store,
+        [
+          {
+            type: 'record',
+            record: { id: 'back', text: 'ann is back' } as never,
+            source: { file: 't', line: 1 },
+          },
+        ],
+        { contextId: 'ann' },
+      );
+      vi.advanceTimersByTime(5);
+      expect(forgets.retriesPlanned()).toBe(0);
+      await forgets.idle();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await store.countMemories('ann')).toBe(1);
+    expect(forgets.failures.has('ann')).toBe(false);
+    await store.close();
+  });
+
+  it("leaves its retry to a client's forget, and close drops a planned one", async () => {
+    const { store, forgets } = await failing('client', 1);
+    forgets.start(['ann']);
+    await forgets.idle();
+    expect(forgets.retriesPlanned()).toBe(1);
+    // A client's forget asks for the run under way: none, and the planned retry is its now.
+    expect(forgets.running('ann')).toBeUndefined();
+    expect(forgets.retriesPlanned()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await store.isForgetting!('ann')).toBe(true);
+
+    const { store: other, forgets: closing } = await failing('closing', 1);
+    closing.start(['ann']);
+    await closing.idle();
+    expect(closing.retriesPlanned()).toBe(1);
+    await closing.close('finish');
+    expect(closing.retriesPlanned()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await other.isForgetting!('ann')).toBe(true);
+    await store.close();
+    await other.close();
+  });
+});
