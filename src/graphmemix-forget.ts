@@ -1,9 +1,9 @@
 import { clearCompactionState } from './digest/incremental/semantic-compaction-mark.ts';
 import { recordPages } from './digest/load-records.ts';
+import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './digest/retry-timers.ts';
 import { KEYS_VERSION_META_PREFIX, RELATION_KEYS_VERSION } from './digest/update-relations.ts';
 import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type { ForgetReport } from './graphmemix-api.ts';
-import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './graphmemix-retry-timers.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 import { MEDIA_KEY, type MediaFolder } from './store/media-folder.ts';
 

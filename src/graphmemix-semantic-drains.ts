@@ -7,7 +7,7 @@ import {
 } from './digest/incremental/drain-failure-mark.ts';
 import { DRAIN_IDS_PER_TURN, drainSemanticBacklog } from './digest/incremental/drain-semantic-backlog.ts';
 import { contextsWithBacklog, readCompactionMark } from './digest/incremental/semantic-compaction-mark.ts';
-import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './graphmemix-retry-timers.ts';
+import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './digest/retry-timers.ts';
 import type { WriteQueue } from './graphmemix-write-queue.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
 

@@ -1,5 +1,6 @@
 import type { ArchiveStore, PendingMediaRef } from '../../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
+import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from '../retry-timers.ts';
 import type { MediaDigestOutcome } from './digest-record-media.ts';
 
 export interface MediaQueueDeps {
@@ -10,8 +11,14 @@ export interface MediaQueueDeps {
    * archive's write lock, if the stored record is still the pending one this digest started from.
    */
   writeBack(record: MemoryRecord, outcome: MediaDigestOutcome): Promise<void>;
-  /** Called with a job that threw (the record stays pending and is retried at the next start). */
+  /**
+   * Called with a job that threw, or a recovery page that could not be read (contextId and id ''): the record
+   * stays pending, and the job (or the page) is tried again after each of `retryDelaysMs`, then at the next
+   * start.
+   */
   onError?(contextId: string, id: string, error: unknown): void;
+  /** Waits before the retries of a failed job or recovery page (default BACKGROUND_RETRY_DELAYS_MS). */
+  retryDelaysMs?: readonly number[];
 }
 
 /**
@@ -23,6 +30,9 @@ export interface MediaQueueDeps {
  * RECOVER_PAGE at a time, the next page read when the queue runs dry. Opening an archive never lists its
  * contexts and reads nothing proportional to its size.
  */
+/** The retry key of the recovery's page reads (job keys are context NUL id, never empty). */
+const RECOVERY_KEY = '';
+
 export class MediaQueue {
   /** Pending records read per recovery page. */
   static readonly RECOVER_PAGE = 256;
@@ -35,9 +45,17 @@ export class MediaQueue {
   #running: Promise<void> | undefined;
   #closed = false;
   #idleWaiters: (() => void)[] = [];
+  /** Failed jobs' (and the recovery's, key '') planned retries. */
+  readonly #retries: RetryTimers;
 
   constructor(deps: MediaQueueDeps) {
     this.#deps = deps;
+    this.#retries = new RetryTimers(deps.retryDelaysMs ?? BACKGROUND_RETRY_DELAYS_MS);
+  }
+
+  /** Retries planned now (failed jobs and a failed recovery page). */
+  get retriesPlanned(): number {
+    return this.#retries.planned();
   }
 
   get size(): number {
@@ -75,10 +93,13 @@ export class MediaQueue {
       .then(
         (page) => {
           this.#cursor = page.length < limit ? undefined : { after: page[page.length - 1]! };
+          this.#retries.succeeded(RECOVERY_KEY);
           return page;
         },
         (error: unknown) => {
+          // Recovery ends here; it starts over from this page after the next delay.
           this.#cursor = undefined;
+          this.#retries.failed(RECOVERY_KEY, () => this.#resume(cursor), !this.#closed);
           throw error;
         },
       )
@@ -99,9 +120,10 @@ export class MediaQueue {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Stops taking jobs; waits for the running one. Queued records stay pending in the store. */
+  /** Stops taking jobs; waits for the running one. Queued records (and planned retries) stay pending in the store. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#retries.clear();
     this.#jobs.length = 0;
     this.#cursor = undefined;
     await this.#fetching?.catch(() => 0);
@@ -128,15 +150,26 @@ export class MediaQueue {
     });
   }
 
+  /** Recovery read again from `cursor` (a failed page's retry), unless closed or already reading. */
+  #resume(cursor: { after?: PendingMediaRef }): void {
+    if (this.#closed || this.#cursor !== undefined || this.#fetching) return;
+    this.#cursor = cursor;
+    this.#pump();
+  }
+
   async #run(job: { contextId: string; id: string }): Promise<void> {
+    const key = `${job.contextId}\u0000${job.id}`;
     try {
       const record = await this.#deps.store.getMemory(job.contextId, job.id);
-      if (record?.media?.status !== 'pending') return;
-      const outcome = await this.#deps.digest(record);
-      if (this.#closed) return;
-      await this.#deps.writeBack(record, outcome);
+      if (record?.media?.status === 'pending') {
+        const outcome = await this.#deps.digest(record);
+        if (this.#closed) return;
+        await this.#deps.writeBack(record, outcome);
+      }
+      this.#retries.succeeded(key);
     } catch (error) {
       this.#deps.onError?.(job.contextId, job.id, error);
+      this.#retries.failed(key, () => this.enqueue(job.contextId, [job.id]), !this.#closed);
     }
   }
 

@@ -114,3 +114,92 @@ describe('MediaQueue recovery at open', () => {
     }
   });
 });
+
+describe('MediaQueue retries', () => {
+  /** A memory store with `n` pending records in ctx; writeBack marks them done. */
+  async function pendingStore(n: number): Promise<ArchiveStore> {
+    const store = await openStore('memory:');
+    await store.writeMemories(
+      'ctx',
+      Array.from({ length: n }, (_, i) => memory('ctx', `p${i}`, i + 1, true)),
+    );
+    return store;
+  }
+  const done = (store: ArchiveStore) => async (record: MemoryRecord) => {
+    const { media: _media, ...finished } = record;
+    await store.writeMemories(record.contextId, [
+      { record: finished, views: [], contentHash: `${record.id}-done`, keys: [] },
+    ]);
+  };
+  async function until(holds: () => boolean | Promise<boolean>): Promise<void> {
+    for (let waited = 0; !(await holds()); waited += 5) {
+      if (waited > 5_000) throw new Error('timed out waiting');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  it('tries a job that threw again after the delay; the record stays pending meanwhile', async () => {
+    const store = await pendingStore(3);
+    const errors: string[] = [];
+    let failures = 2;
+    const queue = new MediaQueue({
+      store,
+      digest: async (record) => ({ record, warnings: [] }),
+      writeBack: async (record) => {
+        if (record.id === 'p1' && failures-- > 0) throw new Error('database is locked');
+        await done(store)(record);
+      },
+      onError: (contextId, id, error) => errors.push(`${contextId}/${id}: ${(error as Error).message}`),
+      retryDelaysMs: [5, 5],
+    });
+    await queue.recover();
+    await queue.idle();
+    expect(errors).toEqual(['ctx/p1: database is locked']);
+    expect(queue.retriesPlanned).toBe(1);
+    expect((await store.getMemory('ctx', 'p1'))?.media?.status).toBe('pending');
+    await until(async () => (await store.listPendingMedia({ limit: 10 })).length === 0);
+    await queue.idle();
+    expect(errors).toHaveLength(2);
+    expect(queue.retriesPlanned).toBe(0);
+    await queue.close();
+  });
+
+  it('reads a recovery page that failed again from that page; close drops planned retries', async () => {
+    const store = await pendingStore(2);
+    let failing = true;
+    const flaky = Object.create(store) as ArchiveStore;
+    flaky.listPendingMedia = (options) =>
+      failing ? Promise.reject(new Error('disk I/O error')) : store.listPendingMedia(options);
+    const errors: string[] = [];
+    const queue = new MediaQueue({
+      store: flaky,
+      digest: async (record) => ({ record, warnings: [] }),
+      writeBack: done(store),
+      onError: (_contextId, _id, error) => errors.push((error as Error).message),
+      retryDelaysMs: [5],
+    });
+    await expect(queue.recover()).rejects.toThrow('disk I/O error');
+    expect(queue.retriesPlanned).toBe(1);
+    failing = false;
+    await until(async () => (await store.listPendingMedia({ limit: 10 })).length === 0);
+    await queue.idle();
+    await queue.close();
+
+    // A job failing for good: its retry is planned, and close drops it.
+    const stuck = await pendingStore(1);
+    const closing = new MediaQueue({
+      store: stuck,
+      digest: async () => {
+        throw new Error('ffmpeg crashed');
+      },
+      writeBack: done(stuck),
+      retryDelaysMs: [20],
+    });
+    await closing.recover();
+    await closing.idle();
+    expect(closing.retriesPlanned).toBe(1);
+    await closing.close();
+    expect(closing.retriesPlanned).toBe(0);
+    expect((await stuck.listPendingMedia({ limit: 10 })).length).toBe(1);
+  });
+});

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { RetryTimers } from '../../src/graphmemix-retry-timers.ts';
+import { RetryTimers } from '../../src/digest/retry-timers.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
