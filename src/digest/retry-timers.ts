@@ -1,6 +1,6 @@
 /**
- * Waits before each automatic retry of a user's failed background work (the after-write semantic drain, a
- * forget resumed after open), then none: a transient fault (a lock another process held past the busy timeout,
+ * Waits before each automatic retry of failed background work of the write path (the after-write semantic
+ * drain, a forget resumed after open, a background media job or recovery page), then none: a transient fault (a lock another process held past the busy timeout,
  * a full disk being cleared) is retried within seconds, a lasting one costs four attempts over ~11 minutes and
  * not a loop; past them the user's next request or the next open asks again. Set by hand, not tuned.
  */

@@ -3,7 +3,7 @@ import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 /**
  * Meta key `semantic-drain-failed:<context>`: the last failure of the context's after-write semantic update
  * (graphmemix-semantic-drains.ts), kept in the store so that every process and thread reading the archive
- * (a server's main thread, whose write worker ran the drain; `graphmemix stats`) can show it. Stats show it
+ * (a server's main thread, whose write worker ran the drain; HTTP and MCP stats) can show it. Stats show it
  * only while the context's backlog holds rows (`semanticPending`): a mark left past the rows is stale and means
  * nothing. A successful drain of the process that failed, a compaction and a forget drop it.
  */

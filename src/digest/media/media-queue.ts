@@ -21,6 +21,9 @@ export interface MediaQueueDeps {
   retryDelaysMs?: readonly number[];
 }
 
+/** The retry key of the recovery's page reads (job keys are context NUL id, never empty). */
+const RECOVERY_KEY = '';
+
 /**
  * The background media digest: writes are acknowledged once the record is stored as
  * `media.status: pending`; this queue digests those records one at a time (OCR and ffmpeg are CPU-bound;
@@ -30,9 +33,6 @@ export interface MediaQueueDeps {
  * RECOVER_PAGE at a time, the next page read when the queue runs dry. Opening an archive never lists its
  * contexts and reads nothing proportional to its size.
  */
-/** The retry key of the recovery's page reads (job keys are context NUL id, never empty). */
-const RECOVERY_KEY = '';
-
 export class MediaQueue {
   /** Pending records read per recovery page. */
   static readonly RECOVER_PAGE = 256;
