@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readDrainFailure, writeDrainFailure } from '../../src/digest/incremental/drain-failure-mark.ts';
+import { appendBacklog } from '../../src/digest/incremental/semantic-compaction-mark.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'graphmemix.js');
@@ -79,5 +81,33 @@ describe('graphmemix users', () => {
     expect(second.stdout).toBe('cy\t1 memories\n');
     expect(cli('users', '--db', db, '--limit', 'x').code).not.toBe(0);
     expect(cli('users', '--db', join(dir, 'missing.db')).code).toBe(2);
+
+    // One user's stats, as GET /v1/users/:id answers them.
+    const stats = cli('users', '--db', db, '--user', 'al', '--json');
+    expect(stats.code, stats.stderr).toBe(0);
+    expect(JSON.parse(stats.stdout)).toMatchObject({
+      user_id: 'al',
+      memories: 1,
+      knn_approximate: null,
+      semantic_pending: null,
+    });
+    expect(cli('users', '--db', db, '--user', 'al').stdout).toMatch(/^al: 1 memories\n {2}by kind: /);
+    const missing = cli('users', '--db', db, '--user', 'nobody');
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('user nobody not found');
+    // A failed after-write drain, as a server's write worker leaves it: shown, and nothing is drained by looking.
+    const store = await openStore(db);
+    await appendBacklog(store, 'bo', ['m1']);
+    const at = '2026-01-01T00:00:00.000Z';
+    await writeDrainFailure(store, 'bo', { error: 'disk full', since: at, at, attempts: 4 });
+    await store.close();
+    const failed = cli('users', '--db', db, '--user', 'bo');
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(failed.stdout).toContain(
+      `kNN updates of recent writes: failed 4 time(s) since ${at}: disk full; the next write or open tries again`,
+    );
+    const after = await openStore(db, { readonly: true });
+    expect(await readDrainFailure(after, 'bo')).toMatchObject({ attempts: 4 });
+    await after.close();
   });
 });
