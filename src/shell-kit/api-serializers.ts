@@ -147,12 +147,13 @@ export function toApiUserStats(stats: UserStats): Record<string, unknown> {
     by_kind: stats.byKind,
     edges: stats.edges,
     last_write: stats.lastWrite ?? null,
-    // Why the user's graph is not the exact rebuild's, and whose kNN update is still waiting (and why).
-    knn_approximate: stats.knnApproximate ?? null,
+    // Why the user's graph is not the exact rebuild's, and whose kNN update is still waiting (and why); the
+    // errors in them are a store's or an endpoint's messages, redacted like every error that leaves.
+    knn_approximate: redact(stats.knnApproximate ?? null),
     semantic_pending:
       stats.semanticPending === undefined
         ? null
-        : { drain_failure: apiDrainFailure(stats.semanticPending.drainFailure) },
+        : { drain_failure: redact(apiDrainFailure(stats.semanticPending.drainFailure)) },
   };
 }
 

@@ -131,15 +131,17 @@ describe('HTTP memory verbs over a real archive', () => {
     // A failed after-write drain (the mark SemanticDrains writes) is shown while the user's rows wait.
     await appendBacklog(gm.store, 'zoe', ['m1']);
     const at = '2026-01-01T00:00:00.000Z';
-    await writeDrainFailure(gm.store, 'zoe', {
-      error: 'disk gone',
-      since: at,
-      at,
-      attempts: 2,
-      nextRetryAt: at,
-    });
+    // Its error is a store's or an endpoint's message: redacted like every error that leaves.
+    const error = 'connect to postgres://app:hunter22@db.internal/gm failed: disk gone';
+    await writeDrainFailure(gm.store, 'zoe', { error, since: at, at, attempts: 2, nextRetryAt: at });
     expect((await call('GET', '/v1/users/zoe')).body.semantic_pending).toEqual({
-      drain_failure: { error: 'disk gone', since: at, at, attempts: 2, next_retry_at: at },
+      drain_failure: {
+        error: 'connect to postgres://[redacted]@db.internal/gm failed: disk gone',
+        since: at,
+        at,
+        attempts: 2,
+        next_retry_at: at,
+      },
     });
 
     const forgotten = await call('DELETE', '/v1/users/zoe');
