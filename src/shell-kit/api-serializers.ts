@@ -1,4 +1,3 @@
-import type { DrainFailure } from '../digest/incremental/drain-failure-mark.ts';
 import type { IngestReport } from '../digest/ingest-report.ts';
 import type {
   MemoryHistoryPage,
@@ -157,7 +156,10 @@ export function toApiUserStats(stats: UserStats): Record<string, unknown> {
   };
 }
 
-function apiDrainFailure(failure: DrainFailure | undefined): Record<string, unknown> | null {
+/** A failed after-write drain as the public API gives it (UserStats.semanticPending.drainFailure). */
+type DrainFailure = NonNullable<UserStats['semanticPending']>['drainFailure'];
+
+function apiDrainFailure(failure: DrainFailure): Record<string, unknown> | null {
   if (failure === undefined) return null;
   return {
     error: failure.error,
