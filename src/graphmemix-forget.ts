@@ -93,7 +93,7 @@ export class ResumedForgets {
     };
     const run = attempt().then(
       (report) => {
-        this.retries.succeeded(contextId);
+        this.retries.reset(contextId);
         this.failures.delete(contextId);
         return report;
       },

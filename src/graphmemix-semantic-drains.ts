@@ -90,7 +90,7 @@ export class SemanticDrains {
   /** After a drain turn that succeeded: the failure, if one was recorded, is gone. */
   private async succeeded(contextId: string): Promise<void> {
     this.failures.delete(contextId);
-    const failedHere = this.retries.succeeded(contextId);
+    const failedHere = this.retries.reset(contextId);
     const leftByAnother = this.maybeMarked.delete(contextId);
     if ((failedHere || leftByAnother) && (await readDrainFailure(this.store, contextId)) !== undefined)
       await writeDrainFailure(this.store, contextId, undefined);

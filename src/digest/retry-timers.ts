@@ -42,8 +42,8 @@ export class RetryTimers {
     return { ...count, delayMs };
   }
 
-  /** A success of `key`: its count starts over. True when it had failed. */
-  succeeded(key: string): boolean {
+  /** Drops the count of `key` (a success, or work left for later): it starts over. True when it had failed. */
+  reset(key: string): boolean {
     return this.failing.delete(key);
   }
 

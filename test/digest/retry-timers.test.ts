@@ -29,8 +29,8 @@ it('plans one retry per delay in turn, counts failures until a success, then non
   // The delays are spent: counted, nothing planned.
   expect(timers.failed('ann', () => ran.push('ann'), true)).toMatchObject({ attempts: 3 });
   expect(timers.planned()).toBe(0);
-  expect(timers.succeeded('ann')).toBe(true);
-  expect(timers.succeeded('ann')).toBe(false);
+  expect(timers.reset('ann')).toBe(true);
+  expect(timers.reset('ann')).toBe(false);
   expect(timers.failed('ann', () => ran.push('ann'), true)).toMatchObject({ attempts: 1, delayMs: 10 });
   expect(timers.planned()).toBe(1);
 });

@@ -54,7 +54,7 @@ export class MediaQueue {
   }
 
   /** Retries planned now (failed jobs and a failed recovery page). */
-  get retriesPlanned(): number {
+  retriesPlanned(): number {
     return this.#retries.planned();
   }
 
@@ -93,7 +93,7 @@ export class MediaQueue {
       .then(
         (page) => {
           this.#cursor = page.length < limit ? undefined : { after: page[page.length - 1]! };
-          this.#retries.succeeded(RECOVERY_KEY);
+          this.#retries.reset(RECOVERY_KEY);
           return page;
         },
         (error: unknown) => {
@@ -166,7 +166,7 @@ export class MediaQueue {
         if (this.#closed) return;
         await this.#deps.writeBack(record, outcome);
       }
-      this.#retries.succeeded(key);
+      this.#retries.reset(key);
     } catch (error) {
       this.#deps.onError?.(job.contextId, job.id, error);
       this.#retries.failed(key, () => this.enqueue(job.contextId, [job.id]), !this.#closed);

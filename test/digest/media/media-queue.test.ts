@@ -155,12 +155,12 @@ describe('MediaQueue retries', () => {
     await queue.recover();
     await queue.idle();
     expect(errors).toEqual(['ctx/p1: database is locked']);
-    expect(queue.retriesPlanned).toBe(1);
+    expect(queue.retriesPlanned()).toBe(1);
     expect((await store.getMemory('ctx', 'p1'))?.media?.status).toBe('pending');
     await until(async () => (await store.listPendingMedia({ limit: 10 })).length === 0);
     await queue.idle();
     expect(errors).toHaveLength(2);
-    expect(queue.retriesPlanned).toBe(0);
+    expect(queue.retriesPlanned()).toBe(0);
     await queue.close();
   });
 
@@ -179,7 +179,7 @@ describe('MediaQueue retries', () => {
       retryDelaysMs: [5],
     });
     await expect(queue.recover()).rejects.toThrow('disk I/O error');
-    expect(queue.retriesPlanned).toBe(1);
+    expect(queue.retriesPlanned()).toBe(1);
     failing = false;
     await until(async () => (await store.listPendingMedia({ limit: 10 })).length === 0);
     await queue.idle();
@@ -197,9 +197,9 @@ describe('MediaQueue retries', () => {
     });
     await closing.recover();
     await closing.idle();
-    expect(closing.retriesPlanned).toBe(1);
+    expect(closing.retriesPlanned()).toBe(1);
     await closing.close();
-    expect(closing.retriesPlanned).toBe(0);
+    expect(closing.retriesPlanned()).toBe(0);
     expect((await stuck.listPendingMedia({ limit: 10 })).length).toBe(1);
   });
 });
