@@ -169,7 +169,10 @@ export class MediaQueue {
       this.#retries.reset(key);
     } catch (error) {
       this.#deps.onError?.(job.contextId, job.id, error);
-      this.#retries.failed(key, () => this.enqueue(job.contextId, [job.id]), !this.#closed);
+      const count = this.#retries.failed(key, () => this.enqueue(job.contextId, [job.id]), !this.#closed);
+      // Past its last retry the job waits for the next start, which counts afresh: no count kept per failed
+      // record for the life of the process.
+      if (count.delayMs === undefined) this.#retries.reset(key);
     }
   }
 

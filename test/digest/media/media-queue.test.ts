@@ -198,6 +198,13 @@ describe('MediaQueue retries', () => {
     await closing.recover();
     await closing.idle();
     expect(closing.retriesPlanned()).toBe(1);
+    await until(() => closing.retriesPlanned() === 0);
+    await closing.idle();
+    // Past its last retry the job's count is dropped: found again (as the next start finds it), it has its
+    // delays again.
+    closing.enqueue('ctx', ['p0']);
+    await closing.idle();
+    expect(closing.retriesPlanned()).toBe(1);
     await closing.close();
     expect(closing.retriesPlanned()).toBe(0);
     expect((await stuck.listPendingMedia({ limit: 10 })).length).toBe(1);
