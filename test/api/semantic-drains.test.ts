@@ -86,6 +86,21 @@ async function until(done: () => boolean): Promise<void> {
   }
 }
 
+/**
+ * A context of 40 with `m1` in its backlog, and drains over a store whose record reads fail with `message`
+ * while `broken()` holds (retry delays `delays`), queued on a HeldQueue.
+ */
+async function failingDrains(message: string, delays: number[], broken: () => boolean = () => true) {
+  const store = await storeWith(40);
+  const queue = new HeldQueue();
+  const flaky = Object.create(store) as ArchiveStore;
+  flaky.getMemories = (contextId, ids) =>
+    broken() ? Promise.reject(new Error(message)) : store.getMemories(contextId, ids);
+  const drains = new SemanticDrains(flaky, queue, () => ({}), DRAIN_IDS_PER_TURN, delays);
+  await appendBacklog(store, 'ann', ['m1']);
+  return { store, queue, drains };
+}
+
 describe.each(storeBackends(dir, 'drain'))('drainSemanticBacklog (%s)', (_, open) => {
   it('applies at most one turn of ids, oldest rows first, and says whether rows are left', async () => {
     const store = await storeWith(40, open);
@@ -178,14 +193,8 @@ describe('SemanticDrains', () => {
   });
 
   it('a failed drain keeps its rows, writes its failure to the store and is tried again after the delay', async () => {
-    const store = await storeWith(40);
-    const queue = new HeldQueue();
     let broken = true;
-    const flaky = Object.create(store) as ArchiveStore;
-    flaky.getMemories = (contextId, ids) =>
-      broken ? Promise.reject(new Error('disk gone')) : store.getMemories(contextId, ids);
-    const drains = new SemanticDrains(flaky, queue, () => ({}), DRAIN_IDS_PER_TURN, [5, 5]);
-    await appendBacklog(store, 'ann', ['m1']);
+    const { store, queue, drains } = await failingDrains('disk gone', [5, 5], () => broken);
     drains.schedule('ann', 'key-a');
     queue.next();
     await drains.idle();
@@ -208,12 +217,7 @@ describe('SemanticDrains', () => {
   });
 
   it('a lasting failure is tried once per delay, then waits for the next write', async () => {
-    const store = await storeWith(40);
-    const queue = new HeldQueue();
-    const failing = Object.create(store) as ArchiveStore;
-    failing.getMemories = () => Promise.reject(new Error('disk gone'));
-    const drains = new SemanticDrains(failing, queue, () => ({}), DRAIN_IDS_PER_TURN, [5, 5]);
-    await appendBacklog(store, 'ann', ['m1']);
+    const { store, queue, drains } = await failingDrains('disk gone', [5, 5]);
     drains.schedule('ann');
     for (let attempt = 1; attempt <= 3; attempt++) {
       await until(() => queue.turns.length === 1);
@@ -236,14 +240,8 @@ describe('SemanticDrains', () => {
   });
 
   it("a write's drain request runs a planned retry now; close drops the planned ones", async () => {
-    const store = await storeWith(40);
-    const queue = new HeldQueue();
     let broken = true;
-    const flaky = Object.create(store) as ArchiveStore;
-    flaky.getMemories = (contextId, ids) =>
-      broken ? Promise.reject(new Error('busy')) : store.getMemories(contextId, ids);
-    const drains = new SemanticDrains(flaky, queue, () => ({}), DRAIN_IDS_PER_TURN, [60_000, 30]);
-    await appendBacklog(store, 'ann', ['m1']);
+    const { store, queue, drains } = await failingDrains('busy', [60_000, 30], () => broken);
     drains.schedule('ann');
     queue.next();
     await drains.idle();
