@@ -95,6 +95,13 @@ describe('graphmemix users', () => {
     const missing = cli('users', '--db', db, '--user', 'nobody');
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('user nobody not found');
+    // The id rule of every shell: checked before the archive is opened, the id not echoed back whole.
+    for (const bad of ['a'.repeat(100_000), '../../etc/passwd']) {
+      const refused = cli('users', '--db', db, '--user', bad);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('user_id');
+      expect(refused.stderr.length).toBeLessThan(2_000);
+    }
     // A failed after-write drain, as a server's write worker leaves it: shown, and nothing is drained by looking.
     const store = await openStore(db);
     await appendBacklog(store, 'bo', ['m1']);

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { parseInput } from '../../api-schemas/parse-input.ts';
+import { userRefSchema } from '../../api-schemas/route-schemas.ts';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { isPostgresUrl, openGraphmemix, redactDbUrl } from '../../index.ts';
 import { toApiUserPage, toApiUserStats } from '../../shell-kit/api-serializers.ts';
@@ -56,6 +58,8 @@ Examples:
 
 /** Opens the archive (never creates one), reads one user's stats (HTTP field names), closes it. */
 export async function runUserStats(db: string, userId: string): Promise<Record<string, unknown>> {
+  // The id rule every shell applies (HTTP, MCP): a client-named id is checked before anything is opened.
+  parseInput(userRefSchema, { user_id: userId });
   assertArchive(db);
   // Read-only: showing a user's state must not change it (a writer would drain its backlog at open).
   const gm = await openGraphmemix({ db, readonly: true });
