@@ -18,9 +18,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  *   (attacker.example resolving to 127.0.0.1) is refused with 403;
  * - an Origin header, when sent, must be http://<loopback name>:<port> (a page on another origin, or the
  *   opaque "null" origin of a sandboxed frame or file, gets 403); Sec-Fetch-Site cross-site is refused too;
- * - every request with a body (any method but GET/HEAD/OPTIONS) must be application/json, or multipart
- *   where the route takes uploads (415 otherwise), so a "simple" cross-origin text/plain or form POST
- *   cannot reach a handler.
+ * - every request with a body (any method but GET/HEAD/OPTIONS, and a DELETE without a body) must be
+ *   application/json, or multipart where the route takes uploads (415 otherwise), so a "simple"
+ *   cross-origin text/plain or form POST cannot reach a handler.
  */
 export function localOriginGuard(options: LocalOriginOptions = {}): MiddlewareHandler {
   return async (c, next) => {
@@ -43,7 +43,14 @@ export function localOriginGuard(options: LocalOriginOptions = {}): MiddlewareHa
     if ((c.req.header('sec-fetch-site') ?? '').toLowerCase() === 'cross-site') {
       return errorResponse(c, httpError('FORBIDDEN', 'cross-site requests are refused in open mode'));
     }
-    if (!SAFE_METHODS.has(c.req.method.toUpperCase())) {
+    const method = c.req.method.toUpperCase();
+    if (
+      !SAFE_METHODS.has(method) &&
+      !(
+        method === 'DELETE' &&
+        bodilessDelete(c.req.header('content-length'), c.req.header('transfer-encoding'))
+      )
+    ) {
       const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       const allowed = options.writeTypes?.(c.req.path) ?? ['application/json'];
       if (!allowed.includes(type)) {
@@ -58,6 +65,15 @@ export function localOriginGuard(options: LocalOriginOptions = {}): MiddlewareHa
     }
     await next();
   };
+}
+
+/**
+ * A DELETE without a body (`curl -X DELETE`, most clients) needs no content type: no browser page can send one
+ * cross-origin without a CORS preflight, which this server never grants, and a same-machine page's Origin is
+ * checked above. One with a body is held to the write types like any other.
+ */
+function bodilessDelete(length: string | undefined, transferEncoding: string | undefined): boolean {
+  return transferEncoding === undefined && (length === undefined || length.trim() === '0');
 }
 
 function isLocalAuthority(authority: string, port: number | undefined): boolean {

@@ -174,6 +174,27 @@ describe('open mode refuses cross-origin writes and foreign hosts', () => {
     }
   });
 
+  it('a DELETE without a body needs no content type; with a foreign origin or a text body it is refused', async () => {
+    await graphmemix.addMemories('alice', [{ id: 'gone', text: 'a memory to delete' }]);
+    const handled = tally.tried('HTTP API: bodiless delete');
+    const url = `${local}/v1/memories/gone?user_id=alice`;
+    const foreign = await app.request(url, { method: 'DELETE', headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+    const texted = await app.request(url, {
+      method: 'DELETE',
+      headers: { 'content-type': 'text/plain', 'content-length': '2' },
+      body: '{}',
+    });
+    expect(texted.status).toBe(415);
+    const chunked = await app.request(url, { method: 'DELETE', headers: { 'transfer-encoding': 'chunked' } });
+    expect(chunked.status).toBe(415);
+    expect(await graphmemix.getMemory('alice', 'gone')).toBeDefined();
+    const plain = await app.request(url, { method: 'DELETE' });
+    expect(plain.status).toBe(200);
+    expect(await graphmemix.getMemory('alice', 'gone')).toBeUndefined();
+    handled();
+  });
+
   it('controls: loopback names with the port and same-origin JSON are served', async () => {
     for (const host of [`localhost:${PORT}`, `127.0.0.1:${PORT}`, `[::1]:${PORT}`]) {
       const handled = tally.tried('controls: same-origin');
