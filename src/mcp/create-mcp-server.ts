@@ -228,7 +228,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
     );
   }
 
-  registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion, asker);
+  registerMemoryVerbTools(server, graphmemix, allow, scope, runQuestion, asker, options.mediaDir);
 
   async function forgetUser(userId: string): Promise<Record<string, unknown>> {
     const report = await graphmemix.deleteUser(userId, asker);

@@ -17,6 +17,7 @@ import {
   toApiUserPage,
   toApiUserStats,
 } from '../shell-kit/api-serializers.ts';
+import { confinePatchMedia } from '../shell-kit/confine-record-media.ts';
 import { listUsersInScope } from '../shell-kit/list-users-in-scope.ts';
 import { ALL_USERS, type UserScope } from '../shell-kit/user-scope.ts';
 import { runTool } from './run-tool.ts';
@@ -34,6 +35,8 @@ export function registerMemoryVerbTools(
   runRead: typeof runTool = runTool,
   /** The caller's lane in the read workers' queue (list_memories pages) and the writer's (update_memory). */
   asker: { lane?: string } = {},
+  /** The archive's media store: update_memory may reference files only in `<mediaDir>/<user_id>/`, as add_memory. */
+  mediaDir?: string,
 ): void {
   const notFound = (id: string) => `memory ${id} not found for this user`;
 
@@ -117,6 +120,7 @@ export function registerMemoryVerbTools(
       runTool(async () => {
         allow(input.user_id, notFound(input.memory_id));
         const { user_id, memory_id, ...patch } = input;
+        await confinePatchMedia(patch, { userId: user_id, mediaDir });
         return toApiUpdate(user_id, await graphmemix.updateMemory(user_id, memory_id, patch, asker));
       }),
   );

@@ -148,7 +148,7 @@ export function createServer(options: ServerOptions): Hono {
   }
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
-  registerMemoryVerbRoutes(app, options.graphmemix);
+  registerMemoryVerbRoutes(app, options.graphmemix, mediaDir);
   registerMediaRoutes(app, options.graphmemix);
   registerQueryRoutes(app, options.graphmemix, (userId, ref) => {
     const { exp, sig } = signer.signMedia(userId, ref, MEDIA_LINK_TTL_SECONDS);

@@ -16,6 +16,7 @@ import {
   toApiUserPage,
   toApiUserStats,
 } from '../shell-kit/api-serializers.ts';
+import { confinePatchMedia } from '../shell-kit/confine-record-media.ts';
 import { httpError } from '../shell-kit/error-response.ts';
 import { listUsersInScope } from '../shell-kit/list-users-in-scope.ts';
 import { laneOf, requireUser } from '../shell-kit/user-scope.ts';
@@ -27,7 +28,12 @@ import { readJson } from './read-body.ts';
  * users' list and stats. Each is user-bound like every route: `requireUser` right after parsing, and
  * another user's data answers 404 exactly as a missing one.
  */
-export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): void {
+export function registerMemoryVerbRoutes(
+  app: Hono,
+  graphmemix: Graphmemix,
+  /** The archive's media store: an update may reference files only in `<mediaDir>/<user_id>/`, as an add. */
+  mediaDir: string | undefined,
+): void {
   app.get('/v1/memories', async (c) => {
     const input = parseInput(listMemoriesSchema, queryObject(c));
     requireUser(c, input.user_id);
@@ -46,6 +52,7 @@ export function registerMemoryVerbRoutes(app: Hono, graphmemix: Graphmemix): voi
     const input = parseInput(updateMemorySchema, { ...fields, memory_id: c.req.param('id') });
     requireUser(c, input.user_id, `memory ${input.memory_id} not found for this user`);
     const { user_id, memory_id, ...patch } = input;
+    await confinePatchMedia(patch, { userId: user_id, mediaDir });
     const report = await graphmemix.updateMemory(user_id, memory_id, patch, laneOf(c));
     return c.json(toApiUpdate(user_id, report));
   });

@@ -22,26 +22,40 @@ export async function confineRecordMedia(
   options: { userId: string; mediaDir: string | undefined; field?: string },
 ): Promise<void> {
   const base = options.field ?? 'memories';
-  const userDir = options.mediaDir === undefined ? undefined : join(options.mediaDir, options.userId);
-  for (const [i, record] of records.entries()) {
-    // The digest state is the server's own bookkeeping: a client cannot mark its media as already read.
-    if ((record as { media?: unknown }).media !== undefined)
-      throw refuse(`${base}[${i}].media`, 'is set by the server');
-    const assets = (record as { assets?: unknown }).assets;
-    if (assets === undefined) continue;
-    if (!Array.isArray(assets)) continue;
-    for (const [j, asset] of assets.entries()) {
-      if (typeof asset !== 'object' || asset === null) continue;
-      const { uri, frames, thumbnail } = asset as { uri?: unknown; frames?: unknown; thumbnail?: unknown };
-      // Stored thumbnails are files the media digest writes; a client never names one.
-      if (thumbnail !== undefined)
-        throw refuse(`${base}[${i}].assets[${j}].thumbnail`, 'is set by the server');
-      if (uri !== undefined) await checkUri(uri, `${base}[${i}].assets[${j}].uri`, userDir);
-      if (Array.isArray(frames)) {
-        for (const [k, frame] of frames.entries()) {
-          await checkUri(frame, `${base}[${i}].assets[${j}].frames[${k}]`, userDir);
-        }
-      }
+  for (const [i, record] of records.entries()) await confineOne(record, `${base}[${i}].`, userDirOf(options));
+}
+
+/**
+ * The same rule for an update's patch (PATCH /v1/memories/:id, MCP update_memory): the fields it gives
+ * replace the stored ones, so its `assets` and `media` are held to what an add may carry (fields named
+ * `assets[0].uri`). Without it an update could point a memory at any file the server can read.
+ */
+export async function confinePatchMedia(
+  patch: object,
+  options: { userId: string; mediaDir: string | undefined },
+): Promise<void> {
+  await confineOne(patch, '', userDirOf(options));
+}
+
+function userDirOf(options: { userId: string; mediaDir: string | undefined }): string | undefined {
+  return options.mediaDir === undefined ? undefined : join(options.mediaDir, options.userId);
+}
+
+async function confineOne(record: object, prefix: string, userDir: string | undefined): Promise<void> {
+  // The digest state is the server's own bookkeeping: a client cannot mark its media as already read.
+  if ((record as { media?: unknown }).media !== undefined)
+    throw refuse(`${prefix}media`, 'is set by the server');
+  const assets = (record as { assets?: unknown }).assets;
+  if (!Array.isArray(assets)) return;
+  for (const [j, asset] of assets.entries()) {
+    if (typeof asset !== 'object' || asset === null) continue;
+    const { uri, frames, thumbnail } = asset as { uri?: unknown; frames?: unknown; thumbnail?: unknown };
+    // Stored thumbnails are files the media digest writes; a client never names one.
+    if (thumbnail !== undefined) throw refuse(`${prefix}assets[${j}].thumbnail`, 'is set by the server');
+    if (uri !== undefined) await checkUri(uri, `${prefix}assets[${j}].uri`, userDir);
+    if (Array.isArray(frames)) {
+      for (const [k, frame] of frames.entries())
+        await checkUri(frame, `${prefix}assets[${j}].frames[${k}]`, userDir);
     }
   }
 }

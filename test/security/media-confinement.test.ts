@@ -146,6 +146,64 @@ describe('hostile media references at the edge', () => {
     }
   });
 
+  it('PATCH /v1/memories/:id and MCP update_memory refuse them too, and leave the memory as it was', async () => {
+    // Round 52: an update's patch went to the store unchecked, so a PATCH could point a memory at any file
+    // the server reads (the archive itself included) and GET /v1/media served it.
+    await world.graphmemix.addMemories('alice', [{ id: 'patched', text: 'a note before any update' }]);
+    const unchanged = async () => {
+      const stored = await world.graphmemix.getMemory('alice', 'patched');
+      expect(stored?.text).toBe('a note before any update');
+      expect(stored?.assets).toEqual([]);
+    };
+    for (const { category, uri } of hostile) {
+      const handled = tally.tried(`HTTP PATCH: ${category}`);
+      for (const [asset, field] of [
+        [{ id: 'x', kind: 'document', uri }, 'assets[0].uri'],
+        [{ id: 'v', kind: 'video', frames: [uri] }, 'assets[0].frames[0]'],
+      ] as const) {
+        const response = await world.app.request(
+          '/v1/memories/patched',
+          jsonRequest('PATCH', 'ka', { user_id: 'alice', text: 'moved', assets: [asset] }),
+        );
+        expect(response.status, uri).toBe(400);
+        const body = (await response.json()) as { error: { code: string; location: { field?: string } } };
+        expect(body.error.code).toBe('INVALID_INPUT');
+        expect(body.error.location.field).toBe(field);
+      }
+      const result = await mcp.callTool({
+        name: 'update_memory',
+        arguments: { user_id: 'alice', memory_id: 'patched', assets: [{ id: 'x', kind: 'image', uri }] },
+      });
+      expect(toolError(result)?.code, uri).toBe('INVALID_INPUT');
+      await unchanged();
+      handled();
+    }
+    const handled = tally.tried('HTTP PATCH: server-set fields');
+    const own = join(world.mediaDir, 'alice', 'real.png');
+    for (const [patch, field] of [
+      [{ assets: [{ id: 'a', kind: 'image', uri: own, thumbnail: '/etc/passwd' }] }, 'assets[0].thumbnail'],
+      [{ media: { status: 'done', sourceHash: 'a'.repeat(64) } }, 'media'],
+    ] as const) {
+      const response = await world.app.request(
+        '/v1/memories/patched',
+        jsonRequest('PATCH', 'ka', { user_id: 'alice', ...patch }),
+      );
+      expect(response.status).toBe(400);
+      expect(
+        ((await response.json()) as { error: { location: { field?: string } } }).error.location.field,
+      ).toBe(field);
+    }
+    await unchanged();
+    // Control: the user's own upload is a valid update.
+    const ok = await world.app.request(
+      '/v1/memories/patched',
+      jsonRequest('PATCH', 'ka', { user_id: 'alice', assets: [{ id: 'a', kind: 'image', uri: own }] }),
+    );
+    expect(ok.status).toBe(200);
+    expect((await world.graphmemix.getMemory('alice', 'patched'))?.assets[0]?.uri).toBe(own);
+    handled();
+  });
+
   it('accepts the user own uploads and remote URLs (kept as data)', async () => {
     const handled = tally.tried('controls: allowed references');
     const own = join(world.mediaDir, 'alice', 'real.png');
