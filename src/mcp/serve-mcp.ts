@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
+import { assertJsonDepth } from '../api-schemas/json-depth.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { readPoolOf } from '../read-workers/with-read-workers.ts';
@@ -125,7 +126,20 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
     // No sessionIdGenerator: stateless mode.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw);
+    if (c.req.method !== 'POST') return transport.handleRequest(c.req.raw);
+    // The body's nesting is bounded before anything parses it (the transport's own JSON.parse would spend
+    // seconds on a body of nested brackets); what parses goes to the transport as its parsed body.
+    const text = await c.req.text();
+    assertJsonDepth(text);
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(text);
+    } catch {
+      // Malformed: the transport answers with its own JSON-RPC parse error, from the same bytes.
+      const { method, headers, url } = c.req.raw;
+      return transport.handleRequest(new Request(url, { method, headers, body: text }));
+    }
+    return transport.handleRequest(c.req.raw, { parsedBody });
   });
   return app;
 }

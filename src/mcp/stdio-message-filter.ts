@@ -1,4 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { assertJsonDepth } from '../api-schemas/json-depth.ts';
 
 /** JSON-RPC's codes for a line that is not JSON and for a request refused as such. */
 const PARSE_ERROR = -32700;
@@ -68,6 +69,12 @@ export class StdioMessageFilter extends Transform {
     const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
     const text = line.toString('utf8');
     if (text.trim() === '') return;
+    try {
+      assertJsonDepth(text);
+    } catch (error) {
+      this.reply(errorLine(INVALID_REQUEST, (error as Error).message, 'TOO_LARGE'));
+      return;
+    }
     try {
       JSON.parse(text);
     } catch (error) {

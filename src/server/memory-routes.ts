@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import { parseRequestJson } from '../api-schemas/json-depth.ts';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas/route-schemas.ts';
 import { toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
@@ -164,9 +165,5 @@ function storedIds(
 
 function parseJsonField(value: string | undefined): unknown {
   if (value === undefined) return undefined;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    throw httpError('INVALID_INPUT', 'multipart field "memories" is not valid JSON');
-  }
+  return parseRequestJson(value, 'multipart field "memories"');
 }

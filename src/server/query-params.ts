@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { assertJsonDepth, MAX_JSON_DEPTH } from '../api-schemas/json-depth.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 
 /** Filter fields that GET routes take as plain query parameters (`metadata` as a JSON object). */
@@ -35,6 +36,7 @@ function parseMetadataParam(value: string): unknown {
       location: { field: 'filters.metadata' },
     });
   }
+  assertJsonDepth(value, MAX_JSON_DEPTH, 'filters.metadata');
   try {
     return JSON.parse(value) as unknown;
   } catch {

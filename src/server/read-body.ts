@@ -1,17 +1,14 @@
 import type { Context } from 'hono';
+import { parseRequestJson } from '../api-schemas/json-depth.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 
 export type MultipartBody = Record<string, string | File | (string | File)[]>;
 
-/** Parses a JSON body; a malformed one is INVALID_INPUT (400), never a 500. */
+/** Parses a JSON body; a malformed one is INVALID_INPUT (400), one nested past MAX_JSON_DEPTH TOO_LARGE (413), never a 500. */
 export async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === '') throw new GraphmemixError('INVALID_INPUT', 'request body is empty; send JSON');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new GraphmemixError('INVALID_INPUT', 'request body is not valid JSON');
-  }
+  return parseRequestJson(text, 'request body');
 }
 
 export function isMultipart(c: Context): boolean {
