@@ -84,6 +84,16 @@ const SHARES: [Kind, number][] = [
   ['delete', 0.02],
 ];
 
+/** The request kind whose share holds `roll` (0 <= roll < 1). */
+function pickKind(roll: number): Kind {
+  let below = 0;
+  for (const [kind, share] of SHARES) {
+    below += share;
+    if (roll < below) return kind;
+  }
+  return 'retrieve';
+}
+
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -191,8 +201,7 @@ async function main(): Promise<void> {
       let n = 0;
       while (performance.now() < deadline) {
         const user = userId(Math.floor(next() * users));
-        let roll = next();
-        const kind = SHARES.find(([, share]) => (roll -= share) < 0)?.[0] ?? 'retrieve';
+        const kind = pickKind(next());
         const mine = added.get(user) ?? [];
         const say = () =>
           Array.from(
