@@ -118,12 +118,13 @@ export function createServer(options: ServerOptions): Hono {
     registerLoginRoutes(app, grants, signer);
   }
   // Routes addressed by a user in the path (/v1/users/:id/...) are scoped here as well as in their handler.
+  // `param` is decoded already: decoding it again threw on a lone `%` (500) and read `%2561` as `a`.
   app.use('/v1/users/:user_id/*', async (c, next) => {
-    requireUser(c, decodeURIComponent(c.req.param('user_id') ?? ''));
+    requireUser(c, c.req.param('user_id') ?? '');
     await next();
   });
   app.use('/v1/users/:user_id', async (c, next) => {
-    requireUser(c, decodeURIComponent(c.req.param('user_id') ?? ''));
+    requireUser(c, c.req.param('user_id') ?? '');
     await next();
   });
   // The limit is checked before any handler reads the body, so an oversized request changes nothing.

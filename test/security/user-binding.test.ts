@@ -168,6 +168,16 @@ describe('HTTP: every route refuses other users with an existence-hiding 404', (
     handled();
   });
 
+  it('a user id in the path is decoded once: a lone % or an encoded % is a 404, never a 500 or another id', async () => {
+    const handled = tally.tried('HTTP cross-user: encoded path ids');
+    for (const path of ['/v1/users/%', '/v1/users/%25', '/v1/users/%2561lice', '/v1/users/%E0%A4%A']) {
+      const response = await world.app.request(path, jsonRequest('GET', 'ka'));
+      expect(response.status, path).toBe(404);
+    }
+    expect((await world.app.request('/v1/users/alice', jsonRequest('GET', 'ka'))).status).toBe(200);
+    handled();
+  });
+
   it('controls: own users, * keys and bare keys are served', async () => {
     const allowed: [string, string][] = [
       ['ka', 'alice'],
