@@ -5,8 +5,10 @@ import { parseRequestJson } from '../api-schemas/json-depth.ts';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas/route-schemas.ts';
 import { toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
+import { RECORD_LIMITS } from '../schemas/record-limits.ts';
 import { allRejected, toApiIngestReport } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { httpError } from '../shell-kit/error-response.ts';
@@ -65,6 +67,22 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
       }
       return { id, file };
     });
+    // A record's uploads count toward its asset limit before any is written (3,000 tiny files for one record
+    // were each written and removed before the record was refused).
+    const perRecord = new Map<string, number>();
+    for (const { id } of uploads) perRecord.set(id, (perRecord.get(id) ?? 0) + 1);
+    for (const [i, record] of records.entries()) {
+      const count = (record.assets?.length ?? 0) + (perRecord.get(record.id) ?? 0);
+      if (count > RECORD_LIMITS.maxAssets) {
+        throw new GraphmemixError(
+          'TOO_LARGE',
+          `${count} assets, over the limit of ${RECORD_LIMITS.maxAssets}`,
+          {
+            location: { field: `memories[${i}].assets` },
+          },
+        );
+      }
+    }
     // Everything is validated before the first byte is written.
     const saved: { id: string; uri: string }[] = [];
     let report: Awaited<ReturnType<Graphmemix['addMemories']>> | undefined;

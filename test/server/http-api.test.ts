@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -248,6 +248,25 @@ describe('HTTP API', () => {
     });
     expect(bad.status).toBe(400);
     expect(await ctx.graphmemix.getMemory('alice', 'p2')).toBeUndefined();
+  });
+
+  it('refuses a record with more uploads than its asset limit before writing any of them', async () => {
+    const form = new FormData();
+    form.set('user_id', 'alice');
+    form.set('memories', JSON.stringify([{ id: 'many', text: 'a photo album' }]));
+    for (let i = 0; i < 257; i++)
+      form.append('asset:many', new File([new Uint8Array([i % 256, 1])], `${i}.jpg`));
+    const response = await ctx.app.request('/v1/memories', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      body: form,
+    });
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: { code: string; location: { field?: string } } };
+    expect(body.error).toMatchObject({ code: 'TOO_LARGE', location: { field: 'memories[0].assets' } });
+    // Not one upload was written (saving the first would have made the user's folder).
+    expect(existsSync(join(ctx.mediaDir, 'alice'))).toBe(false);
+    expect(await ctx.graphmemix.getMemory('alice', 'many')).toBeUndefined();
   });
 
   it('imports an uploaded file into the user context only', async () => {
