@@ -180,6 +180,21 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   // Work a stopped or crashed process left pending.
   const recovering = queue ? queue.recover().catch(() => 0) : Promise.resolve(0);
 
+  /** An add's ingest, run inside a turn of `context`'s writes that the caller holds (addMemories, updateMemory). */
+  const addInTurn = (context: string, records: readonly MemoryRecordInput[], options?: WriteOptions) => {
+    const items: ImportItem[] = records.map((record, index) => ({
+      type: 'record',
+      record: record as unknown as MemoryRecord,
+      source: { file: 'addMemories', line: index + 1, recordId: record.id },
+    }));
+    return ingestItems(store, items, {
+      contextId: context,
+      ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+      media: ingestMedia,
+      ...relationOptions(options?.lane),
+    });
+  };
+
   // THE question schema (src/schemas/question-schema.ts), shared with the HTTP/MCP bodies.
   const toQuestion = (question: string | QuestionInput): QuestionInput =>
     parseWithSchema(
@@ -293,22 +308,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     ): Promise<IngestReport> {
       if (writer) return addThroughWorker(writer, contextId, records, options);
       const context = contextId || DEFAULT_CONTEXT_ID;
-      const items: ImportItem[] = records.map((record, index) => ({
-        type: 'record',
-        record: record as unknown as MemoryRecord,
-        source: { file: 'addMemories', line: index + 1, recordId: record.id },
-      }));
-      return writes.forContext(
-        context,
-        () =>
-          ingestItems(store, items, {
-            contextId: context,
-            ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
-            media: ingestMedia,
-            ...relationOptions(options?.lane),
-          }),
-        { asker: options?.lane },
-      );
+      return writes.forContext(context, () => addInTurn(context, records, options), { asker: options?.lane });
     },
     async waitForCompactions(): Promise<void> {
       if (writer) return writer.call('waitForCompactions', []);
@@ -334,9 +334,14 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     async updateMemory(contextId, id, patch, options) {
       if (writer) return writer.call('updateMemory', [contextId, id, patch, ...withOptions(options)]);
-      const add = (ctx: string, records: readonly MemoryRecordInput[]) =>
-        api.addMemories(ctx, records, options);
-      return updateStoredMemory(store, add, contextId, id, patch);
+      // The read of the stored version and the write of the merged one are one turn of the user's writes:
+      // two updates at once each merged into the same old version (one patch lost), and an update beside a
+      // delete wrote the deleted memory back.
+      const context = contextId || DEFAULT_CONTEXT_ID;
+      const add = (ctx: string, records: readonly MemoryRecordInput[]) => addInTurn(ctx, records, options);
+      return writes.forContext(context, () => updateStoredMemory(store, add, context, id, patch), {
+        asker: options?.lane,
+      });
     },
     async memoryHistory(contextId, id) {
       await assertNotForgetting(store, contextId);

@@ -137,6 +137,29 @@ describe.each(['memory', 'sqlite', 'sqlite+worker'])('library memory verbs (%s)'
     await gm.close();
   });
 
+  it('updates issued together apply one after the other; an update beside a delete never brings it back', async () => {
+    const gm = await open(kind);
+    for (let i = 0; i < 5; i++) {
+      await gm.addMemories('ann', [{ id: `p${i}`, text: `base ${i}`, metadata: { a: 0 } }]);
+      await Promise.all([
+        gm.updateMemory('ann', `p${i}`, { text: `new text ${i}` }),
+        gm.updateMemory('ann', `p${i}`, { metadata: { a: 1 } }),
+      ]);
+      const both = await gm.getMemory('ann', `p${i}`);
+      expect(both?.text).toBe(`new text ${i}`);
+      expect(both?.metadata).toEqual({ a: 1 });
+      const [updated, deleted] = await Promise.allSettled([
+        gm.updateMemory('ann', `p${i}`, { text: `late ${i}` }),
+        gm.deleteMemory('ann', `p${i}`),
+      ]);
+      expect(updated.status).toBe('fulfilled');
+      expect(deleted).toEqual({ status: 'fulfilled', value: true });
+      expect(await gm.getMemory('ann', `p${i}`)).toBeUndefined();
+    }
+    expect((await gm.store.integrityCheck()).ok).toBe(true);
+    await gm.close();
+  });
+
   it('relations follow an update incrementally', async () => {
     const gm = await open(kind);
     await gm.addMemories('ann', [
