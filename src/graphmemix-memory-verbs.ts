@@ -23,7 +23,7 @@ import {
   messagesToRecords,
 } from './schemas/conversation-schema.ts';
 import { parseWithSchema } from './schemas/parse-with-schema.ts';
-import { type MemoryPatch, memoryPatchSchema } from './schemas/record-schema.ts';
+import { MAX_MEMORY_ID_CHARS, type MemoryPatch, memoryPatchSchema } from './schemas/record-schema.ts';
 import type { ArchiveStore, MemoryVersion } from './store/archive-store-spec.ts';
 import type { MemoryRecord } from './types/memory-record.ts';
 
@@ -115,7 +115,7 @@ export function encodeCursor(record: Pick<MemoryRecord, 'sequence' | 'id'>): str
 
 export function decodeCursor(cursor: string): { sequence: number; id: string } {
   const [sequence, id] = decodeCursorPair(cursor, 'cursor is not a cursor this archive gave out');
-  if (!Number.isSafeInteger(sequence) || typeof id !== 'string' || id.length > 256) {
+  if (!Number.isSafeInteger(sequence) || typeof id !== 'string' || id.length > MAX_MEMORY_ID_CHARS) {
     throw invalidCursor('cursor is not a cursor this archive gave out');
   }
   return { sequence: sequence as number, id };

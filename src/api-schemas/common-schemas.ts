@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { questionTextSchema } from '../schemas/question-schema.ts';
-import { memoryRecordInputSchema } from '../schemas/record-schema.ts';
+import { MAX_MEMORY_ID_CHARS, memoryRecordInputSchema } from '../schemas/record-schema.ts';
 
 /**
  * Building blocks shared by the route schemas. Wire names are snake_case (mem0-style bodies); the record
@@ -18,7 +18,7 @@ export const userIdSchema = z
 export const memoryIdSchema = z
   .string()
   .min(1)
-  .max(256)
+  .max(MAX_MEMORY_ID_CHARS)
   .describe('Memory id, unique within the user archive.');
 
 /**

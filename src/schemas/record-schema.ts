@@ -88,12 +88,24 @@ export const mediaDigestStateSchema = z.strictObject({
   error: z.string().max(2000).optional(),
 });
 
+/**
+ * Longest memory id: what every verb that names a memory accepts (`memoryIdSchema`, list cursors), so a stored
+ * memory can always be read, updated, deleted and paged past (a 300-character id was stored and then refused
+ * by get/update/delete, and a page ending on it gave a cursor the archive refused).
+ */
+export const MAX_MEMORY_ID_CHARS = 256;
+/**
+ * Largest sequence a record may set: room for 2^52 more after it below 2^53 (the next add without a sequence
+ * takes the highest + 1; past 2^53 those were no longer distinct and their list cursors were refused).
+ */
+export const MAX_SEQUENCE = 2 ** 52;
+
 export const memoryRecordInputSchema = z.strictObject({
-  id: nonEmptyString,
+  id: nonEmptyString.max(MAX_MEMORY_ID_CHARS),
   /** Accepted so exported records round-trip; the caller's context always wins (see toMemoryRecord). */
   contextId: z.string().optional(),
   kind: z.enum(MEMORY_KINDS as [MemoryKind, ...MemoryKind[]]).optional(),
-  sequence: z.number().int().nonnegative().optional(),
+  sequence: z.number().int().nonnegative().max(MAX_SEQUENCE).optional(),
   sessionId: z.string().optional(),
   roundId: z.string().optional(),
   sourceId: z.string().optional(),

@@ -4,7 +4,7 @@ import { canonicalJson, contentHash } from '../../src/digest/content-hash.ts';
 import { semanticText } from '../../src/digest/semantic/semantic-text.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import { RECORD_LIMITS } from '../../src/schemas/record-limits.ts';
-import { toMemoryRecord } from '../../src/schemas/record-schema.ts';
+import { MAX_MEMORY_ID_CHARS, MAX_SEQUENCE, toMemoryRecord } from '../../src/schemas/record-schema.ts';
 import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import { recordCaptions } from '../../src/verify/candidate-snippet.ts';
 
@@ -100,6 +100,37 @@ describe('record limits in toMemoryRecord', () => {
 
   it('keeps INVALID_INPUT for shape errors', () => {
     expect(rejects({ id: 'm', text: 7 })).toEqual({ code: 'INVALID_INPUT', field: 'text' });
+  });
+
+  it('bounds the id to what the verbs address and the sequence to leave room for the next ones', () => {
+    expect(rejects({ id: 'x'.repeat(MAX_MEMORY_ID_CHARS + 1), text: 'a' }).field).toBe('id');
+    expect(toMemoryRecord({ id: 'x'.repeat(MAX_MEMORY_ID_CHARS), text: 'a' }, defaults).ok).toBe(true);
+    expect(rejects({ id: 'm', text: 'a', sequence: MAX_SEQUENCE + 1 }).field).toBe('sequence');
+  });
+});
+
+describe('the largest id and sequence stay addressable', () => {
+  it('an add after the largest sequence, and a listing pages past both', async () => {
+    const gm = await openGraphmemix({ db: 'memory:' });
+    const long = 'x'.repeat(MAX_MEMORY_ID_CHARS);
+    await gm.addMemories('u', [{ id: long, text: 'the last one set by hand', sequence: MAX_SEQUENCE }]);
+    await gm.addMemories('u', [{ id: 'next', text: 'one more without a sequence' }]);
+    await gm.addMemories('u', [{ id: 'after', text: 'and another' }]);
+    const sequences = await Promise.all(
+      ['next', 'after'].map(async (id) => (await gm.getMemory('u', id))?.sequence),
+    );
+    expect(sequences).toEqual([MAX_SEQUENCE + 1, MAX_SEQUENCE + 2]);
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await gm.listMemories('u', { limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+      ids.push(...page.memories.map((m) => m.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(ids).toEqual([long, 'next', 'after']);
+    expect((await gm.updateMemory('u', long, { text: 'still addressable' })).changed).toBe(true);
+    expect(await gm.deleteMemory('u', long)).toBe(true);
+    await gm.close();
   });
 });
 
