@@ -1,8 +1,17 @@
+import { z } from 'zod';
 import type { SearchFlag, SearchResult } from './graphmemix-api.ts';
 import { assertNotForgetting } from './graphmemix-forget.ts';
 import type { ModelSet } from './providers/model-spec.ts';
 import { multiViewSearch } from './retrieval/multi-view-retriever.ts';
+import { parseWithSchema } from './schemas/parse-with-schema.ts';
+import { MAX_SEARCH_K, questionTextSchema } from './schemas/question-schema.ts';
 import type { ArchiveStore, MemoryFilter } from './store/archive-store-spec.ts';
+
+/** The library's search arguments: THE question text schema and the routes' `k` bound. */
+const searchArgsSchema = z.object({
+  query: questionTextSchema,
+  k: z.number().int().min(1).max(MAX_SEARCH_K).optional(),
+});
 
 /**
  * The flat search of the API (`searchMemories`): multi-view retrieval alone, its top `k` with their records,
@@ -15,7 +24,10 @@ export async function searchMemoryHits(
   query: string,
   searchOptions: { k?: number; signal?: AbortSignal; filter?: MemoryFilter },
 ): Promise<SearchResult> {
-  const k = searchOptions.k ?? 10;
+  // The library takes the same bounds as the HTTP and MCP search (k NaN threw a TypeError, -5 gave 19 hits).
+  const input = parseWithSchema(searchArgsSchema, { query, k: searchOptions.k });
+  const k = input.k ?? 10;
+  query = input.query;
   await assertNotForgetting(store, contextId);
   const result = await multiViewSearch(
     store,

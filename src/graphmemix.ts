@@ -9,6 +9,7 @@ import { DEFAULT_MEDIA_LIMITS } from './digest/media/media-limits.ts';
 import { MediaQueue } from './digest/media/media-queue.ts';
 import { settleDigest, settleParts } from './digest/media/settle-digest.ts';
 import { compactRelations, updateRelations } from './digest/update-relations.ts';
+import { GraphmemixError } from './errors/graphmemix-error.ts';
 import type {
   CloseOptions,
   CompactReport,
@@ -185,7 +186,12 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     const items: ImportItem[] = records.map((record, index) => ({
       type: 'record',
       record: record as unknown as MemoryRecord,
-      source: { file: 'addMemories', line: index + 1, recordId: record.id },
+      // A null or non-object entry is rejected by the record schema with its line; its id is read safely here.
+      source: {
+        file: 'addMemories',
+        line: index + 1,
+        recordId: String((record as { id?: unknown } | null)?.id ?? `line ${index + 1}`),
+      },
     }));
     return ingestItems(store, items, {
       contextId: context,
@@ -306,6 +312,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       records: readonly MemoryRecordInput[],
       options?: WriteOptions,
     ): Promise<IngestReport> {
+      if (!Array.isArray(records)) {
+        throw new GraphmemixError('INVALID_INPUT', 'records must be an array of memory records', {
+          location: { field: 'records' },
+        });
+      }
       if (writer) return addThroughWorker(writer, contextId, records, options);
       const context = contextId || DEFAULT_CONTEXT_ID;
       return writes.forContext(context, () => addInTurn(context, records, options), { asker: options?.lane });

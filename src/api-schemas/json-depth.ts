@@ -47,9 +47,37 @@ function stringEnd(text: string, from: number): number {
 /** `JSON.parse` of request text after the depth bound; malformed JSON is INVALID_INPUT with `what` named. */
 export function parseRequestJson(text: string, what: string, max: number = MAX_JSON_DEPTH): unknown {
   assertJsonDepth(text, max);
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     throw new GraphmemixError('INVALID_INPUT', `${what} is not valid JSON`);
+  }
+  assertNoProtoKeys(value);
+  return value;
+}
+
+/** Objects walked for `__proto__` keys at most (past it the request's value bound refuses the input anyway). */
+const PROTO_WALK_LIMIT = 1_000_000;
+
+/**
+ * INVALID_INPUT when parsed request JSON has a `__proto__` key anywhere. `JSON.parse` makes it an own key,
+ * which the schemas then drop without a word: a metadata filter of only that key matched every memory, a
+ * record's such key vanished. Refused by name instead, before any schema sees the value.
+ */
+export function assertNoProtoKeys(value: unknown): void {
+  const stack: unknown[] = [value];
+  for (let walked = 0; stack.length > 0 && walked < PROTO_WALK_LIMIT; walked++) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    if (Object.hasOwn(node, '__proto__')) {
+      throw new GraphmemixError('INVALID_INPUT', 'the key "__proto__" is not allowed in request JSON');
+    }
+    for (const child of Object.values(node))
+      if (child !== null && typeof child === 'object') stack.push(child);
   }
 }

@@ -3,7 +3,11 @@ import { MAX_CURSOR_CHARS, MAX_PAGE_SIZE } from '../graphmemix-memory-verbs.ts';
 import { IMPORT_FORMATS } from '../importers/importer-spec.ts';
 import { conversationMessageSchema, MAX_MESSAGES } from '../schemas/conversation-schema.ts';
 import { memoryFilterSchema } from '../schemas/memory-filter-schema.ts';
-import { questionChoicesSchema, questionInstructionSchema } from '../schemas/question-schema.ts';
+import {
+  MAX_SEARCH_K,
+  questionChoicesSchema,
+  questionInstructionSchema,
+} from '../schemas/question-schema.ts';
 import { memoryPatchSchema, scopeIdSchema } from '../schemas/record-schema.ts';
 import {
   kSchema,
@@ -111,7 +115,7 @@ export const importSchema = z.strictObject({
 export const searchSchema = z.strictObject({
   user_id: userIdSchema,
   query: questionTextSchema,
-  k: z.number().int().min(1).max(100).optional().describe('How many hits (default 10).'),
+  k: z.number().int().min(1).max(MAX_SEARCH_K).optional().describe('How many hits (default 10).'),
   filters: filtersSchema.optional(),
 });
 

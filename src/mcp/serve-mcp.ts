@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
-import { assertJsonDepth } from '../api-schemas/json-depth.ts';
+import { assertJsonDepth, assertNoProtoKeys } from '../api-schemas/json-depth.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { readPoolOf } from '../read-workers/with-read-workers.ts';
@@ -139,6 +139,7 @@ export function createMcpHttpApp(options: McpHttpOptions): Hono {
       const { method, headers, url } = c.req.raw;
       return transport.handleRequest(new Request(url, { method, headers, body: text }));
     }
+    assertNoProtoKeys(parsedBody);
     return transport.handleRequest(c.req.raw, { parsedBody });
   });
   return app;

@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { assertJsonDepth } from '../api-schemas/json-depth.ts';
+import { assertJsonDepth, assertNoProtoKeys } from '../api-schemas/json-depth.ts';
 
 /** JSON-RPC's codes for a line that is not JSON and for a request refused as such. */
 const PARSE_ERROR = -32700;
@@ -75,11 +75,18 @@ export class StdioMessageFilter extends Transform {
       this.reply(errorLine(INVALID_REQUEST, (error as Error).message, 'TOO_LARGE'));
       return;
     }
+    let message: unknown;
     try {
-      JSON.parse(text);
+      message = JSON.parse(text);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.reply(errorLine(PARSE_ERROR, `message is not JSON: ${reason.slice(0, 200)}`, 'INVALID_INPUT'));
+      return;
+    }
+    try {
+      assertNoProtoKeys(message);
+    } catch (error) {
+      this.reply(errorLine(INVALID_REQUEST, (error as Error).message, 'INVALID_INPUT'));
       return;
     }
     this.push(line);

@@ -13,6 +13,9 @@ export const questionPromptSchema = z
   .describe('A natural-language question about the user history.');
 
 /** A prompt that must carry words (HTTP/MCP questions have no images). */
+/** Most hits one search returns (library, HTTP and MCP alike). */
+export const MAX_SEARCH_K = 100;
+
 export const questionTextSchema = questionPromptSchema
   .trim()
   .min(1)

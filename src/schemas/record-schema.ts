@@ -164,7 +164,19 @@ export function toMemoryRecord(
   limits: Partial<RecordLimits> = {},
 ): ToMemoryRecordResult {
   const bounds = resolveRecordLimits(limits);
-  const shape = checkRecordShape(input, bounds);
+  let shape: ReturnType<typeof checkRecordShape>;
+  try {
+    shape = checkRecordShape(input, bounds);
+  } catch (error) {
+    // A library caller's object whose getter throws (or a proxy): refused like any other bad record.
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      code: 'INVALID_INPUT',
+      field: '(record)',
+      message: `record could not be read: ${reason}`,
+    };
+  }
   if (shape) return { ok: false, ...shape };
   let parsed: ReturnType<typeof memoryRecordInputSchema.safeParse>;
   try {
@@ -225,13 +237,14 @@ export function toMemoryRecord(
 function firstIssue(error: z.ZodError): ToMemoryRecordResult & { ok: false } {
   const code = 'INVALID_INPUT';
   const issue = error.issues[0];
-  if (!issue) return { ok: false, code, field: '', message: 'invalid record' };
+  if (!issue) return { ok: false, code, field: '(record)', message: 'invalid record' };
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
     return { ok: false, code, field: [...path, key].join('.'), message: `unknown field "${key}"` };
   }
-  return { ok: false, code, field: path.join('.'), message: issue.message };
+  // An issue of the record itself (not an object at all) names the record, as the limit checks do.
+  return { ok: false, code, field: path.length === 0 ? '(record)' : path.join('.'), message: issue.message };
 }
 
 function defaultKind(value: MemoryRecordInputParsed, text: string, assets: MediaAsset[]): MemoryKind {

@@ -45,7 +45,7 @@ describe('toMemoryRecord', () => {
     [{ id: 'x', text: '  ' }, 'text'],
     [{ id: 'x', text: 'a', location: { lat: 200 } }, 'location.lat'],
     [{ id: 'x', text: 'a', assets: [{ kind: 'image', exif: { takenAt: 'nope' } }] }, 'assets.0.exif.takenAt'],
-    ['not an object', ''],
+    ['not an object', '(record)'],
   ])('rejects %j naming field %s', (input, field) => {
     const result = toMemoryRecord(input, defaults);
     expect(result.ok).toBe(false);

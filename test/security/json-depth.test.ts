@@ -94,6 +94,32 @@ describe('every shell refuses a deeply nested body before parsing it', () => {
     expect(((await malformed.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
+  it('a __proto__ key anywhere in request JSON is refused by name, not dropped', async () => {
+    await world.graphmemix.addMemories('alice', [
+      { id: 'kept', text: 'a cat on the roof', metadata: { color: 'red' } },
+    ]);
+    // The schema alone dropped the key: a filter of only it matched every memory.
+    const filtered = await world.app.request('/v1/search', {
+      ...jsonRequest('POST', 'ka'),
+      body: '{"user_id":"alice","query":"cat","filters":{"metadata":{"__proto__":"x"}}}',
+    });
+    expect(filtered.status).toBe(400);
+    expect(JSON.stringify(await filtered.json())).toContain('__proto__');
+    const added = await world.app.request('/v1/memories', {
+      ...jsonRequest('POST', 'ka'),
+      body: '{"user_id":"alice","memories":[{"id":"p","text":"t","metadata":{"__proto__":{"admin":true}}}]}',
+    });
+    expect(added.status).toBe(400);
+    expect(await world.graphmemix.getMemory('alice', 'p')).toBeUndefined();
+    const replies: string[] = [];
+    const filter = new StdioMessageFilter(1024 * 1024, (line) => replies.push(line));
+    filter.resume();
+    const ended = new Promise((resolve) => filter.on('end', resolve));
+    filter.end('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{}}}\n');
+    await ended;
+    expect(JSON.parse(replies[0]!)).toMatchObject({ error: { data: { code: 'INVALID_INPUT' } } });
+  });
+
   it('MCP over stdio answers the line with TOO_LARGE and passes the next one', async () => {
     const replies: string[] = [];
     const filter = new StdioMessageFilter(16 * 1024 * 1024, (line) => replies.push(line));
