@@ -1,10 +1,11 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Hono } from 'hono';
 import { parseRequestJson } from '../api-schemas/json-depth.ts';
 import { parseInput } from '../api-schemas/parse-input.ts';
 import { addMemoriesSchema, importSchema, memoryRefSchema } from '../api-schemas/route-schemas.ts';
 import { toRecordInputs, toScope } from '../api-schemas/to-pipeline-input.ts';
+import type { IngestReport } from '../digest/ingest-report.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
@@ -131,12 +132,19 @@ export function registerMemoryRoutes(app: Hono, deps: RouteDeps): void {
     try {
       await mkdir(dir, { recursive: true });
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
-      const report = await graphmemix.ingest(path, {
-        format: input.format as ImportFormat,
-        contextId: input.user_id,
-        ...laneOf(c),
-      });
-      return c.json(toApiIngestReport(input.user_id, report), allRejected(report) ? 400 : 200);
+      let report: IngestReport;
+      try {
+        report = await graphmemix.ingest(path, {
+          format: input.format as ImportFormat,
+          contextId: input.user_id,
+          ...laneOf(c),
+        });
+      } catch (error) {
+        if (error instanceof GraphmemixError) error.message = withoutFolder(error.message, dir);
+        throw error;
+      }
+      const answer = clientPaths(report, dir);
+      return c.json(toApiIngestReport(input.user_id, answer), allRejected(answer) ? 400 : 200);
     } finally {
       if (!keep) await rm(dir, { recursive: true, force: true });
       // A kept photo that no stored memory references (rejected, or the import failed) does not stay.
@@ -179,6 +187,24 @@ function storedIds(
 ): string[] {
   const rejected = new Set(report.rejected.map((rejection) => rejection.recordId));
   return records.map((record) => record.id).filter((id) => !rejected.has(id));
+}
+
+/**
+ * The import's report as the client sees it: file names relative to the upload (the server's folders, e.g.
+ * `<db>.media/.scratch/import-XXXX/`, are not the client's business and tell an attacker where the archive is).
+ */
+function clientPaths(report: IngestReport, dir: string): IngestReport {
+  return {
+    ...report,
+    rejected: report.rejected.map((rejection) =>
+      rejection.file === undefined ? rejection : { ...rejection, file: withoutFolder(rejection.file, dir) },
+    ),
+    warnings: report.warnings.map((warning) => withoutFolder(warning, dir)),
+  };
+}
+
+function withoutFolder(text: string, dir: string): string {
+  return text.split(`${dir}${sep}`).join('').split(dir).join('.');
 }
 
 function parseJsonField(value: string | undefined): unknown {
