@@ -89,11 +89,41 @@ export class StdioMessageFilter extends Transform {
       this.reply(errorLine(INVALID_REQUEST, (error as Error).message, 'INVALID_INPUT'));
       return;
     }
+    const refused = notOneMessage(message);
+    if (refused !== undefined) {
+      this.reply(errorLine(INVALID_REQUEST, refused.why, 'INVALID_INPUT', refused.id));
+      return;
+    }
     this.push(line);
     this.push('\n');
   }
 }
 
-function errorLine(code: number, message: string, graphmemixCode: string): string {
-  return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message, data: { code: graphmemixCode } } })}\n`;
+function errorLine(
+  code: number,
+  message: string,
+  graphmemixCode: string,
+  id: string | number | null = null,
+): string {
+  return `${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, data: { code: graphmemixCode } } })}\n`;
+}
+
+/**
+ * Why a parsed line is not one JSON-RPC 2.0 message the SDK would take (it drops those without a reply, so a
+ * client waiting on the id hung): a batch array, a bare value, no `jsonrpc: "2.0"`, an id that is neither a
+ * string nor a number, neither a method nor a result or error. Undefined for a message to pass on.
+ */
+function notOneMessage(message: unknown): { why: string; id: string | number | null } | undefined {
+  if (Array.isArray(message))
+    return { why: 'batches are not supported: send one message per line', id: null };
+  if (message === null || typeof message !== 'object') return { why: 'a message is a JSON object', id: null };
+  const { jsonrpc, id, method, result, error } = message as Record<string, unknown>;
+  const readableId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  if (jsonrpc !== '2.0') return { why: 'jsonrpc must be "2.0"', id: readableId };
+  if (id !== undefined && id !== null && readableId === null) {
+    return { why: 'id must be a string or a number', id: null };
+  }
+  if (typeof method === 'string') return undefined;
+  if (id !== undefined && (result !== undefined || error !== undefined)) return undefined;
+  return { why: 'a message needs a method (or a result or error with its id)', id: readableId };
 }

@@ -105,6 +105,32 @@ describe('StdioMessageFilter', () => {
     expect(replies[0]).toMatchObject({ id: null, error: { code: -32700, data: { code: 'INVALID_INPUT' } } });
     expect(passed).toBe(LIST_TOOLS);
   });
+
+  it('answers what is not one JSON-RPC message (the SDK dropped each without a reply), with its id when readable', async () => {
+    const refused: [string, string | number | null][] = [
+      ['[{"jsonrpc":"2.0","id":900,"method":"tools/list"}]', null],
+      ['[]', null],
+      ['"str"', null],
+      ['123', null],
+      ['{}', null],
+      ['{"jsonrpc":"1.0","id":901,"method":"tools/list"}', 901],
+      ['{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', null],
+      ['{"jsonrpc":"2.0","id":"x"}', 'x'],
+    ];
+    const { passed, replies } = await filterChunks(1000, [
+      ...refused.map(([line]) => `${line}\n`),
+      LIST_TOOLS,
+    ]);
+    expect(replies.map((reply) => reply.id)).toEqual(refused.map(([, id]) => id));
+    for (const reply of replies)
+      expect(reply.error).toMatchObject({ code: -32600, data: { code: 'INVALID_INPUT' } });
+    expect(passed).toBe(LIST_TOOLS);
+    // Notifications and responses go on as they are.
+    const response = '{"jsonrpc":"2.0","id":3,"result":{}}\n';
+    const more = await filterChunks(1000, [INITIALIZED, response]);
+    expect(more.replies).toHaveLength(0);
+    expect(more.passed).toBe(INITIALIZED + response);
+  });
 });
 
 describe('serveMcpStdio limits', () => {
