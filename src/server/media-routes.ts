@@ -12,6 +12,7 @@ import { httpError } from '../shell-kit/error-response.ts';
 import { requireUser } from '../shell-kit/user-scope.ts';
 import { mimeForPath } from '../types/media-mime.ts';
 import { decodeMediaRef, mediaFileOf } from './media-ref.ts';
+import { OnRequestThumbnails } from './on-request-thumbnails.ts';
 
 /** Longest edge of a `?size=thumb` image (viewer thumbnails, frame strips). */
 export const THUMB_EDGE = 320;
@@ -32,6 +33,7 @@ const mediaQuerySchema = z.object({
  * script), supports one `Range: bytes=a-b` (video seeking; several ranges or a range past the end: 416).
  */
 export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
+  const thumbnails = new OnRequestThumbnails();
   app.get('/v1/media/:asset_id', async (c) => {
     const input = parseInput(mediaQuerySchema, {
       user_id: c.req.query('user_id'),
@@ -47,11 +49,13 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
       throw httpError('NOT_FOUND', notFound);
     let path: string;
     let size: number;
+    let modified: number;
     try {
       path = await realpath(file.uri);
       const info = await stat(path);
       if (!info.isFile()) throw new Error('not a file');
       size = info.size;
+      modified = info.mtimeMs;
     } catch {
       throw httpError('NOT_FOUND', notFound);
     }
@@ -70,10 +74,13 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
       }
     }
     if (input.size === 'thumb' && mime.startsWith('image/') && size <= MAX_THUMB_SOURCE_BYTES) {
-      const thumb = await thumbnailJpeg(await readFile(path), THUMB_EDGE, DEFAULT_MEDIA_LIMITS);
+      const thumb = await thumbnails.get(`${path}\0${size}\0${modified}`, async () => {
+        const made = await thumbnailJpeg(await readFile(path), THUMB_EDGE, DEFAULT_MEDIA_LIMITS);
+        return made === undefined ? undefined : new Uint8Array(made);
+      });
       if (thumb !== undefined) {
         c.header('Content-Type', 'image/jpeg');
-        return c.body(new Uint8Array(thumb));
+        return c.body(thumb);
       }
     }
     c.header('Content-Type', mime);
