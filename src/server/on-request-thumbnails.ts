@@ -24,7 +24,10 @@ export class OnRequestThumbnails {
   ) {}
 
   /** The thumbnail of the file `key` names, from the cache or made by `make` (undefined: none can be made). */
-  async get(key: string, make: () => Promise<Uint8Array<ArrayBuffer> | undefined>): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  async get(
+    key: string,
+    make: () => Promise<Uint8Array<ArrayBuffer> | undefined>,
+  ): Promise<Uint8Array<ArrayBuffer> | undefined> {
     const kept = this.cache.get(key);
     if (kept !== undefined) {
       this.cache.delete(key);
