@@ -6,7 +6,11 @@ import {
   writeDrainFailure,
 } from './digest/incremental/drain-failure-mark.ts';
 import { DRAIN_IDS_PER_TURN, drainSemanticBacklog } from './digest/incremental/drain-semantic-backlog.ts';
-import { contextsWithBacklog, readCompactionMark } from './digest/incremental/semantic-compaction-mark.ts';
+import {
+  compactionLive,
+  contextsWithBacklog,
+  readCompactionMark,
+} from './digest/incremental/semantic-compaction-mark.ts';
 import { BACKGROUND_RETRY_DELAYS_MS, RetryTimers } from './digest/retry-timers.ts';
 import type { WriteQueue } from './graphmemix-write-queue.ts';
 import type { ArchiveStore } from './store/archive-store-spec.ts';
@@ -120,7 +124,9 @@ export class SemanticDrains {
     const found = (async () => {
       for (const contextId of await contextsWithBacklog(this.store)) {
         if (this.stopped) return;
-        if ((await readCompactionMark(this.store, contextId)) !== undefined) continue;
+        // A live run replays the backlog itself; a dead one's (a killed process) is restarted by the drain.
+        const mark = await readCompactionMark(this.store, contextId);
+        if (mark !== undefined && compactionLive(mark)) continue;
         this.maybeMarked.add(contextId);
         this.schedule(contextId);
       }

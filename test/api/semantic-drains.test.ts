@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,7 +118,8 @@ describe.each(storeBackends(dir, 'drain'))('drainSemanticBacklog (%s)', (_, open
   it("takes nothing while a compaction run's mark is on the context (the backlog is the run's)", async () => {
     const store = await storeWith(40, open);
     await appendBacklog(store, 'ann', ['m1']);
-    await writeCompactionMark(store, 'ann', newCompactionMark());
+    // A live run of another process of this machine (the test runner's parent stands in for it).
+    await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: process.ppid });
     expect(await drainSemanticBacklog(store, 'ann')).toMatchObject({ applied: 0, left: false });
     expect(await backlogIds(store)).toEqual(['m1']);
   });
@@ -288,6 +290,28 @@ describe('SemanticDrains', () => {
     expect((await statsOf(store, 'ann'))!.semanticPending).toBeUndefined();
     await clearCompactionState(store, 'ann');
     expect(await readDrainFailure(store, 'ann')).toBeUndefined();
+  });
+
+  it("recover drains a backlog a killed run's mark left (this machine, process gone), not a live run's", async () => {
+    const store = await storeWith(40);
+    const queue = new HeldQueue();
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.once('exit', resolve));
+    await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: process.ppid });
+    await appendBacklog(store, 'ann', ['m1']);
+    const live = new SemanticDrains(store, queue, () => ({}));
+    live.recover();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(queue.turns).toEqual([]);
+    await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: child.pid! });
+    const next = new SemanticDrains(store, queue, () => ({}));
+    next.recover();
+    for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
+    expect(queue.turns.map((turn) => turn.contextId)).toEqual(['ann']);
+    queue.next();
+    await next.idle();
+    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    expect((await statsOf(store, 'ann'))!.semanticPending).toBeUndefined();
   });
 
   it("closed with 'stop', lets its queued drains pass without work; recover finds their rows", async () => {

@@ -1,6 +1,6 @@
 import { type ArchiveStore, inUnitOfWork } from '../../store/archive-store-spec.ts';
 import type { BuildRelationsOptions } from '../build-relations.ts';
-import { currentState, readCompactionMark, takeBacklog } from './semantic-compaction-mark.ts';
+import { compactionLive, currentState, readCompactionMark, takeBacklog } from './semantic-compaction-mark.ts';
 import { updateSemanticRelations } from './update-semantic-relations.ts';
 
 /**
@@ -25,7 +25,7 @@ export interface DrainReport {
  * as an update inside a write (updateSemanticRelations: the 5% compaction rule, the approximate mark of large
  * contexts), and dropped from the backlog in the same unit of work, so a process killed during a drain leaves
  * the rows for the next one. While a compaction run's mark is on the context the backlog is the run's (its
- * replay applies it; a stale mark is restarted by the context's next write), or while the context is being
+ * replay applies it; a stale mark is restarted here, as by the context's next write), or while the context is being
  * forgotten: nothing is taken.
  */
 export async function drainSemanticBacklog(
@@ -39,10 +39,22 @@ export async function drainSemanticBacklog(
     // A user being forgotten (a forget a stopped process left, resumed after open): its rows go with it, and an
     // update now would write semantic state the forget's later steps may not delete.
     if (await store.isForgetting?.(contextId)) return none;
-    if ((await readCompactionMark(store, contextId)) !== undefined) return none;
+    const { semanticAfterWrite: _deferred, embedding: _dense, ...inWrite } = options;
+    const mark = await readCompactionMark(store, contextId);
+    if (mark !== undefined) {
+      if (compactionLive(mark)) return none;
+      // A killed run's mark: restarted here as a write would (with no ids of its own), instead of leaving the
+      // backlog to the user's next write (round 52 audit: an open after a SIGKILL drained nothing).
+      const restart = await updateSemanticRelations(
+        store,
+        contextId,
+        await currentState(store, contextId, []),
+        inWrite,
+      );
+      return { applied: 0, left: false, warnings: restart.warnings };
+    }
     const { ids, settle } = await takeBacklog(store, contextId, perTurn);
     if (ids.length === 0) return { applied: 0, left: !(await settle()), warnings: [] };
-    const { semanticAfterWrite: _deferred, embedding: _dense, ...inWrite } = options;
     const delta = await currentState(store, contextId, ids);
     const update = await updateSemanticRelations(store, contextId, delta, inWrite);
     // A compaction in this turn read every record and dropped every row (taken or not): nothing to settle.

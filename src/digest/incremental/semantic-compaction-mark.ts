@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ArchiveStore } from '../../store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { readDrainFailure, writeDrainFailure } from './drain-failure-mark.ts';
@@ -32,6 +33,8 @@ export interface SemanticCompactionMark {
   /** The run's token: its steps check it before each write, so a superseded run stops. */
   token: string;
   pid: number;
+  /** The machine of `pid` (absent in marks of older versions): there a dead pid means a dead run at once. */
+  host?: string;
   /** Set when the mark is written and by each documents step (a heartbeat for other processes). */
   at: string;
   startedAt: string;
@@ -47,7 +50,13 @@ export interface SemanticCompactionMark {
 const running = new Map<string, number>();
 
 export function newCompactionMark(now = new Date()): SemanticCompactionMark {
-  return { token: randomUUID(), pid: process.pid, at: now.toISOString(), startedAt: now.toISOString() };
+  return {
+    token: randomUUID(),
+    pid: process.pid,
+    host: hostname(),
+    at: now.toISOString(),
+    startedAt: now.toISOString(),
+  };
 }
 
 export async function readCompactionMark(
@@ -88,8 +97,23 @@ export async function whileRunning<T>(token: string, work: () => Promise<T>): Pr
 export function compactionLive(mark: SemanticCompactionMark, now = Date.now()): boolean {
   if (running.has(mark.token)) return true;
   if (mark.pid === process.pid || mark.stoppedAt !== undefined) return false;
+  // A mark of this machine whose process is gone (SIGKILL, a crash) is stale now, not after the lease: its
+  // user's writes went to the backlog for 10 minutes and an open did not drain it (round 52 audit). Another
+  // process that reuses the pid only keeps the lease rule; a live run wrongly taken for dead is superseded by
+  // token, never mixed.
+  if (mark.host === hostname() && !processAlive(mark.pid)) return false;
   const at = Date.parse(mark.at);
   return Number.isFinite(at) && now - at < COMPACTION_LEASE_MS;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

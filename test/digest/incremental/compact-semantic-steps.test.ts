@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -419,7 +420,8 @@ describe.each(BACKENDS)('compaction in steps (%s)', (_name, open) => {
 describe("whether a mark's run may still be going (compactionLive)", () => {
   it("another process's mark is live within its lease unless flagged stopped; this process's only while held", async () => {
     const now = Date.parse('2026-12-03T05:00:00Z');
-    const other = { ...newCompactionMark(new Date(now - 60_000)), pid: process.pid + 1 };
+    // A live process of this machine (the test runner's parent).
+    const other = { ...newCompactionMark(new Date(now - 60_000)), pid: process.ppid };
     expect(compactionLive(other, now)).toBe(true);
     // A server that shut down stopped its run on purpose: the next write need not wait out the lease.
     expect(compactionLive({ ...other, stoppedAt: new Date(now).toISOString() }, now)).toBe(false);
@@ -430,5 +432,17 @@ describe("whether a mark's run may still be going (compactionLive)", () => {
       expect(compactionLive(own, now)).toBe(true);
       expect(compactionLive({ ...own, stoppedAt: new Date(now).toISOString() }, now)).toBe(true);
     });
+  });
+
+  it('a mark of this machine whose process is gone is stale at once; of another machine it keeps its lease', async () => {
+    const now = Date.parse('2026-12-03T05:00:00Z');
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.once('exit', resolve));
+    const dead = { ...newCompactionMark(new Date(now - 60_000)), pid: child.pid! };
+    expect(compactionLive(dead, now)).toBe(false);
+    expect(compactionLive({ ...dead, host: 'another-machine' }, now)).toBe(true);
+    // A mark written before marks named their machine: the lease alone, as before.
+    const { host: _host, ...older } = dead;
+    expect(compactionLive(older, now)).toBe(true);
   });
 });
