@@ -167,7 +167,14 @@ export type PipelineFlag =
    * archive opened with `semanticUpdates: 'after-write'` between a write and its drain, or a compaction in
    * steps under way). Lexical views and schema edges already hold them; mutual-kNN expansion does not.
    */
-  | 'semantic_pending';
+  | 'semantic_pending'
+  /**
+   * Some of the context's memories wait for their schema relations (same_round, consecutive_turn, ...): an
+   * import's relation update is under way, or a process stopped between a write's records and its relation
+   * update (a killed import), which the user's next write applies. Views hold those memories; expansion along
+   * schema edges does not reach them yet.
+   */
+  | 'relations_pending';
 
 export type CalibrationSource = 'store' | 'default' | 'paper';
 

@@ -107,6 +107,7 @@ async function packetStages(
   const key = calibrationKey(components);
   const calibration = await resolveCalibration(deps.store, key);
   trace.flag('semantic_pending', await semanticPending(deps.store, contextId));
+  trace.flag('relations_pending', await deps.store.hasRelationWork(contextId));
   // The shipped offline ranker replaces the SHIPPED (a, b, c) only where it was fitted: the offline node
   // verifier's configuration. A calibration fitted on this archive (`graphmemix calibrate`, source 'store')
   // is the user's own fit on their own dev questions and wins, as it wins over the shipped defaults.

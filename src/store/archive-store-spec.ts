@@ -202,6 +202,11 @@ export interface ArchiveStore {
   clearRelationWork(contextId: string, seqs: readonly number[] | { through: number }): Promise<void>;
   /** Journal entries of the context and the last seq (decides incremental update vs full rebuild). */
   relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }>;
+  /**
+   * Whether the context has journal entries not yet applied to its relations: one index probe, whatever the
+   * number of entries (a question asks it: `relations_pending`).
+   */
+  hasRelationWork(contextId: string): Promise<boolean>;
 
   /** Replaces every edge of the given relation types in the context (relations are recomputed per context). */
   replaceEdges(

@@ -30,6 +30,11 @@ export class MemoryStoreRelations {
     data.journal = data.journal.filter((entry) => !cleared.has(entry.seq));
   }
 
+  async hasRelationWork(contextId: string): Promise<boolean> {
+    this.assertOpen();
+    return (this.contexts.get(contextId)?.journal.length ?? 0) > 0;
+  }
+
   async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
     this.assertOpen();
     const journal = this.contexts.get(contextId)?.journal ?? [];

@@ -286,6 +286,10 @@ class MemoryStore implements ArchiveStore {
     return this.relations.relationWorkStatus(contextId);
   }
 
+  hasRelationWork(contextId: string): Promise<boolean> {
+    return this.relations.hasRelationWork(contextId);
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],

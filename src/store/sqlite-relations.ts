@@ -72,6 +72,10 @@ export class SqliteRelations {
     this.run(() => this.statements.clearWork.run(contextId, JSON.stringify(seqs)));
   }
 
+  async hasRelationWork(contextId: string): Promise<boolean> {
+    return (this.run(() => this.statements.hasWork.get(contextId)) as { pending: number }).pending === 1;
+  }
+
   async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
     const row = this.run(() => this.statements.workStatus.get(contextId)) as {
       n: number;

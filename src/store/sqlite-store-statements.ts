@@ -57,6 +57,7 @@ type StatementName =
   | 'pendingWork'
   | 'clearWork'
   | 'workStatus'
+  | 'hasWork'
   | 'clearWorkThrough'
   | 'getMeta'
   | 'setMeta'
@@ -183,6 +184,7 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
       'DELETE FROM relation_journal WHERE context_id = ? AND seq IN (SELECT value FROM json_each(?))',
     ),
     workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
+    hasWork: p('SELECT EXISTS (SELECT 1 FROM relation_journal WHERE context_id = ?) AS pending'),
     clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(

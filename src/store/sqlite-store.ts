@@ -296,6 +296,10 @@ class SqliteStore implements ArchiveStore {
     return this.relations.relationWorkStatus(contextId);
   }
 
+  hasRelationWork(contextId: string): Promise<boolean> {
+    return this.relations.hasRelationWork(contextId);
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],

@@ -644,13 +644,17 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       await store.clearRelationWork('other', { through: work[0]!.seq });
       expect((await store.relationWorkStatus('other')).pending).toBe(1);
       expect(await store.relationWorkStatus('nowhere')).toEqual({ pending: 0 });
+      expect(await store.hasRelationWork('other')).toBe(true);
+      expect(await store.hasRelationWork('nowhere')).toBe(false);
       // A failed write journals nothing.
       await expect(
         store.writeMemories('ctx', [write('ctx', 'c', 'three', 2), write('elsewhere', 'd', 'x', 3)]),
       ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       expect((await store.relationWorkStatus('ctx')).pending).toBe(1);
+      expect(await store.hasRelationWork('ctx')).toBe(true);
       await store.clearRelationWork('ctx', { through: work[3]!.seq });
       expect(await store.relationWorkStatus('ctx')).toEqual({ pending: 0 });
+      expect(await store.hasRelationWork('ctx')).toBe(false);
     });
 
     it('finds records by relation keys in (sequence, id) order, replaced on update, removed on delete', async () => {

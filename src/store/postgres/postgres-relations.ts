@@ -68,6 +68,18 @@ export class PostgresRelations {
     );
   }
 
+  async hasRelationWork(contextId: string): Promise<boolean> {
+    const ahead = (await this.session.readAhead(contextId))?.journalStatus;
+    if (ahead) return ahead.pending > 0;
+    const rows = await this.session.scoped(contextId, 'read', (sql) =>
+      sql.query<{ pending: boolean }>(
+        'SELECT EXISTS (SELECT 1 FROM relation_journal WHERE context_id = $1) AS pending',
+        [contextId],
+      ),
+    );
+    return rows.rows[0]!.pending;
+  }
+
   async relationWorkStatus(contextId: string): Promise<{ pending: number; lastSeq?: number }> {
     const ahead = (await this.session.readAhead(contextId))?.journalStatus;
     if (ahead) return { ...ahead };

@@ -272,6 +272,10 @@ class PostgresStore implements PostgresArchiveStore {
     return this.relations.relationWorkStatus(contextId);
   }
 
+  hasRelationWork(contextId: string): Promise<boolean> {
+    return this.relations.hasRelationWork(contextId);
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],
