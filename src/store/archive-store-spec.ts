@@ -326,7 +326,10 @@ export interface MemoryFilter {
   runId?: string;
   /** Top-level metadata keys whose value must equal the given scalar (same JSON type and value). */
   metadata?: Readonly<Record<string, string | number | boolean>>;
-  /** Event-time bounds (record `timestamp`), inclusive, compared as ISO strings; untimed memories fail them. */
+  /**
+   * Event-time bounds (record `timestamp`), inclusive, compared as ISO strings in their `eventTimeKey` form (a
+   * time with a numeric offset as the same instant in UTC); untimed memories fail them.
+   */
   from?: string;
   to?: string;
 }

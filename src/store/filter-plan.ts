@@ -1,4 +1,5 @@
 import type { MemoryFilter } from './archive-store-spec.ts';
+import { eventTimeKey } from './event-time-key.ts';
 import { filterTags, type ScopeTag, upperBound } from './memory-scope-tags.ts';
 import { workWithin } from './work-bound.ts';
 
@@ -115,7 +116,7 @@ export interface FilterSql {
 /** The filter's event-time bounds as (operator, value); a date-only `to` covers its whole day (upperBound). */
 export function windowBounds(filter: MemoryFilter): { op: '>=' | '<='; value: string }[] {
   const bounds: { op: '>=' | '<='; value: string }[] = [];
-  if (filter.from !== undefined) bounds.push({ op: '>=', value: filter.from });
+  if (filter.from !== undefined) bounds.push({ op: '>=', value: eventTimeKey(filter.from) });
   if (filter.to !== undefined) bounds.push({ op: '<=', value: upperBound(filter.to) });
   return bounds;
 }

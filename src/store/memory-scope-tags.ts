@@ -1,5 +1,6 @@
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { MemoryFilter } from './archive-store-spec.ts';
+import { eventTimeKey } from './event-time-key.ts';
 
 /**
  * Scope tags: the (name, value) pairs of a memory that filters can select on, stored in an index by every
@@ -49,21 +50,15 @@ export function filterTags(filter: MemoryFilter): ScopeTag[] {
 export function recordMatches(record: MemoryRecord, filter: MemoryFilter): boolean {
   const have = new Set(scopeTags(record).map((tag) => `${tag.name}\u0000${tag.value}`));
   for (const tag of filterTags(filter)) if (!have.has(`${tag.name}\u0000${tag.value}`)) return false;
-  if (filter.from !== undefined && (record.timestamp === undefined || record.timestamp < filter.from)) {
-    return false;
-  }
-  if (
-    filter.to !== undefined &&
-    (record.timestamp === undefined || record.timestamp > upperBound(filter.to))
-  ) {
-    return false;
-  }
+  const time = record.timestamp === undefined ? undefined : eventTimeKey(record.timestamp);
+  if (filter.from !== undefined && (time === undefined || time < eventTimeKey(filter.from))) return false;
+  if (filter.to !== undefined && (time === undefined || time > upperBound(filter.to))) return false;
   return true;
 }
 
 /** A date-only `to` ("2024-06-03") includes that whole day: every time of day sorts below "T99". */
 export function upperBound(to: string): string {
-  return to.length === 10 ? `${to}T99` : to;
+  return to.length === 10 ? `${to}T99` : eventTimeKey(to);
 }
 
 function scalarTag(name: string, value: unknown): ScopeTag | undefined {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
+import { eventTimeKey } from './event-time-key.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import { backfillLexicalIndex, LEXICAL_SCHEMA_SQL, reindexLexicalIndex } from './sqlite-lexical-index.ts';
 import { RELATION_KEYS_MIGRATION } from './sqlite-relation-keys.ts';
@@ -419,7 +420,31 @@ export const MIGRATIONS: readonly {
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // Version 16: the indexed event time of a memory with a numeric UTC offset is the same instant in UTC
+    // (event-time-key.ts), so a time window compares instants; records keep the time as written. Only rows
+    // whose time ends in an offset are read and rewritten (a full scan of the column once; none in most
+    // archives). Re-runnable: the key of a key is itself.
+    version: 16,
+    sql: '',
+    backfill: utcEventTimes,
+  },
 ];
+
+/** Version 16: memories whose indexed time carries an offset get its UTC form. */
+function utcEventTimes(db: Database.Database): void {
+  const rows = db
+    .prepare(
+      `SELECT context_id, id, timestamp FROM memories
+       WHERE timestamp GLOB '*[0-9][+-][0-9][0-9]:[0-9][0-9]' OR timestamp GLOB '*[0-9][+-][0-9][0-9][0-9][0-9]'`,
+    )
+    .all() as { context_id: string; id: string; timestamp: string }[];
+  const update = db.prepare('UPDATE memories SET timestamp = ? WHERE context_id = ? AND id = ?');
+  for (const row of rows) {
+    const key = eventTimeKey(row.timestamp);
+    if (key !== row.timestamp) update.run(key, row.context_id, row.id);
+  }
+}
 
 /** Version 14: the list column of vectors and its index, unless they are there already. */
 function addVectorListColumn(db: Database.Database): void {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecord } from '../types/memory-record.ts';
 import type { ForgetOptions, MemoryWrite, UnitOfWorkOptions, WriteOutcome } from './archive-store-spec.ts';
+import { eventTimeKey } from './event-time-key.ts';
 import { FreshMemoryRows } from './fresh-memory-rows.ts';
 import { scopeTags } from './memory-scope-tags.ts';
 import type { SemanticPostingsCache } from './semantic-postings-cache.ts';
@@ -105,7 +106,7 @@ export class SqliteMemoryWrites {
             record.kind,
             record.sessionId ?? null,
             record.roundId ?? null,
-            record.timestamp ?? null,
+            record.timestamp === undefined ? null : eventTimeKey(record.timestamp),
             contentHash,
             JSON.stringify(record),
           ];

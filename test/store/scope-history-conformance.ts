@@ -161,6 +161,28 @@ export function scopeHistoryConformance(
   // day is a window few memories hold and a year one that many do. Whatever drives a page (a tag's rows in
   // order, a small window sorted, the memories' order), every combination and keyset page must give the set
   // and order the filter means; an update that moves a memory's sequence moves its tags with it.
+  it('compares event times with offsets as instants: a window in UTC takes the memories whose instant is in it', async () => {
+    const s = store();
+    await s.writeMemories('ctx', [
+      // 2024-05-02T04:00Z: in a UTC May 2 window, though its local date is May 1.
+      scoped('east', 'mail from chicago', 0, { timestamp: '2024-05-01T23:00:00-05:00' }),
+      // 2024-04-30T23:00Z: out of May 1 in UTC, though its local date is May 1.
+      scoped('west', 'mail from tokyo', 1, { timestamp: '2024-05-01T08:00:00+09:00' }),
+      scoped('zulu', 'plain note', 2, { timestamp: '2024-05-01T12:00:00Z' }),
+    ]);
+    const ids = async (filter: Parameters<ArchiveStore['matchMemories']>[1]) =>
+      (await s.listFiltered('ctx', filter)).items.map((r) => r.id);
+    expect(await ids({ from: '2024-05-02', to: '2024-05-02' })).toEqual(['east']);
+    expect(await ids({ from: '2024-05-01', to: '2024-05-01' })).toEqual(['zulu']);
+    expect(await ids({ to: '2024-04-30T23:30:00Z' })).toEqual(['west']);
+    // Bounds with an offset are instants too: 2024-05-01T13:00+01:00 is 12:00Z.
+    expect(await ids({ from: '2024-05-01T13:00:00+01:00', to: '2024-05-01T13:00:00+01:00' })).toEqual([
+      'zulu',
+    ]);
+    // The records keep the time as written.
+    expect((await s.getMemory('ctx', 'east'))?.timestamp).toBe('2024-05-01T23:00:00-05:00');
+  });
+
   it('lists late, common and rare tags, windows and their combinations, in (sequence, id) pages', async () => {
     const s = store();
     const n = 4400;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import type { ForgetOptions, MemoryWrite, WriteOutcome } from '../archive-store-spec.ts';
+import { eventTimeKey } from '../event-time-key.ts';
 import { assertWrite } from '../store-rules.ts';
 import { PostgresLexicalBatch } from './postgres-lexical-index.ts';
 import { STORED_HASHES, WRITE_COUNTERS } from './postgres-literal-plans.ts';
@@ -285,7 +286,7 @@ async function writeRecords(
       writes.map((w) => w.record.kind),
       writes.map((w) => w.record.sessionId ?? null),
       writes.map((w) => w.record.roundId ?? null),
-      writes.map((w) => w.record.timestamp ?? null),
+      writes.map((w) => (w.record.timestamp === undefined ? null : eventTimeKey(w.record.timestamp))),
       writes.map((w) => w.contentHash),
       writes.map((w) => current.get(w.record.id)!.record),
       view.ids,

@@ -10,7 +10,9 @@
  * Ids, keys and terms are `COLLATE "C"`: ordering (sequence, id), key ranges and the a < b edge check must
  * follow code-unit order like the SQLite and in-memory backends, whatever the database's locale.
  */
+
 import type pg from 'pg';
+import { eventTimeKey } from '../event-time-key.ts';
 import { TOKENIZER_VERSION_META } from '../store-rules.ts';
 import { reindexPostgresLexical } from './postgres-lexical-index.ts';
 
@@ -529,7 +531,37 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         PRIMARY KEY (context_id, name, value, sequence, memory_id);
     `,
   },
+  {
+    // Version 12: the indexed event time of a memory with a numeric UTC offset is the same instant in UTC, as
+    // SQLite's migration 16 (event-time-key.ts). The owner is subject to FORCE ROW LEVEL SECURITY: lifted on
+    // memories for the backfill, re-applied by every migrate run (rlsSql). Re-runnable.
+    version: 12,
+    sql: `
+      SELECT set_config('graphmemix.all_contexts', 'on', true);
+      ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
+    `,
+    backfill: utcEventTimes,
+  },
 ];
+
+/** Version 12: memories whose indexed time carries an offset get its UTC form. */
+async function utcEventTimes(client: pg.PoolClient): Promise<void> {
+  const rows = await client.query<{ context_id: string; id: string; timestamp: string }>(
+    `SELECT context_id, id, "timestamp" FROM memories WHERE "timestamp" ~ '[0-9][+-][0-9]{2}:?[0-9]{2}$'`,
+  );
+  const changed = rows.rows
+    .map((row) => ({ ...row, key: eventTimeKey(row.timestamp) }))
+    .filter((row) => row.key !== row.timestamp);
+  for (let i = 0; i < changed.length; i += 1000) {
+    const part = changed.slice(i, i + 1000);
+    await client.query(
+      `UPDATE memories m SET "timestamp" = u.key
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(context_id, id, key)
+       WHERE m.context_id = u.context_id AND m.id = u.id`,
+      [part.map((row) => row.context_id), part.map((row) => row.id), part.map((row) => row.key)],
+    );
+  }
+}
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
 
