@@ -264,10 +264,16 @@ function isCalendarValid(value: string): boolean {
   const month = Number(match[2]);
   const day = Number(match[3]);
   if (month < 1 || month > 12 || day < 1) return false;
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day > daysInMonth) return false;
+  // Date.UTC reads years 0-99 as 1900-1999 (0000-02-29 was refused): the day count from a Date whose year is set.
+  const lastDay = new Date(Date.UTC(2000, month, 0));
+  lastDay.setUTCFullYear(year, month, 0);
+  if (day > lastDay.getUTCDate()) return false;
   if (match[4] !== undefined && (Number(match[4]) > 23 || Number(match[5]) > 59)) return false;
-  if (match[6] !== undefined && Number(match[6]) > 60) return false;
+  // Seconds 00-59: a leap second's 60 is ISO but no JavaScript date reads it (Date.parse gave NaN downstream).
+  if (match[6] !== undefined && Number(match[6]) > 59) return false;
+  // Offsets are within +-14:00 (every zone in use), minutes 0-59 (+99:99 was taken and read as no date).
+  const offset = /([+-])(\d{2}):?(\d{2})$/.exec(value);
+  if (match[4] !== undefined && offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false;
   return true;
 }
 

@@ -13,6 +13,17 @@ describe('toMemoryRecord', () => {
     });
   });
 
+  it('takes the real dates the calendar checks once refused or let through', () => {
+    for (const timestamp of [
+      '0000-02-29',
+      '2024-02-29',
+      '2024-05-01T10:00:00+14:00',
+      '2024-05-01T10:00:00-0930',
+    ]) {
+      expect(toMemoryRecord({ id: 'x', text: 'a', timestamp }, defaults).ok, timestamp).toBe(true);
+    }
+  });
+
   it('keeps given fields and infers kinds', () => {
     const msg = toMemoryRecord({ id: 'm', text: 'hi', speaker: 'Ann', sequence: 3 }, defaults);
     expect(msg.ok && msg.record.kind).toBe('message');
@@ -26,6 +37,11 @@ describe('toMemoryRecord', () => {
     [{ id: 'x', text: 'a', timestamp: '2024-13-01' }, 'timestamp'],
     [{ id: 'x', text: 'a', timestamp: '2024-02-30' }, 'timestamp'],
     [{ id: 'x', text: 'a', timestamp: 'yesterday' }, 'timestamp'],
+    // Round 52: an offset out of range and a leap second were taken, and read as no date downstream.
+    [{ id: 'x', text: 'a', timestamp: '2024-05-01T10:00:00+99:99' }, 'timestamp'],
+    [{ id: 'x', text: 'a', timestamp: '2024-05-01T10:00:00-15:00' }, 'timestamp'],
+    [{ id: 'x', text: 'a', timestamp: '2016-12-31T23:59:60Z' }, 'timestamp'],
+    [{ id: 'x', text: 'a', timestamp: '0001-02-29' }, 'timestamp'],
     [{ id: 'x', text: 42 }, 'text'],
     [{ id: '', text: 'a' }, 'id'],
     [{ text: 'a' }, 'id'],
