@@ -1,3 +1,4 @@
+import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { EmbeddingModel } from '../providers/model-spec.ts';
 import type { ArchiveStore, VectorRow } from '../store/archive-store-spec.ts';
 import { vectorRowKey } from '../store/store-rules.ts';
@@ -57,6 +58,8 @@ export async function embedViews(
   const reused = views.length - missing.length;
   const batchSize = Math.max(1, options.batchSize ?? 64);
   let embedded = 0;
+  /** The space's vector length: its stored vectors', else the first reply's. */
+  let dimension: number | undefined = stored.values().next().value?.length;
   for (let start = 0; start < missing.length; start += batchSize) {
     const batch = missing.slice(start, start + batchSize);
     let vectors: Float32Array[];
@@ -69,7 +72,7 @@ export async function embedViews(
         ),
         options.signal === undefined ? {} : { signal: options.signal },
       );
-      vectors = response.vectors;
+      vectors = (response as { vectors?: Float32Array[] } | undefined)?.vectors as Float32Array[];
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return {
@@ -80,22 +83,38 @@ export async function embedViews(
         reused,
       };
     }
-    if (vectors.length !== batch.length) {
+    const problem = vectorProblem(vectors, batch.length, dimension);
+    if (problem !== undefined) {
       return {
         ok: false,
         space,
-        warning: `embedding model ${model.modelId} returned ${vectors.length} vectors for ${batch.length} inputs; semantic_knn uses the offline tfidf space`,
+        warning: `embedding model ${model.modelId} returned ${problem}; semantic_knn uses the offline tfidf space`,
         embedded,
         reused,
       };
     }
+    dimension ??= vectors[0]?.length;
+    // A custom model may hand plain number arrays: stored as the Float32Array the store takes.
+    vectors = vectors.map((vector) => (vector instanceof Float32Array ? vector : Float32Array.from(vector)));
     const rows: VectorRow[] = batch.map((view, i) => ({
       memoryId: view.memoryId,
       kind: view.kind,
       key: view.key,
       vector: vectors[i]!,
     }));
-    await store.putVectors(contextId, space, rows);
+    try {
+      await store.putVectors(contextId, space, rows);
+    } catch (error) {
+      // The space holds vectors of another length (the model behind the same id changed): a model fault too.
+      if (!(error instanceof GraphmemixError) || error.code !== 'INVALID_INPUT') throw error;
+      return {
+        ok: false,
+        space,
+        warning: `embedding model ${model.modelId} returned ${error.message}; semantic_knn uses the offline tfidf space`,
+        embedded,
+        reused,
+      };
+    }
     for (const row of rows) stored.set(vectorRowKey(row), row.vector);
     embedded += rows.length;
   }
@@ -139,6 +158,25 @@ async function viewsOf(
 
 function isPixelView(kind: string): boolean {
   return (EMBEDDED_PIXEL_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * Why a model's reply cannot be stored as this batch's vectors, or undefined: not one vector per input, a vector
+ * that is not numbers, empty, not finite (NaN, Infinity: a custom or broken model stored them silently), or
+ * of another length than the space's. Such a reply is a model fault: the write falls back to tfidf, flagged.
+ */
+function vectorProblem(vectors: unknown, inputs: number, dimension: number | undefined): string | undefined {
+  if (!Array.isArray(vectors)) return 'no vector list';
+  if (vectors.length !== inputs) return `${vectors.length} vectors for ${inputs} inputs`;
+  const length = dimension ?? (vectors[0] as { length?: unknown } | undefined)?.length;
+  for (const vector of vectors) {
+    if (!(vector instanceof Float32Array) && !Array.isArray(vector)) return 'a vector that is not numbers';
+    if (vector.length === 0 || vector.length !== length)
+      return `vectors of ${vector.length} and ${length} values`;
+    for (const value of vector)
+      if (!Number.isFinite(value)) return 'a vector with a value that is not finite';
+  }
+  return undefined;
 }
 
 /** A fresh L2-normalised copy, or undefined for a zero or non-finite vector. */

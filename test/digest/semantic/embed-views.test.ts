@@ -91,6 +91,50 @@ describe('embedViews', () => {
     if (!result.ok) expect(result.warning).toContain('503');
     await store.close();
   });
+
+  it('refuses a reply it cannot store (NaN, empty, mixed lengths, not numbers, no list) with a warning, storing nothing', async () => {
+    const replies: [unknown, string][] = [
+      [{ vectors: [Float32Array.from([Number.NaN, 1])] }, 'not finite'],
+      [{ vectors: [Float32Array.from([Number.POSITIVE_INFINITY, 1])] }, 'not finite'],
+      [{ vectors: [new Float32Array(0)] }, 'values'],
+      [{ vectors: ['abc'] }, 'not numbers'],
+      [{}, 'no vector list'],
+      [undefined, 'no vector list'],
+    ];
+    for (const [reply, why] of replies) {
+      const store = await openStore('memory:');
+      await store.writeMemories('ctx', [
+        {
+          record: record('r1', 'alpha', 1),
+          views: [{ memoryId: 'r1', kind: 'text', key: 'main', text: 'alpha' }],
+          contentHash: 'h',
+        },
+      ]);
+      const odd = { ...axisModel(), embed: async () => reply } as unknown as EmbeddingModel;
+      const result = await embedViews(store, 'ctx', [record('r1', 'alpha', 1)], odd);
+      expect(result.ok, why).toBe(false);
+      if (!result.ok) expect(result.warning).toContain(why);
+      expect(await store.getVectors('ctx', result.space, ['r1'])).toEqual([]);
+      await store.close();
+    }
+    // Lengths that differ from the vectors the space already holds.
+    const store = await openStore('memory:');
+    const two = [record('r1', 'alpha', 1), record('r2', 'beta', 2)];
+    await store.writeMemories(
+      'ctx',
+      two.map((r) => ({
+        record: r,
+        views: [{ memoryId: r.id, kind: 'text', key: 'main', text: r.text }],
+        contentHash: r.id,
+      })),
+    );
+    expect((await embedViews(store, 'ctx', [two[0]!], axisModel())).ok).toBe(true);
+    const wider = { ...axisModel(), embed: async () => ({ vectors: [Float32Array.from([1, 2, 3])] }) };
+    const result = await embedViews(store, 'ctx', [two[1]!], wider as unknown as EmbeddingModel);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.warning).toContain('3 dimensions');
+    await store.close();
+  });
 });
 
 describe('embedViews with a vision embedding model', () => {
