@@ -15,7 +15,7 @@ export interface VerifierPair {
 
 /**
  * 'auto': model-backed verifiers when a verifier model is configured, else the offline pair;
- * 'model' without a verifier model is a CONFIG error; 'none' runs neither (retrieval-only prizes, no edges).
+ * 'model' without a verifier model is UNSUPPORTED; 'none' runs neither (retrieval-only prizes, no edges).
  */
 export function selectVerifiers(mode: RetrieveOptions['verifiers'], models: ModelSet): VerifierPair {
   const choice = mode ?? 'auto';
@@ -24,9 +24,13 @@ export function selectVerifiers(mode: RetrieveOptions['verifiers'], models: Mode
     return { node: createContextLexicalNodeVerifier(), edge: createAnchorNoveltyEdgeVerifier() };
   }
   if (models.verifier === undefined) {
-    throw new GraphmemixError('CONFIG', 'verifiers "model" need a verifier model in the model config', {
-      location: { field: 'verifier' },
-    });
+    // The caller asked for what this configuration lacks: UNSUPPORTED (HTTP 400 naming `verifiers`), not a
+    // server fault (it was CONFIG, a 500, to an HTTP client that could simply ask for 'auto' or 'offline').
+    throw new GraphmemixError(
+      'UNSUPPORTED',
+      'verifiers "model" need a verifier model in the model config; ask for "auto" or "offline"',
+      { location: { field: 'verifiers' } },
+    );
   }
   return { node: createModelNodeVerifier(models.verifier), edge: createModelEdgeVerifier(models.verifier) };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix, MemoryRecordInput } from '../../src/graphmemix-api.ts';
+import { createServer } from '../../src/server/create-server.ts';
 
 // Round 52 audit: values a library caller can hand over that JSON cannot carry threw raw errors half-way
 // through a write (a BigInt in one record of 2,501 left 2,000 stored), and bad search arguments threw or
@@ -66,5 +67,23 @@ describe('search arguments', () => {
       });
     }
     await expect(gm.searchMemories('s', 'w '.repeat(5000))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+});
+
+describe('a configuration the caller asks for but the archive lacks', () => {
+  it('verifiers "model" without a verifier model is UNSUPPORTED naming verifiers (HTTP 400), not a server fault', async () => {
+    await gm.addMemories('v', good('v', 5));
+    await expect(gm.retrieve('v', 'cats', { verifiers: 'model' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      location: { field: 'verifiers' },
+    });
+    const app = createServer({ graphmemix: gm, open: true });
+    const response = await app.request('http://localhost/v1/retrieve', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: 'v', question: 'cats', verifiers: 'model' }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('UNSUPPORTED');
   });
 });
