@@ -32,6 +32,7 @@ import {
   updateStoredMemory,
 } from './graphmemix-memory-verbs.ts';
 import type { OpenGraphmemixOptions } from './graphmemix-options.ts';
+import { RelationRecovery } from './graphmemix-relation-recovery.ts';
 import { searchMemoryHits } from './graphmemix-search.ts';
 import { SemanticDrains } from './graphmemix-semantic-drains.ts';
 import { WriteAdmission } from './graphmemix-write-admission.ts';
@@ -138,6 +139,15 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       ? {}
       : { semanticAfterWrite: (contextId: string) => afterWrite.schedule(contextId, lane) }),
   });
+  // Every writer facade applies the relation journal a stopped process left (a killed import's relation stage).
+  const recovery =
+    options.readonly || writer !== undefined
+      ? undefined
+      : new RelationRecovery(store, writes, () => ({
+          ...(models.embedding === undefined ? {} : { embedding: models.embedding }),
+          ...relationOptions(),
+        }));
+  recovery?.start();
   const resumedForgets =
     options.resumeForgets && !options.readonly && writer === undefined && store.forgettingContexts
       ? new ResumedForgets(store, media, (contextId) => (work) => writes.forContext(contextId, work))
@@ -323,6 +333,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
     },
     async waitForCompactions(): Promise<void> {
       if (writer) return writer.call('waitForCompactions', []);
+      await recovery?.idle();
       // A drain may start a compaction, whose end may leave nothing to drain: until both are idle.
       for (;;) {
         await drains?.idle();
@@ -435,6 +446,8 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       const mode = closeOptions?.background ?? 'finish';
       // The media queue's write-backs are writes that may start a compaction: it closes first.
       await queue?.close();
+      // Stopped at its next turn; what is left stays journaled for the next open.
+      await recovery?.close();
       // Before the compactions: a drain may start one.
       await drains?.close(mode);
       await compactions?.close(mode);

@@ -207,6 +207,11 @@ export interface ArchiveStore {
    * number of entries (a question asks it: `relations_pending`).
    */
   hasRelationWork(contextId: string): Promise<boolean>;
+  /**
+   * Contexts with journal entries not yet applied (a write stopped between its records and its relation update):
+   * a writer's open applies them in the background. One pass over the journal's index (empty in a settled archive).
+   */
+  contextsWithRelationWork(): Promise<string[]>;
 
   /** Replaces every edge of the given relation types in the context (relations are recomputed per context). */
   replaceEdges(

@@ -30,6 +30,14 @@ export class MemoryStoreRelations {
     data.journal = data.journal.filter((entry) => !cleared.has(entry.seq));
   }
 
+  async contextsWithRelationWork(): Promise<string[]> {
+    this.assertOpen();
+    return [...this.contexts]
+      .filter(([, context]) => context.journal.length > 0)
+      .map(([id]) => id)
+      .sort();
+  }
+
   async hasRelationWork(contextId: string): Promise<boolean> {
     this.assertOpen();
     return (this.contexts.get(contextId)?.journal.length ?? 0) > 0;

@@ -290,6 +290,10 @@ class MemoryStore implements ArchiveStore {
     return this.relations.hasRelationWork(contextId);
   }
 
+  contextsWithRelationWork(): Promise<string[]> {
+    return this.relations.contextsWithRelationWork();
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],

@@ -72,6 +72,11 @@ export class SqliteRelations {
     this.run(() => this.statements.clearWork.run(contextId, JSON.stringify(seqs)));
   }
 
+  async contextsWithRelationWork(): Promise<string[]> {
+    const rows = this.run(() => this.statements.workContexts.all()) as { context_id: string }[];
+    return rows.map((row) => row.context_id);
+  }
+
   async hasRelationWork(contextId: string): Promise<boolean> {
     return (this.run(() => this.statements.hasWork.get(contextId)) as { pending: number }).pending === 1;
   }

@@ -58,6 +58,7 @@ type StatementName =
   | 'clearWork'
   | 'workStatus'
   | 'hasWork'
+  | 'workContexts'
   | 'clearWorkThrough'
   | 'getMeta'
   | 'setMeta'
@@ -185,6 +186,7 @@ export function prepareSqliteStoreStatements(db: Database.Database): SqliteStore
     ),
     workStatus: p('SELECT COUNT(*) AS n, MAX(seq) AS last FROM relation_journal WHERE context_id = ?'),
     hasWork: p('SELECT EXISTS (SELECT 1 FROM relation_journal WHERE context_id = ?) AS pending'),
+    workContexts: p('SELECT DISTINCT context_id FROM relation_journal ORDER BY context_id'),
     clearWorkThrough: p('DELETE FROM relation_journal WHERE context_id = ? AND seq <= ?'),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),
     setMeta: p(

@@ -300,6 +300,10 @@ class SqliteStore implements ArchiveStore {
     return this.relations.hasRelationWork(contextId);
   }
 
+  contextsWithRelationWork(): Promise<string[]> {
+    return this.relations.contextsWithRelationWork();
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],

@@ -1,26 +1,33 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 
 // Round 52 audit: an import killed between its records and its relation update left every memory without
 // schema edges, and questions answered with no sign of it.
+/** A chat of `n` turns in rounds of two, as import items. */
+function items(contextId: string, n: number) {
+  return Array.from({ length: n }, (_, i) => ({
+    type: 'record' as const,
+    record: {
+      id: `m${i}`,
+      contextId,
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      sessionId: 's1',
+      roundId: `r${Math.floor(i / 2)}`,
+      text: `we talked about the garden and the train, turn ${i}`,
+    } as never,
+    source: { file: 'test', line: i + 1 },
+  }));
+}
+
 describe('relations_pending', () => {
   it('flags questions while journal entries wait, and not once a write applied them', async () => {
     const gm = await openGraphmemix({ db: 'memory:' });
-    const items = Array.from({ length: 40 }, (_, i) => ({
-      type: 'record' as const,
-      record: {
-        id: `m${i}`,
-        contextId: 'ann',
-        role: i % 2 === 0 ? 'user' : 'assistant',
-        sessionId: 's1',
-        roundId: `r${Math.floor(i / 2)}`,
-        text: `we talked about the garden and the train, turn ${i}`,
-      } as never,
-      source: { file: 'test', line: i + 1 },
-    }));
     // The records' batches without the relation stage: what a process killed before it leaves.
-    await ingestItems(gm.store, items, { contextId: 'ann', relations: false });
+    await ingestItems(gm.store, items('ann', 40), { contextId: 'ann', relations: false });
     expect(await gm.store.hasRelationWork('ann')).toBe(true);
     const before = await gm.retrieve('ann', 'what about the garden?');
     expect(before.trace.flags).toContain('relations_pending');
@@ -30,5 +37,35 @@ describe('relations_pending', () => {
     expect(after.trace.flags).not.toContain('relations_pending');
     expect((await gm.store.countEdges('ann')).same_round).toBeGreaterThan(0);
     await gm.close();
+  });
+
+  it("a writer's open applies a journal a stopped process left, in the background; a close stops it cleanly", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-relations-pending-'));
+    try {
+      const file = join(dir, 'a.db');
+      const killed = await openGraphmemix({ db: file });
+      await ingestItems(killed.store, items('ann', 300), { contextId: 'ann', relations: false });
+      await ingestItems(killed.store, items('bob', 300), { contextId: 'bob', relations: false });
+      await killed.close();
+      // Closed at once: stopped at its next turn, what it did not reach still journaled, the file sound.
+      const early = await openGraphmemix({ db: file });
+      await early.close();
+      const reader = await openGraphmemix({ db: file, readonly: true });
+      expect((await reader.store.integrityCheck()).ok).toBe(true);
+      await reader.close();
+      const reopened = await openGraphmemix({ db: file });
+      await reopened.waitForCompactions();
+      for (const user of ['ann', 'bob']) {
+        expect(await reopened.store.hasRelationWork(user)).toBe(false);
+        expect((await reopened.store.countEdges(user)).same_round).toBeGreaterThan(0);
+        expect((await reopened.retrieve(user, 'what about the garden?')).trace.flags).not.toContain(
+          'relations_pending',
+        );
+      }
+      expect((await reopened.store.integrityCheck()).ok).toBe(true);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

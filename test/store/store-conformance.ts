@@ -646,6 +646,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       expect(await store.relationWorkStatus('nowhere')).toEqual({ pending: 0 });
       expect(await store.hasRelationWork('other')).toBe(true);
       expect(await store.hasRelationWork('nowhere')).toBe(false);
+      expect(await store.contextsWithRelationWork()).toEqual(['ctx', 'other']);
       // A failed write journals nothing.
       await expect(
         store.writeMemories('ctx', [write('ctx', 'c', 'three', 2), write('elsewhere', 'd', 'x', 3)]),
@@ -655,6 +656,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
       await store.clearRelationWork('ctx', { through: work[3]!.seq });
       expect(await store.relationWorkStatus('ctx')).toEqual({ pending: 0 });
       expect(await store.hasRelationWork('ctx')).toBe(false);
+      expect(await store.contextsWithRelationWork()).toEqual(['other']);
     });
 
     it('finds records by relation keys in (sequence, id) order, replaced on update, removed on delete', async () => {

@@ -68,6 +68,15 @@ export class PostgresRelations {
     );
   }
 
+  async contextsWithRelationWork(): Promise<string[]> {
+    const rows = await this.session.allContexts((sql) =>
+      sql.query<{ context_id: string }>(
+        'SELECT DISTINCT context_id FROM relation_journal ORDER BY context_id',
+      ),
+    );
+    return rows.rows.map((row) => row.context_id);
+  }
+
   async hasRelationWork(contextId: string): Promise<boolean> {
     const ahead = (await this.session.readAhead(contextId))?.journalStatus;
     if (ahead) return ahead.pending > 0;

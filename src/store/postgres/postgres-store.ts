@@ -276,6 +276,10 @@ class PostgresStore implements PostgresArchiveStore {
     return this.relations.hasRelationWork(contextId);
   }
 
+  contextsWithRelationWork(): Promise<string[]> {
+    return this.relations.contextsWithRelationWork();
+  }
+
   replaceEdges(
     contextId: string,
     types: readonly RelationType[],
