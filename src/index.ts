@@ -69,7 +69,14 @@ export {
   messagesToRecords,
 } from './schemas/conversation-schema.ts';
 export { questionInputSchema } from './schemas/question-schema.ts';
-export { type MemoryPatch, memoryPatchSchema, memoryRecordInputSchema } from './schemas/record-schema.ts';
+export { RECORD_LIMITS, type RecordLimits } from './schemas/record-limits.ts';
+export {
+  MAX_MEMORY_ID_CHARS,
+  MAX_SEQUENCE,
+  type MemoryPatch,
+  memoryPatchSchema,
+  memoryRecordInputSchema,
+} from './schemas/record-schema.ts';
 export type { ContextStats, MemoryFilter, MemoryVersion } from './store/archive-store-spec.ts';
 export {
   type CopyArchiveOptions,

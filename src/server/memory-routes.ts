@@ -9,7 +9,7 @@ import type { IngestReport } from '../digest/ingest-report.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { Graphmemix, MemoryRecordInput } from '../graphmemix-api.ts';
 import type { ImportFormat } from '../importers/importer-spec.ts';
-import { RECORD_LIMITS } from '../schemas/record-limits.ts';
+import { RECORD_LIMITS } from '../index.ts';
 import { allRejected, toApiIngestReport } from '../shell-kit/api-serializers.ts';
 import { confineRecordMedia } from '../shell-kit/confine-record-media.ts';
 import { httpError } from '../shell-kit/error-response.ts';
