@@ -35,15 +35,17 @@ export class RelationRecovery {
       for (const contextId of contexts) {
         if (this.stopping) return;
         try {
-          await this.writes.holding(contextId, () =>
-            updateRelations(this.store, contextId, {
+          await this.writes.holding(contextId, async () => {
+            // A user being forgotten: its journal goes with it, and edges written now could outlive the forget.
+            if (await this.store.isForgetting?.(contextId)) return;
+            await updateRelations(this.store, contextId, {
               ...this.options(),
               turn: (work) => {
                 if (this.stopping) return Promise.reject(new RecoveryStopped());
                 return this.writes.turn(contextId, work);
               },
-            }),
-          );
+            });
+          });
           this.applied.push(contextId);
         } catch (error) {
           if (error instanceof RecoveryStopped) return;
