@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ingestItems } from '../../src/digest/ingest.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
+import { stoppedForget } from '../support/stopped-forget.ts';
 
 // Round 52 audit: an import killed between its records and its relation update left every memory without
 // schema edges, and questions answered with no sign of it.
@@ -62,6 +63,26 @@ describe('relations_pending', () => {
           'relations_pending',
         );
       }
+      expect((await reopened.store.integrityCheck()).ok).toBe(true);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the journal of a user being forgotten to its forget', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-relations-forget-'));
+    try {
+      const file = join(dir, 'a.db');
+      const killed = await openGraphmemix({ db: file });
+      await ingestItems(killed.store, items('ann', 100), { contextId: 'ann', relations: false });
+      await stoppedForget(killed.store, 'ann', 1);
+      await killed.close();
+      const reopened = await openGraphmemix({ db: file });
+      await reopened.waitForCompactions();
+      expect((await reopened.store.countEdges('ann')).same_round ?? 0).toBe(0);
+      await reopened.forgetContext('ann');
+      expect(await reopened.store.hasRelationWork('ann')).toBe(false);
       expect((await reopened.store.integrityCheck()).ok).toBe(true);
       await reopened.close();
     } finally {
