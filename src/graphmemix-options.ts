@@ -73,6 +73,12 @@ export interface OpenGraphmemixOptions {
    */
   resumeForgets?: boolean;
   /**
+   * Apply in the background, after open, the relation journal a stopped process left (an import killed before
+   * its relation update; default true for a writer). One-shot commands turn it off: their close would wait for
+   * the turn under way, a whole rebuild's commit on a large user. See RelationRecovery.
+   */
+  recoverRelations?: boolean;
+  /**
    * Write calls (ingest, addMemories, addMessages, updateMemory, deleteMemory, forgetContext, deleteUser,
    * compact) unsettled at once before another is refused with BUSY (default DEFAULT_MAX_PENDING_WRITES, 256):
    * queued writes hold their records in memory until their turn.

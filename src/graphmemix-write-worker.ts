@@ -23,6 +23,7 @@ export async function startWriteWorker(
     ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
     ...(options.semanticUpdates === undefined ? {} : { semanticUpdates: options.semanticUpdates }),
     ...(options.resumeForgets === undefined ? {} : { resumeForgets: options.resumeForgets }),
+    ...(options.recoverRelations === undefined ? {} : { recoverRelations: options.recoverRelations }),
   });
   await client.started();
   return client;

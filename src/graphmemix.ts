@@ -141,7 +141,7 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
   });
   // Every writer facade applies the relation journal a stopped process left (a killed import's relation stage).
   const recovery =
-    options.readonly || writer !== undefined
+    options.readonly || writer !== undefined || options.recoverRelations === false
       ? undefined
       : new RelationRecovery(store, writes, () => ({
           ...(models.embedding === undefined ? {} : { embedding: models.embedding }),

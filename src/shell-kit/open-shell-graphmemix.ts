@@ -37,7 +37,10 @@ export async function openShellGraphmemix(options: {
   readWorkers?: number;
   /** Media digest mode (default 'background': servers acknowledge writes before OCR/ffmpeg). */
   mediaDigest?: 'inline' | 'background';
-  /** Finish the forgets a stopped process left, in the background (the servers; one-shot commands do not). */
+  /**
+   * Finish the forgets and apply the relation journals a stopped process left, in the background (the servers;
+   * one-shot commands do not).
+   */
   resumeForgets?: boolean;
   /**
    * The archive's bounds of resolveServerLimits: unsettled write calls before BUSY (default 256), questions
@@ -66,6 +69,9 @@ export async function openShellGraphmemix(options: {
     // A write is acknowledged once stored; OCR, frames and pages follow in the background (media.status).
     mediaDigest: options.mediaDigest ?? 'background',
     ...(options.resumeForgets ? { resumeForgets: true } : {}),
+    // The long-running shells (the ones resuming forgets) recover relations; a one-shot command's close would
+    // wait for the recovery's turn under way.
+    recoverRelations: options.resumeForgets === true,
     ...(options.limits?.maxPendingWrites === undefined
       ? {}
       : { maxPendingWrites: options.limits.maxPendingWrites }),

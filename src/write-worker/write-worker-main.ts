@@ -35,6 +35,7 @@ const gm = await openGraphmemix({
   ...(data.compaction === undefined ? {} : { compaction: data.compaction }),
   ...(data.semanticUpdates === undefined ? {} : { semanticUpdates: data.semanticUpdates }),
   ...(data.resumeForgets === undefined ? {} : { resumeForgets: data.resumeForgets }),
+  ...(data.recoverRelations === undefined ? {} : { recoverRelations: data.recoverRelations }),
   // The calling thread's facade bounds the writes it sends here.
   maxPendingWrites: Number.POSITIVE_INFINITY,
 });

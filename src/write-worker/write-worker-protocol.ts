@@ -17,6 +17,8 @@ export interface WriteWorkerData {
   semanticUpdates?: 'in-write' | 'after-write';
   /** Resume the forgets a stopped process left (OpenGraphmemixOptions.resumeForgets). */
   resumeForgets?: boolean;
+  /** Apply the relation journal a stopped process left (OpenGraphmemixOptions.recoverRelations). */
+  recoverRelations?: boolean;
   /** The opening thread's media policy (process-wide state is per thread): what digest may read or forward. */
   mediaPolicy: MediaAccessPolicy;
 }

@@ -89,4 +89,25 @@ describe('relations_pending', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('through the write worker the worker recovers; recoverRelations: false leaves the journal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gmx-relations-worker-'));
+    try {
+      const file = join(dir, 'a.db');
+      const killed = await openGraphmemix({ db: file });
+      await ingestItems(killed.store, items('ann', 100), { contextId: 'ann', relations: false });
+      await killed.close();
+      const oneShot = await openGraphmemix({ db: file, recoverRelations: false });
+      await oneShot.waitForCompactions();
+      expect(await oneShot.store.hasRelationWork('ann')).toBe(true);
+      await oneShot.close();
+      const server = await openGraphmemix({ db: file, writeWorker: true });
+      await server.waitForCompactions();
+      expect(await server.store.hasRelationWork('ann')).toBe(false);
+      expect((await server.store.countEdges('ann')).same_round).toBe(50);
+      await server.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
