@@ -17,6 +17,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ingestItems } from '../src/digest/ingest.ts';
+import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
 import { parseCount, probeFlags } from './support/probe-args.ts';
@@ -92,17 +93,6 @@ function pickKind(roll: number): Kind {
     if (roll < below) return kind;
   }
   return 'retrieve';
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const percentile = (sorted: number[], p: number) =>

@@ -18,9 +18,6 @@ class RecoveryStopped extends Error {}
 export class RelationRecovery {
   private stopping = false;
   private running: Promise<void> = Promise.resolve();
-  /** Users whose journal was applied, and the errors of the ones that failed (for tests and logs). */
-  readonly applied: string[] = [];
-  readonly failed: { contextId: string; error: string }[] = [];
 
   constructor(
     private readonly store: ArchiveStore,
@@ -46,10 +43,9 @@ export class RelationRecovery {
               },
             });
           });
-          this.applied.push(contextId);
         } catch (error) {
           if (error instanceof RecoveryStopped) return;
-          this.failed.push({ contextId, error: error instanceof Error ? error.message : String(error) });
+          // Left journaled: questions keep flagging relations_pending, the user's next write tries again.
         }
       }
     })();

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import type { ArchiveStore } from '../../src/store/archive-store-spec.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { dropTestDatabases } from '../store/postgres-test-db.ts';
 import { storeBackends } from '../store/store-backends.ts';
+import { deadPid } from '../support/dead-pid.ts';
 import { stoppedForget } from '../support/stopped-forget.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gm-drains-'));
@@ -295,15 +295,13 @@ describe('SemanticDrains', () => {
   it("recover drains a backlog a killed run's mark left (this machine, process gone), not a live run's", async () => {
     const store = await storeWith(40);
     const queue = new HeldQueue();
-    const child = spawn(process.execPath, ['-e', '']);
-    await new Promise((resolve) => child.once('exit', resolve));
     await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: process.ppid });
     await appendBacklog(store, 'ann', ['m1']);
     const live = new SemanticDrains(store, queue, () => ({}));
     live.recover();
     for (let i = 0; i < 20; i++) await tick();
     expect(queue.turns).toEqual([]);
-    await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: child.pid! });
+    await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: await deadPid() });
     const next = new SemanticDrains(store, queue, () => ({}));
     next.recover();
     for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();

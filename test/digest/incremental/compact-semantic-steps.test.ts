@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +26,7 @@ import type { ArchiveStore } from '../../../src/store/archive-store-spec.ts';
 import type { MemoryRecord } from '../../../src/types/memory-record.ts';
 import { dropTestDatabases } from '../../store/postgres-test-db.ts';
 import { storeBackends } from '../../store/store-backends.ts';
+import { deadPid } from '../../support/dead-pid.ts';
 import { put, record, skewedText } from './knn-test-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'graphmemix-steps-'));
@@ -436,9 +436,7 @@ describe("whether a mark's run may still be going (compactionLive)", () => {
 
   it('a mark of this machine whose process is gone is stale at once; of another machine it keeps its lease', async () => {
     const now = Date.parse('2026-12-03T05:00:00Z');
-    const child = spawn(process.execPath, ['-e', '']);
-    await new Promise((resolve) => child.once('exit', resolve));
-    const dead = { ...newCompactionMark(new Date(now - 60_000)), pid: child.pid! };
+    const dead = { ...newCompactionMark(new Date(now - 60_000)), pid: await deadPid() };
     expect(compactionLive(dead, now)).toBe(false);
     expect(compactionLive({ ...dead, host: 'another-machine' }, now)).toBe(true);
     // A mark written before marks named their machine: the lease alone, as before.
