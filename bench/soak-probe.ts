@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file] [--json out]`
+ * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file] [--json out] [--server-cpu-prof dir]`
  *
  * A long-running server under mixed traffic, to see whether anything grows with its uptime instead of with
  * its archive: builds (or reuses) an archive of `users` contexts of `per-user` memories each (bench:scale's
@@ -10,6 +10,7 @@
  * samples the server process's RSS (/proc, main thread and workers together); every minute it prints the
  * requests and latency percentiles per kind, errors, 503s and the RSS, and at the end the RSS slope over the
  * second half of the run (MiB per minute: ~0 when nothing accumulates) and the archive's integrity.
+ * `--server-cpu-prof dir` runs the server under `node --cpu-prof` (one profile per thread, written at its exit).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ const minutes = Number(flag('minutes', '10'));
 const clients = parseCount(flag('clients', '12'));
 const file = flag('db', `/tmp/graphmemix-soak-${users}x${perUser}.db`);
 const jsonOut = args.includes('--json') ? flag('json', '') : undefined;
+const profileDir = args.includes('--server-cpu-prof') ? flag('server-cpu-prof', '') : undefined;
 const root = resolve(import.meta.dirname, '..');
 
 const userId = (i: number) => `soak${String(i).padStart(4, '0')}`;
@@ -58,7 +60,17 @@ async function buildArchive(): Promise<void> {
 async function startServer(): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
-    [resolve(root, 'bin/graphmemix.js'), 'serve', '--db', file, '--open', '--port', '0', '--json'],
+    [
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`] : []),
+      resolve(root, 'bin/graphmemix.js'),
+      'serve',
+      '--db',
+      file,
+      '--open',
+      '--port',
+      '0',
+      '--json',
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout! });

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ImportItem } from '../importers/importer-spec.ts';
+import { workerExecArgv } from '../store/worker-exec-argv.ts';
 import { explicitSequence } from './ingest-stages.ts';
 import { type PreparedRecord, type PrepareOptions, plainRecordSize } from './prepare-records.ts';
 import type { PrepareMessage, PrepareReply, PrepareRequest } from './prepare-worker-protocol.ts';
@@ -176,7 +177,7 @@ class PrepareHelper {
         import.meta.url.endsWith('.ts') ? './prepare-worker-tsx-entry.mjs' : './prepare-worker-main.js',
         import.meta.url,
       );
-    this.#worker = new Worker(url, { execArgv: [] });
+    this.#worker = new Worker(url, { execArgv: workerExecArgv() });
     // It keeps the process alive only while a chunk is out (an abandoned import leaves it idle, not running).
     this.#worker.unref();
     this.#worker.on('message', (reply: PrepareMessage) => {

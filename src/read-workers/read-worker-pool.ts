@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { ResolvedModelConfig } from '../providers/model-config.ts';
 import { mediaAccessPolicy } from '../providers/to-image-url.ts';
+import { workerExecArgv } from '../store/worker-exec-argv.ts';
 import type { ReadMethod, ReadReply, ReadRequest, ReadWorkerData } from './read-worker-protocol.ts';
 import { fromWireError } from './wire-error.ts';
 
@@ -212,11 +213,10 @@ export class ReadWorkerPool {
   }
 
   private spawn(): void {
-    // No inherited flags: under tsx the parent's execArgv carries tsx's loader, and registering it twice in
-    // one thread hangs module loading; the .mjs entry registers it once.
+    // No inherited flags (workerExecArgv): the .mjs entry registers tsx's loader once.
     const worker = new Worker(this.entry, {
       workerData: { ...this.data, mediaPolicy: mediaAccessPolicy() } satisfies ReadWorkerData,
-      execArgv: [],
+      execArgv: workerExecArgv(),
     });
     const slot: Slot = { worker, ready: false, dead: false, calls: new Map() };
     this.slots.push(slot);

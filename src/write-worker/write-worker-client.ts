@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ErrorCode } from '../errors/error-codes.ts';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { workerExecArgv } from '../store/worker-exec-argv.ts';
 import {
   CLOSE_STOPPING_BACKGROUND,
   type WriteMethod,
@@ -60,9 +61,8 @@ export class WriteWorkerClient {
       fromSources ? './write-worker-tsx-entry.mjs' : './write-worker-main.js',
       import.meta.url,
     );
-    // No inherited flags: under `tsx` the parent's execArgv carries tsx's loader, and registering it twice in
-    // one thread hangs module loading; the .mjs entry registers it once.
-    const worker = new Worker(entry, { workerData: this.data, execArgv: [] });
+    // No inherited flags (workerExecArgv): the .mjs entry registers tsx's loader once.
+    const worker = new Worker(entry, { workerData: this.data, execArgv: workerExecArgv() });
     this.worker = worker;
     let becameReady = false;
     let markReady: () => void = () => {};

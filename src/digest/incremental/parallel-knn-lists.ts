@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { GraphmemixError } from '../../errors/graphmemix-error.ts';
+import { workerExecArgv } from '../../store/worker-exec-argv.ts';
 import { shared } from '../semantic/shared-array.ts';
 import type { KnnSpace } from '../semantic/tfidf-space.ts';
 import { TopKLists } from '../semantic/top-k-lists.ts';
@@ -242,7 +243,7 @@ function startHelper(data: KnnWorkerData, helperEntry: URL | undefined): Helper 
       import.meta.url.endsWith('.ts') ? './knn-worker-tsx-entry.mjs' : './knn-worker-main.js',
       import.meta.url,
     );
-  const worker = new Worker(entry, { workerData: data, execArgv: [] });
+  const worker = new Worker(entry, { workerData: data, execArgv: workerExecArgv() });
   const helper = { worker } as Helper;
   let markStarted = () => {};
   const started = new Promise<void>((resolve) => {
