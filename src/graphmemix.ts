@@ -253,6 +253,11 @@ export async function openGraphmemix(options: OpenGraphmemixOptions): Promise<Gr
       });
     }
     if (deleted && record) await media.removeUnreferenced(store, media.ownedPaths([record]));
+    // Last: the relation update has consumed the journal entry, which holds the record. The store erased
+    // before it until round 53, and that copied the entry into the file, where it stayed after the delete
+    // returned (test/store/delete-erasure.test.ts). In the delete's own turn: never inside another write's
+    // open transaction.
+    if (deleted) await store.eraseDeleted?.();
     return deleted;
   }
 

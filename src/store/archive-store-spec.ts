@@ -163,11 +163,19 @@ export interface ArchiveStore {
     options?: { limit?: number },
   ): Promise<KeyedRecord[]>;
   /**
-   * Removes the record with its views, vectors, keys and every edge touching it. Returns false when absent.
-   * Forget means forget: no copy of the record's text may stay readable in the backend's files (SQLite:
-   * secure_delete and a WAL checkpoint after the delete).
+   * Removes the record with its views, vectors, keys and every edge touching it, and journals it (its
+   * relation-journal entry keeps the record until the relation update consumes it). Returns false when absent.
+   * Forget means forget: once that entry is consumed and `eraseDeleted` has run, no copy of the record's text
+   * may stay readable in the backend's files (SQLite: secure_delete, then the WAL checkpointed and truncated).
    */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
+  /**
+   * After deletes, once their journal entries are consumed: removes what the backend's files still hold of the
+   * deleted rows outside its live pages (SQLite: copies the WAL into the secure-deleted file and truncates it;
+   * best effort while another process holds an old snapshot). The facade runs it at the end of a delete, after
+   * its relation update. Optional: absent, the backend keeps no such copy.
+   */
+  eraseDeleted?(): Promise<void>;
   /**
    * Removes a whole context: its memories, views, vectors, edges, questions, the context row and every index
    * entry derived from them, with the same no-residue guarantee as deleteMemory. Returns false when the context

@@ -255,10 +255,23 @@ export class MemorySemanticIndex implements SemanticIndexStore {
     return new Map([...(docs ?? [])].map(([id, doc]) => [id, doc.threshold]));
   }
 
-  /** The memory store calls this when a memory is deleted (its own document goes with it). */
+  /** The memory store calls this when a memory is deleted (its own document and unique words go with it). */
   dropMemory(contextId: string, id: string): void {
+    this.dropUniqueTerms(contextId, id);
     const index = this.contexts.get(contextId);
     if (index) this.dropDoc(index, id);
+  }
+
+  /**
+   * Drops the snapshot's df-1 entries of the memory's document terms (before it is replaced or deleted), as
+   * the SQL backends do: a word only it held leaves with it, and df 1 is what the snapshot assumes for a word
+   * it never saw.
+   */
+  dropUniqueTerms(contextId: string, id: string): void {
+    const index = this.contexts.get(contextId);
+    const doc = index?.docs.get(id);
+    if (!index || !doc) return;
+    for (const term of doc.terms) if ((index.df.get(term) ?? 0) <= 1) index.df.delete(term);
   }
 
   private insertDoc(index: ContextIndex, doc: SemanticDoc, keepSorted: boolean): void {

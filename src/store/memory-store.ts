@@ -114,6 +114,7 @@ class MemoryStore implements ArchiveStore {
         for (const rows of data.vectors.values()) {
           for (const [key, row] of rows) if (row.memoryId === id) rows.delete(key);
         }
+        this.semantic.dropUniqueTerms(contextId, id);
       }
       (previous ? outcome.updated : outcome.inserted).push(id);
       if (previous) {

@@ -54,7 +54,7 @@ export class SqliteMemoryWrites {
     private readonly vectors: SqliteVectors,
     /** After a write transaction (or a unit) committed (the store's checkpointer watch). */
     private readonly committed: () => void,
-    /** After a delete: the WAL copied into the file and truncated. */
+    /** At the end of a forget: the WAL copied into the file and truncated (a delete's: SqliteStore.eraseDeleted). */
     private readonly truncateWal: () => Promise<true>,
     /** Rows per forget step, fixed (tests take small steps); absent: sized to FORGET_STEP_MS. */
     private readonly forgetStepRows?: number,
@@ -137,6 +137,10 @@ export class SqliteMemoryWrites {
             contextId,
             record.id,
           );
+          // A word only the replaced version held (df 1 in the frozen snapshot) goes too, as in a delete:
+          // otherwise it outlived a later delete of the memory (round 53). df 1 is also what the snapshot
+          // assumes for a word it never saw, so no score changes.
+          s.dropUniqueSemanticTerms.run(contextId, contextId, record.id);
           s.deleteTags.run(contextId, record.id);
           s.updateMemory.run(...columns, contextId, record.id);
           s.deleteViews.run(contextId, record.id);
@@ -224,7 +228,10 @@ export class SqliteMemoryWrites {
     });
     // The forgotten memory's vectors must leave the approximate index files too (a rebuild of its spaces).
     if (removed) await this.ann.afterDelete(contextId);
-    return removed && this.truncateWal();
+    // No WAL truncation here: the journal row just written holds the record until the relation update
+    // consumes it, and a truncation now copied that row into the file, where it stayed after the delete
+    // returned. The facade erases once the update is done (SqliteStore.eraseDeleted).
+    return removed;
   }
 
   /**

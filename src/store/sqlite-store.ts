@@ -163,6 +163,11 @@ class SqliteStore implements ArchiveStore {
     return this.wal.maintenancePause();
   }
 
+  /** After deletes whose journal entries are consumed: the WAL copied into the secure-deleted file and truncated. */
+  async eraseDeleted(): Promise<void> {
+    await this.wal.truncateWal();
+  }
+
   get vectorSupport(): string {
     return this.ann.describe() === 'usearch' ? 'usearch' : 'stored-ivf';
   }

@@ -115,6 +115,44 @@ export function semanticIndexConformance(current: () => ArchiveStore, write: Wri
     expect(plain.get('apple')!.maxRatio).toBeGreaterThanOrEqual(4 - 1e-6);
   });
 
+  it('semantic: a word only one memory held leaves the snapshot df when that memory is replaced or deleted', async () => {
+    const store = current();
+    await store.writeMemories(
+      'ctx',
+      ['a', 'b', 'c'].map((id, i) => write('ctx', id, `text ${id}`, i)),
+    );
+    await store.semantic.replaceAll(
+      'ctx',
+      {
+        ...SNAPSHOT,
+        documents: 3,
+        df: new Map([
+          ['pear', 3],
+          ['kiwi', 1],
+          ['fig', 1],
+        ]),
+      },
+      [
+        doc('a', { pear: 1 }, []),
+        doc('b', { kiwi: 0.6, pear: 0.8 }, []),
+        doc('c', { fig: 0.6, pear: 0.8 }, []),
+      ],
+    );
+    // b rewritten (its words leave the index later, in the relation update): kiwi, df 1 in the frozen
+    // snapshot, is dropped with the old version. Before round 53 it stayed, and outlived a delete of b.
+    await store.writeMemories('ctx', [write('ctx', 'b', 'something else entirely', 1)]);
+    expect(await store.semantic.documentFrequencies('ctx', ['pear', 'kiwi', 'fig'])).toEqual(
+      new Map([
+        ['pear', 3],
+        ['fig', 1],
+      ]),
+    );
+    expect(await store.deleteMemory('ctx', 'c')).toBe(true);
+    expect(await store.semantic.documentFrequencies('ctx', ['pear', 'kiwi', 'fig'])).toEqual(
+      new Map([['pear', 3]]),
+    );
+  });
+
   it('semantic: writeDocs puts, relists and removes in one go; deleteMemory drops the own document', async () => {
     const store = await setUp();
     await store.semantic.writeDocs('ctx', {

@@ -66,8 +66,13 @@ export class PostgresMemoryWrites {
         if (final.size > 0) {
           const touched = [...final.keys()].filter((id) => storedIds.has(id));
           if (touched.length > 0) {
+            // A word only the replaced version held (df 1 in the frozen snapshot) goes too, as in a delete:
+            // otherwise it outlived a later delete of the memory (round 53). df 1 is also what the snapshot
+            // assumes for a word it never saw, so no score changes.
             await sql.query(
-              `WITH v AS (DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[]))
+              `WITH v AS (DELETE FROM views WHERE context_id = $1 AND memory_id = ANY($2::text[])),
+             d AS (DELETE FROM semantic_df WHERE context_id = $1 AND df <= 1 AND term IN
+               (SELECT term FROM semantic_postings WHERE context_id = $1 AND memory_id = ANY($2::text[])))
              DELETE FROM vectors WHERE context_id = $1 AND memory_id = ANY($2::text[])`,
               [contextId, touched],
             );
