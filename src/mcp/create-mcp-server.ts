@@ -56,6 +56,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
   const scope = options.scope ?? ALL_USERS;
   const allow = (userId: string, notFound?: string) => assertScope(scope, userId, notFound);
   const asker = options.lane === undefined ? {} : { lane: options.lane };
+  const { mediaDir } = options;
   // A question tool holds a slot of its caller's share while it runs (none over stdio: one client).
   const runQuestion: typeof runTool = (work) =>
     runTool(async () => {
@@ -142,7 +143,7 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
           ...asker,
           signal: extra.signal,
         });
-        return withImages(evidenceReply(input.user_id, result), result);
+        return withImages(evidenceReply(input.user_id, result), result, input.user_id, mediaDir);
       }),
   );
 
@@ -169,6 +170,8 @@ export function createMcpServer(graphmemix: Graphmemix, options: McpServerOption
         return withImages(
           { answer: result.answer, answered: result.answered, ...evidenceReply(input.user_id, result) },
           result,
+          input.user_id,
+          mediaDir,
         );
       }),
   );
@@ -256,8 +259,10 @@ function evidenceReply(userId: string, result: RetrievalResult): Record<string, 
 async function withImages(
   value: Record<string, unknown>,
   result: RetrievalResult,
+  userId: string,
+  mediaDir: string | undefined,
 ): Promise<Record<string, unknown>> {
-  const { images, of } = await evidenceImages(result);
+  const { images, of } = await evidenceImages(result, userId, mediaDir);
   // Which memory each image content block shows, in the order they follow the text block.
   const reply = { ...value, images: of.map((memoryId) => ({ memory_id: memoryId })) };
   toolImages.set(reply, images);

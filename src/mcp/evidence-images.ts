@@ -1,7 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { DEFAULT_MEDIA_LIMITS, thumbnailJpeg } from '../index.ts';
 import type { RetrievalResult } from '../pipeline/retrieval-result.ts';
+import { servableMedia } from '../shell-kit/servable-media.ts';
 
 /** Caps of the images an MCP reply carries (remote clients cannot open the archive's file paths). */
 export const MCP_IMAGE_LIMITS = {
@@ -27,9 +28,13 @@ export interface McpImage {
 /**
  * The evidence's images and video frames as MCP image content: each local file re-encoded as a JPEG of at
  * most MCP_IMAGE_LIMITS.edge px (bounded decode), capped per image, per reply and in count. Remote URLs are
- * never fetched; unreadable files are skipped. Returns the images and, per image, the memory it belongs to.
+ * never fetched; unreadable files, and files the media route would not send (servableMedia), are skipped. Returns the images and, per image, the memory it belongs to.
  */
-export async function evidenceImages(result: RetrievalResult): Promise<{ images: McpImage[]; of: string[] }> {
+export async function evidenceImages(
+  result: RetrievalResult,
+  userId: string,
+  mediaDir: string | undefined,
+): Promise<{ images: McpImage[]; of: string[] }> {
   const images: McpImage[] = [];
   const of: string[] = [];
   let total = 0;
@@ -38,13 +43,12 @@ export async function evidenceImages(result: RetrievalResult): Promise<{ images:
       if (images.length >= MCP_IMAGE_LIMITS.maxImages) return { images, of };
       if (media.kind === 'video' || !isAbsolute(media.uri)) continue;
       try {
-        const info = await stat(media.uri);
+        const path = await realpath(media.uri);
+        const info = await stat(path);
         if (!info.isFile() || info.size > MCP_IMAGE_LIMITS.maxSourceBytes) continue;
-        const jpeg = await thumbnailJpeg(
-          await readFile(media.uri),
-          MCP_IMAGE_LIMITS.edge,
-          DEFAULT_MEDIA_LIMITS,
-        );
+        // The media route's rule: not another user's folder of the media store, not an archive file.
+        if (!(await servableMedia(path, userId, mediaDir))) continue;
+        const jpeg = await thumbnailJpeg(await readFile(path), MCP_IMAGE_LIMITS.edge, DEFAULT_MEDIA_LIMITS);
         if (jpeg === undefined || jpeg.length > MCP_IMAGE_LIMITS.maxImageBytes) continue;
         if (total + jpeg.length > MCP_IMAGE_LIMITS.maxTotalBytes) return { images, of };
         total += jpeg.length;

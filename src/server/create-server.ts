@@ -150,7 +150,7 @@ export function createServer(options: ServerOptions): Hono {
 
   registerMemoryRoutes(app, { graphmemix: options.graphmemix, mediaDir });
   registerMemoryVerbRoutes(app, options.graphmemix, mediaDir);
-  registerMediaRoutes(app, options.graphmemix);
+  registerMediaRoutes(app, options.graphmemix, mediaDir);
   registerQueryRoutes(app, options.graphmemix, (userId, ref) => {
     const { exp, sig } = signer.signMedia(userId, ref, MEDIA_LINK_TTL_SECONDS);
     const query = new URLSearchParams({ user_id: userId, size: 'thumb', exp: String(exp), sig });

@@ -9,6 +9,7 @@ import { parseInput } from '../api-schemas/parse-input.ts';
 import type { Graphmemix } from '../graphmemix-api.ts';
 import { DEFAULT_MEDIA_LIMITS, thumbnailJpeg } from '../index.ts';
 import { httpError } from '../shell-kit/error-response.ts';
+import { servableMedia } from '../shell-kit/servable-media.ts';
 import { requireUser } from '../shell-kit/user-scope.ts';
 import { mimeForPath } from '../types/media-mime.ts';
 import { decodeMediaRef, mediaFileOf } from './media-ref.ts';
@@ -32,7 +33,7 @@ const mediaQuerySchema = z.object({
  * answer the same 404. Sends the stored MIME type with `nosniff` and a sandbox CSP (an SVG cannot run
  * script), supports one `Range: bytes=a-b` (video seeking; several ranges or a range past the end: 416).
  */
-export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
+export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix, mediaDir?: string): void {
   const thumbnails = new OnRequestThumbnails();
   app.get('/v1/media/:asset_id', async (c) => {
     const input = parseInput(mediaQuerySchema, {
@@ -56,6 +57,7 @@ export function registerMediaRoutes(app: Hono, graphmemix: Graphmemix): void {
       if (!info.isFile()) throw new Error('not a file');
       size = info.size;
       modified = info.mtimeMs;
+      if (!(await servableMedia(path, input.user_id, mediaDir))) throw new Error('not servable');
     } catch {
       throw httpError('NOT_FOUND', notFound);
     }
