@@ -134,6 +134,13 @@ export interface ArchiveStore {
    */
   listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]>;
   /**
+   * Of these media reference keys (`media:<path>`, media-folder.ts MEDIA_KEY), the ones a memory of ANY context
+   * holds: one probe per key of an index of those keys only (SQLite migration 17, PostgreSQL version 13), so a
+   * delete's check of its files costs nothing proportional to the number of users. Optional: absent, the
+   * caller asks every context (findByKeys). Keys outside the prefix are never held.
+   */
+  heldMediaKeys?(keys: readonly string[]): Promise<Set<string>>;
+  /**
    * The nearest record holding `key` strictly before / after `position` in (sequence, id) order; the position
    * need not be a stored record (a deleted one's old place works). Undefined when there is none.
    */

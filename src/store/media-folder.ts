@@ -63,12 +63,18 @@ export function createMediaFolder(dir: string): MediaFolder {
     const candidates = new Set([...paths].filter(inside));
     if (candidates.size === 0) return 0;
     // Uploads are content-addressed and files can be imported into several contexts: keep what is referenced.
-    // Records carry a relation key per local media path (mediaReferenceKey), so each context answers with
-    // one index lookup instead of a walk over its memories.
-    for (const context of await store.listContexts()) {
-      if (candidates.size === 0) break;
-      const keys = [...candidates].map((path) => `${MEDIA_KEY}${path}`);
-      for (const path of ownedPaths(await store.findByKeys(context.id, keys))) candidates.delete(path);
+    // Records carry a relation key per local media path (mediaReferenceKey): the store answers for all contexts
+    // with one probe per file (heldMediaKeys); a backend without it is asked context by context (one index
+    // lookup each, but as many as there are users: a delete walked every context before round 53).
+    const keys = [...candidates].map((path) => `${MEDIA_KEY}${path}`);
+    if (store.heldMediaKeys !== undefined) {
+      for (const key of await store.heldMediaKeys(keys)) candidates.delete(key.slice(MEDIA_KEY.length));
+    } else {
+      for (const context of await store.listContexts()) {
+        if (candidates.size === 0) break;
+        const left = [...candidates].map((path) => `${MEDIA_KEY}${path}`);
+        for (const path of ownedPaths(await store.findByKeys(context.id, left))) candidates.delete(path);
+      }
     }
     let removed = 0;
     for (const path of candidates) {

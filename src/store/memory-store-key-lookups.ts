@@ -1,5 +1,6 @@
 import type { MemoryRecord } from '../types/memory-record.ts';
 import { type KeyedRecord, MEDIA_PENDING_KEY, type PendingMediaRef } from './archive-store-spec.ts';
+import { MEDIA_KEY } from './media-folder.ts';
 import type { ContextData } from './memory-store-context-data.ts';
 import { compareStrings } from './store-rules.ts';
 
@@ -23,6 +24,22 @@ export class MemoryStoreKeyLookups {
   }
 
   /** In memory the whole archive is already held: the contexts are walked in id order (no I/O at open). */
+  /** In memory every context is asked (a test backend: no index to keep). */
+  async heldMediaKeys(keys: readonly string[]): Promise<Set<string>> {
+    this.assertOpen();
+    const held = new Set<string>();
+    for (const key of keys) {
+      if (!key.startsWith(MEDIA_KEY)) continue;
+      for (const data of this.contexts.values()) {
+        if (data.keys.find([key], (id) => data.memories.get(id)?.record).length > 0) {
+          held.add(key);
+          break;
+        }
+      }
+    }
+    return held;
+  }
+
   async listPendingMedia(options: { limit: number; after?: PendingMediaRef }): Promise<PendingMediaRef[]> {
     this.assertOpen();
     const out: PendingMediaRef[] = [];

@@ -235,6 +235,10 @@ class MemoryStore implements ArchiveStore {
     return this.keyLookups.listPendingMedia(options);
   }
 
+  heldMediaKeys(keys: readonly string[]): Promise<Set<string>> {
+    return this.keyLookups.heldMediaKeys(keys);
+  }
+
   adjacentByKey(
     contextId: string,
     key: string,

@@ -429,6 +429,16 @@ export const MIGRATIONS: readonly {
     sql: '',
     backfill: utcEventTimes,
   },
+  {
+    // Version 17: the media reference keys (MEDIA_KEY, one per local media path of a memory) of every context
+    // in one partial index, so a delete asks whether any memory still references a file with one probe per
+    // file instead of one per context (ArchiveStore.heldMediaKeys; the literals match MEDIA_KEY_RANGE).
+    version: 17,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_refs ON memory_keys (key)
+        WHERE key >= 'media:' AND key < 'media;';
+    `,
+  },
 ];
 
 /** Version 16: memories whose indexed time carries an offset get its UTC form. */

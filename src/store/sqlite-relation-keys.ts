@@ -24,6 +24,10 @@ export const RELATION_KEYS_MIGRATION = {
   `,
 } as const;
 
+/** ArchiveStore.heldMediaKeys' probe: the range literals match the partial index memory_keys_media_refs (migration 17). */
+export const HELD_MEDIA_KEY_SQL =
+  "SELECT 1 FROM memory_keys WHERE key = ? AND key >= 'media:' AND key < 'media;' LIMIT 1";
+
 /** Prepared statements over `memory_keys`; callers run them inside their own transactions. */
 export class SqliteRelationKeys {
   private readonly s;
@@ -50,10 +54,16 @@ export class SqliteRelationKeys {
       pending: p(`SELECT context_id AS contextId, memory_id AS id FROM memory_keys
         WHERE key = '${MEDIA_PENDING_KEY}' AND (context_id, memory_id) > (?, ?)
         ORDER BY context_id, memory_id LIMIT ?`),
+      mediaHeld: p(HELD_MEDIA_KEY_SQL),
       range: p(`SELECT k.key AS key, m.record AS record FROM memory_keys k
         JOIN memories m ON m.context_id = k.context_id AND m.id = k.memory_id
         WHERE k.context_id = ? AND k.key >= ? AND k.key <= ? ORDER BY k.key, k.memory_id LIMIT ?`),
     };
+  }
+
+  /** ArchiveStore.heldMediaKeys: one probe of the partial index of media reference keys per key. */
+  heldMedia(keys: readonly string[]): Set<string> {
+    return new Set(keys.filter((key) => this.s.mediaHeld.get(key) !== undefined));
   }
 
   /** ArchiveStore.listPendingMedia: one range read of the partial index of pending rows. */

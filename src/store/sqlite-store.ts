@@ -267,6 +267,10 @@ class SqliteStore implements ArchiveStore {
     return this.run(() => this.keys.pending(options.limit, options.after));
   }
 
+  async heldMediaKeys(keys: readonly string[]): Promise<Set<string>> {
+    return this.run(() => this.keys.heldMedia(keys));
+  }
+
   async adjacentByKey(
     contextId: string,
     key: string,

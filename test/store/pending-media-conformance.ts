@@ -48,3 +48,39 @@ export function pendingMediaConformance(
     expect(await s.listPendingMedia({ limit: 10 })).toEqual([all[1]]);
   });
 }
+
+/**
+ * Conformance of ArchiveStore.heldMediaKeys (optional: a backend without it is skipped): which media reference
+ * keys any memory of any context holds; a key leaves with the last memory holding it (rewritten, deleted, or
+ * its context forgotten); keys outside the `media:` prefix are never held.
+ */
+export function heldMediaKeysConformance(
+  store: () => ArchiveStore,
+  write: (contextId: string, id: string, text: string, sequence: number) => MemoryWrite,
+): void {
+  const keyed = (contextId: string, id: string, sequence: number, keys: string[]) => ({
+    ...write(contextId, id, `text of ${id}`, sequence),
+    contentHash: `hash-${id}-${keys.join(',')}`,
+    keys,
+  });
+
+  it('heldMediaKeys: media keys held by a memory of any context, until the last holder goes', async () => {
+    const s = store();
+    if (s.heldMediaKeys === undefined) return;
+    const [shared, own, orphan] = ['media:/m/shared.png', 'media:/m/alice/own.png', 'media:/m/none.png'];
+    expect(await s.heldMediaKeys([shared, own])).toEqual(new Set());
+    await s.writeMemories('alice', [
+      keyed('alice', 'a1', 0, [shared, own]),
+      keyed('alice', 'a2', 1, ['turn:s1']),
+    ]);
+    await s.writeMemories('bob', [keyed('bob', 'b1', 0, [shared])]);
+    expect(await s.heldMediaKeys([shared, own, orphan, 'turn:s1'])).toEqual(new Set([shared, own]));
+    // Rewritten without the key, then the last holder deleted, then the other's context forgotten.
+    await s.writeMemories('alice', [keyed('alice', 'a1', 0, [shared])]);
+    expect(await s.heldMediaKeys([shared, own])).toEqual(new Set([shared]));
+    await s.deleteMemory('alice', 'a1');
+    expect(await s.heldMediaKeys([shared])).toEqual(new Set([shared]));
+    await s.deleteContext('bob');
+    expect(await s.heldMediaKeys([shared])).toEqual(new Set());
+  });
+}

@@ -7,7 +7,7 @@ import type { MemoryRecord } from '../../src/types/memory-record.ts';
 import type { EvalQuestion } from '../../src/types/question.ts';
 import type { MemoryEdge, RelationType } from '../../src/types/relation.ts';
 import type { MemoryView, ViewHit } from '../../src/types/view.ts';
-import { pendingMediaConformance } from './pending-media-conformance.ts';
+import { heldMediaKeysConformance, pendingMediaConformance } from './pending-media-conformance.ts';
 import { scopeHistoryConformance } from './scope-history-conformance.ts';
 import { semanticIndexConformance } from './semantic-index-conformance.ts';
 
@@ -28,6 +28,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Ar
     semanticIndexConformance(() => store, write);
     scopeHistoryConformance(() => store, write);
     pendingMediaConformance(() => store, write);
+    heldMediaKeysConformance(() => store, write);
 
     it('declares the port version and a backend name', () => {
       expect(store.specificationVersion).toBe('v1');

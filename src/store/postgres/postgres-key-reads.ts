@@ -30,6 +30,19 @@ export class PostgresKeyReads {
     });
   }
 
+  async heldMediaKeys(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    return this.session.allContexts(async (sql) => {
+      // The range literals match the partial index memory_keys_media_refs (version 13).
+      const rows = await sql.query<{ key: string }>(
+        `SELECT DISTINCT key FROM memory_keys
+         WHERE key = ANY($1::text[]) AND key >= 'media:' AND key < 'media;'`,
+        [[...new Set(keys)]],
+      );
+      return new Set(rows.rows.map((row) => row.key));
+    });
+  }
+
   async findByKeys(
     contextId: string,
     keys: readonly string[],

@@ -542,6 +542,15 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     `,
     backfill: utcEventTimes,
   },
+  {
+    // Version 13: the media reference keys of every context in one partial index, as SQLite's migration 17
+    // (ArchiveStore.heldMediaKeys: a delete's media check without a probe per context).
+    version: 13,
+    sql: `
+      CREATE INDEX IF NOT EXISTS memory_keys_media_refs ON memory_keys (key)
+        WHERE key >= 'media:' AND key < 'media;';
+    `,
+  },
 ];
 
 /** Version 12: memories whose indexed time carries an offset get its UTC form. */

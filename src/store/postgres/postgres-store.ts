@@ -212,6 +212,10 @@ class PostgresStore implements PostgresArchiveStore {
     return this.keyReads.listPendingMedia(options);
   }
 
+  heldMediaKeys(keys: readonly string[]): Promise<Set<string>> {
+    return this.keyReads.heldMediaKeys(keys);
+  }
+
   findByKeys(
     contextId: string,
     keys: readonly string[],
