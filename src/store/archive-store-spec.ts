@@ -294,6 +294,15 @@ export interface ArchiveStore {
 
   integrityCheck(): Promise<{ ok: boolean; problems: string[] }>;
   /**
+   * Explicit maintenance (`graphmemix vacuum`): rewrites the backend's files so that nothing of deleted rows
+   * stays in their unused space. SQLite's secure_delete zeroes deleted cells, freeblocks and free pages but not
+   * the gap a page rebalance leaves, which can hold stale copies of rows that were moved and later deleted
+   * (round 53); VACUUM rebuilds every page, then the WAL is truncated. Walks the whole archive and holds the
+   * write lock meanwhile. Optional: absent, the backend has no such command here (PostgreSQL: VACUUM FULL by
+   * the tables' owner).
+   */
+  vacuum?(): Promise<{ bytesBefore: number; bytesAfter: number }>;
+  /**
    * Awaited between the steps of long maintenance (a compaction in steps) while none of its writes is open:
    * the backend catches up on deferred work of its own there rather than inside a later write (SQLite: a
    * WAL grown past BACKGROUND_RESTART_FRAMES is copied into the file by its checkpointer, so the next write

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { OptionalPackage } from '../importers/optional-package.ts';
@@ -161,6 +162,14 @@ class SqliteStore implements ArchiveStore {
 
   maintenancePause(): Promise<void> {
     return this.wal.maintenancePause();
+  }
+
+  async vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }> {
+    const size = () => (this.file === ':memory:' || this.file === '' ? 0 : statSync(this.file).size);
+    const bytesBefore = size();
+    this.run(() => this.db.exec('VACUUM'));
+    await this.wal.truncateWal();
+    return { bytesBefore, bytesAfter: size() };
   }
 
   /** After deletes whose journal entries are consumed: the WAL copied into the secure-deleted file and truncated. */

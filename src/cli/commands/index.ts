@@ -99,6 +99,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./compact-command.ts')).registerCompactCommand,
   },
   {
+    name: 'vacuum',
+    term: '[options]',
+    description:
+      'Rewrite a SQLite archive so no byte of deleted memories stays in unused page space (explicit maintenance: walks the whole file).',
+    load: async () => (await import('./vacuum-command.ts')).registerVacuumCommand,
+  },
+  {
     name: 'copy',
     term: '[options]',
     description:
