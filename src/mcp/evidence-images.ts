@@ -28,7 +28,8 @@ export interface McpImage {
 /**
  * The evidence's images and video frames as MCP image content: each local file re-encoded as a JPEG of at
  * most MCP_IMAGE_LIMITS.edge px (bounded decode), capped per image, per reply and in count. Remote URLs are
- * never fetched; unreadable files, and files the media route would not send (servableMedia), are skipped. Returns the images and, per image, the memory it belongs to.
+ * never fetched; unreadable files, and files the media route would not send (servableMedia), are skipped.
+ * Returns the images and, per image, the memory it belongs to.
  */
 export async function evidenceImages(
   result: RetrievalResult,

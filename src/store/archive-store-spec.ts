@@ -173,7 +173,9 @@ export interface ArchiveStore {
    * Removes the record with its views, vectors, keys and every edge touching it, and journals it (its
    * relation-journal entry keeps the record until the relation update consumes it). Returns false when absent.
    * Forget means forget: once that entry is consumed and `eraseDeleted` has run, no copy of the record's text
-   * may stay readable in the backend's files (SQLite: secure_delete, then the WAL checkpointed and truncated).
+   * may stay readable in the backend's files (SQLite: secure_delete, then the WAL checkpointed and truncated),
+   * except what only maintenance reaches (a word other deleted memories shared, in the frozen IDF snapshot until
+   * a compaction; SQLite's stale copies in rebalanced pages until `vacuum`; docs/interfaces.md).
    */
   deleteMemory(contextId: string, id: string): Promise<boolean>;
   /**
