@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mimeForPath } from '../types/media-mime.ts';
 import type { AssetKind, DerivedFields, MediaAsset } from '../types/memory-record.ts';
+import { isBelow } from '../types/path-within.ts';
 
 export { mimeForPath };
 
@@ -55,8 +56,7 @@ export async function isMediaFileInside(path: string, root: string): Promise<boo
   if (path.includes('\0')) return false;
   try {
     const [real, realRoot] = await Promise.all([realpath(path), realpath(root)]);
-    const rel = relative(realRoot, real);
-    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
+    if (!isBelow(realRoot, real)) return false;
     const info = await stat(real);
     return info.isFile() && info.size <= MAX_IMPORT_MEDIA_BYTES;
   } catch {

@@ -1,9 +1,10 @@
 import { constants, realpathSync } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GraphmemixError } from '../errors/index.ts';
 import { mimeForPath } from '../types/media-mime.ts';
+import { isWithin } from '../types/path-within.ts';
 
 /**
  * THE guarded place where stored media turn into bytes or URLs sent to a model endpoint (chat image parts,
@@ -40,8 +41,8 @@ export function allowMediaRoot(directory: string): void {
   } catch {
     real = resolve(directory);
   }
-  if (policy.roots.some((root) => within(real, root))) return;
-  policy.roots = [...policy.roots.filter((root) => !within(root, real)), real];
+  if (policy.roots.some((root) => isWithin(root, real))) return;
+  policy.roots = [...policy.roots.filter((root) => !isWithin(real, root)), real];
 }
 
 /** Allows forwarding http(s) media whose URL starts with one of `prefixes` (`*`: any http(s) URL). */
@@ -101,7 +102,7 @@ export async function toImageUrl(uri: string, mime?: string): Promise<string> {
     real = await realpath(path);
   } catch (error) {
     // Outside every root, a missing file is refused like an existing one: existence does not leak.
-    if (!policy.roots.some((root) => within(resolve(path), root))) {
+    if (!policy.roots.some((root) => isWithin(root, resolve(path)))) {
       throw forbidden(`media outside the allowed media roots is never read: ${path}`);
     }
     throw new GraphmemixError('NOT_FOUND_PATH', `image file cannot be read: ${path}`, {
@@ -109,7 +110,7 @@ export async function toImageUrl(uri: string, mime?: string): Promise<string> {
       cause: error,
     });
   }
-  if (!policy.roots.some((root) => within(real, root))) {
+  if (!policy.roots.some((root) => isWithin(root, real))) {
     throw forbidden(`media outside the allowed media roots is never read: ${path}`);
   }
   const bytes = await readCapped(real);
@@ -151,11 +152,6 @@ async function readCapped(real: string): Promise<Buffer> {
   } finally {
     await handle.close();
   }
-}
-
-function within(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
 function forbidden(message: string): GraphmemixError {

@@ -1,7 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
 import type { MemoryRecordInput } from '../graphmemix-api.ts';
+import { isBelow } from '../types/path-within.ts';
 
 /** Longest inline `data:` URI a record may carry (bigger media go through an upload). */
 export const MAX_DATA_URI_CHARS = 64 * 1024;
@@ -86,8 +87,7 @@ async function insideUserMedia(uri: string, userDir: string): Promise<boolean> {
   if (uri.includes('\0') || !isAbsolute(uri) || /^[a-z][a-z0-9+.-]*:/i.test(uri)) return false;
   try {
     const [real, root] = await Promise.all([realpath(uri), realpath(userDir)]);
-    const rel = relative(root, real);
-    if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) return false;
+    if (!isBelow(root, real)) return false;
     return (await stat(real)).isFile();
   } catch {
     return false;

@@ -1,5 +1,6 @@
 import { open, realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { join } from 'node:path';
+import { isWithin } from '../types/path-within.ts';
 
 /** The first bytes of a SQLite database file, and of its WAL (either byte order of the checksums). */
 const SQLITE_MAGIC = [
@@ -23,7 +24,7 @@ export async function servableMedia(
 ): Promise<boolean> {
   if (mediaDir !== undefined) {
     const root = await realpath(mediaDir).catch(() => mediaDir);
-    if (inside(root, path) && !inside(join(root, userId), path)) return false;
+    if (isWithin(root, path) && !isWithin(join(root, userId), path)) return false;
   }
   const head = Buffer.alloc(16);
   const handle = await open(path, 'r');
@@ -35,10 +36,4 @@ export async function servableMedia(
   } finally {
     await handle.close();
   }
-}
-
-/** True when `path` is `root` or below it. */
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
