@@ -79,6 +79,17 @@ class HeldQueue {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Waits (up to 2 s) until `done` holds. */
+/** A new SemanticDrains' recover finds ann's backlog, queues one drain for it, and the drain empties it. */
+async function recoverAnn(store: ArchiveStore, queue: HeldQueue): Promise<void> {
+  const next = new SemanticDrains(store, queue, () => ({}));
+  next.recover();
+  for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
+  expect(queue.turns.map((turn) => turn.contextId)).toEqual(['ann']);
+  queue.next();
+  await next.idle();
+  expect(await backlogKeys(store, 'ann')).toEqual([]);
+}
+
 async function until(done: () => boolean): Promise<void> {
   const end = Date.now() + 2_000;
   while (!done()) {
@@ -302,13 +313,7 @@ describe('SemanticDrains', () => {
     for (let i = 0; i < 20; i++) await tick();
     expect(queue.turns).toEqual([]);
     await writeCompactionMark(store, 'ann', { ...newCompactionMark(), pid: await deadPid() });
-    const next = new SemanticDrains(store, queue, () => ({}));
-    next.recover();
-    for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
-    expect(queue.turns.map((turn) => turn.contextId)).toEqual(['ann']);
-    queue.next();
-    await next.idle();
-    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    await recoverAnn(store, queue);
     expect((await statsOf(store, 'ann'))!.semanticPending).toBeUndefined();
   });
 
@@ -323,12 +328,6 @@ describe('SemanticDrains', () => {
     await closing;
     expect(await backlogIds(store)).toEqual(['m1']);
 
-    const next = new SemanticDrains(store, queue, () => ({}));
-    next.recover();
-    for (let i = 0; i < 20 && queue.turns.length === 0; i++) await tick();
-    expect(queue.turns.map((turn) => turn.contextId)).toEqual(['ann']);
-    queue.next();
-    await next.idle();
-    expect(await backlogKeys(store, 'ann')).toEqual([]);
+    await recoverAnn(store, queue);
   });
 });
