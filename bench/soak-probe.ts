@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file] [--json out] [--server-cpu-prof dir]`
+ * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file|postgres://…] [--json out] [--server-cpu-prof dir]`
  *
  * A long-running server under mixed traffic, to see whether anything grows with its uptime instead of with
  * its archive: builds (or reuses) an archive of `users` contexts of `per-user` memories each (bench:scale's
@@ -11,6 +11,9 @@
  * requests and latency percentiles per kind, errors, 503s and the RSS, and at the end the RSS slope over the
  * second half of the run (MiB per minute: ~0 when nothing accumulates) and the archive's integrity.
  * `--server-cpu-prof dir` runs the server under `node --cpu-prof` (one profile per thread, written at its exit).
+ * With a PostgreSQL URL the minute lines add the database side (pg-side-sampler.ts): the server's connections
+ * by state, the longest open transaction, and the RSS of every postgres process of the host (the cluster
+ * should be this probe's own, e.g. `scripts/pg-cluster.sh start DIR PORT`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { ingestItems } from '../src/digest/ingest.ts';
 import { mulberry32 } from '../src/digest/semantic/seeded-random.ts';
 import { openGraphmemix } from '../src/graphmemix.ts';
 import type { ImportItem } from '../src/importers/importer-spec.ts';
+import { type PgSample, pgSideSampler } from './support/pg-side-sampler.ts';
 import { parseCount, probeFlags } from './support/probe-args.ts';
 import { chatArchive, chatQuestions } from './support/realistic-chat.ts';
 
@@ -34,6 +38,7 @@ const file = flag('db', `/tmp/graphmemix-soak-${users}x${perUser}.db`);
 const jsonOut = args.includes('--json') ? flag('json', '') : undefined;
 const profileDir = args.includes('--server-cpu-prof') ? flag('server-cpu-prof', '') : undefined;
 const root = resolve(import.meta.dirname, '..');
+const onPostgres = /^postgres(ql)?:\/\//.test(file);
 
 const userId = (i: number) => `soak${String(i).padStart(4, '0')}`;
 
@@ -116,12 +121,14 @@ interface Minute {
   rssMiB: number;
   errors: number;
   busy: number;
+  pg?: PgSample;
   kinds: Record<string, { n: number; p50: number; p95: number; p99: number }>;
 }
 
 async function main(): Promise<void> {
   await buildArchive();
   const { child, url } = await startServer();
+  const pgSide = onPostgres ? pgSideSampler(file) : undefined;
   const questions = chatQuestions(2000, 5, { contextId: 'q', count: 5000, seed: 1000 });
   const words = questions.flatMap((q) => q.split(' ').slice(4));
   /** Ids this probe added, per user: the ones it may update or delete. */
@@ -130,6 +137,8 @@ async function main(): Promise<void> {
   let errors = 0;
   let busy = 0;
   const firstErrors: string[] = [];
+  /** The slowest answered requests of the run (kind, user, start as wall clock, ms), longest first. */
+  const slowest: { kind: Kind; user: string; at: string; ms: number }[] = [];
   const rss: { t: number; mib: number }[] = [];
   const perMinute: Minute[] = [];
   const started = performance.now();
@@ -140,10 +149,15 @@ async function main(): Promise<void> {
   );
   rss.push({ t: 0, mib: rssMiB(child.pid!) });
   let minute = 0;
-  const reporter = setInterval(() => {
+  const reporter = setInterval(async () => {
     minute++;
+    // The minute's counters taken and reset first: the database sample below awaits.
+    const [ofMinute, errorsOfMinute, busyOfMinute] = [latencies, errors, busy];
+    latencies = new Map();
+    errors = 0;
+    busy = 0;
     const kinds: Minute['kinds'] = {};
-    for (const [kind, values] of latencies) {
+    for (const [kind, values] of ofMinute) {
       const sorted = values.sort((a, b) => a - b);
       kinds[kind] = {
         n: sorted.length,
@@ -152,21 +166,34 @@ async function main(): Promise<void> {
         p99: percentile(sorted, 0.99),
       };
     }
-    const row: Minute = { minute, load: loadavg()[0]!, rssMiB: rss.at(-1)!.mib, errors, busy, kinds };
+    const pg = await pgSide?.sample();
+    const row: Minute = {
+      minute,
+      load: loadavg()[0]!,
+      rssMiB: rss.at(-1)!.mib,
+      errors: errorsOfMinute,
+      busy: busyOfMinute,
+      ...(pg === undefined ? {} : { pg }),
+      kinds,
+    };
     perMinute.push(row);
     const cells = Object.entries(kinds)
       .map(([k, v]) => `${k} ${v.n} ${v.p50.toFixed(1)}/${v.p95.toFixed(1)}/${v.p99.toFixed(1)}`)
       .join(', ');
     console.log(
-      `min ${minute}: rss ${row.rssMiB.toFixed(0)} MiB, load ${row.load.toFixed(2)}, errors ${errors}, 503 ${busy}; ${cells} (ms p50/p95/p99)`,
+      `min ${minute}: rss ${row.rssMiB.toFixed(0)} MiB, load ${row.load.toFixed(2)}, errors ${row.errors}, 503 ${row.busy}; ${cells} (ms p50/p95/p99)${pg === undefined ? '' : `; pg ${JSON.stringify(pg)}`}`,
     );
-    latencies = new Map();
-    errors = 0;
-    busy = 0;
   }, 60_000);
 
-  async function call(kind: Kind, method: string, path: string, body?: unknown): Promise<unknown> {
+  async function call(
+    kind: Kind,
+    user: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<unknown> {
     const t0 = performance.now();
+    const at = new Date().toISOString();
     try {
       const response = await fetch(`${url}${path}`, {
         method,
@@ -185,9 +212,15 @@ async function main(): Promise<void> {
         if (firstErrors.length < 5) firstErrors.push(`${kind} ${response.status} ${text.slice(0, 200)}`);
         return undefined;
       }
+      const ms = performance.now() - t0;
       const list = latencies.get(kind) ?? [];
-      list.push(performance.now() - t0);
+      list.push(ms);
       latencies.set(kind, list);
+      if (slowest.length < 10 || ms > slowest.at(-1)!.ms) {
+        slowest.push({ kind, user, at, ms: Math.round(ms) });
+        slowest.sort((a, b) => b.ms - a.ms);
+        slowest.length = Math.min(slowest.length, 10);
+      }
       return text === '' ? undefined : JSON.parse(text);
     } catch (error) {
       errors++;
@@ -211,7 +244,7 @@ async function main(): Promise<void> {
             () => words[Math.floor(next() * words.length)],
           ).join(' ');
         if (kind === 'retrieve') {
-          await call(kind, 'POST', '/v1/retrieve', {
+          await call(kind, user, 'POST', '/v1/retrieve', {
             user_id: user,
             question: questions[Math.floor(next() * questions.length)],
             k: 10,
@@ -219,7 +252,7 @@ async function main(): Promise<void> {
           });
         } else if (kind === 'add') {
           const at = new Date(day + (c * 1e6 + n++) * 60_000).toISOString();
-          const result = (await call(kind, 'POST', '/v1/memories', {
+          const result = (await call(kind, user, 'POST', '/v1/memories', {
             user_id: user,
             messages: [
               { role: 'user', content: say(), timestamp: at },
@@ -228,19 +261,19 @@ async function main(): Promise<void> {
           })) as { memory_ids?: string[] } | undefined;
           if (result?.memory_ids) added.set(user, [...mine, ...result.memory_ids]);
         } else if (kind === 'list') {
-          await call(kind, 'GET', `/v1/memories?user_id=${user}&limit=50`);
+          await call(kind, user, 'GET', `/v1/memories?user_id=${user}&limit=50`);
         } else if (kind === 'stats') {
-          await call(kind, 'GET', `/v1/users/${user}`);
+          await call(kind, user, 'GET', `/v1/users/${user}`);
         } else if (mine.length > 0) {
           const id = mine[Math.floor(next() * mine.length)]!;
           if (kind === 'update')
-            await call(kind, 'PATCH', `/v1/memories/${encodeURIComponent(id)}`, {
+            await call(kind, user, 'PATCH', `/v1/memories/${encodeURIComponent(id)}`, {
               user_id: user,
               text: say(),
             });
           else {
             mine.splice(mine.indexOf(id), 1);
-            await call(kind, 'DELETE', `/v1/memories/${encodeURIComponent(id)}?user_id=${user}`);
+            await call(kind, user, 'DELETE', `/v1/memories/${encodeURIComponent(id)}?user_id=${user}`);
           }
         }
       }
@@ -251,6 +284,10 @@ async function main(): Promise<void> {
   rss.push({ t: (performance.now() - started) / 60_000, mib: rssMiB(child.pid!) });
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
+  // After the server's exit: every connection it held should be gone.
+  const pgAfterExit = await pgSide?.sample();
+  await pgSide?.close();
+  if (pgAfterExit !== undefined) console.log(`pg after the server's exit: ${JSON.stringify(pgAfterExit)}`);
 
   // Least-squares slope of RSS over the second half (the first minutes include warm-up and caches filling).
   const half = rss.filter((s) => s.t >= minutes / 2);
@@ -271,13 +308,16 @@ async function main(): Promise<void> {
     rssEndMiB: rss.at(-1)!.mib,
     rssSlopeSecondHalfMiBPerMin: slope,
     firstErrors,
+    slowest,
     integrity,
+    ...(pgAfterExit === undefined ? {} : { pgAfterExit }),
     perMinute,
   };
   console.log(
     `rss start ${summary.rssStartMiB.toFixed(0)} MiB, peak ${summary.rssPeakMiB.toFixed(0)}, end ${summary.rssEndMiB.toFixed(0)}; second-half slope ${slope.toFixed(2)} MiB/min; integrity ${JSON.stringify(integrity)}`,
   );
   if (firstErrors.length > 0) console.log(`first errors: ${firstErrors.join(' | ')}`);
+  console.log(`slowest: ${slowest.map((s) => `${s.kind} ${s.user} ${s.at} ${s.ms} ms`).join(' | ')}`);
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(summary, null, 2));
 }
 

@@ -5,6 +5,20 @@
 export const PARALLEL_WRITE_LANES = 4;
 
 /**
+ * While background turns wait, every this many foreground turns handed a slot one background turn gets the
+ * next (so background work goes on under a steady stream of writes; it gets every slot nobody else waits for).
+ */
+export const FOREGROUND_TURNS_PER_BACKGROUND = 4;
+
+/**
+ * A turn of background work (a step of an automatic compaction): it waits behind the foreground turns of
+ * every asker, except that it goes first while `urgent()` (a user's writes wait for it).
+ */
+export interface BackgroundTurn {
+  urgent(): boolean;
+}
+
+/**
  * Turns of writes, in call order, either in one line for the whole process (`perContext` false: a store with
  * one writer connection, SQLite) or in one lane per context (`perContext` true: a store whose writes of
  * different contexts never wait on each other, PostgreSQL), at most `parallel` lanes' turns running at once
@@ -23,6 +37,9 @@ export class WriteLanes {
    */
   private running = 0;
   private readonly waiting = new FairWaiting();
+  private readonly background = new BackgroundWaiting();
+  /** Foreground turns handed out since the last background one while background turns waited. */
+  private foregroundInARow = 0;
 
   constructor(
     readonly perContext: boolean,
@@ -39,7 +56,12 @@ export class WriteLanes {
    * synchronously (SQLite) would otherwise run a piecewise write's turns back to back in microtasks, and the
    * timers and requests whose writes are meant to go between them would wait for all of it.
    */
-  run<T>(contextId: string | undefined, work: () => Promise<T>, asker = ''): Promise<T> {
+  run<T>(
+    contextId: string | undefined,
+    work: () => Promise<T>,
+    asker = '',
+    background?: BackgroundTurn,
+  ): Promise<T> {
     if (!this.perContext || contextId === undefined) {
       const after = this.perContext ? Promise.all([this.barrier, ...this.lanes.values()]) : this.barrier;
       // Every later turn waits for this one through the barrier: the lanes before it need not be kept.
@@ -51,7 +73,7 @@ export class WriteLanes {
     const lane = this.lanes.get(contextId);
     const after = lane === undefined ? this.barrier : lane;
     // inSlot returns to the event loop before the turn starts (its pump).
-    const next = after.then(() => this.inSlot(work, asker));
+    const next = after.then(() => this.inSlot(work, asker, background));
     // The lane's tail is behind the barrier already (a lane starts from it; a barrier clears the lanes).
     const tail = next.catch(() => undefined);
     this.lanes.set(contextId, tail);
@@ -68,9 +90,10 @@ export class WriteLanes {
    * to the first ready turn at once would keep call order). A key that writes to 64 users at once no longer
    * puts 64 turns ahead of another key's one.
    */
-  private async inSlot<T>(work: () => Promise<T>, asker: string): Promise<T> {
+  private async inSlot<T>(work: () => Promise<T>, asker: string, background?: BackgroundTurn): Promise<T> {
     await new Promise<void>((resolve) => {
-      this.waiting.push(asker, resolve);
+      if (background === undefined) this.waiting.push(asker, resolve);
+      else this.background.push(background, resolve);
       this.schedulePump();
     });
     try {
@@ -89,11 +112,52 @@ export class WriteLanes {
     this.pumpScheduled = true;
     setImmediate(() => {
       this.pumpScheduled = false;
-      while (this.running < this.parallel && this.waiting.size > 0) {
+      while (this.running < this.parallel) {
+        const next = this.nextTurn();
+        if (next === undefined) break;
         this.running++;
-        this.waiting.shift()!();
+        next();
       }
     });
+  }
+
+  /**
+   * The turn a free slot goes to: an urgent background turn first (a user's writes wait for it), then the
+   * foreground askers in turn, a background turn after every FOREGROUND_TURNS_PER_BACKGROUND of theirs.
+   */
+  private nextTurn(): (() => void) | undefined {
+    const urgent = this.background.shiftUrgent();
+    if (urgent !== undefined) return urgent;
+    if (this.background.size === 0) return this.waiting.shift();
+    if (this.waiting.size > 0 && this.foregroundInARow < FOREGROUND_TURNS_PER_BACKGROUND) {
+      this.foregroundInARow++;
+      return this.waiting.shift();
+    }
+    this.foregroundInARow = 0;
+    return this.background.shift();
+  }
+}
+
+/** Waiting background turns, in arrival order; an urgent one is taken before the others. */
+class BackgroundWaiting {
+  private readonly turns: Array<{ turn: BackgroundTurn; resolve: () => void }> = [];
+
+  get size(): number {
+    return this.turns.length;
+  }
+
+  push(turn: BackgroundTurn, resolve: () => void): void {
+    this.turns.push({ turn, resolve });
+  }
+
+  /** The first waiting turn that is urgent now (one per running compaction: a short scan). */
+  shiftUrgent(): (() => void) | undefined {
+    const at = this.turns.findIndex((waiting) => waiting.turn.urgent());
+    return at < 0 ? undefined : this.turns.splice(at, 1)[0]!.resolve;
+  }
+
+  shift(): (() => void) | undefined {
+    return this.turns.shift()?.resolve;
   }
 }
 

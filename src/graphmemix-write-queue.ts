@@ -1,4 +1,4 @@
-import { WriteLanes } from './graphmemix-write-lanes.ts';
+import { type BackgroundTurn, WriteLanes } from './graphmemix-write-lanes.ts';
 
 /**
  * The library's writes in one process, in call order. With one writer connection (SQLite) one at a time
@@ -35,21 +35,32 @@ export class WriteQueue {
    * One turn of `contextId` without waiting for its holder: a piece of the piecewise write that holds it
    * (its import's batches). After the writes queued before it (of that context, or all of them: `exclusive`).
    */
-  turn<T>(contextId: string, work: () => Promise<T>, asker?: string): Promise<T> {
-    return this.lanes.run(contextId, work, asker);
+  turn<T>(
+    contextId: string,
+    work: () => Promise<T>,
+    asker?: string,
+    background?: BackgroundTurn,
+  ): Promise<T> {
+    return this.lanes.run(contextId, work, asker, background);
   }
 
   /**
    * A write to `contextId`: after a piecewise write holding that context has finished, then in the queue.
    * `own` names a hold the caller itself took (a compaction's hold on its user's writes): its turns do not wait
    * for it. `asker`: who writes (WriteOptions.lane): waiting writes of different askers take turns.
+   * `background`: a turn of background work, behind waiting writes unless urgent (WriteLanes; per-context
+   * lanes only: one line keeps call order).
    */
   async forContext<T>(
     contextId: string,
     work: () => Promise<T>,
-    options: { own?: (hold: Promise<unknown>) => boolean; asker?: string | undefined } = {},
+    options: {
+      own?: (hold: Promise<unknown>) => boolean;
+      asker?: string | undefined;
+      background?: BackgroundTurn;
+    } = {},
   ): Promise<T> {
-    const { own, asker } = options;
+    const { own, asker, background } = options;
     // Checked again right before queueing (same synchronous turn): another holder may have come meanwhile.
     for (
       let hold = this.held.get(contextId);
@@ -58,7 +69,7 @@ export class WriteQueue {
     ) {
       await hold.catch(() => undefined);
     }
-    return this.turn(contextId, work, asker);
+    return this.turn(contextId, work, asker, background);
   }
 
   /**

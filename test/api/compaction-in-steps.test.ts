@@ -275,6 +275,49 @@ it('a user may start its next run once as long as its last run took has passed',
   }
 });
 
+it("a run's steps are background turns, urgent while the run holds its user's writes", async () => {
+  const gm = await openGraphmemix({
+    semanticUpdates: 'in-write',
+    db: join(dir, 'urgency.db'),
+    compaction: 'inline',
+    readWorkers: false,
+  });
+  try {
+    await gm.addMemories('ann', notes(0, 600));
+    const queue = new WriteQueue({ perContext: true, parallel: 1 });
+    /** Per turn the run queued: its background's urgency when it was queued. */
+    const urgency: boolean[] = [];
+    const forContext = queue.forContext.bind(queue);
+    queue.forContext = (contextId, work, options) => {
+      expect(options?.background).toBeDefined();
+      urgency.push(options?.background?.urgent() === true);
+      return forContext(contextId, work, options);
+    };
+    const compactions = new BackgroundCompactions(gm.store, queue, (contextId) =>
+      compactSemantic(gm.store, contextId),
+    );
+    // A run with nothing deferred: its writes are never held, its steps never urgent.
+    const calm = newCompactionMark();
+    await writeCompactionMark(gm.store, 'ann', calm);
+    compactions.schedule('ann', calm);
+    await compactions.idle();
+    expect(urgency.length).toBeGreaterThan(2);
+    expect(urgency.every((urgent) => !urgent)).toBe(true);
+    // A run whose user's writes left more ids than the rule allows: held, so its steps go first.
+    urgency.length = 0;
+    const busy = newCompactionMark();
+    await writeCompactionMark(gm.store, 'ann', busy);
+    compactions.schedule('ann', busy);
+    compactions.schedule.deferred?.('ann', 10_000);
+    await compactions.idle();
+    expect(urgency.length).toBeGreaterThan(2);
+    expect(urgency.every((urgent) => urgent)).toBe(true);
+    await compactions.close();
+  } finally {
+    await gm.close();
+  }
+});
+
 describe('a run that fails', () => {
   /**
    * A SQLite store whose semantic writes of 16 documents or more fail: a run's steps (its first step writes 16,

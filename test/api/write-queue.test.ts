@@ -216,6 +216,50 @@ describe('WriteQueue, one lane per context (a store whose users write side by si
     ]);
   });
 
+  it('background turns wait behind waiting writes, one after every four of them, and take idle slots', async () => {
+    const queue = new WriteQueue({ perContext: true, parallel: 1 });
+    const started: string[] = [];
+    const write = logged(started, 1);
+    const calm = { urgent: () => false };
+    const turns = [
+      ...['b1', 'b2', 'b3'].map((name) => queue.forContext(name, write(name), { background: calm })),
+      ...['f1', 'f2', 'f3', 'f4', 'f5', 'f6'].map((name) => queue.forContext(name, write(name))),
+    ];
+    await Promise.all(turns);
+    expect(started).toEqual(['f1', 'f2', 'f3', 'f4', 'b1', 'f5', 'f6', 'b2', 'b3']);
+  });
+
+  it('an urgent background turn goes before every waiting write', async () => {
+    const queue = new WriteQueue({ perContext: true, parallel: 1 });
+    const started: string[] = [];
+    let held = false;
+    const write = (name: string) => async () => {
+      started.push(name);
+      // The run's user is held from the first write on: its waiting step is urgent from then.
+      held = true;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    };
+    const turns = [
+      queue.forContext('f1', write('f1')),
+      queue.forContext('f2', write('f2')),
+      queue.forContext('f3', write('f3')),
+      queue.forContext('run', write('step'), { background: { urgent: () => held } }),
+    ];
+    await Promise.all(turns);
+    expect(started).toEqual(['f1', 'step', 'f2', 'f3']);
+  });
+
+  it('one line for all writes (one writer connection) keeps call order for background turns too', async () => {
+    const queue = new WriteQueue();
+    const started: string[] = [];
+    const write = logged(started, 1);
+    await Promise.all([
+      queue.forContext('b', write('b'), { background: { urgent: () => false } }),
+      queue.forContext('f', write('f')),
+    ]);
+    expect(started).toEqual(['b', 'f']);
+  });
+
   it('writes without an asker keep call order (one shared asker)', async () => {
     const queue = new WriteQueue({ perContext: true, parallel: 1 });
     const started: string[] = [];
