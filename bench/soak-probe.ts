@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file|postgres://…] [--json out] [--server-cpu-prof dir]`
+ * `npx tsx bench/soak-probe.ts [--users 200] [--per-user 500] [--minutes 10] [--clients 12] [--db file|postgres://…] [--json out] [--server-cpu-prof dir] [--heavy-users 0] [--heavy-share 0.5]`
  *
  * A long-running server under mixed traffic, to see whether anything grows with its uptime instead of with
  * its archive: builds (or reuses) an archive of `users` contexts of `per-user` memories each (bench:scale's
@@ -11,6 +11,8 @@
  * requests and latency percentiles per kind, errors, 503s and the RSS, and at the end the RSS slope over the
  * second half of the run (MiB per minute: ~0 when nothing accumulates) and the archive's integrity.
  * `--server-cpu-prof dir` runs the server under `node --cpu-prof` (one profile per thread, written at its exit).
+ * `--heavy-users n` sends `--heavy-share` of the adds, updates and deletes to the first n users (a few users
+ * who write all day beside many who write now and then); their writes are counted apart (`add@heavy`, ...).
  * With a PostgreSQL URL the minute lines add the database side (pg-side-sampler.ts): the server's connections
  * by state, the longest open transaction, and the RSS of every postgres process of the host (the cluster
  * should be this probe's own, e.g. `scripts/pg-cluster.sh start DIR PORT`).
@@ -37,6 +39,8 @@ const clients = parseCount(flag('clients', '12'));
 const file = flag('db', `/tmp/graphmemix-soak-${users}x${perUser}.db`);
 const jsonOut = args.includes('--json') ? flag('json', '') : undefined;
 const profileDir = args.includes('--server-cpu-prof') ? flag('server-cpu-prof', '') : undefined;
+const heavyUsers = parseCount(flag('heavy-users', '0'));
+const heavyShare = Number(flag('heavy-share', '0.5'));
 const root = resolve(import.meta.dirname, '..');
 const onPostgres = /^postgres(ql)?:\/\//.test(file);
 
@@ -112,6 +116,9 @@ function pickKind(roll: number): Kind {
   return 'retrieve';
 }
 
+const WRITES = new Set<Kind>(['add', 'update', 'delete']);
+const isHeavy = (user: string) => Number(user.slice('soak'.length)) < heavyUsers;
+
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
@@ -133,7 +140,7 @@ async function main(): Promise<void> {
   const words = questions.flatMap((q) => q.split(' ').slice(4));
   /** Ids this probe added, per user: the ones it may update or delete. */
   const added = new Map<string, string[]>();
-  let latencies = new Map<Kind, number[]>();
+  let latencies = new Map<string, number[]>();
   let errors = 0;
   let busy = 0;
   const firstErrors: string[] = [];
@@ -213,9 +220,10 @@ async function main(): Promise<void> {
         return undefined;
       }
       const ms = performance.now() - t0;
-      const list = latencies.get(kind) ?? [];
+      const label = WRITES.has(kind) && isHeavy(user) ? `${kind}@heavy` : kind;
+      const list = latencies.get(label) ?? [];
       list.push(ms);
-      latencies.set(kind, list);
+      latencies.set(label, list);
       if (slowest.length < 10 || ms > slowest.at(-1)!.ms) {
         slowest.push({ kind, user, at, ms: Math.round(ms) });
         slowest.sort((a, b) => b.ms - a.ms);
@@ -235,8 +243,11 @@ async function main(): Promise<void> {
       const next = mulberry32(77 + c);
       let n = 0;
       while (performance.now() < deadline) {
-        const user = userId(Math.floor(next() * users));
+        let user = userId(Math.floor(next() * users));
         const kind = pickKind(next());
+        // Without heavy users no extra draw: the same requests as before the option existed.
+        if (heavyUsers > 0 && WRITES.has(kind) && next() < heavyShare)
+          user = userId(Math.floor(next() * heavyUsers));
         const mine = added.get(user) ?? [];
         const say = () =>
           Array.from(

@@ -12,6 +12,8 @@ export interface PgSample {
   connections: Record<string, number>;
   /** Seconds the oldest open transaction of another connection has been open (0: none). */
   oldestTransactionS: number;
+  /** WAL the cluster wrote since the previous sample (the first: since the sampler started), in MiB. */
+  walMiB: number;
   /** Processes named postgres on this host. */
   postgresProcesses: number;
   /** Their proportional set size in MiB: shared buffers split among the processes that touched them. */
@@ -47,6 +49,9 @@ function postgresMemory(): Pick<PgSample, 'postgresProcesses' | 'postgresPssMiB'
 export function pgSideSampler(url: string): { sample(): Promise<PgSample>; close(): Promise<void> } {
   const client = new pg.Client({ connectionString: url });
   const connected = client.connect();
+  const walBytes = async () =>
+    Number((await client.query<{ b: string }>('SELECT wal_bytes AS b FROM pg_stat_wal')).rows[0]!.b);
+  let walBefore = connected.then(walBytes);
   return {
     async sample() {
       await connected;
@@ -62,9 +67,13 @@ export function pgSideSampler(url: string): { sample(): Promise<PgSample>; close
         connections[row.state ?? 'unknown'] = Number(row.n);
         oldest = Math.max(oldest, Number(row.oldest ?? 0));
       }
+      const wal = await walBytes();
+      const walMiB = Math.round((wal - (await walBefore)) / 2 ** 20);
+      walBefore = Promise.resolve(wal);
       return {
         connections,
         oldestTransactionS: Math.round(oldest * 10) / 10,
+        walMiB,
         ...postgresMemory(),
       };
     },
