@@ -193,10 +193,10 @@ export class BackgroundCompactions {
 
   /**
    * A turn of the context for the run's steps: through the queue like a write, after an import holding the
-   * context, but never waiting for the run's own hold on the context's writes. Background work: where users
-   * write side by side (PostgreSQL) a step waits behind the waiting writes, except while the run holds its
+   * context, but never waiting for the run's own hold on the context's writes. Background work (the facade's
+   * per-user lanes, both backends): a step waits behind the waiting writes, except while the run holds its
    * user's writes, when it goes first. In call order with the other runs' steps, a held user waited for all of
-   * them (200 users on PostgreSQL, bench/soak-probe.ts: a held user's writes took 40-100 s).
+   * them (200 users on PostgreSQL, bench/soak-probe.ts: a held user's writes took 22-101 s).
    */
   private turnFor(contextId: string): CompactionTurn {
     const background = { urgent: () => this.backlogs.get(contextId)?.hold !== undefined };

@@ -48,8 +48,8 @@ export class WriteQueue {
    * A write to `contextId`: after a piecewise write holding that context has finished, then in the queue.
    * `own` names a hold the caller itself took (a compaction's hold on its user's writes): its turns do not wait
    * for it. `asker`: who writes (WriteOptions.lane): waiting writes of different askers take turns.
-   * `background`: a turn of background work, behind waiting writes unless urgent (WriteLanes; per-context
-   * lanes only: one line keeps call order).
+   * `background`: a turn of background work, behind waiting writes unless urgent (WriteLanes; the per-context
+   * lanes the facade uses on both backends: one line, `perContext` false, keeps call order).
    */
   async forContext<T>(
     contextId: string,
