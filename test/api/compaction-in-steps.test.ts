@@ -177,13 +177,18 @@ describe.each([
   });
 });
 
-it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {
-  const gm = await openGraphmemix({
+/** A facade that compacts in the write that reaches the rule (its own background runs stay out of the way). */
+function openInline(file: string): Promise<Graphmemix> {
+  return openGraphmemix({
     semanticUpdates: 'in-write',
-    db: join(dir, 'inline.db'),
+    db: join(dir, file),
     compaction: 'inline',
     readWorkers: false,
   });
+}
+
+it("with compaction: 'inline', the write that reaches the rule compacts in its own turn", async () => {
+  const gm = await openInline('inline.db');
   try {
     await reachRule(gm);
     expect(await readCompactionMark(gm.store, 'ann')).toBeUndefined();
@@ -243,12 +248,7 @@ it('forgetting the user stops its run; nothing of the user is left, and it can b
 });
 
 it('a user may start its next run once as long as its last run took has passed', async () => {
-  const gm = await openGraphmemix({
-    semanticUpdates: 'in-write',
-    db: join(dir, 'cooldown.db'),
-    compaction: 'inline',
-    readWorkers: false,
-  });
+  const gm = await openInline('cooldown.db');
   try {
     await gm.addMemories('ann', notes(0, 600));
     let clock = 1_000;
@@ -276,12 +276,7 @@ it('a user may start its next run once as long as its last run took has passed',
 });
 
 it("a run's steps are background turns, urgent while the run holds its user's writes", async () => {
-  const gm = await openGraphmemix({
-    semanticUpdates: 'in-write',
-    db: join(dir, 'urgency.db'),
-    compaction: 'inline',
-    readWorkers: false,
-  });
+  const gm = await openInline('urgency.db');
   try {
     await gm.addMemories('ann', notes(0, 600));
     const queue = new WriteQueue({ perContext: true, parallel: 1 });
