@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTool } from '../../src/digest/media/external-tool.ts';
 import { openGraphmemix } from '../../src/graphmemix.ts';
 import type { Graphmemix } from '../../src/graphmemix-api.ts';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.ts';
@@ -154,6 +156,50 @@ describe.skipIf(!TOOLS)('media over HTTP', () => {
     expect((await app.request(`/v1/media/${ref}?user_id=alice`)).status).toBe(401);
     expect(parseRange('bytes=-5', 10)).toEqual({ start: 5, end: 9 });
     expect(parseRange('bytes=8-100', 10)).toEqual({ start: 8, end: 9 });
+  });
+
+  it('hostile: an uploaded "video" that is a playlist of another user\'s file is refused, nothing of it kept', async () => {
+    // Bob's clip as MPEG-TS (what an HLS playlist names); Alice knows its bytes, hence its stored name.
+    const mp4 = await writeVideo(join(dir, 'bob-src.mp4'), { text: 'BOB SECRET', seconds: 2 });
+    const ts = join(dir, 'bob-src.ts');
+    await runTool(
+      'ffmpeg',
+      ['-nostdin', '-v', 'error', '-y', '-i', mp4, '-c:v', 'mpeg2video', '-f', 'mpegts', ts],
+      {
+        timeoutMs: 30_000,
+        maxOutputBytes: 1024 * 1024,
+      },
+    );
+    const bobBytes = await readFile(ts);
+    const bobForm = new FormData();
+    bobForm.set('user_id', 'bob');
+    bobForm.set('memories', JSON.stringify([{ id: 'secret', text: '' }]));
+    bobForm.set('asset:secret', new File([bobBytes], 'secret.ts', { type: 'video/mp2t' }));
+    const bobAdded = await app.request('/v1/memories', {
+      method: 'POST',
+      headers: bearer(BOB),
+      body: bobForm,
+    });
+    expect(bobAdded.status).toBe(200);
+    await gm.waitForMedia();
+    expect((await gm.getMemory('bob', 'secret'))!.assets[0]!.frames?.length).toBeGreaterThan(0);
+
+    const stored = `${createHash('sha256').update(bobBytes).digest('hex').slice(0, 32)}.ts`;
+    const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\n../bob/${stored}\n#EXT-X-ENDLIST\n`;
+    const form = new FormData();
+    form.set('user_id', 'alice');
+    form.set('memories', JSON.stringify([{ id: 'holiday', text: 'holiday clip' }]));
+    form.set('asset:holiday', new File([playlist], 'holiday.mp4', { type: 'video/mp4' }));
+    const added = await app.request('/v1/memories', { method: 'POST', headers: bearer(ALICE), body: form });
+    expect(added.status).toBe(200);
+    await gm.waitForMedia();
+    const holiday: Json = await (
+      await app.request('/v1/memories/holiday?user_id=alice', { headers: bearer(ALICE) })
+    ).json();
+    expect(holiday.media_status).toBe('failed');
+    expect(holiday.memory.media.error).toMatch(/not on whitelist/);
+    expect(holiday.memory.assets[0].frames).toBeUndefined();
+    expect(JSON.stringify(holiday)).not.toMatch(/BOB|SECRET/);
   });
 
   it('the viewer works in a browser: login form -> session cookie, thumbnails through signed links', async () => {

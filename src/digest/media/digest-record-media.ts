@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { readExif } from '../../importers/exif/read-exif.ts';
 import type { ChatModel } from '../../providers/model-spec.ts';
 import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
@@ -178,6 +179,15 @@ async function digestVideo(
   const path = asset.uri!;
   await checkedSize(path, deps.limits.maxFileBytes);
   const facts = await probeVideo(path, deps.limits);
+  // The image rule for frames too: ffmpeg allocates whole decoded frames before scaling them down, so a
+  // small file declaring huge frames would otherwise cost gigabytes per sampled frame.
+  const pixels = (facts.width ?? 0) * (facts.height ?? 0);
+  if (pixels > deps.limits.maxImagePixels) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `the video's frames are ${facts.width} x ${facts.height} pixels, over the pixel limit of ${deps.limits.maxImagePixels}`,
+    );
+  }
   if (facts.durationSeconds !== undefined) asset.durationSeconds = facts.durationSeconds;
   if (record.timestamp === undefined && facts.createdAt !== undefined) record.timestamp = facts.createdAt;
   if (record.location === undefined && facts.lat !== undefined && facts.lon !== undefined) {

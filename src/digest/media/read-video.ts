@@ -15,6 +15,19 @@ export interface VideoFacts {
 }
 
 /**
+ * The demuxers a video may be read with: containers that hold their own streams. A client's upload is only
+ * bytes under a video name, and ffmpeg picks the demuxer from the content, so without this list a playlist
+ * (HLS `#EXTM3U`, DASH, `ffconcat`) saved as "clip.mp4" made ffmpeg open the files it names: any local file
+ * by absolute or relative path, another user's video included, whose frames then became this user's memory.
+ * The mov demuxer leaves data references (`enable_drefs`) off by default; matroska, avi, MPEG-TS/PS, FLV,
+ * Ogg and ASF name no other file.
+ */
+export const VIDEO_DEMUXERS = 'mov,matroska,avi,mpegts,mpeg,flv,ogg,asf';
+
+/** Input options of every ffprobe/ffmpeg run on a video: the local file itself, one of VIDEO_DEMUXERS. */
+const CONFINED_INPUT = ['-protocol_whitelist', 'file', '-format_whitelist', VIDEO_DEMUXERS] as const;
+
+/**
  * Duration, creation time and location of a video from ffprobe's JSON (format and stream tags). Location
  * is the ISO 6709 string phones write (`location`, `com.apple.quicktime.location.ISO6709`:
  * "+38.7139-009.1394+010.000/"). A file ffprobe cannot read is INVALID_INPUT.
@@ -22,7 +35,7 @@ export interface VideoFacts {
 export async function probeVideo(file: string, limits: MediaLimits): Promise<VideoFacts> {
   const out = await runTool(
     'ffprobe',
-    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-i', file],
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...CONFINED_INPUT, '-i', file],
     { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: 4 * 1024 * 1024 },
   );
   let parsed: {
@@ -94,6 +107,7 @@ export async function extractFrames(
         '-y',
         '-ss',
         time.toFixed(3),
+        ...CONFINED_INPUT,
         '-i',
         file,
         '-frames:v',

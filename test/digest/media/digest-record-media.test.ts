@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -187,6 +187,12 @@ describe('digestRecordMedia', () => {
           { maxFileBytes: 100 },
           /over the limit of 100/,
         ],
+        // The generated video is 640 x 360: its frames are over a 100k-pixel limit, refused before decoding.
+        [
+          recordWith('video', { id: 'video', kind: 'video', uri: big }),
+          { maxImagePixels: 100_000 },
+          /frames are \d+ x \d+ pixels, over the pixel limit of 100000/,
+        ],
       ];
       const started = Date.now();
       for (const [record, limits, message] of cases) {
@@ -195,6 +201,63 @@ describe('digestRecordMedia', () => {
         expect(out.record.assets[0]!.frames).toBeUndefined();
       }
       expect(Date.now() - started).toBeLessThan(20_000);
+    },
+  );
+
+  it.skipIf(!MEDIA_TOOLS.ffmpeg)(
+    'a "video" that is a playlist naming other files (HLS, ffconcat) is refused; other containers still read',
+    async () => {
+      // Another user's clip, as MPEG-TS (the segment format a playlist names), with text OCR could read.
+      const mp4 = await writeVideo(join(dir, 'bob', 'clip.mp4'), { text: 'BOB SECRET', seconds: 2 });
+      const victim = join(dir, 'bob', 'clip.ts');
+      const mkv = join(dir, 'bob', 'clip.mkv');
+      // MPEG-2 in the TS (a keyframe every 12 frames: each sampled time decodes), the same stream in Matroska.
+      for (const [out, codec, format] of [
+        [victim, 'mpeg2video', 'mpegts'],
+        [mkv, 'copy', 'matroska'],
+      ] as const) {
+        await runTool(
+          'ffmpeg',
+          ['-nostdin', '-v', 'error', '-y', '-i', mp4, '-c:v', codec, '-f', format, out],
+          { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 },
+        );
+      }
+      const hls = `#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\n${victim}\n#EXT-X-ENDLIST\n`;
+      const uploads: [string, string][] = [
+        ['hls-absolute.mp4', hls],
+        ['hls-relative.mov', hls.replace(victim, '../bob/clip.ts')],
+        ['concat.mp4', 'ffconcat version 1.0\nfile ../bob/clip.ts\n'],
+      ];
+      for (const [name, text] of uploads) {
+        const file = join(dir, 'alice', name);
+        await mkdir(join(dir, 'alice'), { recursive: true });
+        await writeFile(file, text);
+        // Control: unconfined, ffmpeg does follow the playlist to bob's file (the fixture is really hostile).
+        if (name === 'hls-absolute.mp4') {
+          const frame = join(dir, 'alice', 'unconfined.jpg');
+          await runTool(
+            'ffmpeg',
+            ['-nostdin', '-v', 'error', '-y', '-i', file, '-frames:v', '1', '-f', 'image2', frame],
+            { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 },
+          );
+          expect((await stat(frame)).size).toBeGreaterThan(0);
+        }
+        const out = await digestRecordMedia(
+          recordWith('video', { id: 'video', kind: 'video', uri: file }),
+          deps({}, { derivedDir: join(dir, 'derived-alice') }),
+        );
+        expect(out.error, name).toMatch(/ffprobe failed: .*not on whitelist/);
+        expect(out.record.assets[0]!.frames, name).toBeUndefined();
+        expect(JSON.stringify(out.record), name).not.toMatch(/BOB|SECRET/);
+      }
+      for (const file of [victim, mkv]) {
+        const out = await digestRecordMedia(
+          recordWith('video', { id: 'video', kind: 'video', uri: file }),
+          { derivedDir: join(dir, 'derived'), limits: DEFAULT_MEDIA_LIMITS }, // no OCR: frames are enough
+        );
+        expect(out.error, file).toBeUndefined();
+        expect(out.record.assets[0]!.frames?.length, file).toBeGreaterThan(0);
+      }
     },
   );
 
