@@ -1,3 +1,5 @@
+import { inSet, trimEndChars, trimStartChars } from '../types/trim-chars.ts';
+
 /**
  * Parses dataset evidence references ("D1:3", "D1:3; D1:5", "D12:3-D12:5", "D2:7,D2:9", arrays of these)
  * into normalised dialogue ids `D<session>:<turn>` (leading zeros dropped). Never throws: anything that is
@@ -14,6 +16,8 @@ export interface EvidenceRefs {
 const MAX_RANGE = 200;
 
 const SINGLE = /^D(\d+):(\d+)$/i;
+/** Whitespace around a colon ("D1 : 3"), each run entered at its first character only (see parseEvidenceRefs). */
+const COLON_SPACES = /(?<!\s)\s*:\s*/g;
 const RANGE = /^D(\d+):(\d+)-(?:D(\d+):)?(\d+)$/i;
 
 export function parseEvidenceRefs(raw: unknown): EvidenceRefs {
@@ -27,9 +31,11 @@ export function parseEvidenceRefs(raw: unknown): EvidenceRefs {
     }
   };
   for (const text of flattenStrings(raw)) {
-    const normalised = text.replace(/\s*:\s*/g, ':').replace(/\s*(?:-|–|\bto\b)\s*(?=D?\d)/gi, '-');
+    // Each pattern starts a whitespace run only at its first character (the lookbehinds): from every position of
+    // a long run without the ':' or '-' after it they rescanned it (100k spaces took 51 s); same replacements.
+    const normalised = text.replace(COLON_SPACES, ':').replace(/(?<!\s)\s*(?:-|–|\bto\b)\s*(?=D?\d)/gi, '-');
     for (const rawToken of normalised.split(/[;,\s|]+/)) {
-      const token = rawToken.replace(/^["'([{]+|["')\]}.]+$/g, '');
+      const token = trimEndChars(trimStartChars(rawToken, inSet(`"'([{`)), inSet(`"')]}.`));
       if (token === '') continue;
       const single = SINGLE.exec(token);
       if (single) {
@@ -47,7 +53,7 @@ export function parseEvidenceRefs(raw: unknown): EvidenceRefs {
 
 /** `D<session>:<turn>` with numbers normalised, or undefined when `value` is not a dialogue id. */
 export function normaliseDiaIdString(value: string): string | undefined {
-  const match = SINGLE.exec(value.trim().replace(/\s*:\s*/g, ':'));
+  const match = SINGLE.exec(value.trim().replace(COLON_SPACES, ':'));
   return match ? normaliseDiaId(match[1]!, match[2]!) : undefined;
 }
 

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { DerivedFields, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import type { EvalQuestion, QuestionChoice } from '../types/question.ts';
+import { LINE_TERMINATOR } from '../types/trim-chars.ts';
 import { dialogueRounds } from './dialogue-rounds.ts';
 import { parseEvidenceRefs } from './evidence-refs.ts';
 import { findFiles } from './find-files.ts';
@@ -202,7 +203,18 @@ async function roundImages(
 }
 
 /** "Stem\n(A) x\n(B) y\nOutput only the letter." -> stem, choices, trailing instruction. */
-function splitChoices(
+/**
+ * The text after a choice label, as `\s*(.+)$` took it (trimmed), else undefined; by hand because that tail
+ * retried every split of a long blank run before a line terminator, which `.` does not match (100k: 10 s).
+ */
+function choiceText(rest: string): string | undefined {
+  const body = rest.trimStart();
+  if (body !== '') return LINE_TERMINATOR.test(body) ? undefined : body.trim();
+  // Only whitespace: `(.+)` takes the last character unless it is a line terminator.
+  return rest !== '' && !LINE_TERMINATOR.test(rest.slice(-1)) ? '' : undefined;
+}
+
+export function splitChoices(
   text: string,
 ): { stem: string; choices: QuestionChoice[]; instruction?: string } | undefined {
   const lines = text.split('\n');
@@ -210,11 +222,12 @@ function splitChoices(
   let first = -1;
   let last = -1;
   for (const [index, line] of lines.entries()) {
-    const match = /^\s*\(?([A-Z])[).:]\s*(.+)$/.exec(line);
-    if (!match) continue;
+    const match = /^\s*\(?([A-Z])[).:]/.exec(line);
+    const choice = match ? choiceText(line.slice(match[0].length)) : undefined;
+    if (!match || choice === undefined) continue;
     if (first === -1) first = index;
     last = index;
-    choices.push({ id: match[1]!, text: match[2]!.trim() });
+    choices.push({ id: match[1]!, text: choice });
   }
   if (choices.length < 2) return undefined;
   const stem = lines.slice(0, first).join('\n').trim();

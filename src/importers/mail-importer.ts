@@ -134,7 +134,7 @@ async function* toItems(
   const references = parseMessageIdList(parsed.references);
   const inReplyTo = parseMessageIdList(parsed.inReplyTo)[0];
   const subject = (parsed.subject ?? '').trim();
-  const body = (parsed.text ?? '').replace(/\s+$/, '');
+  const body = (parsed.text ?? '').trimEnd();
   const text = `Subject: ${subject}\n\n${body}`;
 
   const previous = seen.get(id);

@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Metadata } from 'sharp';
 import { GraphmemixError } from '../errors/graphmemix-error.ts';
+import { DECODED_IMAGE_FORMATS } from '../types/media-mime.ts';
 import type { ExifData, MediaAsset, MemoryRecord } from '../types/memory-record.ts';
 import { readExif } from './exif/read-exif.ts';
 import { compareCodePoints, findFiles, hasExtension } from './find-files.ts';
@@ -146,6 +147,8 @@ async function probePhoto(
   try {
     const { default: sharp } = await loadOptionalPackage('sharp', 'photo import');
     metadata = await sharp(bytes).metadata();
+    if (!DECODED_IMAGE_FORMATS.has(metadata.format ?? ''))
+      throw new Error(`image format ${metadata.format ?? 'unknown'} is not decoded`);
     // Decoding at 1/8 scale (JPEG shrink-on-load) is cheap and catches truncated or corrupt image data
     // that a header-only read would accept.
     await sharp(bytes, { failOn: 'error' }).resize(32, 32, { fit: 'inside' }).raw().toBuffer();

@@ -32,3 +32,20 @@ export function mimeForPath(path: string): string | undefined {
   const clean = path.split(/[?#]/, 1)[0] ?? path;
   return MIME_BY_EXTENSION[extname(clean).toLowerCase()];
 }
+
+/**
+ * The raster formats the digest decodes. libvips picks its loader from the bytes, not the file name or type,
+ * so an upload named "pic.png" may be an SVG, and librsvg renders filter chains at a cost nothing bounds: a
+ * 378-byte SVG of four `feMorphology` steps at 100 M pixels took 70 s of a libuv thread while the media queue
+ * waited for every user (round 55). Other loaders libvips carries (PDF, FITS, OpenSlide, ImageMagick, raw)
+ * read more than a photo needs; PDFs have their own path (poppler, bounded). Checked on the header
+ * (sharp's `metadata().format`) before every decode of stored or imported bytes.
+ */
+export const DECODED_IMAGE_FORMATS: ReadonlySet<string> = new Set([
+  'jpeg',
+  'png',
+  'webp',
+  'gif',
+  'tiff',
+  'heif',
+]);

@@ -42,6 +42,15 @@ describe('readExif', () => {
     expect(result.warnings.join(' ')).toMatch(/unreadable EXIF/);
   });
 
+  it('an EXIF bomb (65,531 entries sharing one 80 KB value) is read without filling the heap', async () => {
+    // Without the tag list this 0.85 MB TIFF made exifr build 655 M numbers: the process died at 4 GB.
+    for (const tags of ['distinct', 'all DateTimeOriginal'] as const) {
+      const result = await readExif(exifBombTiff(tags));
+      expect(result.exif?.takenAt, tags).toBeUndefined();
+      expect(process.memoryUsage().heapUsed, tags).toBeLessThan(1024 ** 3);
+    }
+  });
+
   it('rejects impossible EXIF times', () => {
     expect(exifDateToIso('0000:00:00 00:00:00')).toBeUndefined();
     expect(exifDateToIso('2024:02:30 10:00:00')).toBeUndefined();
@@ -132,6 +141,21 @@ describe('photos importer (no OCR)', () => {
     expect(warnings[0]!.message).toMatch(/EXIF/);
   });
 
+  it('refuses an SVG named like a photo from its header (never rendered)', async () => {
+    const root = join(dir, 'svg');
+    await writeJpegPhoto(root, 'ok.jpg', { title: 'OK', lines: [] });
+    await writeFile(
+      join(root, 'IMG_0002.png'),
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10000" height="10000"><rect width="9" height="9"/></svg>',
+    );
+    const items = await collect(createMediaImporter().read(root, { ocr: false }));
+    expect(recordsOf(items).map((r) => r.sourceId)).toEqual(['ok.jpg']);
+    const rejected = items.filter((item) => item.type === 'reject');
+    expect(rejected.map((item) => (item as { error: Error }).error.message)).toEqual([
+      `${join(root, 'IMG_0002.png')}: not a readable image: image format svg is not decoded`,
+    ]);
+  });
+
   it('accepts a single file path; sourceId is the file name', async () => {
     const file = await writeJpegPhoto(join(dir, 'single'), 'only.jpg', { title: 'ONE', lines: [] });
     const records = recordsOf(await collect(createMediaImporter().read(file, { ocr: false })));
@@ -153,3 +177,65 @@ describe('photos importer (no OCR)', () => {
     ]);
   });
 });
+
+/**
+ * A valid 1x1 grey TIFF whose EXIF IFD holds 65,531 RATIONAL entries of 10,000 values each, all pointing at
+ * the same 80 KB (helper audit of round 55): distinct tags, or every entry DateTimeOriginal (a picked tag).
+ */
+function exifBombTiff(tags: 'distinct' | 'all DateTimeOriginal'): Buffer {
+  const entries = 65_531;
+  const count = 10_000;
+  const entry = (tag: number, type: number, n: number, value: number): Buffer => {
+    const out = Buffer.alloc(12);
+    out.writeUInt16LE(tag, 0);
+    out.writeUInt16LE(type, 2);
+    out.writeUInt32LE(n, 4);
+    if (type === 3 && n === 1) out.writeUInt16LE(value, 8);
+    else out.writeUInt32LE(value, 8);
+    return out;
+  };
+  const ifdOffset = 8;
+  const pixelOffset = ifdOffset + 2 + 10 * 12 + 4;
+  const exifOffset = pixelOffset + 2;
+  const dataOffset = exifOffset + 2 + entries * 12 + 4;
+  const u16 = (value: number) => Buffer.from([value & 0xff, value >> 8]);
+  const ifd0 = Buffer.concat([
+    u16(10),
+    entry(256, 3, 1, 1),
+    entry(257, 3, 1, 1),
+    entry(258, 3, 1, 8),
+    entry(259, 3, 1, 1),
+    entry(262, 3, 1, 1),
+    entry(273, 4, 1, pixelOffset),
+    entry(277, 3, 1, 1),
+    entry(278, 3, 1, 1),
+    entry(279, 4, 1, 1),
+    entry(34665, 4, 1, exifOffset),
+    Buffer.alloc(4),
+  ]);
+  // Distinct tag numbers skip the sub-IFD pointers exifr follows.
+  const skip = new Set([0x8769, 0x8825, 0xa005, 0x927c]);
+  const tagNumbers: number[] = [];
+  for (let tag = 1; tagNumbers.length < entries; tag++) {
+    if (tags === 'all DateTimeOriginal') tagNumbers.push(0x9003);
+    else if (!skip.has(tag)) tagNumbers.push(tag);
+  }
+  const exif = Buffer.concat([
+    u16(entries),
+    ...tagNumbers.map((tag) => entry(tag, 5, count, dataOffset)),
+    Buffer.alloc(4),
+  ]);
+  const data = Buffer.alloc(count * 8);
+  for (let i = 0; i < count; i++) {
+    data.writeUInt32LE(1, i * 8);
+    data.writeUInt32LE(3, i * 8 + 4);
+  }
+  return Buffer.concat([
+    Buffer.from('II*\0'),
+    Buffer.from([8, 0, 0, 0]),
+    ifd0,
+    Buffer.from([0x80, 0]),
+    exif,
+    data,
+  ]);
+}

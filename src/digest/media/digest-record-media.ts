@@ -7,8 +7,9 @@ import type { ChatModel } from '../../providers/model-spec.ts';
 import { RECORD_LIMITS } from '../../schemas/record-limits.ts';
 import { documentPartId } from '../../types/document-parts.ts';
 import type { MediaAsset, MemoryRecord } from '../../types/memory-record.ts';
+import { inSet, trimEndChars } from '../../types/trim-chars.ts';
 import type { BoundedOcr } from './bounded-ocr.ts';
-import { loadSharp, ocrReadyPng, storeFrameStrip, storeThumbnail } from './image-tools.ts';
+import { ocrReadyPng, readImageHeader, storeFrameStrip, storeThumbnail } from './image-tools.ts';
 import type { MediaLimits } from './media-limits.ts';
 import { readPdf, renderPdfPage } from './read-pdf.ts';
 import { extractFrames, frameTimes, probeVideo } from './read-video.ts';
@@ -26,6 +27,11 @@ export interface MediaDigestDeps {
   /** Where frames and page images are written (`<dir>/<folder of the context>/derived/<sha256>/`). */
   derivedDir: string;
   limits: MediaLimits;
+  /**
+   * @internal When the record's digest must stop (`performance.now()` ms): set by digestRecordMedia from
+   * limits.recordTimeoutMs and checked between steps (an asset, a frame, a page), each bounded on its own.
+   */
+  deadline?: number;
 }
 
 export interface MediaDigestOutcome {
@@ -63,6 +69,9 @@ export async function digestRecordMedia(
   deps: MediaDigestDeps,
 ): Promise<MediaDigestOutcome> {
   const record: MemoryRecord = structuredClone(input);
+  // Each step has its own bound (a tool run, an OCR call), but a record may hold many assets, frames and
+  // pages: the record's limit stops it between steps.
+  const bounded: MediaDigestDeps = { ...deps, deadline: performance.now() + deps.limits.recordTimeoutMs };
   const warnings: string[] = [];
   const errors: string[] = [];
   const parts: MemoryRecord[] = [];
@@ -72,10 +81,11 @@ export async function digestRecordMedia(
     const kind = digestKind(asset);
     if (kind === undefined || !isLocal(asset.uri)) continue;
     try {
-      if (kind === 'image') await digestImage(record, asset, deps, warnings);
-      else if (kind === 'video') await digestVideo(record, asset, deps, warnings);
+      checkDeadline(bounded, 'this asset');
+      if (kind === 'image') await digestImage(record, asset, bounded, warnings);
+      else if (kind === 'video') await digestVideo(record, asset, bounded, warnings);
       else if (parts.length === 0)
-        for (const part of await digestPdf(record, asset, deps, warnings)) parts.push(part);
+        for (const part of await digestPdf(record, asset, bounded, warnings)) parts.push(part);
       else warnings.push(`asset ${asset.id}: a second PDF in one record is not split into pages`);
     } catch (error) {
       // The file's folder stays on the server: clients read media.error (GET /v1/memories/:id).
@@ -86,6 +96,16 @@ export async function digestRecordMedia(
   if (parts.length > 0) outcome.parts = parts;
   if (errors.length > 0) outcome.error = errors.join('; ').slice(0, 2000);
   return outcome;
+}
+
+/** Throws INVALID_INPUT once the record's digest is past its limit (the asset in progress fails). */
+function checkDeadline(deps: MediaDigestDeps, next: string): void {
+  if (deps.deadline !== undefined && performance.now() > deps.deadline) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `the media digest ran over its limit of ${deps.limits.recordTimeoutMs} ms per record (${next} not read)`,
+    );
+  }
 }
 
 function digestKind(asset: MediaAsset): 'image' | 'video' | 'pdf' | undefined {
@@ -117,10 +137,8 @@ async function digestImage(
   const path = asset.uri!;
   await checkedSize(path, deps.limits.maxImageBytes);
   const bytes = await readFile(path);
-  const sharp = await loadSharp();
-  // Header read with the pixel bound: a decompression bomb fails here, before any decode.
-  const meta = await sharp(bytes, { limitInputPixels: deps.limits.maxImagePixels }).metadata();
-  if (meta.width === undefined || meta.height === undefined) throw new Error('not a readable image');
+  // Pixel bound and format before anything else reads the bytes (image-tools.ts).
+  await readImageHeader(bytes, deps.limits);
   if (asset.exif === undefined) {
     const exif = await readExif(bytes);
     for (const warning of exif.warnings) warnings.push(`asset ${asset.id}: ${warning}`);
@@ -220,12 +238,14 @@ async function sampleFrames(
     frameTimes(durationSeconds, deps.limits.videoFrames),
     dir,
     deps.limits,
+    (time) => checkDeadline(deps, `the frame at ${time} s`),
   );
   asset.frames = frames.map((frame) => frame.path);
   asset.frameTimes = frames.map((frame) => frame.time);
   if (!deps.ocr) return;
   const texts: string[] = [];
   for (const frame of frames) {
+    checkDeadline(deps, `OCR of the frame at ${frame.time} s`);
     try {
       texts.push(await deps.ocr.recognize(await ocrReadyPng(await readFile(frame.path), deps.limits)));
     } catch (error) {
@@ -285,6 +305,7 @@ async function digestPdf(
     const assets: MediaAsset[] = [];
     if (pageText.trim() === '') {
       if (!rendered.has(page)) continue;
+      checkDeadline(deps, `page ${page}`);
       try {
         const image = await renderPdfPage(path, page, dir, deps.limits);
         if (image === undefined) continue;
@@ -327,14 +348,12 @@ async function digestPdf(
 }
 
 /** Cuts text to `max` UTF-8 bytes on a character boundary (warns when it cuts). */
-function fitBytes(text: string, max: number, warnings: string[]): string {
+export function fitBytes(text: string, max: number, warnings: string[]): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= max) return text;
   warnings.push(`document text cut to ${max} bytes (record text limit)`);
-  return bytes
-    .subarray(0, max)
-    .toString('utf8')
-    .replace(/\uFFFD+$/, '');
+  // The cut character's replacement marks, by a walk (`/\uFFFD+$/` is quadratic on a run of them).
+  return trimEndChars(bytes.subarray(0, max).toString('utf8'), inSet('\uFFFD'));
 }
 
 /** `<dir>/<context folder>/derived/<sha256 of the file>`: re-digesting the same file reuses its folder. */

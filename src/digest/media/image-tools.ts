@@ -1,9 +1,31 @@
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { GraphmemixError } from '../../errors/graphmemix-error.ts';
 import { loadOptionalPackage } from '../../importers/optional-package.ts';
+import { DECODED_IMAGE_FORMATS } from '../../types/media-mime.ts';
 import type { MediaLimits } from './media-limits.ts';
 
 type Sharp = typeof import('sharp').default;
+type ImageHeader = Awaited<ReturnType<ReturnType<Sharp>['metadata']>>;
+
+/**
+ * @internal (sharp's metadata type: see loadSharp)
+ * An image's header read with the pixel bound (a decompression bomb fails here, before any decode); an image
+ * of another format, or without dimensions, is INVALID_INPUT. Every decode of stored bytes goes through it.
+ */
+export async function readImageHeader(bytes: Buffer, limits: MediaLimits): Promise<ImageHeader> {
+  const sharp = await loadSharp();
+  const header = await sharp(bytes, { limitInputPixels: limits.maxImagePixels }).metadata();
+  if (!DECODED_IMAGE_FORMATS.has(header.format ?? '')) {
+    throw new GraphmemixError(
+      'INVALID_INPUT',
+      `image format ${header.format ?? 'unknown'} is not decoded (decoded: ${[...DECODED_IMAGE_FORMATS].join(', ')})`,
+    );
+  }
+  if (header.width === undefined || header.height === undefined)
+    throw new GraphmemixError('INVALID_INPUT', 'not a readable image');
+  return header;
+}
 
 /**
  * sharp, loaded on first use through the optional-package loader (a text-only archive never loads it).
@@ -18,6 +40,7 @@ export async function loadSharp(): Promise<Sharp> {
  * PNG (tesseract's own decoder reads neither WebP nor HEIC). Decoding is bounded by limits.maxImagePixels.
  */
 export async function ocrReadyPng(bytes: Buffer, limits: MediaLimits): Promise<Buffer> {
+  await readImageHeader(bytes, limits);
   const sharp = await loadSharp();
   return sharp(bytes, { limitInputPixels: limits.maxImagePixels, failOn: 'error' })
     .rotate()
@@ -38,6 +61,7 @@ export async function thumbnailJpeg(
 ): Promise<Buffer | undefined> {
   const sharp = await loadSharp();
   try {
+    await readImageHeader(bytes, limits);
     return await sharp(bytes, { limitInputPixels: limits.maxImagePixels })
       .rotate()
       .resize(edge, edge, { fit: 'inside', withoutEnlargement: true })

@@ -14,6 +14,12 @@ export interface MediaLimits {
   toolTimeoutMs: number;
   /** Largest output read from an external tool (bytes). */
   toolMaxOutputBytes: number;
+  /**
+   * Memory one external tool run may allocate (bytes; its data segment, `RLIMIT_DATA`, on Linux). Decoders
+   * allocate what a file declares: a 862-byte PDF whose JPEG 2000 image claims 45,000 x 45,000 pixels made
+   * pdftoppm take 8.1 GB whatever `-scale-to` said (round 55).
+   */
+  toolMaxMemoryBytes: number;
   /** Frames sampled from a video. */
   videoFrames: number;
   /** Largest video or document file read (bytes). */
@@ -34,6 +40,7 @@ export const DEFAULT_MEDIA_LIMITS: MediaLimits = {
   ocrTimeoutMs: 60_000,
   toolTimeoutMs: 30_000,
   toolMaxOutputBytes: 16 * 1024 * 1024,
+  toolMaxMemoryBytes: 2 * 1024 * 1024 * 1024,
   videoFrames: 8,
   maxFileBytes: 1024 * 1024 * 1024,
   maxPdfPages: 300,

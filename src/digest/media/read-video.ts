@@ -36,7 +36,11 @@ export async function probeVideo(file: string, limits: MediaLimits): Promise<Vid
   const out = await runTool(
     'ffprobe',
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...CONFINED_INPUT, '-i', file],
-    { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: 4 * 1024 * 1024 },
+    {
+      timeoutMs: limits.toolTimeoutMs,
+      maxOutputBytes: 4 * 1024 * 1024,
+      maxMemoryBytes: limits.toolMaxMemoryBytes,
+    },
   );
   let parsed: {
     format?: { duration?: string; tags?: Record<string, string> };
@@ -92,11 +96,14 @@ export async function extractFrames(
   times: readonly number[],
   outDir: string,
   limits: MediaLimits,
+  /** Called before each frame (the caller's time limit throws from it). */
+  beforeFrame: (time: number) => void = () => {},
 ): Promise<{ path: string; time: number }[]> {
   await mkdir(outDir, { recursive: true });
   const frames: { path: string; time: number }[] = [];
   const edge = limits.renderEdge;
   for (const [i, time] of times.entries()) {
+    beforeFrame(time);
     const path = join(outDir, `frame-${i}.jpg`);
     await runTool(
       'ffmpeg',
@@ -120,7 +127,11 @@ export async function extractFrames(
         'image2',
         path,
       ],
-      { timeoutMs: limits.toolTimeoutMs, maxOutputBytes: 1024 * 1024 },
+      {
+        timeoutMs: limits.toolTimeoutMs,
+        maxOutputBytes: 1024 * 1024,
+        maxMemoryBytes: limits.toolMaxMemoryBytes,
+      },
     );
     if (await exists(path)) frames.push({ path, time });
   }

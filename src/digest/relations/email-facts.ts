@@ -1,6 +1,7 @@
 import { tokenize } from '../../retrieval/tokenize.ts';
 import type { EmailMetadata } from '../../types/email-metadata.ts';
 import type { MemoryRecord } from '../../types/memory-record.ts';
+import { inSet, trimEndChars, trimStartChars } from '../../types/trim-chars.ts';
 import { calendarDay, extractDates, timestampMs } from '../date-extraction.ts';
 
 /** What the email relations read from one email record. */
@@ -63,10 +64,8 @@ export function normalizeSubject(subject: string): string {
     if (next === value) break;
     value = next;
   }
-  return value
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .replace(/[\s.!?:;,-]+$/, '');
+  // Trailing punctuation by a walk from the end: `/[\s.!?:;,-]+$/` took 47 s on 100k dots and a letter.
+  return trimEndChars(value.toLowerCase().replace(/\s+/g, ' '), inSet(' .!?:;,-'));
 }
 
 /**
@@ -98,11 +97,10 @@ function subjectStem(subject: string): string[] {
   return [...contentTokens(subject)].filter((token) => !MAIL_BOILERPLATE.has(token)).sort();
 }
 
-function normalizeMessageId(value: string): string {
-  return value
-    .trim()
-    .replace(/^<+|>+$/g, '')
-    .toLowerCase();
+/** Without whitespace and angle brackets at either end, lower case (also the supersedes rule's thread key). */
+export function normalizeMessageId(value: string): string {
+  // Walks, not `/^<+|>+$/g`: 100k '>' and a letter took 57 s.
+  return trimEndChars(trimStartChars(value.trim(), inSet('<')), inSet('>')).toLowerCase();
 }
 
 function readEmailMetadata(value: unknown): EmailMetadata {

@@ -1,7 +1,7 @@
 import type { MemoryRecord } from '../../types/memory-record.ts';
 import { explicitSupersedes } from '../../types/supersession.ts';
 import { timestampMs } from '../date-extraction.ts';
-import { contentTokens } from './email-facts.ts';
+import { contentTokens, normalizeMessageId } from './email-facts.ts';
 import { compareBySequence, PairSet, type RecordPair } from './record-pair.ts';
 
 /** Constants of the `supersedes` rule (documented on `supersedesPairs`; docs/supersession.md). */
@@ -125,11 +125,7 @@ export function supersessionThread(record: MemoryRecord): string | undefined {
         ? references.split(/\s+/).find((item) => item !== '')
         : undefined;
     const root = first ?? stringField(email?.inReplyTo) ?? stringField(email?.messageId);
-    if (root !== undefined)
-      return `m:${root
-        .trim()
-        .replace(/^<+|>+$/g, '')
-        .toLowerCase()}`;
+    if (root !== undefined) return `m:${normalizeMessageId(root)}`;
   }
   if (record.runId !== undefined && record.runId !== '') return `r:${record.runId}`;
   return 'u:';

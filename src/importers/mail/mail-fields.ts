@@ -13,17 +13,18 @@ export function normalizeMessageId(value: string): string | undefined {
 /** A References / In-Reply-To value (string or list, as mailparser gives it) -> normalised ids, in order. */
 export function parseMessageIdList(value: unknown): string[] {
   const parts = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
-  const ids: string[] = [];
+  // A set: a References header of a million ids made the list's `includes` quadratic.
+  const ids = new Set<string>();
   for (const part of parts) {
     if (typeof part !== 'string') continue;
     const bracketed = part.match(/<[^<>]*>/g);
     const tokens = bracketed ?? part.split(/[\s,]+/);
     for (const token of tokens) {
       const id = normalizeMessageId(token);
-      if (id !== undefined && !ids.includes(id)) ids.push(id);
+      if (id !== undefined) ids.add(id);
     }
   }
-  return ids;
+  return [...ids];
 }
 
 /**
@@ -32,10 +33,7 @@ export function parseMessageIdList(value: unknown): string[] {
  * We parse the raw header ourselves: mailparser replaces an unparseable Date with the current time.
  */
 export function parseMailDate(raw: string): string | undefined {
-  const value = raw
-    .replace(/\([^)]*\)/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const value = withoutComments(raw).replace(/\s+/g, ' ').trim();
   if (value === '') return undefined;
   const time = Date.parse(value);
   if (Number.isNaN(time)) return undefined;
@@ -46,4 +44,20 @@ export function parseMailDate(raw: string): string | undefined {
   if (Math.abs(minutes) > 14 * 60) return new Date(time).toISOString().replace('.000Z', 'Z');
   const local = new Date(time + minutes * 60_000).toISOString().slice(0, 19);
   return `${local}${offset[1]}${offset[2]}:${offset[3]}`;
+}
+
+/**
+ * The header without its "(comments)", each replaced by a space: what `/\([^)]*\)/g` did, in one pass (that
+ * pattern rescans to the end from every "(" without a ")": 100k of them held the event loop 20 s).
+ */
+function withoutComments(value: string): string {
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const open = value.indexOf('(', from);
+    const close = open < 0 ? -1 : value.indexOf(')', open + 1);
+    if (close < 0) return out + value.slice(from);
+    out += `${value.slice(from, open)} `;
+    from = close + 1;
+  }
 }

@@ -96,13 +96,16 @@ async function* byteLines(file: string): AsyncGenerator<Buffer> {
   if (pending.length > 0) yield Buffer.concat(pending);
 }
 
+/** The part of a "From " line searched for its date ("From a@b.example Mon Jan  1 10:00:00 2024"). */
+const ENVELOPE_HEAD_BYTES = 1024;
 /** Envelope date: weekday, month, then a four-digit year later on the line (asctime, any zone form). */
 const ENVELOPE_DATE =
   /\s(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s.*\b\d{4}\b/;
 
 function isSeparator(line: Buffer, firstLine: boolean): boolean {
   if (!startsWith(line, FROM_)) return false;
-  return firstLine || ENVELOPE_DATE.test(line.toString('latin1'));
+  // An envelope line is short; the pattern's `.*` backtracks per weekday-month pair, so only its head is read.
+  return firstLine || ENVELOPE_DATE.test(line.subarray(0, ENVELOPE_HEAD_BYTES).toString('latin1'));
 }
 
 function unescapeFrom(line: Buffer): Buffer {

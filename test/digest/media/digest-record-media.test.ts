@@ -11,6 +11,7 @@ import {
   PHOTO_CAPTION_PROMPT,
 } from '../../../src/digest/media/digest-record-media.ts';
 import { runTool } from '../../../src/digest/media/external-tool.ts';
+import { ocrReadyPng, thumbnailJpeg } from '../../../src/digest/media/image-tools.ts';
 import { DEFAULT_MEDIA_LIMITS, type MediaLimits } from '../../../src/digest/media/media-limits.ts';
 import { frameTimes, parseIso6709 } from '../../../src/digest/media/read-video.ts';
 import { createTesseractOcr } from '../../../src/importers/ocr/tesseract-ocr.ts';
@@ -187,6 +188,12 @@ describe('digestRecordMedia', () => {
           { maxFileBytes: 100 },
           /over the limit of 100/,
         ],
+        // The record's time limit stops the digest between steps (here before the first frame at the latest).
+        [
+          recordWith('video', { id: 'video', kind: 'video', uri: big }),
+          { recordTimeoutMs: 1 },
+          /the media digest ran over its limit of 1 ms per record/,
+        ],
         // The generated video is 640 x 360: its frames are over a 100k-pixel limit, refused before decoding.
         [
           recordWith('video', { id: 'video', kind: 'video', uri: big }),
@@ -261,16 +268,75 @@ describe('digestRecordMedia', () => {
     },
   );
 
+  it('an SVG uploaded under an image name is refused from its header: no render, no thumbnail, no OCR', async () => {
+    // 10,000 x 10,000 (the pixel limit) through chained feMorphology: ~17 s of librsvg per step when rendered.
+    const steps = Array.from(
+      { length: 50 },
+      (_, i) => `<feMorphology in="${i === 0 ? 'SourceGraphic' : `m${i - 1}`}" result="m${i}" radius="200"/>`,
+    ).join('');
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="10000" height="10000"><filter id="f">${steps}</filter><rect width="10000" height="10000" filter="url(#f)"/></svg>`;
+    const file = join(dir, 'pic.png');
+    await writeFile(file, svg);
+    const out = await digestRecordMedia(
+      recordWith('photo', { id: 'photo', kind: 'image', uri: file, mime: 'image/png' }),
+      deps(),
+    );
+    expect(out.error).toMatch(/image format svg is not decoded/);
+    expect(out.record.assets[0]!.thumbnail).toBeUndefined();
+    expect(await thumbnailJpeg(Buffer.from(svg), 320, DEFAULT_MEDIA_LIMITS)).toBeUndefined();
+    await expect(ocrReadyPng(Buffer.from(svg), DEFAULT_MEDIA_LIMITS)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    // Control: the raster formats still decode.
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: 'white' } })
+      .png()
+      .toBuffer();
+    expect(await thumbnailJpeg(png, 320, DEFAULT_MEDIA_LIMITS)).toBeInstanceOf(Buffer);
+  });
+
+  it.skipIf(!MEDIA_TOOLS.ffmpeg || process.platform !== 'linux')(
+    'an external tool runs under the memory bound: a decode past it fails, one below it runs',
+    async () => {
+      const decode = (size: string) =>
+        runTool(
+          'ffmpeg',
+          [
+            '-nostdin',
+            '-v',
+            'error',
+            '-f',
+            'lavfi',
+            '-i',
+            `color=c=white:s=${size}:d=1`,
+            '-frames:v',
+            '1',
+            '-f',
+            'null',
+            '-',
+          ],
+          { timeoutMs: 5_000, maxOutputBytes: 1024 * 1024, maxMemoryBytes: 256 * 1024 * 1024 },
+        );
+      // ~800 MB of frames unbounded (measured); under 256 MiB ffmpeg fails or stalls until the time bound.
+      await expect(decode('16000x16000')).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(/^ffmpeg failed/),
+      });
+      await expect(decode('320x240')).resolves.toBeInstanceOf(Buffer);
+    },
+  );
+
   it('an external tool that is not installed is a CONFIG error naming the Debian package', async () => {
     const path = process.env.PATH;
     process.env.PATH = join(dir, 'no-tools-here');
     try {
-      await expect(
-        runTool('ffprobe', ['-version'], { timeoutMs: 5000, maxOutputBytes: 1024 }),
-      ).rejects.toMatchObject({
-        code: 'CONFIG',
-        message: expect.stringMatching(/apt-get install ffmpeg/),
-      });
+      for (const bound of [{}, { maxMemoryBytes: 1024 ** 3 }]) {
+        await expect(
+          runTool('ffprobe', ['-version'], { timeoutMs: 5000, maxOutputBytes: 1024, ...bound }),
+        ).rejects.toMatchObject({
+          code: 'CONFIG',
+          message: expect.stringMatching(/apt-get install ffmpeg/),
+        });
+      }
     } finally {
       process.env.PATH = path;
     }
