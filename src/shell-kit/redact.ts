@@ -69,7 +69,7 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
   for (const secret of [...knownSecrets, ...secrets]) {
     if (secret.length >= 4) out = out.split(secret).join(REDACTED);
   }
-  return (
+  return withholdUpstreamBody(
     out
       // scheme://user:pass@host and scheme://token@host
       .replace(USERINFO, (whole, run: string) => (/[a-z]/i.test(run) ? `${run}://${REDACTED}@` : whole))
@@ -79,8 +79,34 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
         `$1${REDACTED}`,
       )
       .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi, `$1 ${REDACTED}`)
-      .replace(/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, REDACTED)
-      // The model client appends the upstream error text after this prefix.
-      .replace(/(answered HTTP \d{3}(?: \([^)]*\))?):[\s\S]*$/, `$1: ${WITHHELD}`)
+      .replace(/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, REDACTED),
   );
+}
+
+const UPSTREAM = 'answered HTTP ';
+
+/**
+ * The model client appends the upstream error text after "answered HTTP <status>[ (<model> at <url>)]:"; all of
+ * it after the first such prefix is withheld. What `/(answered HTTP \d{3}(?: \([^)]*\))?):[\s\S]*$/` did, in
+ * one pass: that pattern searched for the ')' again from every prefix, so text holding many prefixes and no ')'
+ * (a memory in an MCP result) cost O(n^2).
+ */
+function withholdUpstreamBody(text: string): string {
+  // The first ')' at or after a position (as `[^)]*\)`), found once for all prefixes before it; Infinity: none.
+  let close = -1;
+  for (let at = text.indexOf(UPSTREAM); at >= 0; at = text.indexOf(UPSTREAM, at + 1)) {
+    const digits = at + UPSTREAM.length + 3;
+    if (!/^\d{3}$/.test(text.slice(digits - 3, digits))) continue;
+    let end = -1;
+    if (text.startsWith(' (', digits)) {
+      if (close < digits + 2) {
+        const found = text.indexOf(')', digits + 2);
+        close = found < 0 ? Number.POSITIVE_INFINITY : found;
+      }
+      if (close !== Number.POSITIVE_INFINITY && text[close + 1] === ':') end = close + 1;
+    }
+    if (end < 0 && text[digits] === ':') end = digits;
+    if (end >= 0) return `${text.slice(0, end)}: ${WITHHELD}`;
+  }
+  return text;
 }

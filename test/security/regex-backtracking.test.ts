@@ -10,7 +10,7 @@ import { parseEvidenceRefs } from '../../src/importers/evidence-refs.ts';
 import { splitChoices } from '../../src/importers/m3exam-importer.ts';
 import { parseMailDate, parseMessageIdList } from '../../src/importers/mail/mail-fields.ts';
 import { splitMbox } from '../../src/importers/mail/split-mbox.ts';
-import { redactText } from '../../src/shell-kit/redact.ts';
+import { redactText, WITHHELD } from '../../src/shell-kit/redact.ts';
 
 // Text a client controls, shaped against each pattern that used to backtrack (round 55's ReDoS audit). With
 // the old patterns these inputs took from 20 s to many minutes each (past the test timeout); the assertions
@@ -95,6 +95,19 @@ describe('client text against the patterns that backtracked', () => {
       `${'\uFFFD'.repeat(N)}x`,
     );
     expect(redactText(`GET /${'a'.repeat(N)}`)).toBe(`GET /${'a'.repeat(N)}`);
+    const prefixes = 'answered HTTP 500 ('.repeat(N / 20);
+    expect(redactText(prefixes)).toBe(prefixes);
+    // Small cases against the pattern the walk replaced (same answers).
+    const old = /(answered HTTP \d{3}(?: \([^)]*\))?):[\s\S]*$/;
+    for (const text of [
+      'answered HTTP 5xx: a; answered HTTP 429 (m (x) at u) no; answered HTTP 500: body',
+      'answered HTTP 429 (m (x): tail',
+      'answered HTTP 429 (m at u) no; answered HTTP 502 (m at u): body',
+      'answered HTTP 429 (no close; answered HTTP 401: body',
+      'answered HTTP 4290: x',
+    ]) {
+      expect(redactText(text), text).toBe(text.replace(old, `$1: ${WITHHELD}`));
+    }
     expect(redactText('see 1http://user:pw@host/x and ftp://tok@h')).toBe(
       'see 1http://[redacted]@host/x and ftp://[redacted]@h',
     );
