@@ -235,18 +235,19 @@ function firstAddress(value: AddressObject | undefined): { name?: string; addres
 
 function addressesOf(value: AddressObject | AddressObject[] | undefined): string[] {
   const objects = value === undefined ? [] : Array.isArray(value) ? value : [value];
-  const out: string[] = [];
+  // A set in first-seen order: a To header of 80k addresses made a list's `includes` take 7.7 s.
+  const out = new Set<string>();
   for (const object of objects) {
     for (const entry of object.value) {
       // Groups ("Team: a@x, b@y;") nest their members.
       const members = entry.group ?? [entry];
       for (const member of members) {
         const address = member.address?.toLowerCase();
-        if (address !== undefined && address !== '' && !out.includes(address)) out.push(address);
+        if (address !== undefined && address !== '') out.add(address);
       }
     }
   }
-  return out;
+  return [...out];
 }
 
 /** An .mbox by extension, or any file whose first line is a "From " separator. */
