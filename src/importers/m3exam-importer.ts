@@ -202,7 +202,6 @@ async function roundImages(
   return { assets, roundCaptions: perImage ? [] : descriptions };
 }
 
-/** "Stem\n(A) x\n(B) y\nOutput only the letter." -> stem, choices, trailing instruction. */
 /**
  * The text after a choice label, as `\s*(.+)$` took it (trimmed), else undefined; by hand because that tail
  * retried every split of a long blank run before a line terminator, which `.` does not match (100k: 10 s).
@@ -214,6 +213,7 @@ function choiceText(rest: string): string | undefined {
   return rest !== '' && !LINE_TERMINATOR.test(rest.slice(-1)) ? '' : undefined;
 }
 
+/** "Stem\n(A) x\n(B) y\nOutput only the letter." -> stem, choices, trailing instruction. */
 export function splitChoices(
   text: string,
 ): { stem: string; choices: QuestionChoice[]; instruction?: string } | undefined {

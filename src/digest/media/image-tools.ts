@@ -109,7 +109,10 @@ export async function storeFrameStrip(
   let width = 0;
   for (const frame of frames.slice(0, limits.videoFrames)) {
     try {
-      const { data, info } = await sharp(await readFile(frame), { limitInputPixels: limits.maxImagePixels })
+      // A source's own frames (an upload) are client bytes like any image: header and format first.
+      const bytes = await readFile(frame);
+      await readImageHeader(bytes, limits);
+      const { data, info } = await sharp(bytes, { limitInputPixels: limits.maxImagePixels })
         .resize({ height: STRIP_HEIGHT, width: STRIP_HEIGHT * 4, fit: 'inside' })
         .jpeg()
         .toBuffer({ resolveWithObject: true });
