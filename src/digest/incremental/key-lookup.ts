@@ -95,6 +95,12 @@ export class KeyLookup {
     return found;
   }
 
+  /** The records holding a key that starts with `prefix`, at most `limit` (complete when fewer come back). */
+  async prefixGroup(prefix: string, limit: number): Promise<{ records: MemoryRecord[]; complete: boolean }> {
+    const hits = await this.store.findKeyRange(this.contextId, prefix, `${prefix}\uffff`, { limit });
+    return { records: hits.map((hit) => hit.record), complete: hits.length < limit };
+  }
+
   async range(from: string, to: string): Promise<MemoryRecord[]> {
     return (await this.store.findKeyRange(this.contextId, from, to)).map((hit) => hit.record);
   }

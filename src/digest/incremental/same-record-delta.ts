@@ -15,13 +15,15 @@ const WINDOW_MS = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
 const MAX_GROUP = SAME_RECORD_RULE.maxGroup;
 
 /**
- * same_record: every rule is a predicate on the pair (sameRecordLinked) except that rules 2 and 3 skip
- * reference-code / stated-date groups of more than 50 emails. So the dirty emails are the changed ones plus
- * every member of a code or date group whose size crossed 50 (all its pairs appear or vanish); each dirty
- * email's partners are found through its keys (thread ids, small code/date groups, the subject within
- * 14 days) and decided by the same predicate as the full rebuild.
- * Cost per dirty email: its thread groups (uncapped, as in the rebuild), at most 51 per code or date, and
- * its subject's mails within 14 days; a crossing group adds up to 50 + (emails it gained) dirty emails.
+ * same_record: every rule is a predicate on the pair (sameRecordLinked) given the sizes of the groups it caps:
+ * reference code, stated date, Message-ID, In-Reply-To and subject groups of more than 50 emails link nothing.
+ * So the dirty emails are the changed ones plus every member of a group whose size crossed 50 (all its pairs
+ * appear or vanish); each dirty email's partners are found through its keys (small thread, code, date and
+ * subject groups, its replies) and decided by the same predicate as the full rebuild.
+ * Cost per dirty email: at most 51 emails per group it belongs to, each parent it names, and its replies
+ * (readers of its Message-ID as an ancestor, one pair each); a crossing group adds up to 50 + (emails it
+ * gained) dirty emails. Before round 55 the thread and subject groups were read whole: 1,000 replies to one
+ * parent in one add read and paired 1,000 x 1,000.
  */
 export async function sameRecordDelta(
   lookup: KeyLookup,
@@ -41,11 +43,19 @@ export async function sameRecordDelta(
     return found;
   };
   const sizes = new Map<string, number>();
-  /** Reads a code/date group up to the size that matters (51 plus what the change added). */
+  /** Reads a capped group up to the size that matters (51 plus what the change added). */
   const sized = async (key: string, joined = 0): Promise<MemoryRecord[]> => {
-    const { records, complete } = await lookup.group(key, MAX_GROUP + joined + 1);
+    const limit = MAX_GROUP + joined + 1;
+    const { records, complete } = key.startsWith(KEY.subject)
+      ? await lookup.prefixGroup(key, limit)
+      : await lookup.group(key, limit);
     sizes.set(key, complete ? records.length : Number.POSITIVE_INFINITY);
     return records;
+  };
+  /** The members of a capped group when it is small (at most 50), else none; its size recorded. */
+  const smallGroup = async (key: string): Promise<MemoryRecord[]> => {
+    const members = await sized(key);
+    return sizes.get(key)! <= MAX_GROUP ? members : [];
   };
 
   // Rule 5: a changed document part is linked to the parts before and after it, found by their place keys.
@@ -86,9 +96,13 @@ export async function sameRecordDelta(
     if (sizeNow <= MAX_GROUP !== sizeBefore <= MAX_GROUP) for (const m of members) dirty.set(m.id, m);
   }
 
+  const size = (key: string): number => sizes.get(key) ?? Number.POSITIVE_INFINITY;
   const groups: SameRecordGroups = {
-    codeSize: (code) => sizes.get(KEY.code + code) ?? Number.POSITIVE_INFINITY,
-    dateSize: (date) => sizes.get(KEY.statedDate + date) ?? Number.POSITIVE_INFINITY,
+    codeSize: (code) => size(KEY.code + code),
+    dateSize: (date) => size(KEY.statedDate + date),
+    messageIdSize: (id) => size(KEY.messageId + id),
+    inReplyToSize: (id) => size(KEY.inReplyTo + id),
+    subjectSize: (subject) => size(subjectGroupKey(subject)),
   };
   for (const record of dirty.values()) {
     delta.dirty.add(record.id);
@@ -99,24 +113,27 @@ export async function sameRecordDelta(
       for (const candidate of records)
         if (candidate.id !== record.id) candidates.set(candidate.id, candidate);
     };
-    if (email.messageId) {
-      add(await lookup.all(KEY.messageId + email.messageId));
+    // Its own groups (copies, siblings, codes, dates, subject), each read only up to 51.
+    for (const key of groupKeys(email)) {
+      if (key.startsWith(KEY.subject)) continue; // the subject group is read by its window below
+      add(await smallGroup(key));
+    }
+    // Its replies, when its Message-ID is not a flood (a reply is linked to each copy of its parent).
+    if (email.messageId && size(KEY.messageId + email.messageId) <= MAX_GROUP) {
       add(await lookup.all(KEY.ancestor + email.messageId));
     }
-    for (const ancestor of email.ancestors) add(await lookup.all(KEY.messageId + ancestor));
-    if (email.inReplyTo) add(await lookup.all(KEY.inReplyTo + email.inReplyTo));
-    for (const key of groupKeys(email)) {
-      const members = sizes.has(key) ? (await lookup.group(key, MAX_GROUP + 1)).records : await sized(key);
-      if (sizes.get(key)! <= MAX_GROUP) add(members);
-    }
+    for (const ancestor of email.ancestors) add(await smallGroup(KEY.messageId + ancestor));
     if (subjectEligible(email)) {
-      const prefix = `${KEY.subject}${email.subject}\u0000`;
-      add(
-        await lookup.range(
-          prefix + encodeTime(email.timeMs! - WINDOW_MS),
-          prefix + encodeTime(email.timeMs! + WINDOW_MS),
-        ),
-      );
+      await sized(subjectGroupKey(email.subject));
+      if (size(subjectGroupKey(email.subject)) <= MAX_GROUP) {
+        const prefix = subjectGroupKey(email.subject);
+        add(
+          await lookup.range(
+            prefix + encodeTime(email.timeMs! - WINDOW_MS),
+            prefix + encodeTime(email.timeMs! + WINDOW_MS),
+          ),
+        );
+      }
     }
     for (const candidate of candidates.values()) {
       const other = factsOf(candidate);
@@ -125,13 +142,21 @@ export async function sameRecordDelta(
   }
 }
 
-/** The code and stated-date group keys of an email (the groups rules 2 and 3 cap). */
+/** The prefix of every subject key of one subject (`subjectKey`: subject, NUL, sent time). */
+function subjectGroupKey(subject: string): string {
+  return `${KEY.subject}${subject}\u0000`;
+}
+
+/** The capped groups an email belongs to: reference codes, stated dates, Message-ID, In-Reply-To, subject. */
 function groupKeys(email: EmailFacts | undefined): string[] {
   if (!email) return [];
   return [
     ...new Set([
       ...email.referenceCodes.map((code) => KEY.code + code),
       ...email.statedDates.map((date) => KEY.statedDate + date),
+      ...(email.messageId ? [KEY.messageId + email.messageId] : []),
+      ...(email.inReplyTo ? [KEY.inReplyTo + email.inReplyTo] : []),
+      ...(subjectEligible(email) ? [subjectGroupKey(email.subject)] : []),
     ]),
   ];
 }

@@ -8,7 +8,11 @@ export const SAME_RECORD_RULE = {
   subjectWindowDays: 14,
   minSubjectTokens: 2,
   minStemJaccard: 0.5,
-  /** A reference code or event date shared by more emails than this is a template, not one record. */
+  /**
+   * A reference code, event date, Message-ID, In-Reply-To or subject shared by more emails than this is a
+   * template or a flood, not one record: its group rule links no pair (each of those rules links every pair of
+   * its group, so one add of 1,000 emails replying to one parent made 499,500 edges).
+   */
   maxGroup: 50,
 } as const;
 
@@ -21,7 +25,9 @@ export const SAME_RECORD_RULE = {
  *    their subject stems agree (Jaccard >= 0.5 over stem tokens, at least one shared).
  * 4. Subject in time: identical normalised subjects with >= 2 content tokens, sent <= 14 days apart, unless
  *    both state event dates and no date is shared (a weekly "Team dinner" on different days is two records).
- * Groups for rules 2 and 3 with more than 50 emails are skipped (templates, not records).
+ * Groups with more than 50 emails are skipped (templates or floods, not records; round 55 for rules 1 and 4):
+ * a reference code or stated date (rules 2, 3), a Message-ID (its copies, and replies to it), an In-Reply-To
+ * (its siblings), a subject (rule 4, counted over all its eligible emails, any time).
  * 5. Documents (src/types/document-parts.ts): a document memory and its first part, and each
  *    part and the next one of the same document (a chain in reading order: consecutive pages or sections).
  */
@@ -29,10 +35,18 @@ export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] 
   const emails = records.filter((record) => record.kind === 'email').map(emailFacts);
   const codeGroups = groupBy(emails, (email) => email.referenceCodes);
   const dateGroups = groupBy(emails, (email) => email.statedDates);
+  const byMessageId = groupBy(emails, (email) => (email.messageId ? [email.messageId] : []));
+  const byInReplyTo = groupBy(emails, (email) => (email.inReplyTo ? [email.inReplyTo] : []));
+  const bySubject = groupBy(emails, (email) => (subjectEligible(email) ? [email.subject] : []));
   const groups: SameRecordGroups = {
     codeSize: (code) => codeGroups.get(code)?.length ?? 0,
     dateSize: (date) => dateGroups.get(date)?.length ?? 0,
+    messageIdSize: (id) => byMessageId.get(id)?.length ?? 0,
+    inReplyToSize: (id) => byInReplyTo.get(id)?.length ?? 0,
+    subjectSize: (subject) => bySubject.get(subject)?.length ?? 0,
   };
+  const small = (group: readonly EmailFacts[] | undefined): readonly EmailFacts[] =>
+    group !== undefined && group.length <= SAME_RECORD_RULE.maxGroup ? group : [];
   // Candidate pairs come from the groups the rules read; `sameRecordLinked` decides every pair, so the
   // incremental path (src/digest/incremental/same-record-delta.ts) applies exactly the same rules.
   const out = new PairSet();
@@ -40,24 +54,18 @@ export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] 
   const consider = (x: EmailFacts, y: EmailFacts): void => {
     if (x.id !== y.id && !out.has(x.id, y.id) && sameRecordLinked(x, y, groups)) out.add(x.id, y.id);
   };
-  const byMessageId = groupBy(emails, (email) => (email.messageId ? [email.messageId] : []));
-  for (const group of byMessageId.values()) eachPair(group, consider);
+  for (const group of byMessageId.values()) eachPair(small(group), consider);
   for (const email of emails) {
     for (const ancestor of email.ancestors) {
-      for (const parent of byMessageId.get(ancestor) ?? []) consider(email, parent);
+      for (const parent of small(byMessageId.get(ancestor))) consider(email, parent);
     }
   }
-  for (const group of groupBy(emails, (email) => (email.inReplyTo ? [email.inReplyTo] : [])).values()) {
-    eachPair(group, consider);
+  for (const groupsOfRule of [byInReplyTo, codeGroups, dateGroups]) {
+    for (const group of groupsOfRule.values()) eachPair(small(group), consider);
   }
-  for (const groupsOfRule of [codeGroups, dateGroups]) {
-    for (const group of groupsOfRule.values()) {
-      if (group.length <= SAME_RECORD_RULE.maxGroup) eachPair(group, consider);
-    }
-  }
-  const bySubject = groupBy(emails, (email) => (subjectEligible(email) ? [email.subject] : []));
   const windowMs = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
   for (const group of bySubject.values()) {
+    if (group.length > SAME_RECORD_RULE.maxGroup) continue;
     group.sort((x, y) => (x.timeMs ?? 0) - (y.timeMs ?? 0));
     for (let i = 0; i < group.length; i++) {
       for (let j = i + 1; j < group.length; j++) {
@@ -69,15 +77,21 @@ export function sameRecordPairs(records: readonly MemoryRecord[]): RecordPair[] 
   return out.pairs;
 }
 
-/** Sizes of the reference-code and stated-date groups of the context (rules 2 and 3 skip large ones). */
+/** Sizes of the context's groups the rules cap (more than SAME_RECORD_RULE.maxGroup: the rule is skipped). */
 export interface SameRecordGroups {
   codeSize(code: string): number;
   dateSize(date: string): number;
+  /** Emails carrying this Message-ID (copies of one message). */
+  messageIdSize(id: string): number;
+  /** Emails replying to this Message-ID. */
+  inReplyToSize(id: string): number;
+  /** Emails eligible for rule 4 with this normalised subject. */
+  subjectSize(subject: string): number;
 }
 
 /** Rules 1-4 for one pair of distinct emails (see sameRecordPairs). */
 export function sameRecordLinked(x: EmailFacts, y: EmailFacts, groups: SameRecordGroups): boolean {
-  if (threadLinked(x, y)) return true;
+  if (threadLinked(x, y, groups)) return true;
   const max = SAME_RECORD_RULE.maxGroup;
   if (x.referenceCodes.some((code) => y.referenceCodes.includes(code) && groups.codeSize(code) <= max)) {
     return true;
@@ -88,14 +102,30 @@ export function sameRecordLinked(x: EmailFacts, y: EmailFacts, groups: SameRecor
   ) {
     return true;
   }
-  return subjectLinked(x, y);
+  return subjectLinked(x, y) && groups.subjectSize(x.subject) <= max;
 }
 
-/** Rule 1: reply/reference, shared parent, or one message stored twice. */
-export function threadLinked(x: EmailFacts, y: EmailFacts): boolean {
-  if (x.messageId && (x.messageId === y.messageId || y.ancestors.includes(x.messageId))) return true;
-  if (y.messageId && x.ancestors.includes(y.messageId)) return true;
-  return x.inReplyTo !== undefined && x.inReplyTo !== '' && x.inReplyTo === y.inReplyTo;
+/**
+ * Rule 1: reply/reference, shared parent, or one message stored twice; a Message-ID carried by more than
+ * maxGroup emails links none of them, nor their replies, and more than maxGroup replies to one parent are not
+ * linked to each other (each still is to the parent).
+ */
+export function threadLinked(x: EmailFacts, y: EmailFacts, groups: SameRecordGroups): boolean {
+  const max = SAME_RECORD_RULE.maxGroup;
+  const parentOk = (id: string): boolean => groups.messageIdSize(id) <= max;
+  if (
+    x.messageId &&
+    (x.messageId === y.messageId || y.ancestors.includes(x.messageId)) &&
+    parentOk(x.messageId)
+  )
+    return true;
+  if (y.messageId && x.ancestors.includes(y.messageId) && parentOk(y.messageId)) return true;
+  return (
+    x.inReplyTo !== undefined &&
+    x.inReplyTo !== '' &&
+    x.inReplyTo === y.inReplyTo &&
+    groups.inReplyToSize(x.inReplyTo) <= max
+  );
 }
 
 /** Rule 4: identical subject of 2+ content tokens, sent <= 14 days apart, no conflicting event dates. */

@@ -80,6 +80,38 @@ for (const backend of ['memory:', ':memory:']) {
       await expectMatchesRebuild(store);
     });
 
+    it('Message-ID, In-Reply-To and subject groups crossing 50 emails drop their pairs, and get them back', async () => {
+      // Round 55: each of these rules linked every pair of its group (1,000 replies to one parent in one add:
+      // 499,500 edges). Over 50 they link none; each reply keeps its link to the parent.
+      const day = (i: number) => `2024-03-${String((i % 9) + 1).padStart(2, '0')}T09:00:00Z`;
+      const shapes = {
+        copies: (i: number) => makeEmail(`c${i}`, day(i), `Copy ${i}`, '', { messageId: '<same@x>' }),
+        siblings: (i: number) =>
+          makeEmail(`r${i}`, day(i), `Reply ${i}`, '', { messageId: `<r${i}@x>`, inReplyTo: '<parent@x>' }),
+        subject: (i: number) => makeEmail(`s${i}`, day(i), 'Quarterly planning meeting'),
+      };
+      for (const [name, mail] of Object.entries(shapes)) {
+        const id = (i: number) => mail(i).id;
+        const group = Array.from({ length: 50 }, (_, i) => ({ ...mail(i), sequence: i }));
+        await upsert(store, group);
+        const parent = {
+          ...makeEmail('parent', day(0), 'Kickoff', '', { messageId: '<parent@x>' }),
+          sequence: 99,
+        };
+        if (name === 'siblings') await upsert(store, [parent]);
+        const stars = name === 'siblings' ? 50 : 0;
+        expect((await storedPairs(store)).same_record, name).toHaveLength((50 * 49) / 2 + stars);
+        await upsert(store, [{ ...mail(50), sequence: 50 }]);
+        expect((await storedPairs(store)).same_record, name).toHaveLength(name === 'siblings' ? 51 : 0);
+        await expectMatchesRebuild(store, `${name}: 51`);
+        await remove(store, [id(7)]);
+        expect((await storedPairs(store)).same_record, name).toHaveLength((50 * 49) / 2 + stars);
+        await expectMatchesRebuild(store, `${name}: 50 again`);
+        await remove(store, [...group.map((m) => m.id), id(50), 'parent']);
+        expect((await storedPairs(store)).same_record, name).toEqual([]);
+      }
+    });
+
     it('a stated-date group crossing 50 emails drops its date pairs only', async () => {
       for (let i = 0; i < 51; i++) {
         await upsert(store, [
