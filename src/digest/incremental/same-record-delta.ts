@@ -8,10 +8,9 @@ import {
   subjectEligible,
 } from '../relations/same-record.ts';
 import type { KeyLookup } from './key-lookup.ts';
-import { documentPartKey, encodeTime, KEY } from './relation-keys.ts';
+import { documentPartKey, KEY } from './relation-keys.ts';
 import type { RecordChange, TypeDelta } from './type-delta.ts';
 
-const WINDOW_MS = SAME_RECORD_RULE.subjectWindowDays * 86_400_000;
 const MAX_GROUP = SAME_RECORD_RULE.maxGroup;
 
 /**
@@ -113,28 +112,14 @@ export async function sameRecordDelta(
       for (const candidate of records)
         if (candidate.id !== record.id) candidates.set(candidate.id, candidate);
     };
-    // Its own groups (copies, siblings, codes, dates, subject), each read only up to 51.
-    for (const key of groupKeys(email)) {
-      if (key.startsWith(KEY.subject)) continue; // the subject group is read by its window below
-      add(await smallGroup(key));
-    }
+    // Its own groups (copies, siblings, codes, dates, subject), each read only up to 51: a small subject group
+    // is read whole, and the predicate keeps the mails within 14 days.
+    for (const key of groupKeys(email)) add(await smallGroup(key));
     // Its replies, when its Message-ID is not a flood (a reply is linked to each copy of its parent).
     if (email.messageId && size(KEY.messageId + email.messageId) <= MAX_GROUP) {
       add(await lookup.all(KEY.ancestor + email.messageId));
     }
     for (const ancestor of email.ancestors) add(await smallGroup(KEY.messageId + ancestor));
-    if (subjectEligible(email)) {
-      await sized(subjectGroupKey(email.subject));
-      if (size(subjectGroupKey(email.subject)) <= MAX_GROUP) {
-        const prefix = subjectGroupKey(email.subject);
-        add(
-          await lookup.range(
-            prefix + encodeTime(email.timeMs! - WINDOW_MS),
-            prefix + encodeTime(email.timeMs! + WINDOW_MS),
-          ),
-        );
-      }
-    }
     for (const candidate of candidates.values()) {
       const other = factsOf(candidate);
       if (other && sameRecordLinked(email, other, groups)) delta.pairs.add(record.id, candidate.id);
